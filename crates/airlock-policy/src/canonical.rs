@@ -1,0 +1,1 @@
+//! canonical (being written)

@@ -1,0 +1,1 @@
+//! document (being written)

@@ -1,0 +1,29 @@
+//! The airlock policy engine: pure, synchronous, no I/O.
+//!
+//! Stages, in the order a policy goes through them:
+//! - [`document`]: TOML text → syntax tree with source spans (serde types).
+//! - [`load`]: syntax tree → compiled [`Policy`], with every load-time check of DESIGN.md §4.3
+//!   reported as a [`LoadError`] at `file:line:column`.
+//! - [`matcher`]: the `when` matchers (`eq`, `in`, `glob`, `regex`, `prefix`, `path`,
+//!   `domain`, `present`) compiled once at load.
+//! - [`index`]: rules indexed by tool name so evaluation skips rules that cannot match.
+//! - [`evaluate`]: one call → one [`Verdict`]; never an error, never a panic.
+//!
+//! Beside evaluation: [`secrets`] (detection and redaction), [`preview`] (summary and body
+//! templates), [`canonical`] (RFC 8785 JSON) and [`digest`] (policy, binding and audit
+//! digests), and [`cases`] (the `airlock policy test` cases file).
+
+pub mod canonical;
+pub mod cases;
+pub mod digest;
+pub mod document;
+pub mod evaluate;
+pub mod index;
+pub mod load;
+pub mod matcher;
+pub mod preview;
+pub mod secrets;
+
+pub use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
+// pub use evaluate::{Call, StandingRule};
+// pub use load::{LoadError, LoadErrors, LoadOptions, Policy};

@@ -1,0 +1,1 @@
+//! domain matcher (being written)

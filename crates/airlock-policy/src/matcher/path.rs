@@ -1,0 +1,1 @@
+//! path matcher (being written)

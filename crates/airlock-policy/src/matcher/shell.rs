@@ -1,0 +1,1 @@
+//! shell matcher (being written)

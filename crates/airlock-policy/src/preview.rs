@@ -1,0 +1,1 @@
+//! preview (being written)

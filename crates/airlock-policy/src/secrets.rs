@@ -1,0 +1,1 @@
+//! secrets (being written)
