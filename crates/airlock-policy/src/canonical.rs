@@ -1,1 +1,302 @@
-//! canonical (being written)
+//! RFC 8785 JSON Canonicalization Scheme (JCS): one byte sequence per JSON value.
+//!
+//! Digests (DESIGN.md §6.3) hash canonical JSON so that two parties who hold the same value
+//! compute the same digest, whatever key order or whitespace their serializer produced. The
+//! rules, from RFC 8785 §3.2:
+//! - no whitespace between tokens;
+//! - object members sorted by their keys' UTF-16 code units (not UTF-8 bytes, not chars:
+//!   the two orders differ for keys above U+FFFF, which sort before U+E000..U+FFFF);
+//! - strings escaped as ECMAScript's `JSON.stringify` does: only `"`, `\` and the controls
+//!   below U+0020 (`\b \t \n \f \r` by name, the rest as lower-case `\u00xx`); everything
+//!   else is literal UTF-8;
+//! - numbers in ECMAScript `Number.prototype.toString` form (`1e+30`, `0.002`, `1e-7`).
+//!
+//! One deliberate extension: an integer that serde_json holds as `i64`/`u64` is printed
+//! exactly. Strict JCS would first round it to an IEEE double, which changes integers
+//! beyond ±2^53; every id and counter airlock digests is far below that, and printing the
+//! integer exactly keeps distinct values distinct.
+
+use serde_json::{Map, Number, Value};
+
+/// The canonical form of `value` as a string.
+pub fn to_canonical_string(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value);
+    out
+}
+
+/// The canonical form of `value` as UTF-8 bytes, what digests hash.
+pub fn to_canonical_bytes(value: &Value) -> Vec<u8> {
+    to_canonical_string(value).into_bytes()
+}
+
+fn write_value(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(number) => write_number(out, number),
+        Value::String(text) => write_string(out, text),
+        Value::Array(items) => {
+            out.push('[');
+            for (position, item) in items.iter().enumerate() {
+                if position > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(members) => write_object(out, members),
+    }
+}
+
+fn write_object(out: &mut String, members: &Map<String, Value>) {
+    // serde_json's map iterates in UTF-8 byte order (or insertion order with
+    // `preserve_order`); JCS wants UTF-16 code unit order, so sort explicitly.
+    let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+    sorted.sort_by(|(left, _), (right, _)| left.encode_utf16().cmp(right.encode_utf16()));
+    out.push('{');
+    for (position, (key, member)) in sorted.into_iter().enumerate() {
+        if position > 0 {
+            out.push(',');
+        }
+        write_string(out, key);
+        out.push(':');
+        write_value(out, member);
+    }
+    out.push('}');
+}
+
+fn write_number(out: &mut String, number: &Number) {
+    if let Some(integer) = number.as_i64() {
+        out.push_str(&integer.to_string());
+    } else if let Some(integer) = number.as_u64() {
+        out.push_str(&integer.to_string());
+    } else if let Some(float) = number.as_f64() {
+        // ryu-js implements ECMAScript's Number::toString, `-0` included (→ "0").
+        // serde_json cannot hold NaN or infinities, so every f64 here is finite.
+        out.push_str(ryu_js::Buffer::new().format(float));
+    } else {
+        // Only reachable with serde_json's `arbitrary_precision`, which this workspace does
+        // not enable; the number's own text is the closest faithful rendering.
+        out.push_str(&number.to_string());
+    }
+}
+
+fn write_string(out: &mut String, text: &str) {
+    out.push('"');
+    for character in text.chars() {
+        match character {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{08}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{0c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            control if u32::from(control) < 0x20 => {
+                out.push_str(&format!("\\u{:04x}", u32::from(control)));
+            }
+            other => out.push(other),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn canonical_of_text(json_text: &str) -> String {
+        to_canonical_string(&serde_json::from_str(json_text).unwrap())
+    }
+
+    /// A JSON number from its text. Fractions go through std's correctly rounded parser:
+    /// serde_json without its `float_roundtrip` feature may land one ULP off
+    /// (`333333333.33333329`), which is a parsing matter, not a canonicalization one.
+    fn number(text: &str) -> Value {
+        match serde_json::from_str::<Value>(text).unwrap() {
+            integer if integer.is_i64() || integer.is_u64() => integer,
+            _ => Value::from(text.parse::<f64>().unwrap()),
+        }
+    }
+
+    /// RFC 8785 Appendix B: IEEE 754 bit patterns and their ECMAScript serialisation.
+    #[test]
+    fn rfc8785_number_table() {
+        let table: &[(u64, &str)] = &[
+            (0x0000000000000000, "0"),
+            (0x8000000000000000, "0"),
+            (0x0000000000000001, "5e-324"),
+            (0x8000000000000001, "-5e-324"),
+            (0x7fefffffffffffff, "1.7976931348623157e+308"),
+            (0xffefffffffffffff, "-1.7976931348623157e+308"),
+            (0x4340000000000000, "9007199254740992"),
+            (0xc340000000000000, "-9007199254740992"),
+            (0x4430000000000000, "295147905179352830000"),
+            (0x44b52d02c7e14af5, "9.999999999999997e+22"),
+            (0x44b52d02c7e14af6, "1e+23"),
+            (0x44b52d02c7e14af7, "1.0000000000000001e+23"),
+            (0x444b1ae4d6e2ef4e, "999999999999999700000"),
+            (0x444b1ae4d6e2ef4f, "999999999999999900000"),
+            (0x444b1ae4d6e2ef50, "1e+21"),
+            (0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"),
+            (0x3eb0c6f7a0b5ed8d, "0.000001"),
+            (0x41b3de4355555553, "333333333.3333332"),
+            (0x41b3de4355555554, "333333333.33333325"),
+            (0x41b3de4355555555, "333333333.3333333"),
+            (0x41b3de4355555556, "333333333.3333334"),
+            (0x41b3de4355555557, "333333333.33333343"),
+            (0xbecbf647612f3696, "-0.0000033333333333333333"),
+            (0x43143ff3c1cb0959, "1424953923781206.2"),
+        ];
+        for (bits, expected) in table {
+            let number = Number::from_f64(f64::from_bits(*bits)).unwrap();
+            assert_eq!(
+                to_canonical_string(&Value::Number(number)),
+                *expected,
+                "bits {bits:#018x}"
+            );
+        }
+    }
+
+    /// Numbers as they arrive in JSON text.
+    #[test]
+    fn numbers_from_text() {
+        let table = [
+            ("1e30", "1e+30"),
+            ("1E30", "1e+30"),
+            ("4.50", "4.5"),
+            ("2e-3", "0.002"),
+            ("0.002", "0.002"),
+            ("1e-7", "1e-7"),
+            ("0.000000000000000000000000001", "1e-27"),
+            ("333333333.33333329", "333333333.3333333"),
+            ("-0", "0"),
+            ("-0.0", "0"),
+            ("1.0", "1"),
+            ("100", "100"),
+            ("-17", "-17"),
+            ("1e21", "1e+21"),
+            ("1e20", "100000000000000000000"),
+            ("9223372036854775807", "9223372036854775807"),
+            ("18446744073709551615", "18446744073709551615"),
+            ("-9223372036854775808", "-9223372036854775808"),
+        ];
+        for (input, expected) in table {
+            assert_eq!(
+                to_canonical_string(&number(input)),
+                expected,
+                "input {input}"
+            );
+        }
+    }
+
+    /// RFC 8785 §3.2.2, the worked example.
+    #[test]
+    fn rfc8785_worked_example() {
+        let string: Value =
+            serde_json::from_str(r#""\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/""#).unwrap();
+        #[allow(clippy::excessive_precision)]
+        let input = json!({
+            "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+            "string": string,
+            "literals": [null, true, false]
+        });
+        assert_eq!(
+            to_canonical_string(&input),
+            r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}"#
+        );
+    }
+
+    /// RFC 8785 §3.2.3: member order is by UTF-16 code units.
+    #[test]
+    fn rfc8785_sorting_example() {
+        let input = r#"{
+          "\u20ac": "Euro Sign",
+          "\r": "Carriage Return",
+          "\ufb33": "Hebrew Letter Dalet With Dagesh",
+          "1": "One",
+          "\ud83d\ude00": "Emoji: Grinning Face",
+          "\u0080": "Control",
+          "\u00f6": "Latin Small Letter O With Diaeresis"
+        }"#;
+        let expected = concat!(
+            r#"{"\r":"Carriage Return","1":"One","#,
+            "\"\u{80}\":\"Control\",",
+            "\"\u{f6}\":\"Latin Small Letter O With Diaeresis\",",
+            "\"\u{20ac}\":\"Euro Sign\",",
+            "\"\u{1f600}\":\"Emoji: Grinning Face\",",
+            "\"\u{fb33}\":\"Hebrew Letter Dalet With Dagesh\"}",
+        );
+        assert_eq!(canonical_of_text(input), expected);
+    }
+
+    /// The RFC's companion test data, `weird.json`.
+    #[test]
+    fn weird_keys() {
+        let input = r#"{
+          "\u20ac": "Euro Sign",
+          "\r": "Carriage Return",
+          "\u000a": "Newline",
+          "1": "One",
+          "\u0080": "Control\u007f",
+          "\ud83d\ude02": "Smiley",
+          "\u00f6": "Latin Small Letter O With Diaeresis",
+          "\ufb33": "Hebrew Letter Dalet With Dagesh",
+          "</script>": "Browser Challenge"
+        }"#;
+        let expected = concat!(
+            r#"{"\n":"Newline","\r":"Carriage Return","1":"One","</script>":"Browser Challenge","#,
+            "\"\u{80}\":\"Control\u{7f}\",",
+            "\"\u{f6}\":\"Latin Small Letter O With Diaeresis\",",
+            "\"\u{20ac}\":\"Euro Sign\",",
+            "\"\u{1f602}\":\"Smiley\",",
+            "\"\u{fb33}\":\"Hebrew Letter Dalet With Dagesh\"}",
+        );
+        assert_eq!(canonical_of_text(input), expected);
+    }
+
+    #[test]
+    fn string_escapes() {
+        let table = [
+            ("plain", r#""plain""#),
+            ("q\"b\\", r#""q\"b\\""#),
+            ("\u{8}\t\n\u{c}\r", r#""\b\t\n\f\r""#),
+            ("\u{0}\u{1}\u{1f}", r#""\u0000\u0001\u001f""#),
+            ("\u{1b}[31m", r#""\u001b[31m""#),
+            ("/ slash stays", r#""/ slash stays""#),
+            ("\u{7f}\u{2028}é😀", "\"\u{7f}\u{2028}é😀\""),
+        ];
+        for (input, expected) in table {
+            assert_eq!(
+                to_canonical_string(&json!(input)),
+                expected,
+                "input {input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn nesting_and_whitespace() {
+        let value = json!({"b": [1, {"z": null, "a": "x"}], "a": {}, "c": []});
+        assert_eq!(
+            to_canonical_string(&value),
+            r#"{"a":{},"b":[1,{"a":"x","z":null}],"c":[]}"#
+        );
+        assert_eq!(
+            to_canonical_bytes(&value),
+            to_canonical_string(&value).into_bytes()
+        );
+    }
+
+    #[test]
+    fn key_order_does_not_matter() {
+        let first = canonical_of_text(r#"{"b": 1, "a": {"y": 2, "x": 3}}"#);
+        let second = canonical_of_text(r#"{"a": {"x": 3, "y": 2}, "b": 1}"#);
+        assert_eq!(first, second);
+    }
+}

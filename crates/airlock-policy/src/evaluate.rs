@@ -1,1 +1,261 @@
-//! evaluate (being written)
+//! Stage three: one call → one [`Verdict`], exactly as DESIGN.md §4.2 orders it.
+//!
+//! 1. Scan the arguments for secret material.
+//! 2. Among the candidate rules (from the index) whose agent filter and `when` match, take
+//!    the strictest decision; the first rule in file order with that decision is cited.
+//!    No rule matched → the policy's `default`.
+//! 3. A standing rule for (tool, target) in scope turns `ask` into `allow` when the tool's
+//!    risk is `write` or `external` and no matching ask rule says `standing = false`.
+//! 4. The mode tightens: `read_only` denies every risk but `read`; `unattended` turns `ask`
+//!    into `deny`.
+//! 5. `ask` + secret material + `secrets = "deny"` → deny, naming the kind.
+//!
+//! Steps 3 and 4 are swapped relative to the list in DESIGN.md §4.2 on purpose: a standing
+//! rule is a person's answer given in advance, so an unattended agent may use it (that is
+//! what it is for at night), while `read_only` ignores standing rules as §4.4 says. A deny
+//! can never be loosened by either step (G5).
+//!
+//! Evaluation never returns an error and never panics out: a panic inside is caught and
+//! becomes a deny naming the trouble (fail closed, G4).
+
+use crate::document::SecretsMode;
+use crate::load::{CompiledRule, Policy};
+use crate::secrets;
+use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
+use serde_json::Value;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A live standing rule in the call's scope (session, agent or task), as the gate knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandingRule {
+    pub id: String,
+    pub tool: String,
+    pub target: String,
+}
+
+/// One call as the policy sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    /// The agent's name, for rules with an `agents` filter.
+    pub agent: Option<&'a str>,
+    pub mode: Mode,
+    /// Standing rules that are live and in the call's scope.
+    pub standing: &'a [StandingRule],
+}
+
+impl<'a> Call<'a> {
+    /// A call with no agent, mode `ask` and no standing rules.
+    pub fn new(tool: &'a str, arguments: &'a Value) -> Call<'a> {
+        Call {
+            tool,
+            arguments,
+            agent: None,
+            mode: Mode::Ask,
+            standing: &[],
+        }
+    }
+}
+
+/// The outcome of step 2.
+struct RuleOutcome<'p> {
+    decision: Decision,
+    cited: Option<&'p CompiledRule>,
+    /// Whether a matching ask rule forbids standing rules.
+    standing_forbidden: bool,
+}
+
+impl Policy {
+    /// Decides one call. Always returns a verdict.
+    pub fn evaluate(&self, call: &Call) -> Verdict {
+        match catch_unwind(AssertUnwindSafe(|| self.evaluate_inner(call))) {
+            Ok(verdict) => verdict,
+            Err(_) => Verdict {
+                decision: Decision::Deny,
+                decided_by: DecidedBy::System,
+                rule: None,
+                reason: Some("internal error while evaluating the policy".into()),
+                risk: Risk::Exec,
+                target: None,
+                standing_rule: None,
+                secrets: Vec::new(),
+                deadline_seconds: None,
+            },
+        }
+    }
+
+    fn evaluate_inner(&self, call: &Call) -> Verdict {
+        let found = secrets::scan(call.arguments);
+        let tool = self.tools.get(call.tool);
+        let risk = tool.map_or(Risk::Exec, |tool| tool.risk);
+        let target = tool
+            .and_then(|tool| tool.target.as_deref())
+            .and_then(|name| target_value(call.arguments, name));
+
+        let outcome = self.match_rules(call);
+        let mut verdict = Verdict {
+            decision: outcome.decision,
+            decided_by: if outcome.cited.is_some() {
+                DecidedBy::Rule
+            } else {
+                DecidedBy::PolicyDefault
+            },
+            rule: outcome.cited.map(|rule| rule.label.clone()),
+            reason: match outcome.cited {
+                Some(rule) => rule.reason.clone().or_else(|| {
+                    (rule.decision == Decision::Deny)
+                        .then(|| format!("denied by policy rule `{}`", rule.label))
+                }),
+                None => Some(format!(
+                    "no rule matched; the policy's default is {}",
+                    self.default
+                )),
+            },
+            risk,
+            target,
+            standing_rule: None,
+            secrets: found,
+            deadline_seconds: None,
+        };
+
+        // Step 3: standing rules, never for exec (or read, which needs none), never in
+        // read_only, never where a matching ask rule says `standing = false`.
+        if verdict.decision == Decision::Ask
+            && call.mode != Mode::ReadOnly
+            && matches!(risk, Risk::Write | Risk::External)
+            && !outcome.standing_forbidden
+        {
+            if let Some(target) = &verdict.target {
+                if let Some(standing) = call
+                    .standing
+                    .iter()
+                    .find(|rule| rule.tool == call.tool && &rule.target == target)
+                {
+                    verdict.decision = Decision::Allow;
+                    verdict.decided_by = DecidedBy::StandingRule;
+                    verdict.standing_rule = Some(standing.id.clone());
+                    verdict.reason = Some(format!(
+                        "allowed by standing rule {} for {} {}",
+                        standing.id, standing.tool, standing.target
+                    ));
+                }
+            }
+        }
+
+        // Step 4: the mode may tighten, never loosen.
+        match call.mode {
+            Mode::ReadOnly if risk != Risk::Read && verdict.decision != Decision::Deny => {
+                tighten(
+                    &mut verdict,
+                    DecidedBy::Mode,
+                    format!(
+                        "the agent is in read_only mode and `{}` has risk {risk}",
+                        call.tool
+                    ),
+                );
+            }
+            Mode::Unattended if verdict.decision == Decision::Ask => {
+                tighten(
+                    &mut verdict,
+                    DecidedBy::Mode,
+                    "the call needs a person's approval but the agent runs unattended".into(),
+                );
+            }
+            _ => {}
+        }
+
+        // Step 5: a person cannot approve what they cannot be shown exactly.
+        if verdict.decision == Decision::Ask
+            && !verdict.secrets.is_empty()
+            && self.secrets == SecretsMode::Deny
+        {
+            let reason = format!(
+                "cannot be approved exactly: the arguments hold secret material ({})",
+                describe_secrets(&verdict.secrets)
+            );
+            tighten(&mut verdict, DecidedBy::Secrets, reason);
+        }
+
+        if verdict.decision == Decision::Ask {
+            let deadline = outcome
+                .cited
+                .filter(|rule| rule.decision == Decision::Ask)
+                .and_then(|rule| rule.deadline)
+                .unwrap_or(self.deadline);
+            verdict.deadline_seconds = Some(deadline.as_secs());
+        }
+        verdict
+    }
+
+    /// Step 2: the strictest matching rule, first in file order on a tie.
+    fn match_rules(&self, call: &Call) -> RuleOutcome<'_> {
+        let mut outcome = RuleOutcome {
+            decision: self.default,
+            cited: None,
+            standing_forbidden: false,
+        };
+        for position in self.index.candidates(call.tool) {
+            let Some(rule) = self.rules.get(position) else {
+                continue;
+            };
+            if let Some(agents) = &rule.agents {
+                if !call.agent.is_some_and(|agent| agents.contains(agent)) {
+                    continue;
+                }
+            }
+            if !rule.conditions_hold(call.arguments) {
+                continue;
+            }
+            if rule.decision == Decision::Ask && !rule.standing {
+                outcome.standing_forbidden = true;
+            }
+            let stricter = match outcome.cited {
+                None => true,
+                Some(cited) => rule.decision > cited.decision,
+            };
+            if stricter {
+                outcome.decision = rule.decision;
+                outcome.cited = Some(rule);
+            }
+            // INVARIANT: candidates come in file order, so the first deny is the cited one
+            // and nothing later can change the outcome.
+            if rule.decision == Decision::Deny {
+                break;
+            }
+        }
+        outcome
+    }
+}
+
+fn tighten(verdict: &mut Verdict, by: DecidedBy, reason: String) {
+    verdict.decision = Decision::Deny;
+    verdict.decided_by = by;
+    verdict.reason = Some(reason);
+    verdict.standing_rule = None;
+}
+
+/// The target argument's value as text; only scalars name a target.
+fn target_value(arguments: &Value, name: &str) -> Option<String> {
+    let segments: Vec<String> = name.split('.').map(str::to_owned).collect();
+    match crate::condition::lookup(arguments, &segments)? {
+        Value::String(text) if !text.is_empty() => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+fn describe_secrets(found: &[SecretFinding]) -> String {
+    let mut parts: Vec<String> = found
+        .iter()
+        .map(|finding| {
+            if finding.path.is_empty() {
+                finding.kind.clone()
+            } else {
+                format!("{} in `{}`", finding.kind, finding.path)
+            }
+        })
+        .collect();
+    parts.dedup();
+    parts.join(", ")
+}

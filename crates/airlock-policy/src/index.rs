@@ -1,1 +1,123 @@
-//! index (being written)
+//! The rule index: which rules can possibly apply to a tool name.
+//!
+//! Rules whose `tool` is an exact name sit in a hash map; rules with a glob are compiled once
+//! into one [`GlobSet`]; `*` rules apply to everything. Evaluation asks the index for the
+//! candidate rules of one tool and looks at nothing else, so its cost grows with the rules
+//! that *can* match the tool, not with the size of the policy.
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use std::collections::HashMap;
+
+/// Where each rule's tool pattern was filed.
+#[derive(Debug, Clone, Default)]
+pub struct RuleIndex {
+    exact: HashMap<String, Vec<usize>>,
+    globs: GlobSet,
+    /// For glob number `i` in `globs`, the rule it belongs to.
+    glob_rules: Vec<usize>,
+    match_all: Vec<usize>,
+}
+
+/// Compiles a tool-name glob. `*` crosses every character, dots included: tool names are
+/// flat (`fs.read`, `mcp__github__create_issue`), not paths.
+pub fn compile_tool_glob(pattern: &str) -> Result<Glob, String> {
+    if pattern.is_empty() {
+        return Err("tool pattern is empty".into());
+    }
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| e.kind().to_string())
+}
+
+fn is_literal(pattern: &str) -> bool {
+    !pattern.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+impl RuleIndex {
+    /// Builds the index from each rule's tool pattern, in rule order. Patterns must already
+    /// have passed [`compile_tool_glob`].
+    pub fn build<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<RuleIndex, String> {
+        let mut index = RuleIndex::default();
+        let mut builder = GlobSetBuilder::new();
+        for (rule, pattern) in patterns.into_iter().enumerate() {
+            if pattern == "*" || pattern == "**" {
+                index.match_all.push(rule);
+            } else if is_literal(pattern) {
+                index
+                    .exact
+                    .entry(pattern.to_owned())
+                    .or_default()
+                    .push(rule);
+            } else {
+                builder.add(compile_tool_glob(pattern)?);
+                index.glob_rules.push(rule);
+            }
+        }
+        index.globs = builder.build().map_err(|e| e.to_string())?;
+        Ok(index)
+    }
+
+    /// The rules that may apply to `tool`, in rule (file) order.
+    pub fn candidates(&self, tool: &str) -> Vec<usize> {
+        let mut rules: Vec<usize> = self.match_all.clone();
+        if let Some(exact) = self.exact.get(tool) {
+            rules.extend_from_slice(exact);
+        }
+        if !self.glob_rules.is_empty() {
+            for glob in self.globs.matches(tool) {
+                if let Some(rule) = self.glob_rules.get(glob) {
+                    rules.push(*rule);
+                }
+            }
+        }
+        rules.sort_unstable();
+        rules
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn candidates_come_from_exact_names_globs_and_star_in_rule_order() {
+        let patterns = [
+            "fs.*",
+            "email.send",
+            "*",
+            "mcp__github__*",
+            "email.send",
+            "shell.exec",
+        ];
+        let index = RuleIndex::build(patterns).unwrap();
+        let check = |tool: &str, expected: &[usize]| {
+            assert_eq!(index.candidates(tool), expected, "tool {tool}");
+        };
+        check("email.send", &[1, 2, 4]);
+        check("fs.read", &[0, 2]);
+        check("fs.", &[0, 2]);
+        check("fsxread", &[2]);
+        check("mcp__github__create_issue", &[2, 3]);
+        check("shell.exec", &[2, 5]);
+        check("unknown", &[2]);
+        check("", &[2]);
+    }
+
+    #[test]
+    fn dots_are_ordinary_characters_in_tool_globs() {
+        let index = RuleIndex::build(["a*z", "a?c"]).unwrap();
+        assert_eq!(index.candidates("a.b.z"), vec![0]);
+        assert_eq!(index.candidates("a.c"), vec![1]);
+        assert_eq!(index.candidates("a/c"), vec![1]);
+    }
+
+    #[test]
+    fn bad_globs_are_refused() {
+        assert!(compile_tool_glob("fs.[").is_err());
+        assert!(compile_tool_glob("").is_err());
+        assert!(RuleIndex::build(["{a,"]).is_err());
+    }
+}

@@ -4,7 +4,7 @@
 //! - [`document`]: TOML text → syntax tree with source spans (serde types).
 //! - [`load`]: syntax tree → compiled [`Policy`], with every load-time check of DESIGN.md §4.3
 //!   reported as a [`LoadError`] at `file:line:column`.
-//! - [`matcher`]: the `when` matchers (`eq`, `in`, `glob`, `regex`, `prefix`, `path`,
+//! - [`condition`] and [`matcher`]: the `when` matchers (`eq`, `in`, `glob`, `regex`, `prefix`, `path`,
 //!   `domain`, `present`) compiled once at load.
 //! - [`index`]: rules indexed by tool name so evaluation skips rules that cannot match.
 //! - [`evaluate`]: one call → one [`Verdict`]; never an error, never a panic.
@@ -15,6 +15,7 @@
 
 pub mod canonical;
 pub mod cases;
+pub mod condition;
 pub mod digest;
 pub mod document;
 pub mod evaluate;
@@ -25,5 +26,5 @@ pub mod preview;
 pub mod secrets;
 
 pub use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
-// pub use evaluate::{Call, StandingRule};
-// pub use load::{LoadError, LoadErrors, LoadOptions, Policy};
+pub use evaluate::{Call, StandingRule};
+pub use load::{LoadError, LoadErrors, LoadOptions, Policy};

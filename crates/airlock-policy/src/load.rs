@@ -1,1 +1,511 @@
-//! load (being written)
+//! Stage two: syntax tree → compiled [`Policy`], with the load-time checks of DESIGN.md §4.3.
+//!
+//! Loading either yields a policy that can evaluate any call, or a list of [`LoadError`]s,
+//! each at `file:line:column`. There is no half-loaded policy: callers keep the one in force
+//! until a new one loads whole.
+
+use crate::condition::{toml_to_json, Condition, Matcher};
+use crate::document::{self, Document, RuleEntry, SecretsMode, ToolEntry};
+use crate::index::{compile_tool_glob, RuleIndex};
+use crate::matcher::Side;
+use crate::preview::Template;
+use crate::{canonical, digest};
+use airlock_protocol::{Decision, Risk};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::ops::Range;
+use std::time::Duration;
+use toml::Spanned;
+
+/// The deadline when a policy names none.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// One problem found while loading a policy, at a position in its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError {
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+/// Every problem found in one load, in text order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct LoadErrors(pub Vec<LoadError>);
+
+impl fmt::Display for LoadErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, error) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What the loader may know beyond the text.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The name errors are reported against (`policy.toml`).
+    pub file_name: String,
+    /// Argument names of tools whose schema is known (built-in and MCP tools). A `target`
+    /// or `{placeholder}` naming no argument of a known schema is a load error.
+    pub tool_schemas: HashMap<String, Vec<String>>,
+}
+
+/// A catalogue entry, compiled.
+#[derive(Debug, Clone)]
+pub struct CompiledTool {
+    pub risk: Risk,
+    pub target: Option<String>,
+    pub summary: Option<Template>,
+    pub body: Option<Template>,
+}
+
+/// A rule, compiled.
+#[derive(Debug, Clone)]
+pub struct CompiledRule {
+    /// Its `name`, or `rules[N]` (zero-based) when it has none.
+    pub label: String,
+    pub tool: String,
+    pub decision: Decision,
+    pub reason: Option<String>,
+    pub agents: Option<HashSet<String>>,
+    pub conditions: Vec<Condition>,
+    pub deadline: Option<Duration>,
+    /// Whether standing rules may turn this rule's `ask` into `allow`.
+    pub standing: bool,
+}
+
+impl CompiledRule {
+    /// The way this rule's matchers lean (see [`Side`]).
+    pub fn side(&self) -> Side {
+        if self.decision == Decision::Allow {
+            Side::Allow
+        } else {
+            Side::Restrict
+        }
+    }
+
+    /// Whether every `when` condition holds for these arguments.
+    pub fn conditions_hold(&self, arguments: &Value) -> bool {
+        let side = self.side();
+        self.conditions
+            .iter()
+            .all(|condition| condition.holds(arguments, side))
+    }
+}
+
+/// A loaded policy, ready to evaluate calls. Immutable; share it behind an `Arc`.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub(crate) default: Decision,
+    pub(crate) deadline: Duration,
+    pub(crate) secrets: SecretsMode,
+    pub(crate) tools: HashMap<String, CompiledTool>,
+    pub(crate) rules: Vec<CompiledRule>,
+    pub(crate) index: RuleIndex,
+    pub(crate) digest: String,
+}
+
+impl Policy {
+    /// Loads a policy from its TOML text.
+    pub fn load(source: &str, options: &LoadOptions) -> Result<Policy, LoadErrors> {
+        let mut loader = Loader {
+            source,
+            file: if options.file_name.is_empty() {
+                "policy.toml"
+            } else {
+                &options.file_name
+            },
+            errors: Vec::new(),
+        };
+        let document = match document::parse(source) {
+            Ok(document) => document,
+            Err(error) => {
+                let span = error.span().unwrap_or(0..0);
+                loader.error(span, error.message().trim_end().to_owned());
+                return Err(loader.finish());
+            }
+        };
+        let policy = loader.compile(&document, options);
+        match policy {
+            Some(policy) if loader.errors.is_empty() => Ok(policy),
+            _ => Err(loader.finish()),
+        }
+    }
+
+    /// Decision when no rule matches.
+    pub fn default_decision(&self) -> Decision {
+        self.default
+    }
+
+    /// Default time a person has to decide.
+    pub fn deadline(&self) -> Duration {
+        self.deadline
+    }
+
+    pub fn secrets_mode(&self) -> SecretsMode {
+        self.secrets
+    }
+
+    /// Hex SHA-256 of the canonical JSON of the normalised policy: the same for two texts
+    /// that differ only in whitespace, comments, key order or spelled-out defaults.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The catalogue entry of a tool, when it is listed.
+    pub fn tool(&self, name: &str) -> Option<&CompiledTool> {
+        self.tools.get(name)
+    }
+
+    /// The rules in file order.
+    pub fn rules(&self) -> &[CompiledRule] {
+        &self.rules
+    }
+}
+
+struct Loader<'a> {
+    source: &'a str,
+    file: &'a str,
+    errors: Vec<LoadError>,
+}
+
+impl Loader<'_> {
+    fn error(&mut self, span: Range<usize>, message: String) {
+        let (line, column) = line_column(self.source, span.start);
+        self.errors.push(LoadError {
+            file: self.file.to_owned(),
+            line,
+            column,
+            message,
+        });
+    }
+
+    fn finish(mut self) -> LoadErrors {
+        self.errors.sort_by_key(|error| (error.line, error.column));
+        LoadErrors(self.errors)
+    }
+
+    fn compile(&mut self, document: &Document, options: &LoadOptions) -> Option<Policy> {
+        if *document.version.get_ref() != 1 {
+            self.error(
+                document.version.span(),
+                format!(
+                    "unsupported policy version {}, expected 1",
+                    document.version.get_ref()
+                ),
+            );
+        }
+        // A bad deadline is reported, and checking goes on so that every error shows at once.
+        let deadline = match &document.deadline {
+            Some(text) => self.duration(text, "deadline").unwrap_or(DEFAULT_DEADLINE),
+            None => DEFAULT_DEADLINE,
+        };
+        let mut tools = HashMap::new();
+        for (name, entry) in &document.tools {
+            if let Some(tool) = self.compile_tool(name, entry, options) {
+                tools.insert(name.clone(), tool);
+            }
+        }
+        let mut rules = Vec::new();
+        let mut names: HashSet<String> = HashSet::new();
+        for (position, entry) in document.rules.iter().enumerate() {
+            if let Some(name) = &entry.get_ref().name {
+                if !names.insert(name.get_ref().clone()) {
+                    self.error(
+                        name.span(),
+                        format!("duplicate rule name `{}`", name.get_ref()),
+                    );
+                }
+            }
+            if let Some(rule) = self.compile_rule(position, entry) {
+                rules.push(rule);
+            }
+        }
+        if !self.errors.is_empty() {
+            return None;
+        }
+        let index = match RuleIndex::build(rules.iter().map(|rule| rule.tool.as_str())) {
+            Ok(index) => index,
+            Err(message) => {
+                self.error(0..0, format!("cannot index the rules: {message}"));
+                return None;
+            }
+        };
+        Some(Policy {
+            default: document
+                .default
+                .as_ref()
+                .map_or(Decision::Ask, |d| *d.get_ref()),
+            deadline,
+            secrets: document
+                .secrets
+                .as_ref()
+                .map_or(SecretsMode::Deny, |s| *s.get_ref()),
+            tools,
+            rules,
+            index,
+            digest: digest::json_digest(&normalised(document, deadline)),
+        })
+    }
+
+    fn duration(&mut self, text: &Spanned<String>, key: &str) -> Option<Duration> {
+        match humantime::parse_duration(text.get_ref()) {
+            Ok(duration) if duration.is_zero() => {
+                self.error(text.span(), format!("`{key}` must be longer than zero"));
+                None
+            }
+            Ok(duration) => Some(duration),
+            Err(error) => {
+                self.error(
+                    text.span(),
+                    format!(
+                        "bad `{key}` `{}`: {error}; write a duration such as 90s, 15m, 24h or 7d",
+                        text.get_ref()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn compile_tool(
+        &mut self,
+        name: &str,
+        entry: &Spanned<ToolEntry>,
+        options: &LoadOptions,
+    ) -> Option<CompiledTool> {
+        let schema = options.tool_schemas.get(name);
+        let tool = entry.get_ref();
+        if let (Some(target), Some(schema)) = (&tool.target, schema) {
+            if !schema.iter().any(|arg| arg == target.get_ref()) {
+                self.error(
+                    target.span(),
+                    format!(
+                        "target `{}` names no argument of tool `{name}` (its arguments: {})",
+                        target.get_ref(),
+                        schema.join(", ")
+                    ),
+                );
+            }
+        }
+        if let Some(target) = &tool.target {
+            if target.get_ref().is_empty() {
+                self.error(target.span(), "target is empty".into());
+            }
+        }
+        let summary = self.template(name, tool.summary.as_ref(), schema);
+        let body = self.template(name, tool.body.as_ref(), schema);
+        Some(CompiledTool {
+            risk: tool.risk.as_ref().map_or(Risk::Exec, |r| *r.get_ref()),
+            target: tool.target.as_ref().map(|t| t.get_ref().clone()),
+            summary: summary?,
+            body: body?,
+        })
+    }
+
+    /// Compiles a preview template. `Some(None)` when there is none, `None` on error.
+    fn template(
+        &mut self,
+        tool: &str,
+        text: Option<&Spanned<String>>,
+        schema: Option<&Vec<String>>,
+    ) -> Option<Option<Template>> {
+        let Some(text) = text else {
+            return Some(None);
+        };
+        // The span covers the quotes; template offsets count from the first character.
+        let start = text.span().start;
+        let quote = if self.source[start..].starts_with("\"\"\"")
+            || self.source[start..].starts_with("'''")
+        {
+            3
+        } else {
+            1
+        };
+        match Template::parse(text.get_ref()) {
+            Ok(template) => {
+                if let Some(schema) = schema {
+                    for name in template.placeholders() {
+                        let first = name.split('.').next().unwrap_or(name);
+                        if !schema.iter().any(|arg| arg == first) {
+                            self.error(
+                                text.span(),
+                                format!(
+                                    "placeholder `{{{name}}}` names no argument of tool `{tool}` (its arguments: {})",
+                                    schema.join(", ")
+                                ),
+                            );
+                        }
+                    }
+                }
+                Some(Some(template))
+            }
+            Err(error) => {
+                let at = start + quote + error.offset;
+                self.error(at..at, format!("bad template: {}", error.message));
+                None
+            }
+        }
+    }
+
+    fn compile_rule(
+        &mut self,
+        position: usize,
+        entry: &Spanned<RuleEntry>,
+    ) -> Option<CompiledRule> {
+        let rule = entry.get_ref();
+        let label = match &rule.name {
+            Some(name) if name.get_ref().trim().is_empty() => {
+                self.error(name.span(), "rule name is empty".into());
+                return None;
+            }
+            Some(name) => name.get_ref().clone(),
+            None => format!("rules[{position}]"),
+        };
+        let mut ok = true;
+        if let Err(message) = compile_tool_glob(rule.tool.get_ref()) {
+            self.error(
+                rule.tool.span(),
+                format!(
+                    "rule `{label}`: bad tool glob `{}`: {message}",
+                    rule.tool.get_ref()
+                ),
+            );
+            ok = false;
+        }
+        let agents = match &rule.agents {
+            Some(agents) if agents.get_ref().is_empty() => {
+                self.error(
+                    agents.span(),
+                    format!("rule `{label}`: `agents` is empty; leave it out to apply the rule to every agent"),
+                );
+                ok = false;
+                None
+            }
+            Some(agents) => Some(agents.get_ref().iter().cloned().collect()),
+            None => None,
+        };
+        let mut conditions = Vec::new();
+        for (path, matcher) in &rule.when {
+            match Matcher::compile(matcher.get_ref())
+                .and_then(|compiled| Condition::new(path, compiled))
+            {
+                Ok(condition) => conditions.push(condition),
+                Err(message) => {
+                    self.error(
+                        matcher.span(),
+                        format!("rule `{label}`: `when.{path}`: {message}"),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        let deadline = match &rule.deadline {
+            Some(text) => {
+                let parsed = self.duration(text, "deadline");
+                ok &= parsed.is_some();
+                parsed
+            }
+            None => None,
+        };
+        let decision = *rule.decision.get_ref();
+        if let Some(standing) = &rule.standing {
+            if decision != Decision::Ask {
+                self.error(
+                    standing.span(),
+                    format!(
+                        "rule `{label}`: `standing` only applies to rules whose decision is ask"
+                    ),
+                );
+                ok = false;
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let compiled = CompiledRule {
+            label,
+            tool: rule.tool.get_ref().clone(),
+            decision,
+            reason: rule.reason.clone(),
+            agents,
+            conditions,
+            deadline,
+            standing: rule.standing.as_ref().is_none_or(|s| *s.get_ref()),
+        };
+        if let Some(examples) = &rule.examples {
+            self.check_examples(&compiled, examples.get_ref());
+        }
+        Some(compiled)
+    }
+
+    /// Each example must behave as stated against the rule's `when`.
+    fn check_examples(&mut self, rule: &CompiledRule, examples: &document::Examples) {
+        let sets = [
+            (&examples.matching, true, "match"),
+            (&examples.not_match, false, "not_match"),
+        ];
+        for (list, expected, key) in sets {
+            for (i, example) in list.iter().enumerate() {
+                let arguments = toml_to_json(&toml::Value::Table(example.get_ref().clone()));
+                if rule.conditions_hold(&arguments) != expected {
+                    let verb = if expected {
+                        "does not match"
+                    } else {
+                        "matches"
+                    };
+                    self.error(
+                        example.span(),
+                        format!(
+                            "rule `{}`: example {key}[{i}] {verb} the rule's `when`: {}",
+                            rule.label,
+                            canonical::to_canonical_string(&arguments)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The policy as canonical data: defaults spelled out, the deadline in seconds, so that
+/// equivalent texts share a digest. The syntax tree is plain data, so serialising it cannot
+/// fail; `null` stands in if it ever did, which still yields a stable digest.
+fn normalised(document: &Document, deadline: Duration) -> Value {
+    json!({
+        "version": document.version.get_ref(),
+        "default": document.default.as_ref().map_or(Decision::Ask, |d| *d.get_ref()),
+        "deadline_seconds": deadline.as_secs(),
+        "secrets": document.secrets.as_ref().map_or(SecretsMode::Deny, |s| *s.get_ref()),
+        "tools": serde_json::to_value(&document.tools).unwrap_or(Value::Null),
+        "rules": serde_json::to_value(&document.rules).unwrap_or(Value::Null),
+    })
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_column(source: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(source.len());
+    let before = source.get(..offset).unwrap_or(source);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}

@@ -1,1 +1,954 @@
-//! secrets (being written)
+//! Secret detection and redaction in call arguments and free text (G9: no secrets at rest).
+//!
+//! Every evaluation scans the call's arguments ([`scan`]); everything that is stored, shown
+//! or logged goes through [`redact`] or [`redact_text`] first. Two signals are combined:
+//! - **the key**: a value whose object key says it is secret (`password`, `apiKey`,
+//!   `Authorization`…) is replaced whole, whatever it looks like;
+//! - **the value**: a pattern found inside any string (an AWS key in a command line, a
+//!   password in a URL) is replaced on its own, and the rest of the string is kept so the
+//!   person deciding still sees what the call does.
+//!
+//! A replaced secret reads `[REDACTED:<kind>]`. The kinds are stable slugs (they appear in
+//! verdict reasons, previews and the audit log):
+//!
+//! | kind                   | what is found                                                       |
+//! |------------------------|---------------------------------------------------------------------|
+//! | `aws_access_key`       | `AKIA…`/`ASIA…` followed by 16 upper-case letters or digits         |
+//! | `aws_secret_key`       | value of a key like `aws_secret_access_key`, or its `=`/`:` in text |
+//! | `github_token`         | `ghp_ gho_ ghu_ ghs_ ghr_` tokens and `github_pat_…`                |
+//! | `gitlab_token`         | `glpat-…`                                                           |
+//! | `slack_token`          | `xoxb- xoxp- xoxa- xoxr- xoxs-` tokens, `hooks.slack.com/services/…` |
+//! | `api_key`              | `sk-…`, `sk-proj-…`, `sk-ant-…` (≥ 20 characters, with a digit)     |
+//! | `jwt`                  | three base64url parts, the header starting `eyJ`                    |
+//! | `private_key`          | PEM `-----BEGIN … PRIVATE KEY-----` through its END line (or to the end) |
+//! | `url_password`         | the password in `scheme://user:password@host`                       |
+//! | `authorization_header` | value after `Authorization:`/`Proxy-Authorization:`, a `Bearer` token, a key named so |
+//! | `cookie`               | value of `Cookie:`/`Set-Cookie:` headers and of keys named so      |
+//! | `secret_field`         | value of a key whose last name component is secret (see [`key_kind`]) |
+//! | `unscanned`            | everything, if the patterns failed to compile (fail closed)         |
+//!
+//! Key names are also recognised inside text: `--db-password=x`, `?access_token=x`,
+//! `"apiKey": "x"` (JSON held in a string) redact their value as `secret_field`.
+//!
+//! Not secrets: `null`, empty strings, booleans (one bit of information: hiding
+//! `"rotate_token": true` would only hide what the call does), and values that already are
+//! a redaction marker, so that redacting twice changes nothing and a redacted value scans
+//! clean.
+
+use std::sync::LazyLock;
+
+use airlock_protocol::SecretFinding;
+use regex::{Regex, RegexSet};
+use serde_json::{Map, Value};
+
+/// How a pattern's match is confirmed once the regex has matched.
+#[derive(Debug, Clone, Copy)]
+enum Confirm {
+    /// The match stands as found.
+    Always,
+    /// The secret must hold a digit: tells `sk-…` keys from hyphenated words such as
+    /// `sk-learn-compatible-estimators`.
+    HasDigit,
+    /// The capture group `name` is a key name; [`key_kind`] decides whether it is secret
+    /// and which kind (`max_tokens=100` is not, `db_password=x` is).
+    KeyName,
+}
+
+/// One pattern. The capture group `secret`, when present, is the part replaced; otherwise
+/// the whole match is.
+struct Pattern {
+    kind: &'static str,
+    source: &'static str,
+    confirm: Confirm,
+}
+
+// Word boundaries are ASCII (`(?-u:\b)`): every pattern is ASCII, and a Unicode boundary
+// would push the regex engine off its fast DFA path on any non-ASCII haystack.
+const PATTERNS: &[Pattern] = &[
+    Pattern {
+        kind: "aws_access_key",
+        source: r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "aws_secret_key",
+        source: r#"(?i)(?-u:\b)aws_?secret_?access_?key\\?["']?[ \t]*[:=][ \t]*\\?["']?(?P<secret>[A-Za-z0-9/+=]{16,})"#,
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "github_token",
+        source: r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "gitlab_token",
+        source: r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "slack_token",
+        source: r"(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,}",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "slack_token",
+        source: r"(?i)(?-u:\b)hooks\.slack\.com/services/(?P<secret>[A-Za-z0-9/_-]+)",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "api_key",
+        source: r"(?-u:\b)sk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+        confirm: Confirm::HasDigit,
+    },
+    Pattern {
+        kind: "jwt",
+        source: r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "private_key",
+        // Lazy, so the block ends at the first END line; `\z` covers a truncated key.
+        source: r"(?s)-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "url_password",
+        // The password runs to the last `@` before the path, as URL parsers read it.
+        source: r"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:(?P<secret>[^\s/?#]+)@",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "authorization_header",
+        // A known scheme and its credentials to the end of the line or quote, or a bare
+        // token: prose such as "Authorization: pending review" is left alone.
+        source: r#"(?i)(?-u:\b)(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?(?P<secret>(?:bearer|basic|token|digest|negotiate|ntlm|bot|oauth|dpop|apikey|api-key|key|jwt|ssws|splunk|aws4-hmac-sha256|hoba|mutual|vapid|gnap|scram-sha-[0-9]+)[ \t]+[^\r\n"'\\]+|[A-Za-z0-9._~+/=-]{16,})"#,
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "authorization_header",
+        source: r"(?-u:\b)Bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]{16,})",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "cookie",
+        // A cookie header holds `name=value` pairs; requiring the `=` spares prose.
+        source: r#"(?i)(?-u:\b)(?:set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?(?P<secret>[^\s=;"'\\]+=[^\r\n"'\\]*)"#,
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "secret_field",
+        // `name=value` in command lines, environment assignments and query strings.
+        source: r#"(?P<name>[A-Za-z0-9_.-]*(?i:password|passwd|pwd|secret|token|key|credentials?|passphrase))=(?P<secret>[^\s"'&;]+)"#,
+        confirm: Confirm::KeyName,
+    },
+    Pattern {
+        kind: "secret_field",
+        // `"name": "value"`, JSON (or a Python dict) held in a string, escaped or not.
+        source: r#"["'](?P<name>[A-Za-z0-9_.-]*(?i:password|passwd|pwd|secret|token|key|credentials?|passphrase))\\?["'][ \t]*:[ \t]*\\?["'](?P<secret>[^"'\\]+)"#,
+        confirm: Confirm::KeyName,
+    },
+];
+
+/// The patterns, compiled once. `None` if any failed to compile: then every string is
+/// treated as secret (kind `unscanned`). A unit test pins that they compile.
+struct Compiled {
+    /// Fast pre-check: one pass over a string tells which patterns can match at all, so a
+    /// string without secrets costs a single DFA scan.
+    any: RegexSet,
+    each: Vec<Regex>,
+}
+
+static COMPILED: LazyLock<Option<Compiled>> = LazyLock::new(|| {
+    let any = RegexSet::new(PATTERNS.iter().map(|pattern| pattern.source)).ok()?;
+    let each = PATTERNS
+        .iter()
+        .map(|pattern| Regex::new(pattern.source).ok())
+        .collect::<Option<Vec<_>>>()?;
+    Some(Compiled { any, each })
+});
+
+const MARKER_PREFIX: &str = "[REDACTED:";
+const UNSCANNED: &str = "unscanned";
+
+fn marker(kind: &str) -> String {
+    format!("{MARKER_PREFIX}{kind}]")
+}
+
+/// A value that already is a redaction marker is not secret material (idempotence).
+fn is_marker(text: &str) -> bool {
+    text.starts_with(MARKER_PREFIX) && text.ends_with(']')
+}
+
+/// Every secret found in `arguments`: its kind and the dotted path of the value holding it
+/// (`headers.Authorization`, `items.0.key`; the root value itself has path ``). One finding
+/// per kind and path.
+pub fn scan(arguments: &Value) -> Vec<SecretFinding> {
+    let mut findings = Vec::new();
+    scan_value(arguments, &mut String::new(), &mut findings);
+    findings
+}
+
+/// `arguments` with every secret replaced by `[REDACTED:<kind>]`, in the same shape.
+pub fn redact(arguments: &Value) -> Value {
+    match arguments {
+        Value::String(text) => Value::String(redact_text(text)),
+        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
+        Value::Object(members) => {
+            let mut redacted = Map::with_capacity(members.len());
+            for (key, member) in members {
+                let value = match key_kind(key) {
+                    Some(kind) => redact_whole(member, kind).unwrap_or_else(|| member.clone()),
+                    None => redact(member),
+                };
+                redacted.insert(key.clone(), value);
+            }
+            Value::Object(redacted)
+        }
+        other => other.clone(),
+    }
+}
+
+/// `text` with every secret pattern replaced by `[REDACTED:<kind>]`: for logs, previews and
+/// error messages.
+pub fn redact_text(text: &str) -> String {
+    let spans = secret_spans(text);
+    if spans.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for span in merge(spans) {
+        out.push_str(&text[copied..span.start]);
+        out.push_str(&marker(span.kind));
+        copied = span.end;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+fn scan_value(value: &Value, path: &mut String, findings: &mut Vec<SecretFinding>) {
+    match value {
+        Value::String(text) => {
+            for span in secret_spans(text) {
+                push_finding(findings, span.kind, path);
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                let parent = enter(path, &index.to_string());
+                scan_value(item, path, findings);
+                path.truncate(parent);
+            }
+        }
+        Value::Object(members) => {
+            for (key, member) in members {
+                let parent = enter(path, key);
+                match key_kind(key) {
+                    Some(kind) if redact_whole(member, kind).is_some() => {
+                        push_finding(findings, kind, path);
+                    }
+                    Some(_) => {}
+                    None => scan_value(member, path, findings),
+                }
+                path.truncate(parent);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Appends `.segment` (or `segment` at the root) to `path`; returns the length to restore.
+fn enter(path: &mut String, segment: &str) -> usize {
+    let parent = path.len();
+    if parent > 0 {
+        path.push('.');
+    }
+    path.push_str(segment);
+    parent
+}
+
+fn push_finding(findings: &mut Vec<SecretFinding>, kind: &str, path: &str) {
+    if !findings
+        .iter()
+        .any(|found| found.kind == kind && found.path == path)
+    {
+        findings.push(SecretFinding {
+            kind: kind.to_owned(),
+            path: path.to_owned(),
+        });
+    }
+}
+
+/// The value under a secret key with every non-empty string and number replaced, keeping
+/// arrays and objects in shape; `None` when there was nothing to replace.
+fn redact_whole(value: &Value, kind: &str) -> Option<Value> {
+    match value {
+        Value::String(text) if text.is_empty() || is_marker(text) => None,
+        Value::String(_) | Value::Number(_) => Some(Value::String(marker(kind))),
+        Value::Null | Value::Bool(_) => None,
+        Value::Array(items) => {
+            let redacted: Vec<Option<Value>> =
+                items.iter().map(|item| redact_whole(item, kind)).collect();
+            if redacted.iter().all(Option::is_none) {
+                return None;
+            }
+            Some(Value::Array(
+                redacted
+                    .into_iter()
+                    .zip(items)
+                    .map(|(redacted, item)| redacted.unwrap_or_else(|| item.clone()))
+                    .collect(),
+            ))
+        }
+        Value::Object(members) => {
+            let mut changed = false;
+            let mut redacted = Map::with_capacity(members.len());
+            for (key, member) in members {
+                let value = match redact_whole(member, kind) {
+                    Some(value) => {
+                        changed = true;
+                        value
+                    }
+                    None => member.clone(),
+                };
+                redacted.insert(key.clone(), value);
+            }
+            changed.then_some(Value::Object(redacted))
+        }
+    }
+}
+
+/// A secret's byte range in a string, and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+    kind: &'static str,
+}
+
+/// Every secret pattern found in `text`, unmerged, in pattern order.
+fn secret_spans(text: &str) -> Vec<Span> {
+    if text.is_empty() || is_marker(text) {
+        return Vec::new();
+    }
+    let Some(compiled) = COMPILED.as_ref() else {
+        return vec![Span {
+            start: 0,
+            end: text.len(),
+            kind: UNSCANNED,
+        }];
+    };
+    let mut spans = Vec::new();
+    for index in compiled.any.matches(text).iter() {
+        let (Some(pattern), Some(regex)) = (PATTERNS.get(index), compiled.each.get(index)) else {
+            continue;
+        };
+        for captures in regex.captures_iter(text) {
+            let Some(secret) = captures.name("secret").or_else(|| captures.get(0)) else {
+                continue;
+            };
+            if secret.as_str().starts_with(MARKER_PREFIX) {
+                continue;
+            }
+            let kind = match pattern.confirm {
+                Confirm::Always => Some(pattern.kind),
+                Confirm::HasDigit => secret
+                    .as_str()
+                    .bytes()
+                    .any(|byte| byte.is_ascii_digit())
+                    .then_some(pattern.kind),
+                Confirm::KeyName => captures
+                    .name("name")
+                    .and_then(|name| key_kind(name.as_str())),
+            };
+            if let Some(kind) = kind {
+                spans.push(Span {
+                    start: secret.start(),
+                    end: secret.end(),
+                    kind,
+                });
+            }
+        }
+    }
+    spans
+}
+
+/// Sorted, non-overlapping spans. Where two overlap (an `Authorization:` value that is also
+/// a JWT), one marker covers both, named after the one that starts first (the outer one).
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by(|left, right| left.start.cmp(&right.start).then(right.end.cmp(&left.end)));
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start < last.end => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+/// The kind of secret a key names, if any. The name is split on `_`, `-`, `.`, spaces and
+/// camelCase, lower-cased, with trailing digits dropped (`password2`); it is secret when
+///
+/// - it is `authorization`/`proxy-authorization` (`authorization_header`) or
+///   `cookie`/`cookies`/`set-cookie` (`cookie`);
+/// - it ends with `secret access key`, or holds `aws` and ends with `secret key`
+///   (`aws_secret_key`);
+/// - its last component is `password passwd pwd secret token apikey credential(s)
+///   passphrase`, or its last two are `api key`, `access key`, `private key` or `secret key`
+///   (`secret_field`).
+///
+/// So `db_password`, `apiKey`, `X-Api-Key`, `refresh_token`, `client_secret` are secret and
+/// `max_tokens`, `token_count`, `tokenizer`, `secretary_name`, `sort_key` are not. The
+/// upper-case `PWD` alone is the shell's working directory, not a password.
+pub fn key_kind(key: &str) -> Option<&'static str> {
+    // Most keys hold none of these fragments; skip the split for them.
+    const FRAGMENTS: [&str; 7] = [
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "key",
+        "credential",
+        "auth",
+    ];
+    let lower = key.to_ascii_lowercase();
+    if !FRAGMENTS.iter().any(|fragment| lower.contains(fragment)) && !lower.contains("cookie") {
+        return None;
+    }
+    if key == "PWD" {
+        return None;
+    }
+    let components = split_key(key);
+    let words: Vec<&str> = components.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["authorization"] | ["proxy", "authorization"] => return Some("authorization_header"),
+        ["cookie"] | ["cookies"] | ["set", "cookie"] => return Some("cookie"),
+        [.., "secret", "access", "key"] => return Some("aws_secret_key"),
+        [.., "secret", "key"] if words.contains(&"aws") => return Some("aws_secret_key"),
+        _ => {}
+    }
+    match words.as_slice() {
+        [.., "password" | "passwd" | "pwd" | "secret" | "token" | "apikey" | "credential"
+        | "credentials" | "passphrase"]
+        | [.., "api" | "access" | "private" | "secret", "key"] => Some("secret_field"),
+        _ => None,
+    }
+}
+
+/// `X-Api-Key` → `x api key`, `DBPassword2` → `db password`, `apiKEY` → `api key`.
+fn split_key(key: &str) -> Vec<String> {
+    let characters: Vec<char> = key.chars().collect();
+    let mut components = Vec::new();
+    let mut current = String::new();
+    for (index, &character) in characters.iter().enumerate() {
+        if matches!(character, '_' | '-' | '.' | ' ') {
+            components.push(std::mem::take(&mut current));
+            continue;
+        }
+        if character.is_uppercase() && !current.is_empty() {
+            let previous = characters.get(index.wrapping_sub(1)).copied();
+            let next = characters.get(index + 1).copied();
+            let after_lower = previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit());
+            // The last capital of an acronym starts the next word: `APIKey` → `API Key`.
+            let ends_acronym =
+                previous.is_some_and(char::is_uppercase) && next.is_some_and(char::is_lowercase);
+            if after_lower || ends_acronym {
+                components.push(std::mem::take(&mut current));
+            }
+        }
+        current.extend(character.to_lowercase());
+    }
+    components.push(current);
+    components
+        .into_iter()
+        .map(|component| {
+            component
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .to_owned()
+        })
+        .filter(|component| !component.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    // Fixtures are assembled from pieces so that this file does not itself look like it
+    // leaks credentials to scanners run over the repository.
+    fn fake(prefix: &str, body: &str, length: usize) -> String {
+        let mut value = prefix.to_owned();
+        while value.len() < prefix.len() + length {
+            value.push_str(body);
+        }
+        value.truncate(prefix.len() + length);
+        value
+    }
+
+    fn jwt() -> String {
+        format!(
+            "{}.{}.{}",
+            "eyJhbGciOiJIUzI1NiJ9",
+            "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+            "dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+        )
+    }
+
+    fn kinds(value: &Value) -> Vec<String> {
+        scan(value)
+            .into_iter()
+            .map(|finding| finding.kind)
+            .collect()
+    }
+
+    /// One check for every case: the finding, the redaction, and that redaction is final.
+    fn check(arguments: Value, expected_findings: &[(&str, &str)], expected_redacted: Value) {
+        let findings: Vec<(String, String)> = scan(&arguments)
+            .into_iter()
+            .map(|finding| (finding.kind, finding.path))
+            .collect();
+        let expected: Vec<(String, String)> = expected_findings
+            .iter()
+            .map(|(kind, path)| ((*kind).to_owned(), (*path).to_owned()))
+            .collect();
+        assert_eq!(findings, expected, "findings for {arguments}");
+        let redacted = redact(&arguments);
+        assert_eq!(redacted, expected_redacted, "redaction of {arguments}");
+        assert!(
+            scan(&redacted).is_empty(),
+            "redacted value still scans dirty: {redacted}"
+        );
+        assert_eq!(
+            redact(&redacted),
+            redacted,
+            "redaction is not idempotent: {redacted}"
+        );
+    }
+
+    #[test]
+    fn patterns_compile() {
+        for pattern in PATTERNS {
+            assert!(
+                Regex::new(pattern.source).is_ok(),
+                "pattern for {} fails",
+                pattern.kind
+            );
+        }
+        assert!(COMPILED.is_some());
+    }
+
+    /// Secrets found inside text: (text, kind, redacted text).
+    #[test]
+    fn text_positives() {
+        let aws = fake("AKIA", "IOSFODNN7EXAMPLE", 16);
+        let asia = fake("ASIA", "Z2X3C4V5B6N7M8Q9", 16);
+        let aws_secret = fake("", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY", 40);
+        let ghp = fake("ghp_", "a1B2c3D4e5F6g7H8i9J0", 36);
+        let ghs = fake("ghs_", "Zy9Xw8Vu7Ts6", 36);
+        let github_pat = fake("github_pat_", "11ABCDEFG0_abc123", 82);
+        let glpat = fake("glpat-", "xY7_zW6-", 20);
+        let xoxb = fake("xoxb-", "1234567890-", 40);
+        let xoxp = fake("xoxp-", "98765-abcde-", 50);
+        let sk = fake("sk-", "T3BlbkFJ4x9Z", 48);
+        let sk_proj = fake("sk-proj-", "Ab3_De6-Gh9", 100);
+        let sk_ant = fake("sk-ant-api03-", "q1W2e3R4t5Y6", 95);
+        let jwt = jwt();
+        let hook_path = "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX";
+        let pem_body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7";
+        let pem = format!("-----BEGIN PRIVATE KEY-----\n{pem_body}\n-----END PRIVATE KEY-----");
+        let rsa =
+            format!("-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n-----END RSA PRIVATE KEY-----");
+        let cases: Vec<(String, &str, String)> = vec![
+            (
+                format!("key {aws} here"),
+                "aws_access_key",
+                "key [REDACTED:aws_access_key] here".into(),
+            ),
+            (
+                asia.clone(),
+                "aws_access_key",
+                "[REDACTED:aws_access_key]".into(),
+            ),
+            (
+                format!("export AWS_SECRET_ACCESS_KEY={aws_secret}"),
+                "aws_secret_key",
+                "export AWS_SECRET_ACCESS_KEY=[REDACTED:aws_secret_key]".into(),
+            ),
+            (
+                format!("aws_secret_access_key: {aws_secret}"),
+                "aws_secret_key",
+                "aws_secret_access_key: [REDACTED:aws_secret_key]".into(),
+            ),
+            (
+                format!("git push https://x@y {ghp}"),
+                "github_token",
+                "git push https://x@y [REDACTED:github_token]".into(),
+            ),
+            (
+                ghs.clone(),
+                "github_token",
+                "[REDACTED:github_token]".into(),
+            ),
+            (
+                format!("token {github_pat}."),
+                "github_token",
+                "token [REDACTED:github_token].".into(),
+            ),
+            (
+                format!("PRIVATE-TOKEN {glpat}"),
+                "gitlab_token",
+                "PRIVATE-TOKEN [REDACTED:gitlab_token]".into(),
+            ),
+            (
+                format!("slack {xoxb}"),
+                "slack_token",
+                "slack [REDACTED:slack_token]".into(),
+            ),
+            (xoxp.clone(), "slack_token", "[REDACTED:slack_token]".into()),
+            (
+                format!("curl -X POST https://hooks.slack.com/services/{hook_path} -d x"),
+                "slack_token",
+                "curl -X POST https://hooks.slack.com/services/[REDACTED:slack_token] -d x".into(),
+            ),
+            (
+                format!("OPENAI {sk}"),
+                "api_key",
+                "OPENAI [REDACTED:api_key]".into(),
+            ),
+            (sk_proj.clone(), "api_key", "[REDACTED:api_key]".into()),
+            (
+                format!("use {sk_ant} now"),
+                "api_key",
+                "use [REDACTED:api_key] now".into(),
+            ),
+            (
+                format!("token={jwt}&x=1"),
+                "jwt",
+                "token=[REDACTED:jwt]&x=1".into(),
+            ),
+            (format!("id {jwt}"), "jwt", "id [REDACTED:jwt]".into()),
+            (
+                format!("before\n{pem}\nafter"),
+                "private_key",
+                "before\n[REDACTED:private_key]\nafter".into(),
+            ),
+            (rsa.clone(), "private_key", "[REDACTED:private_key]".into()),
+            (
+                format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{pem_body}"),
+                "private_key",
+                "[REDACTED:private_key]".into(),
+            ),
+            (
+                "https://bob:hunter2@host/".into(),
+                "url_password",
+                "https://bob:[REDACTED:url_password]@host/".into(),
+            ),
+            (
+                "psql postgres://app:s3cr3t@db.internal:5432/prod".into(),
+                "url_password",
+                "psql postgres://app:[REDACTED:url_password]@db.internal:5432/prod".into(),
+            ),
+            (
+                "https://:p@ss@host".into(),
+                "url_password",
+                "https://:[REDACTED:url_password]@host".into(),
+            ),
+            (
+                "curl -H \"Authorization: Bearer abc123def456\" https://api.test".into(),
+                "authorization_header",
+                "curl -H \"Authorization: [REDACTED:authorization_header]\" https://api.test"
+                    .into(),
+            ),
+            (
+                "Proxy-Authorization: Basic dXNlcjpwYXNz".into(),
+                "authorization_header",
+                "Proxy-Authorization: [REDACTED:authorization_header]".into(),
+            ),
+            (
+                "authorization: 0123456789abcdef0123".into(),
+                "authorization_header",
+                "authorization: [REDACTED:authorization_header]".into(),
+            ),
+            (
+                "{\"Authorization\": \"token abcdef\"}".into(),
+                "authorization_header",
+                "{\"Authorization\": \"[REDACTED:authorization_header]\"}".into(),
+            ),
+            (
+                "bearer: Bearer Zm9vYmFyYmF6cXV4MTIz".into(),
+                "authorization_header",
+                "bearer: Bearer [REDACTED:authorization_header]".into(),
+            ),
+            (
+                "curl -H 'Cookie: session=abc123; theme=dark' x".into(),
+                "cookie",
+                "curl -H 'Cookie: [REDACTED:cookie]' x".into(),
+            ),
+            (
+                "Set-Cookie: sid=31d4d96e407aad42; Secure".into(),
+                "cookie",
+                "Set-Cookie: [REDACTED:cookie]".into(),
+            ),
+            (
+                "mysql --password=hunter2 -u root".into(),
+                "secret_field",
+                "mysql --password=[REDACTED:secret_field] -u root".into(),
+            ),
+            (
+                "DB_PASSWORD=hunter2 ./run".into(),
+                "secret_field",
+                "DB_PASSWORD=[REDACTED:secret_field] ./run".into(),
+            ),
+            (
+                "GET /x?access_token=abc&page=2".into(),
+                "secret_field",
+                "GET /x?access_token=[REDACTED:secret_field]&page=2".into(),
+            ),
+            (
+                "{\"user\":\"bob\",\"apiKey\":\"k-42\"}".into(),
+                "secret_field",
+                "{\"user\":\"bob\",\"apiKey\":\"[REDACTED:secret_field]\"}".into(),
+            ),
+            (
+                "-d \"{\\\"password\\\": \\\"hunter2\\\"}\"".into(),
+                "secret_field",
+                "-d \"{\\\"password\\\": \\\"[REDACTED:secret_field]\\\"}\"".into(),
+            ),
+        ];
+        for (text, kind, expected) in cases {
+            assert_eq!(redact_text(&text), expected, "redacting {text:?}");
+            let found = kinds(&json!(text));
+            assert!(
+                found.contains(&kind.to_owned()),
+                "{kind} not found in {text:?}: {found:?}"
+            );
+            assert!(
+                secret_spans(&redact_text(&text)).is_empty(),
+                "{text:?} redacts to a secret"
+            );
+        }
+    }
+
+    /// Look-alikes and prose that must not be taken for secrets.
+    #[test]
+    fn text_negatives() {
+        let cases = [
+            "Please reset your password before Monday.",
+            "The token count is 512 and max_tokens=1024.",
+            "token_count=12 tokenizer=bpe sort_key=name secretary_name=Ann",
+            "Authorization: pending review by legal",
+            "Cookie: chocolate chip, two of them",
+            "the secret ingredient is love",
+            "pip install sk-learn-compatible-estimators-are-fine",
+            "task-1234567890abcdefghijklmnop risk-0123456789abcdefghijkl",
+            "ghp_short gho_ ghs_tooshort",
+            "akiaiosfodnn7example AKIA123",
+            "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "http://host:8080/path?q=1 ssh://git@github.com/org/repo.git https://user@host/",
+            "mailto:bob@acme.test and bob:pass@host without scheme",
+            "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----",
+            "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE\n-----END CERTIFICATE-----",
+            "eyJ is how base64 JSON starts; a.b.c is not a token",
+            "xoxb- is a slack prefix",
+            "the bearer of bad news",
+            "PWD=/home/bob ls",
+            "password= (empty)",
+            "[REDACTED:jwt] and https://bob:[REDACTED:url_password]@host/",
+            "Grüße, café ☕ — nothing secret here",
+        ];
+        for text in cases {
+            assert_eq!(redact_text(text), text, "redacted {text:?}");
+            assert!(scan(&json!(text)).is_empty(), "found secrets in {text:?}");
+        }
+    }
+
+    #[test]
+    fn key_names() {
+        let secret = [
+            ("password", "secret_field"),
+            ("db_password", "secret_field"),
+            ("DBPassword2", "secret_field"),
+            ("passwd", "secret_field"),
+            ("pwd", "secret_field"),
+            ("apiKey", "secret_field"),
+            ("api_key", "secret_field"),
+            ("apikey", "secret_field"),
+            ("X-Api-Key", "secret_field"),
+            ("APIKey", "secret_field"),
+            ("refresh_token", "secret_field"),
+            ("x-auth-token", "secret_field"),
+            ("GITHUB_TOKEN", "secret_field"),
+            ("client_secret", "secret_field"),
+            ("clientSecret", "secret_field"),
+            ("secret", "secret_field"),
+            ("secret_key", "secret_field"),
+            ("access_key", "secret_field"),
+            ("private_key", "secret_field"),
+            ("credentials", "secret_field"),
+            ("gcp.credentials", "secret_field"),
+            ("passphrase", "secret_field"),
+            ("aws_secret_access_key", "aws_secret_key"),
+            ("AWS_SECRET_ACCESS_KEY", "aws_secret_key"),
+            ("awsSecretAccessKey", "aws_secret_key"),
+            ("aws_secret_key", "aws_secret_key"),
+            ("Authorization", "authorization_header"),
+            ("proxy-authorization", "authorization_header"),
+            ("Proxy_Authorization", "authorization_header"),
+            ("Cookie", "cookie"),
+            ("Set-Cookie", "cookie"),
+        ];
+        for (key, kind) in secret {
+            assert_eq!(key_kind(key), Some(kind), "key {key}");
+        }
+        let ordinary = [
+            "max_tokens",
+            "token_count",
+            "tokenizer",
+            "secretary_name",
+            "tokens",
+            "sort_key",
+            "key",
+            "keys",
+            "monkey",
+            "passenger",
+            "password_hint_url",
+            "author",
+            "authority",
+            "auth_method",
+            "cookie_policy",
+            "PWD",
+            "OLDPWD",
+            "primary_key",
+            "command",
+            "",
+        ];
+        for key in ordinary {
+            assert_eq!(key_kind(key), None, "key {key}");
+        }
+    }
+
+    #[test]
+    fn split_key_components() {
+        let table = [
+            ("X-Api-Key", vec!["x", "api", "key"]),
+            ("DBPassword2", vec!["db", "password"]),
+            ("apiKEY", vec!["api", "key"]),
+            ("oauth2Token", vec!["oauth", "token"]),
+            ("a..b__c", vec!["a", "b", "c"]),
+        ];
+        for (key, expected) in table {
+            assert_eq!(split_key(key), expected, "key {key}");
+        }
+    }
+
+    #[test]
+    fn secret_keys_redact_whole_values() {
+        check(
+            json!({"user": "bob", "password": "hunter2", "db_password": "", "token": null}),
+            &[("secret_field", "password")],
+            json!({"user": "bob", "password": "[REDACTED:secret_field]", "db_password": "", "token": null}),
+        );
+        check(
+            json!({"pin_secret": 1234, "rotate_token": true, "max_tokens": 100}),
+            &[("secret_field", "pin_secret")],
+            json!({"pin_secret": "[REDACTED:secret_field]", "rotate_token": true, "max_tokens": 100}),
+        );
+        check(
+            json!({"headers": {"Authorization": "Bearer x", "Accept": "text/html", "Cookie": "a=b"}}),
+            &[
+                ("authorization_header", "headers.Authorization"),
+                ("cookie", "headers.Cookie"),
+            ],
+            json!({"headers": {"Authorization": "[REDACTED:authorization_header]", "Accept": "text/html", "Cookie": "[REDACTED:cookie]"}}),
+        );
+        check(
+            json!({"credentials": {"user": "bob", "pass": "x", "port": 5432, "tls": true}}),
+            &[("secret_field", "credentials")],
+            json!({"credentials": {"user": "[REDACTED:secret_field]", "pass": "[REDACTED:secret_field]", "port": "[REDACTED:secret_field]", "tls": true}}),
+        );
+        check(
+            json!({"env": {"AWS_SECRET_ACCESS_KEY": "abc", "PWD": "/home/bob", "HOME": "/home/bob"}}),
+            &[("aws_secret_key", "env.AWS_SECRET_ACCESS_KEY")],
+            json!({"env": {"AWS_SECRET_ACCESS_KEY": "[REDACTED:aws_secret_key]", "PWD": "/home/bob", "HOME": "/home/bob"}}),
+        );
+        check(
+            json!({"tokens": ["a", "b"], "token": ["a", ""]}),
+            &[("secret_field", "token")],
+            json!({"tokens": ["a", "b"], "token": ["[REDACTED:secret_field]", ""]}),
+        );
+        // Object keys are never redacted, even when they look like secrets.
+        let aws = fake("AKIA", "QWERTYUIOP123456", 16);
+        check(json!({aws.clone(): "value"}), &[], json!({aws: "value"}));
+    }
+
+    #[test]
+    fn patterns_in_values_keep_the_rest() {
+        let aws = fake("AKIA", "IOSFODNN7EXAMPLE", 16);
+        check(
+            json!({"items": [{"key": "ok"}, {"key": aws}]}),
+            &[("aws_access_key", "items.1.key")],
+            json!({"items": [{"key": "ok"}, {"key": "[REDACTED:aws_access_key]"}]}),
+        );
+        check(
+            json!({"command": "curl -H \"Authorization: Bearer abc123def456\" x", "n": 3}),
+            &[("authorization_header", "command")],
+            json!({"command": "curl -H \"Authorization: [REDACTED:authorization_header]\" x", "n": 3}),
+        );
+        check(
+            json!({"url": "https://bob:hunter2@host/"}),
+            &[("url_password", "url")],
+            json!({"url": "https://bob:[REDACTED:url_password]@host/"}),
+        );
+        check(
+            json!("https://bob:hunter2@host/"),
+            &[("url_password", "")],
+            json!("https://bob:[REDACTED:url_password]@host/"),
+        );
+        check(
+            json!([[format!("x {aws} y {aws}")]]),
+            &[("aws_access_key", "0.0")],
+            json!([["x [REDACTED:aws_access_key] y [REDACTED:aws_access_key]"]]),
+        );
+    }
+
+    #[test]
+    fn overlapping_secrets_make_one_marker_and_every_kind_is_reported() {
+        let text = format!("Authorization: Bearer {}", jwt());
+        assert_eq!(
+            redact_text(&text),
+            "Authorization: [REDACTED:authorization_header]"
+        );
+        let mut found = kinds(&json!({ "cmd": text }));
+        found.sort();
+        assert_eq!(found, ["authorization_header", "jwt"]);
+    }
+
+    #[test]
+    fn nothing_secret_is_unchanged() {
+        check(
+            json!({"to": "bob@acme.test", "subject": "Hi", "n": 1.5, "ok": false, "x": null, "list": [1, "two"]}),
+            &[],
+            json!({"to": "bob@acme.test", "subject": "Hi", "n": 1.5, "ok": false, "x": null, "list": [1, "two"]}),
+        );
+        check(json!(""), &[], json!(""));
+        check(json!(42), &[], json!(42));
+    }
+
+    #[test]
+    fn merge_spans() {
+        let span = |start, end, kind| Span { start, end, kind };
+        assert_eq!(
+            merge(vec![
+                span(5, 9, "b"),
+                span(0, 3, "a"),
+                span(2, 4, "c"),
+                span(5, 12, "d")
+            ]),
+            vec![span(0, 4, "a"), span(5, 12, "d")]
+        );
+    }
+}

@@ -171,4 +171,8 @@ pub struct Verdict {
     pub standing_rule: Option<String>,
     /// Secret material found in the arguments (kinds and places, never the values).
     pub secrets: Vec<SecretFinding>,
+    /// For an `ask`: how long a person has to decide (the rule's `deadline`, else the
+    /// policy's), in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_seconds: Option<u64>,
 }
