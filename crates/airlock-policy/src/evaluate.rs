@@ -195,7 +195,7 @@ impl Policy {
             cited: None,
             standing_forbidden: false,
         };
-        for position in self.index.candidates(call.tool) {
+        for &position in self.index.candidates(call.tool).iter() {
             let Some(rule) = self.rules.get(position) else {
                 continue;
             };

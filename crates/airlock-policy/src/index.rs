@@ -3,19 +3,39 @@
 //! Rules whose `tool` is an exact name sit in a hash map; rules with a glob are compiled once
 //! into one [`GlobSet`]; `*` rules apply to everything. Evaluation asks the index for the
 //! candidate rules of one tool and looks at nothing else, so its cost grows with the rules
-//! that *can* match the tool, not with the size of the policy.
+//! that *can* match the tool, not with the size of the policy. The candidates of a tool name
+//! are computed once and memoised (tool names repeat: an agent has a handful of tools), so
+//! even a policy of ten thousand glob rules costs one hash lookup per call.
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// The most tool names whose candidates are memoised; past it, candidates are computed
+/// each time (arbitrary tool names from a hostile caller cannot grow memory without bound).
+const MEMO_CAPACITY: usize = 4096;
 
 /// Where each rule's tool pattern was filed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct RuleIndex {
     exact: HashMap<String, Vec<usize>>,
     globs: GlobSet,
     /// For glob number `i` in `globs`, the rule it belongs to.
     glob_rules: Vec<usize>,
     match_all: Vec<usize>,
+    memo: RwLock<HashMap<Box<str>, Arc<[usize]>>>,
+}
+
+impl Clone for RuleIndex {
+    fn clone(&self) -> Self {
+        RuleIndex {
+            exact: self.exact.clone(),
+            globs: self.globs.clone(),
+            glob_rules: self.glob_rules.clone(),
+            match_all: self.match_all.clone(),
+            memo: RwLock::default(),
+        }
+    }
 }
 
 /// Compiles a tool-name glob. `*` crosses every character, dots included: tool names are
@@ -60,7 +80,20 @@ impl RuleIndex {
     }
 
     /// The rules that may apply to `tool`, in rule (file) order.
-    pub fn candidates(&self, tool: &str) -> Vec<usize> {
+    pub fn candidates(&self, tool: &str) -> Arc<[usize]> {
+        if let Some(found) = self.memo.read().ok().and_then(|memo| memo.get(tool).cloned()) {
+            return found;
+        }
+        let computed: Arc<[usize]> = self.compute(tool).into();
+        if let Ok(mut memo) = self.memo.write() {
+            if memo.len() < MEMO_CAPACITY {
+                memo.insert(tool.into(), computed.clone());
+            }
+        }
+        computed
+    }
+
+    fn compute(&self, tool: &str) -> Vec<usize> {
         let mut rules: Vec<usize> = self.match_all.clone();
         if let Some(exact) = self.exact.get(tool) {
             rules.extend_from_slice(exact);
@@ -94,7 +127,9 @@ mod tests {
         ];
         let index = RuleIndex::build(patterns).unwrap();
         let check = |tool: &str, expected: &[usize]| {
-            assert_eq!(index.candidates(tool), expected, "tool {tool}");
+            assert_eq!(&*index.candidates(tool), expected, "tool {tool}");
+            // Memoised answers are the same answers.
+            assert_eq!(&*index.candidates(tool), expected, "tool {tool} (memo)");
         };
         check("email.send", &[1, 2, 4]);
         check("fs.read", &[0, 2]);
@@ -109,9 +144,19 @@ mod tests {
     #[test]
     fn dots_are_ordinary_characters_in_tool_globs() {
         let index = RuleIndex::build(["a*z", "a?c"]).unwrap();
-        assert_eq!(index.candidates("a.b.z"), vec![0]);
-        assert_eq!(index.candidates("a.c"), vec![1]);
-        assert_eq!(index.candidates("a/c"), vec![1]);
+        assert_eq!(&*index.candidates("a.b.z"), &[0]);
+        assert_eq!(&*index.candidates("a.c"), &[1]);
+        assert_eq!(&*index.candidates("a/c"), &[1]);
+    }
+
+    #[test]
+    fn the_memo_is_bounded() {
+        let index = RuleIndex::build(["t*"]).unwrap();
+        for i in 0..MEMO_CAPACITY + 10 {
+            assert_eq!(&*index.candidates(&format!("t{i}")), &[0]);
+        }
+        assert_eq!(index.memo.read().unwrap().len(), MEMO_CAPACITY);
+        assert_eq!(&*index.candidates("x"), &[] as &[usize]);
     }
 
     #[test]

@@ -16,7 +16,6 @@
 //! - bounds every value (200 characters) and the whole text ([`SUMMARY_MAX_CHARS`],
 //!   [`BODY_MAX_CHARS`]), cutting on character boundaries and marking the cut with `…`.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::secrets::{redact, redact_text};
@@ -260,17 +259,8 @@ fn sanitize(text: &str, layout: Layout) -> String {
     out
 }
 
-/// The preview of an asked call, as carried on the wire (`preview` in DESIGN.md §6.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Preview {
-    /// One line, at most [`SUMMARY_MAX_CHARS`] characters.
-    pub summary: String,
-    /// Longer text, at most [`BODY_MAX_CHARS`] characters, when the tool has a body template.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-    /// The call's arguments, redacted.
-    pub arguments: Value,
-}
+/// The wire shape lives in the protocol crate; re-exported here beside its builder.
+pub use airlock_protocol::Preview;
 
 /// Redacts `arguments`, then renders the tool's templates over them. Without a summary
 /// template the summary is `Call <tool>`.

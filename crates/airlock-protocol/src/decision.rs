@@ -9,6 +9,7 @@ use std::str::FromStr;
 /// INVARIANT: the derive order is the strictness order (`Allow < Ask < Deny`), so combining
 /// several verdicts is `max()` and "strictest wins" cannot be written the wrong way round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// The call may run without a person.
@@ -51,6 +52,7 @@ impl FromStr for Decision {
 
 /// How much harm a tool can do. Ordered from least to most dangerous.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     /// Only reads state.
@@ -82,6 +84,7 @@ impl fmt::Display for Risk {
 
 /// An agent's (or session's) mode, DESIGN.md §4.4.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Decisions as evaluated.
@@ -125,6 +128,7 @@ impl FromStr for Mode {
 
 /// Which step of evaluation produced the final decision (the `decided_by` of a Call).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DecidedBy {
     /// A `[[rules]]` entry matched; `Verdict::rule` names it.
@@ -145,6 +149,7 @@ pub enum DecidedBy {
 
 /// One kind of secret material found in a call's arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SecretFinding {
     /// Stable slug of the kind, such as `aws_access_key` or `url_password`.
     pub kind: String,
@@ -154,6 +159,7 @@ pub struct SecretFinding {
 
 /// The policy engine's answer for one call. Always a value: trouble is a `Deny` with a reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Verdict {
     pub decision: Decision,
     /// Which evaluation step settled the decision.

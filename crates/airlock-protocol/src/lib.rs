@@ -2,9 +2,15 @@
 //!
 //! This crate owns the vocabulary of ../shared/DESIGN.md §2 as Rust types: the ordered
 //! [`Decision`], the tool [`Risk`] classes, the agent [`Mode`]s and the [`Verdict`] that the
-//! policy engine returns. It knows nothing about storage, HTTP or policy parsing; every other
+//! policy engine returns, and the objects of the HTTP API ([`Call`], [`Approval`],
+//! [`AuditRecord`], …). The `openapi` feature derives their OpenAPI schemas. It knows nothing about storage, HTTP or policy parsing; every other
 //! crate depends on it, it depends on none of them.
 
 mod decision;
+mod records;
 
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
+pub use records::{
+    Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, LlmConfig, McpServerConfig,
+    PolicyInfo, Preview, Problem, Role, RuleScope, Session, StandingRule, User, WorkspaceEvent,
+};

@@ -1,0 +1,288 @@
+//! Submitting a call, waiting for its verdict, and redeeming its grant (G1).
+//!
+//! Submission evaluates the call under the policy in force and the standing rules in its
+//! scope, then records call + approval (ask) or call + grant (allow) + audit + events in
+//! one store transaction. The arguments are stored redacted; the binding digest is taken
+//! over the exact arguments, so an approval is bound to what was submitted (G2) without
+//! the secrets being kept (G9).
+
+use crate::clock::add_seconds;
+use crate::effects::{audit, call_data, event};
+use crate::identity::require_agent;
+use crate::ids::new_id;
+use crate::{Gate, GateError};
+use airlock_policy::digest::{binding_digest, Binding};
+use airlock_policy::preview::build_preview;
+use airlock_policy::{secrets, Call as PolicyCall, Decision, StandingRule as Standing};
+use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus, Risk, RuleScope};
+use airlock_store::{Effects, Grant, NewCall, Principal, Subject};
+use serde_json::Value;
+use std::time::Duration;
+
+/// The longest a caller may long-poll in one request.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// A call as submitted (`POST /v1/calls`).
+#[derive(Debug, Clone)]
+pub struct Submission {
+    pub tool: String,
+    pub arguments: Value,
+    pub session_id: Option<String>,
+}
+
+impl Gate {
+    /// Submits a call for the agent the token belongs to.
+    pub async fn submit_call(
+        &self,
+        principal: &Principal,
+        submission: Submission,
+    ) -> Result<Call, GateError> {
+        let (agent_id, agent_name) = require_agent(principal, "submit calls")?;
+        let workspace = principal.workspace.as_str();
+        if submission.tool.is_empty() || submission.tool.len() > 200 {
+            return Err(GateError::Invalid(
+                "tool must be 1 to 200 characters".into(),
+            ));
+        }
+        if !submission.arguments.is_object() {
+            return Err(GateError::Invalid("arguments must be a JSON object".into()));
+        }
+        if let Some(session_id) = &submission.session_id {
+            // Another agent's session is as invisible as another workspace's.
+            self.get_session(principal, session_id).await?;
+        }
+        let agent = self
+            .store()
+            .get_agent(workspace, agent_id)
+            .await?
+            .ok_or(GateError::NotFound("agent"))?;
+        let now = self.now();
+
+        let mut scopes = vec![(RuleScope::Agent, agent_id.to_owned())];
+        if let Some(session_id) = &submission.session_id {
+            scopes.push((RuleScope::Session, session_id.clone()));
+        }
+        let standing: Vec<Standing> = self
+            .store()
+            .live_standing_rules(workspace, &scopes, now)
+            .await?
+            .into_iter()
+            .map(|rule| Standing {
+                id: rule.id,
+                tool: rule.tool,
+                target: rule.target,
+            })
+            .collect();
+        let verdict = self.evaluate(
+            workspace,
+            &PolicyCall {
+                tool: &submission.tool,
+                arguments: &submission.arguments,
+                agent: Some(agent_name),
+                mode: agent.mode,
+                standing: &standing,
+            },
+        );
+        let loaded = self.loaded_policy(workspace);
+        let policy_digest = loaded
+            .as_ref()
+            .map_or_else(String::new, |loaded| loaded.info.digest.clone());
+
+        let redacted = secrets::redact(&submission.arguments);
+        let call_id = new_id("call");
+        let mut call = Call {
+            id: call_id.clone(),
+            agent_id: agent_id.to_owned(),
+            session_id: submission.session_id.clone(),
+            tool: submission.tool.clone(),
+            arguments: redacted.clone(),
+            risk: verdict.risk,
+            status: CallStatus::Pending,
+            decided_by: verdict.decided_by,
+            rule: verdict.rule.clone(),
+            reason: verdict.reason.clone(),
+            approval_id: None,
+            grant_id: None,
+            created_at: now,
+            decided_at: None,
+        };
+        let actor = principal.actor();
+        let mut new_call = NewCall {
+            call: call.clone(),
+            approval: None,
+            grant: None,
+        };
+        let effects = match verdict.decision {
+            Decision::Allow => {
+                let grant = Grant {
+                    id: new_id("grt"),
+                    call_id: call_id.clone(),
+                    created_at: now,
+                    consumed_at: None,
+                };
+                call.status = CallStatus::Allowed;
+                call.grant_id = Some(grant.id.clone());
+                call.decided_at = Some(now);
+                new_call.grant = Some(grant);
+                Effects::none()
+                    .audit(audit(
+                        now,
+                        &actor,
+                        "call.allowed",
+                        &call.id,
+                        call_data(&call, verdict.standing_rule.as_deref()),
+                    ))
+                    .event(event(now, "call.decided", &call))
+            }
+            Decision::Deny => {
+                call.status = CallStatus::Denied;
+                call.decided_at = Some(now);
+                Effects::none()
+                    .audit(audit(
+                        now,
+                        &actor,
+                        "call.denied",
+                        &call.id,
+                        call_data(&call, None),
+                    ))
+                    .event(event(now, "call.decided", &call))
+            }
+            Decision::Ask => {
+                let approval_id = new_id("apr");
+                let tool = loaded
+                    .as_ref()
+                    .and_then(|l| l.policy.tool(&submission.tool));
+                let preview = build_preview(
+                    &submission.tool,
+                    tool.and_then(|t| t.summary.as_ref()),
+                    tool.and_then(|t| t.body.as_ref()),
+                    &submission.arguments,
+                );
+                // Only a target a standing rule could use, and never one holding a secret.
+                let standing_target = verdict
+                    .target
+                    .clone()
+                    .filter(|_| matches!(verdict.risk, Risk::Write | Risk::External))
+                    .filter(|target| secrets::redact_text(target) == *target);
+                let deadline = add_seconds(now, verdict.deadline_seconds.unwrap_or(24 * 60 * 60));
+                let approval = Approval {
+                    id: approval_id.clone(),
+                    call_id: call_id.clone(),
+                    agent_id: agent_id.to_owned(),
+                    session_id: submission.session_id.clone(),
+                    status: ApprovalStatus::Pending,
+                    tool: submission.tool.clone(),
+                    risk: verdict.risk,
+                    preview,
+                    rule: verdict.rule.clone(),
+                    reason: verdict.reason.clone(),
+                    binding_digest: binding_digest(&Binding {
+                        approval: &approval_id,
+                        workspace,
+                        agent: agent_id,
+                        session: submission.session_id.as_deref(),
+                        tool: &submission.tool,
+                        arguments: &submission.arguments,
+                        policy: &policy_digest,
+                    }),
+                    policy_digest: policy_digest.clone(),
+                    standing_target,
+                    deadline,
+                    created_at: now,
+                    decided_at: None,
+                    decided_by: None,
+                    decision_reason: None,
+                };
+                call.approval_id = Some(approval_id.clone());
+                let mut data = call_data(&call, None);
+                if let Some(object) = data.as_object_mut() {
+                    object.insert("approval_id".into(), approval_id.clone().into());
+                    object.insert("deadline".into(), deadline.to_string().into());
+                    object.insert(
+                        "binding_digest".into(),
+                        approval.binding_digest.clone().into(),
+                    );
+                }
+                let effects = Effects::none()
+                    .audit(audit(now, &actor, "approval.requested", &approval_id, data))
+                    .event(event(now, "approval.requested", &approval));
+                new_call.approval = Some(approval);
+                effects
+            }
+        };
+        new_call.call = call.clone();
+        self.store()
+            .record_call(workspace, &new_call, &effects)
+            .await?;
+        if new_call.approval.is_some() {
+            self.inner.sweeper_wake.notify_one();
+        }
+        self.poke(workspace);
+        Ok(call)
+    }
+
+    /// A call, for its agent or for users of the workspace.
+    pub async fn get_call(&self, principal: &Principal, id: &str) -> Result<Call, GateError> {
+        let call = self
+            .store()
+            .get_call(&principal.workspace, id)
+            .await?
+            .ok_or(GateError::NotFound("call"))?;
+        match &principal.subject {
+            Subject::Agent { id: agent, .. } if *agent != call.agent_id => {
+                Err(GateError::NotFound("call"))
+            }
+            _ => Ok(call),
+        }
+    }
+
+    /// Returns the call once it is no longer pending, or as it is after `wait`
+    /// (at most [`MAX_WAIT`]). Woken by the decision itself, not by polling.
+    pub async fn wait_call(
+        &self,
+        principal: &Principal,
+        id: &str,
+        wait: Duration,
+    ) -> Result<Call, GateError> {
+        let until = tokio::time::Instant::now() + wait.min(MAX_WAIT);
+        loop {
+            let registration = self.inner.waiters.register(id);
+            let notified = registration.notify.notified();
+            tokio::pin!(notified);
+            // Enabled before the read, so a decision between read and wait still wakes us.
+            notified.as_mut().enable();
+            let call = self.get_call(principal, id).await?;
+            if call.status != CallStatus::Pending || tokio::time::Instant::now() >= until {
+                return Ok(call);
+            }
+            tokio::select! {
+                _ = &mut notified => {}
+                _ = tokio::time::sleep_until(until) => {
+                    return self.get_call(principal, id).await;
+                }
+            }
+        }
+    }
+
+    /// Consumes the call's grant: succeeds once, ever (G1). Only the call's agent redeems.
+    pub async fn redeem(&self, principal: &Principal, call_id: &str) -> Result<Grant, GateError> {
+        let (agent_id, _) = require_agent(principal, "redeem grants")?;
+        let call = self.get_call(principal, call_id).await?;
+        if call.agent_id != agent_id {
+            return Err(GateError::NotFound("call"));
+        }
+        let now = self.now();
+        let effects = Effects::none().audit(audit(
+            now,
+            &principal.actor(),
+            "grant.consumed",
+            call.grant_id.as_deref().unwrap_or(&call.id),
+            serde_json::json!({"call_id": call.id, "tool": call.tool}),
+        ));
+        let grant = self
+            .store()
+            .redeem(&principal.workspace, call_id, now, &effects)
+            .await?;
+        Ok(grant)
+    }
+}

@@ -1,0 +1,273 @@
+//! Approvals and the decision on them.
+//!
+//! The gate checks who is deciding (G6) and prepares the grant, the standing rule and the
+//! audit records; the store then checks status, deadline, binding digest and policy
+//! staleness and applies everything in one transaction (G2, G3, G4). The first valid
+//! decision wins; every refusal writes nothing.
+
+use crate::clock::add_seconds;
+use crate::effects::{approval_data, audit, event};
+use crate::identity::require_role;
+use crate::ids::new_id;
+use crate::{Gate, GateError};
+use airlock_protocol::{Approval, ApprovalStatus, Role, RuleScope, StandingRule};
+use airlock_store::{ApprovalFilter, Decision, Effects, Grant, Principal};
+use serde::Deserialize;
+use serde_json::json;
+
+/// `approve` or `reject`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Approve,
+    Reject,
+}
+
+/// `remember: {scope, expires_in?}` on an approval.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Remember {
+    pub scope: RuleScope,
+    #[serde(default)]
+    pub expires_in: Option<ExpiresIn>,
+}
+
+/// A duration given as seconds (`3600`) or as text (`"1h"`, `"7d"`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum ExpiresIn {
+    Seconds(u64),
+    Text(String),
+}
+
+impl ExpiresIn {
+    pub fn seconds(&self) -> Result<u64, GateError> {
+        let seconds = match self {
+            ExpiresIn::Seconds(seconds) => *seconds,
+            ExpiresIn::Text(text) => humantime::parse_duration(text)
+                .map_err(|e| GateError::Invalid(format!("expires_in `{text}`: {e}")))?
+                .as_secs(),
+        };
+        if seconds == 0 {
+            return Err(GateError::Invalid(
+                "expires_in must be longer than zero".into(),
+            ));
+        }
+        Ok(seconds)
+    }
+}
+
+/// The body of `POST /v1/approvals/{id}/decision`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionRequest {
+    pub decision: Verdict,
+    pub binding_digest: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub remember: Option<Remember>,
+}
+
+impl Gate {
+    /// Approvals of the workspace, newest first.
+    pub async fn list_approvals(
+        &self,
+        principal: &Principal,
+        status: Option<ApprovalStatus>,
+        limit: u32,
+    ) -> Result<Vec<Approval>, GateError> {
+        require_role(principal, Role::Viewer, "list approvals")?;
+        Ok(self
+            .store()
+            .list_approvals(
+                &principal.workspace,
+                &ApprovalFilter {
+                    status,
+                    session_id: None,
+                    limit: limit.clamp(1, 1000),
+                },
+            )
+            .await?)
+    }
+
+    /// Pending approvals of one session (for the session snapshot).
+    pub async fn session_approvals(
+        &self,
+        principal: &Principal,
+        session_id: &str,
+    ) -> Result<Vec<Approval>, GateError> {
+        Ok(self
+            .store()
+            .list_approvals(
+                &principal.workspace,
+                &ApprovalFilter {
+                    status: Some(ApprovalStatus::Pending),
+                    session_id: Some(session_id.to_owned()),
+                    limit: 1000,
+                },
+            )
+            .await?)
+    }
+
+    pub async fn get_approval(
+        &self,
+        principal: &Principal,
+        id: &str,
+    ) -> Result<Approval, GateError> {
+        require_role(principal, Role::Viewer, "read approvals")?;
+        self.store()
+            .get_approval(&principal.workspace, id)
+            .await?
+            .ok_or(GateError::NotFound("approval"))
+    }
+
+    /// Decides an approval. Approvers and above only; agents never (G6).
+    pub async fn decide(
+        &self,
+        principal: &Principal,
+        approval_id: &str,
+        request: DecisionRequest,
+    ) -> Result<Approval, GateError> {
+        require_role(principal, Role::Approver, "decide approvals")?;
+        if request
+            .reason
+            .as_ref()
+            .is_some_and(|r| r.chars().count() > 2000)
+        {
+            return Err(GateError::Invalid(
+                "reason is longer than 2000 characters".into(),
+            ));
+        }
+        let workspace = principal.workspace.as_str();
+        let approval = self
+            .store()
+            .get_approval(workspace, approval_id)
+            .await?
+            .ok_or(GateError::NotFound("approval"))?;
+        let now = self.now();
+        let actor = principal.actor();
+        let approve = request.decision == Verdict::Approve;
+
+        let standing_rule = match (&request.remember, approve) {
+            (Some(_), false) => {
+                return Err(GateError::Invalid("remember only goes with approve".into()))
+            }
+            (Some(remember), true) => Some(self.standing_rule_for(&approval, remember, &actor)?),
+            (None, _) => None,
+        };
+        let grant = approve.then(|| Grant {
+            id: new_id("grt"),
+            call_id: approval.call_id.clone(),
+            created_at: now,
+            consumed_at: None,
+        });
+
+        // The effects describe the approval as it will be after the decision.
+        let mut decided = approval.clone();
+        decided.status = if approve {
+            ApprovalStatus::Approved
+        } else {
+            ApprovalStatus::Rejected
+        };
+        decided.decided_at = Some(now);
+        decided.decided_by = Some(actor.clone());
+        decided.decision_reason = request.reason.clone();
+        let kind = if approve {
+            "approval.approved"
+        } else {
+            "approval.rejected"
+        };
+        let mut data = approval_data(&decided);
+        if let (Some(object), Some(grant)) = (data.as_object_mut(), &grant) {
+            object.insert("grant_id".into(), grant.id.clone().into());
+        }
+        let mut effects = Effects::none()
+            .audit(audit(now, &actor, kind, &approval.id, data))
+            .event(event(now, "approval.decided", &decided));
+        if let Some(rule) = &standing_rule {
+            effects = effects
+                .audit(audit(
+                    now,
+                    &actor,
+                    "rule.created",
+                    &rule.id,
+                    json!({"tool": rule.tool, "target": rule.target, "scope": rule.scope, "scope_id": rule.scope_id, "expires_at": rule.expires_at.map(|t| t.to_string()), "from_approval": approval.id}),
+                ))
+                .event(event(now, "rule.created", rule));
+        }
+        let outcome = self
+            .store()
+            .decide(
+                workspace,
+                &Decision {
+                    approval_id: approval.id.clone(),
+                    approve,
+                    binding_digest: request.binding_digest,
+                    decided_by: actor,
+                    reason: request.reason,
+                    at: now,
+                    grant,
+                    standing_rule,
+                },
+                &effects,
+            )
+            .await;
+        match outcome {
+            Ok(decided) => {
+                self.inner.waiters.wake(&decided.approval.call_id);
+                self.poke(workspace);
+                Ok(decided.approval)
+            }
+            Err(airlock_store::DecideError::Expired) => {
+                // The refusal wrote nothing; the expiry is the sweeper's own change, made
+                // now so that the approval reads `expired` right after the refusal.
+                self.sweep_once().await?;
+                Err(GateError::Expired)
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// The standing rule an "approve + remember" mints, or why it cannot.
+    fn standing_rule_for(
+        &self,
+        approval: &Approval,
+        remember: &Remember,
+        actor: &str,
+    ) -> Result<StandingRule, GateError> {
+        let Some(target) = approval.standing_target.clone() else {
+            return Err(GateError::Invalid(format!(
+                "this call cannot be remembered: `{}` has risk {} or no target argument; standing rules need a write or external tool with a target",
+                approval.tool, approval.risk
+            )));
+        };
+        let scope_id = match remember.scope {
+            RuleScope::Session => approval.session_id.clone().ok_or_else(|| {
+                GateError::Invalid("remember scope `session` needs a call made in a session".into())
+            })?,
+            RuleScope::Agent => approval.agent_id.clone(),
+            RuleScope::Task => {
+                return Err(GateError::Invalid(
+                    "remember scope `task` needs a call made by a task; this call has none".into(),
+                ))
+            }
+        };
+        let now = self.now();
+        let expires_at = match &remember.expires_in {
+            Some(expires_in) => Some(add_seconds(now, expires_in.seconds()?)),
+            None => None,
+        };
+        Ok(StandingRule {
+            id: new_id("rule"),
+            tool: approval.tool.clone(),
+            target,
+            scope: remember.scope,
+            scope_id,
+            created_by: actor.to_owned(),
+            created_at: now,
+            expires_at,
+            revoked_at: None,
+        })
+    }
+}

@@ -1,0 +1,76 @@
+//! The gate's error type: every refusal and every failure, each mapped by the server to one
+//! status and one stable problem `type`.
+
+use airlock_policy::LoadErrors;
+use airlock_protocol::ApprovalStatus;
+use airlock_store::{DecideError, RedeemError, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// No token, or a token nobody holds.
+    #[error("missing or unknown token")]
+    Unauthorized,
+    /// The principal may not do this (G6).
+    #[error("{0}")]
+    Forbidden(String),
+    /// No such object in the principal's workspace (another workspace's objects too, G6).
+    #[error("no such {0}")]
+    NotFound(&'static str),
+    /// The request is well-formed JSON but makes no sense.
+    #[error("{0}")]
+    Invalid(String),
+    /// A policy that does not load; the one in force stays.
+    #[error("the policy does not load")]
+    PolicyInvalid(LoadErrors),
+    #[error("the binding digest does not match the approval (G2)")]
+    BindingMismatch,
+    #[error("the approval is already {0}")]
+    AlreadyDecided(ApprovalStatus),
+    #[error("the approval's deadline has passed")]
+    Expired,
+    #[error("the policy changed while the approval was pending")]
+    StalePolicy,
+    #[error("the grant was already consumed")]
+    GrantSpent,
+    /// A name that must be unique is taken.
+    #[error("{0}")]
+    Conflict(String),
+    /// The store failed; the caller may retry. Never turned into an allow.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<StoreError> for GateError {
+    fn from(error: StoreError) -> GateError {
+        match error {
+            StoreError::Conflict(message) => GateError::Conflict(message),
+            other => GateError::Unavailable(other.to_string()),
+        }
+    }
+}
+
+impl From<DecideError> for GateError {
+    fn from(error: DecideError) -> GateError {
+        match error {
+            DecideError::NotFound => GateError::NotFound("approval"),
+            DecideError::AlreadyDecided(status) => GateError::AlreadyDecided(status),
+            DecideError::Expired => GateError::Expired,
+            DecideError::BindingMismatch => GateError::BindingMismatch,
+            DecideError::StalePolicy => GateError::StalePolicy,
+            DecideError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<RedeemError> for GateError {
+    fn from(error: RedeemError) -> GateError {
+        match error {
+            RedeemError::NotFound => GateError::NotFound("call"),
+            RedeemError::NoGrant => GateError::Forbidden(
+                "the call has no grant: it was denied or is not approved".into(),
+            ),
+            RedeemError::Spent => GateError::GrantSpent,
+            RedeemError::Store(error) => error.into(),
+        }
+    }
+}

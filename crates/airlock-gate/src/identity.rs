@@ -1,0 +1,350 @@
+//! Who is asking, and what they may do (G6): bootstrap, tokens, users, agents, sessions.
+//!
+//! Roles are ordered `viewer < approver < admin < owner`. Agent tokens act as their agent:
+//! they submit calls, open sessions and redeem their own grants, and nothing else.
+
+use crate::effects::audit;
+use crate::ids::{new_id, new_token, token_hash};
+use crate::{Gate, GateError};
+use airlock_protocol::{Agent, LlmConfig, McpServerConfig, Mode, Role, Session, User};
+use airlock_store::{Effects, Principal, Subject, Workspace};
+use serde::Deserialize;
+use serde_json::json;
+
+/// What `airlock serve` prints on the first start.
+#[derive(Debug, Clone)]
+pub struct Bootstrapped {
+    pub workspace: Workspace,
+    pub owner: User,
+    pub owner_token: String,
+}
+
+/// Settings of a new agent (`POST /v1/agents`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    pub name: String,
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    #[serde(default)]
+    pub workspace_dir: Option<String>,
+    #[serde(default)]
+    pub llm: Option<LlmConfig>,
+    #[serde(default)]
+    pub mcp_servers: Option<Vec<McpServerConfig>>,
+}
+
+/// A change to an agent (`PATCH /v1/agents/{id}`); absent fields stay as they are.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentPatch {
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    #[serde(default)]
+    pub workspace_dir: Option<String>,
+    #[serde(default)]
+    pub llm: Option<LlmConfig>,
+    #[serde(default)]
+    pub mcp_servers: Option<Vec<McpServerConfig>>,
+}
+
+/// Requires a user with at least `role`.
+pub fn require_role(principal: &Principal, role: Role, doing: &str) -> Result<(), GateError> {
+    match &principal.subject {
+        Subject::User { role: have, .. } if *have >= role => Ok(()),
+        Subject::User { role: have, .. } => Err(GateError::Forbidden(format!(
+            "{doing} needs the {role} role or higher; this user is {have}"
+        ))),
+        Subject::Agent { .. } => Err(GateError::Forbidden(format!(
+            "agent tokens cannot {doing}; use a user token"
+        ))),
+    }
+}
+
+/// Requires an agent token and returns its id and name.
+pub fn require_agent<'p>(
+    principal: &'p Principal,
+    doing: &str,
+) -> Result<(&'p str, &'p str), GateError> {
+    match &principal.subject {
+        Subject::Agent { id, name } => Ok((id, name)),
+        Subject::User { .. } => Err(GateError::Forbidden(format!(
+            "only agents {doing}; use the agent's token"
+        ))),
+    }
+}
+
+fn check_name(name: &str, what: &str) -> Result<(), GateError> {
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if valid {
+        Ok(())
+    } else {
+        Err(GateError::Invalid(format!(
+            "{what} name `{name}` must be 1 to 64 characters of letters, digits, `-`, `_` or `.`"
+        )))
+    }
+}
+
+impl Gate {
+    /// On an empty store: creates the workspace and its owner and returns the owner's
+    /// token (to be shown once). On a store that has the workspace: `None`.
+    pub async fn bootstrap(
+        &self,
+        workspace_name: &str,
+        owner_name: &str,
+    ) -> Result<Option<Bootstrapped>, GateError> {
+        let store = self.store();
+        if store.workspace_by_name(workspace_name).await?.is_some() {
+            return Ok(None);
+        }
+        let now = self.now();
+        let workspace = Workspace {
+            id: new_id("ws"),
+            name: workspace_name.to_owned(),
+            created_at: now,
+        };
+        store.create_workspace(&workspace).await?;
+        let owner = User {
+            id: new_id("usr"),
+            name: owner_name.to_owned(),
+            role: Role::Owner,
+            created_at: now,
+        };
+        let token = new_token();
+        let effects = Effects::none().audit(audit(
+            now,
+            "system",
+            "user.created",
+            &owner.id,
+            json!({"name": owner.name, "role": owner.role, "bootstrap": true}),
+        ));
+        store
+            .create_user(&workspace.id, &owner, &token_hash(&token), &effects)
+            .await?;
+        Ok(Some(Bootstrapped {
+            workspace,
+            owner,
+            owner_token: token,
+        }))
+    }
+
+    /// Resolves a bearer token.
+    pub async fn authenticate(&self, token: &str) -> Result<Principal, GateError> {
+        if token.is_empty() || token.len() > 256 {
+            return Err(GateError::Unauthorized);
+        }
+        self.store()
+            .principal_for_token(&token_hash(token))
+            .await?
+            .ok_or(GateError::Unauthorized)
+    }
+
+    /// Creates a user (owner or admin; only an owner creates owners).
+    pub async fn create_user(
+        &self,
+        principal: &Principal,
+        name: &str,
+        role: Role,
+    ) -> Result<(User, String), GateError> {
+        require_role(principal, Role::Admin, "create users")?;
+        if role == Role::Owner {
+            require_role(principal, Role::Owner, "create owners")?;
+        }
+        check_name(name, "user")?;
+        let now = self.now();
+        let user = User {
+            id: new_id("usr"),
+            name: name.to_owned(),
+            role,
+            created_at: now,
+        };
+        let token = new_token();
+        let effects = Effects::none().audit(audit(
+            now,
+            &principal.actor(),
+            "user.created",
+            &user.id,
+            json!({"name": user.name, "role": user.role}),
+        ));
+        self.store()
+            .create_user(&principal.workspace, &user, &token_hash(&token), &effects)
+            .await?;
+        Ok((user, token))
+    }
+
+    pub async fn list_users(&self, principal: &Principal) -> Result<Vec<User>, GateError> {
+        require_role(principal, Role::Viewer, "list users")?;
+        Ok(self.store().list_users(&principal.workspace).await?)
+    }
+
+    /// Creates an agent and returns its token (shown once). Admins and owners only.
+    pub async fn create_agent(
+        &self,
+        principal: &Principal,
+        spec: AgentSpec,
+    ) -> Result<(Agent, String), GateError> {
+        require_role(principal, Role::Admin, "create agents")?;
+        check_name(&spec.name, "agent")?;
+        let now = self.now();
+        let agent = Agent {
+            id: new_id("agt"),
+            name: spec.name,
+            mode: spec.mode.unwrap_or_default(),
+            system_prompt: spec.system_prompt,
+            tools: spec.tools,
+            workspace_dir: spec.workspace_dir,
+            llm: spec.llm,
+            mcp_servers: spec.mcp_servers,
+            created_at: now,
+        };
+        let token = new_token();
+        let effects = Effects::none().audit(audit(
+            now,
+            &principal.actor(),
+            "agent.created",
+            &agent.id,
+            json!({"name": agent.name, "mode": agent.mode}),
+        ));
+        self.store()
+            .create_agent(&principal.workspace, &agent, &token_hash(&token), &effects)
+            .await
+            .map_err(|error| match GateError::from(error) {
+                GateError::Conflict(_) => {
+                    GateError::Conflict(format!("an agent named `{}` exists", agent.name))
+                }
+                other => other,
+            })?;
+        Ok((agent, token))
+    }
+
+    pub async fn list_agents(&self, principal: &Principal) -> Result<Vec<Agent>, GateError> {
+        require_role(principal, Role::Viewer, "list agents")?;
+        Ok(self.store().list_agents(&principal.workspace).await?)
+    }
+
+    /// An agent; agent tokens may read their own.
+    pub async fn get_agent(&self, principal: &Principal, id: &str) -> Result<Agent, GateError> {
+        if !matches!(&principal.subject, Subject::Agent { id: own, .. } if own == id) {
+            require_role(principal, Role::Viewer, "read agents")?;
+        }
+        self.store()
+            .get_agent(&principal.workspace, id)
+            .await?
+            .ok_or(GateError::NotFound("agent"))
+    }
+
+    pub async fn update_agent(
+        &self,
+        principal: &Principal,
+        id: &str,
+        patch: AgentPatch,
+    ) -> Result<Agent, GateError> {
+        require_role(principal, Role::Admin, "change agents")?;
+        let mut agent = self
+            .store()
+            .get_agent(&principal.workspace, id)
+            .await?
+            .ok_or(GateError::NotFound("agent"))?;
+        if let Some(mode) = patch.mode {
+            agent.mode = mode;
+        }
+        if patch.system_prompt.is_some() {
+            agent.system_prompt = patch.system_prompt;
+        }
+        if patch.tools.is_some() {
+            agent.tools = patch.tools;
+        }
+        if patch.workspace_dir.is_some() {
+            agent.workspace_dir = patch.workspace_dir;
+        }
+        if patch.llm.is_some() {
+            agent.llm = patch.llm;
+        }
+        if patch.mcp_servers.is_some() {
+            agent.mcp_servers = patch.mcp_servers;
+        }
+        let now = self.now();
+        let effects = Effects::none().audit(audit(
+            now,
+            &principal.actor(),
+            "agent.updated",
+            &agent.id,
+            json!({"name": agent.name, "mode": agent.mode}),
+        ));
+        self.store()
+            .update_agent(&principal.workspace, &agent, &effects)
+            .await?;
+        Ok(agent)
+    }
+
+    /// Opens a session. An agent token opens one for itself; a user names the agent.
+    pub async fn create_session(
+        &self,
+        principal: &Principal,
+        agent_id: Option<String>,
+        title: Option<String>,
+    ) -> Result<Session, GateError> {
+        let agent_id = match &principal.subject {
+            Subject::Agent { id, .. } => {
+                if agent_id.as_ref().is_some_and(|given| given != id) {
+                    return Err(GateError::Forbidden(
+                        "an agent token opens sessions for its own agent only".into(),
+                    ));
+                }
+                Some(id.clone())
+            }
+            Subject::User { .. } => {
+                require_role(principal, Role::Approver, "open sessions")?;
+                if let Some(agent_id) = &agent_id {
+                    self.store()
+                        .get_agent(&principal.workspace, agent_id)
+                        .await?
+                        .ok_or(GateError::NotFound("agent"))?;
+                }
+                agent_id
+            }
+        };
+        if title.as_ref().is_some_and(|t| t.chars().count() > 200) {
+            return Err(GateError::Invalid(
+                "title is longer than 200 characters".into(),
+            ));
+        }
+        let session = Session {
+            id: new_id("ses"),
+            agent_id,
+            title,
+            created_at: self.now(),
+        };
+        self.store()
+            .create_session(&principal.workspace, &session)
+            .await?;
+        Ok(session)
+    }
+
+    /// A session, for its agent or for users.
+    pub async fn get_session(&self, principal: &Principal, id: &str) -> Result<Session, GateError> {
+        let session = self
+            .store()
+            .get_session(&principal.workspace, id)
+            .await?
+            .ok_or(GateError::NotFound("session"))?;
+        match &principal.subject {
+            Subject::Agent { id: agent, .. } if session.agent_id.as_deref() != Some(agent) => {
+                Err(GateError::NotFound("session"))
+            }
+            _ => Ok(session),
+        }
+    }
+}

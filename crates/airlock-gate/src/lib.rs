@@ -1,0 +1,97 @@
+//! The gate: every tool call goes in, a decision comes out, and an asked call waits
+//! durably for a person.
+//!
+//! - [`Gate`] (this file): the shared state and its construction.
+//! - [`identity`]: bootstrap, tokens, users, agents, sessions, who-may-do-what.
+//! - [`policy`]: the policy in force per workspace, replacing it, dry runs.
+//! - [`calls`]: submit, long-poll, redeem.
+//! - [`decide`]: approvals and the decision on them (G2, G3, G4, G6).
+//! - [`rules`]: standing rules.
+//! - [`expiry`]: the sweeper that moves overdue approvals to `expired`.
+//! - [`audit`]: listing and verifying the hash chain.
+//! - [`waiters`], [`clock`], [`ids`], [`effects`]: the small parts the others share.
+//!
+//! INVARIANT: every change the gate makes goes through one store operation that also
+//! appends its audit records and events (G8); the gate only wakes waiters and notifies
+//! subscribers *after* that operation committed.
+
+pub mod audit;
+pub mod calls;
+pub mod clock;
+pub mod decide;
+pub mod effects;
+mod error;
+pub mod expiry;
+pub mod identity;
+pub mod ids;
+pub mod policy;
+pub mod rules;
+pub mod waiters;
+
+pub use error::GateError;
+
+use airlock_store::Store;
+use clock::Clock;
+use policy::PolicyCache;
+use std::sync::Arc;
+use tokio::sync::broadcast;
+use waiters::Waiters;
+
+/// The gate. Cheap to clone; every clone shares the same state.
+#[derive(Clone)]
+pub struct Gate {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    policies: PolicyCache,
+    waiters: Waiters,
+    /// Carries a workspace id whenever events were appended for it, so that SSE streams
+    /// read them from the store. Lagging receivers just re-read; nothing is lost.
+    pokes: broadcast::Sender<String>,
+    /// Wakes the expiry sweeper when an approval with a nearer deadline appears.
+    sweeper_wake: tokio::sync::Notify,
+}
+
+impl Gate {
+    /// Builds a gate over a store, loading the policy in force of every workspace.
+    pub async fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Result<Gate, GateError> {
+        let policies = PolicyCache::load(store.as_ref()).await?;
+        let (pokes, _) = broadcast::channel(1024);
+        Ok(Gate {
+            inner: Arc::new(Inner {
+                store,
+                clock,
+                policies,
+                waiters: Waiters::default(),
+                pokes,
+                sweeper_wake: tokio::sync::Notify::new(),
+            }),
+        })
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
+    }
+
+    pub fn now(&self) -> jiff::Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// A receiver of workspace ids whose event streams have new events.
+    pub fn subscribe(&self) -> broadcast::Receiver<String> {
+        self.inner.pokes.subscribe()
+    }
+
+    /// How many callers are long-polling right now (for metrics).
+    pub fn waiting(&self) -> usize {
+        self.inner.waiters.waiting()
+    }
+
+    fn poke(&self, workspace: &str) {
+        // No subscriber is not an error: nobody is streaming.
+        let _ = self.inner.pokes.send(workspace.to_owned());
+    }
+}

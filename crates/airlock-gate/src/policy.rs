@@ -1,0 +1,211 @@
+//! The policy in force, per workspace: cached compiled, replaced whole, evaluated.
+//!
+//! INVARIANT: the cache only ever holds a policy that loaded; a text that fails to load
+//! is refused with its errors and the policy in force stays (DESIGN.md §4.3).
+
+use crate::effects::{approval_data, audit, event};
+use crate::identity::require_role;
+use crate::{Gate, GateError};
+use airlock_policy::{Call as PolicyCall, LoadOptions, Mode, Policy, Verdict};
+use airlock_protocol::{Approval, PolicyInfo, Role};
+use airlock_store::{Effects, Principal, Store};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// The text of the policy a workspace starts with when none was given: ask for everything.
+pub const STARTER_POLICY: &str =
+    "# Every call goes to a person until you write rules.\nversion = 1\ndefault = \"ask\"\n";
+
+/// A compiled policy with the record it came from.
+pub struct LoadedPolicy {
+    pub policy: Policy,
+    pub info: PolicyInfo,
+}
+
+/// Compiled policies by workspace id.
+#[derive(Default)]
+pub struct PolicyCache {
+    by_workspace: RwLock<HashMap<String, Arc<LoadedPolicy>>>,
+}
+
+impl PolicyCache {
+    /// Loads the policy in force of every workspace. A stored policy that no longer loads
+    /// (it loaded when stored) is skipped and logged: its workspace then evaluates under
+    /// no policy, which denies everything.
+    pub async fn load(store: &dyn Store) -> Result<PolicyCache, GateError> {
+        let cache = PolicyCache::default();
+        for (workspace, info) in store.current_policies().await? {
+            match Policy::load(&info.source, &load_options()) {
+                Ok(policy) => cache.insert(&workspace, LoadedPolicy { policy, info }),
+                Err(errors) => {
+                    tracing::error!(%workspace, %errors, "stored policy does not load; denying every call");
+                }
+            }
+        }
+        Ok(cache)
+    }
+
+    pub fn get(&self, workspace: &str) -> Option<Arc<LoadedPolicy>> {
+        self.by_workspace
+            .read()
+            .ok()
+            .and_then(|map| map.get(workspace).cloned())
+    }
+
+    fn insert(&self, workspace: &str, loaded: LoadedPolicy) {
+        if let Ok(mut map) = self.by_workspace.write() {
+            map.insert(workspace.to_owned(), Arc::new(loaded));
+        }
+    }
+}
+
+fn load_options() -> LoadOptions {
+    LoadOptions {
+        file_name: "policy.toml".into(),
+        ..LoadOptions::default()
+    }
+}
+
+/// The reason given to approvals closed because the policy changed under them.
+pub const STALE_REASON: &str = "stale_policy: the policy changed while the call was pending";
+
+impl Gate {
+    /// The policy in force.
+    pub async fn policy(&self, principal: &Principal) -> Result<PolicyInfo, GateError> {
+        require_role(principal, Role::Viewer, "read the policy")?;
+        self.inner
+            .policies
+            .get(&principal.workspace)
+            .map(|loaded| loaded.info.clone())
+            .ok_or(GateError::NotFound("policy"))
+    }
+
+    /// Replaces the policy in force. A text that does not load is refused with every
+    /// error and changes nothing. Pending approvals made under another policy are
+    /// cancelled in the same transaction, and their waiters are told.
+    pub async fn put_policy(
+        &self,
+        principal: &Principal,
+        source: &str,
+    ) -> Result<PolicyInfo, GateError> {
+        require_role(principal, Role::Admin, "change the policy")?;
+        self.replace_policy(&principal.workspace, &principal.actor(), source)
+            .await
+    }
+
+    /// Replaces the policy as `actor` (`user:<id>`, or `policy` for a watched file).
+    pub async fn replace_policy(
+        &self,
+        workspace: &str,
+        actor: &str,
+        source: &str,
+    ) -> Result<PolicyInfo, GateError> {
+        let policy = Policy::load(source, &load_options()).map_err(GateError::PolicyInvalid)?;
+        let current = self.inner.policies.get(workspace);
+        if let Some(current) = &current {
+            if current.info.digest == policy.digest() && current.info.source == source {
+                return Ok(current.info.clone());
+            }
+        }
+        let now = self.now();
+        let info = PolicyInfo {
+            version: current.as_ref().map_or(1, |c| c.info.version + 1),
+            digest: policy.digest().to_owned(),
+            source: source.to_owned(),
+            updated_at: now,
+        };
+        let effects = Effects::none()
+            .audit(audit(
+                now,
+                actor,
+                "policy.updated",
+                &format!("policy:{}", info.version),
+                json!({"version": info.version, "digest": info.digest, "previous_digest": current.as_ref().map(|c| c.info.digest.clone())}),
+            ))
+            .event(event(
+                now,
+                "policy.updated",
+                &json!({"version": info.version, "digest": info.digest}),
+            ));
+        let on_cancel = |approval: &Approval| -> Effects {
+            Effects::none()
+                .audit(audit(
+                    now,
+                    "system",
+                    "approval.cancelled",
+                    &approval.id,
+                    approval_data(approval),
+                ))
+                .event(event(now, "approval.cancelled", approval))
+        };
+        let cancelled = self
+            .store()
+            .put_policy(workspace, &info, &effects, STALE_REASON, &on_cancel)
+            .await?;
+        self.inner.policies.insert(
+            workspace,
+            LoadedPolicy {
+                policy,
+                info: info.clone(),
+            },
+        );
+        for approval in &cancelled {
+            self.inner.waiters.wake(&approval.call_id);
+        }
+        self.poke(workspace);
+        Ok(info)
+    }
+
+    /// A dry run of the policy in force (`POST /v1/policy/evaluate`): nothing is stored.
+    pub async fn evaluate_dry(
+        &self,
+        principal: &Principal,
+        tool: &str,
+        arguments: &Value,
+        agent: Option<&str>,
+    ) -> Result<Verdict, GateError> {
+        require_role(principal, Role::Viewer, "evaluate calls")?;
+        let mode = match agent {
+            Some(name) => self
+                .store()
+                .agent_by_name(&principal.workspace, name)
+                .await?
+                .map_or(Mode::Ask, |agent| agent.mode),
+            None => Mode::Ask,
+        };
+        Ok(self.evaluate(
+            &principal.workspace,
+            &PolicyCall {
+                tool,
+                arguments,
+                agent,
+                mode,
+                standing: &[],
+            },
+        ))
+    }
+
+    /// Evaluates under the policy in force; a workspace without a usable policy denies.
+    pub(crate) fn evaluate(&self, workspace: &str, call: &PolicyCall) -> Verdict {
+        match self.inner.policies.get(workspace) {
+            Some(loaded) => loaded.policy.evaluate(call),
+            None => Verdict {
+                decision: airlock_policy::Decision::Deny,
+                decided_by: airlock_policy::DecidedBy::System,
+                rule: None,
+                reason: Some("no policy is in force in this workspace".into()),
+                risk: airlock_policy::Risk::Exec,
+                target: None,
+                standing_rule: None,
+                secrets: Vec::new(),
+                deadline_seconds: None,
+            },
+        }
+    }
+
+    /// The compiled policy in force (for previews and digests).
+    pub(crate) fn loaded_policy(&self, workspace: &str) -> Option<Arc<LoadedPolicy>> {
+        self.inner.policies.get(workspace)
+    }
+}

@@ -1,0 +1,144 @@
+//! Standing rules: a person's "allow every time" for one tool and one exact target.
+//!
+//! Only users with role ≥ approver mint or revoke them (agents never, G6), only for tools
+//! the policy lists as `write` or `external` with a `target` (exec is never eligible, read
+//! needs none), and only for a non-empty target. Minting an identical live rule again
+//! returns the existing one.
+
+use crate::clock::add_seconds;
+use crate::decide::ExpiresIn;
+use crate::effects::{audit, event};
+use crate::identity::require_role;
+use crate::ids::new_id;
+use crate::{Gate, GateError};
+use airlock_protocol::{Risk, Role, RuleScope, StandingRule};
+use airlock_store::{Effects, Principal};
+use serde::Deserialize;
+use serde_json::json;
+
+/// The body of `POST /v1/rules`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewRule {
+    pub tool: String,
+    pub target: String,
+    pub scope: RuleScope,
+    pub scope_id: String,
+    #[serde(default)]
+    pub expires_in: Option<ExpiresIn>,
+}
+
+impl Gate {
+    pub async fn list_rules(&self, principal: &Principal) -> Result<Vec<StandingRule>, GateError> {
+        require_role(principal, Role::Viewer, "list standing rules")?;
+        Ok(self
+            .store()
+            .list_standing_rules(&principal.workspace)
+            .await?)
+    }
+
+    /// Mints a standing rule; returns it and whether it is new.
+    pub async fn create_rule(
+        &self,
+        principal: &Principal,
+        rule: NewRule,
+    ) -> Result<(StandingRule, bool), GateError> {
+        require_role(principal, Role::Approver, "create standing rules")?;
+        let workspace = principal.workspace.as_str();
+        if rule.target.trim().is_empty() {
+            return Err(GateError::Invalid(
+                "target is empty; a standing rule binds to one exact target".into(),
+            ));
+        }
+        let eligible = self.loaded_policy(workspace).is_some_and(|loaded| {
+            loaded.policy.tool(&rule.tool).is_some_and(|tool| {
+                matches!(tool.risk, Risk::Write | Risk::External) && tool.target.is_some()
+            })
+        });
+        if !eligible {
+            return Err(GateError::Invalid(format!(
+                "`{}` is not eligible for standing rules: the policy must list it with risk write or external and a target (exec tools never are)",
+                rule.tool
+            )));
+        }
+        match rule.scope {
+            RuleScope::Session => {
+                self.store()
+                    .get_session(workspace, &rule.scope_id)
+                    .await?
+                    .ok_or(GateError::NotFound("session"))?;
+            }
+            RuleScope::Agent => {
+                self.store()
+                    .get_agent(workspace, &rule.scope_id)
+                    .await?
+                    .ok_or(GateError::NotFound("agent"))?;
+            }
+            RuleScope::Task => {
+                return Err(GateError::Invalid(
+                    "tasks do not exist yet in this workspace".into(),
+                ))
+            }
+        }
+        let now = self.now();
+        let expires_at = match &rule.expires_in {
+            Some(expires_in) => Some(add_seconds(now, expires_in.seconds()?)),
+            None => None,
+        };
+        let actor = principal.actor();
+        let standing = StandingRule {
+            id: new_id("rule"),
+            tool: rule.tool,
+            target: rule.target,
+            scope: rule.scope,
+            scope_id: rule.scope_id,
+            created_by: actor.clone(),
+            created_at: now,
+            expires_at,
+            revoked_at: None,
+        };
+        let effects = Effects::none()
+            .audit(audit(
+                now,
+                &actor,
+                "rule.created",
+                &standing.id,
+                json!({"tool": standing.tool, "target": standing.target, "scope": standing.scope, "scope_id": standing.scope_id, "expires_at": standing.expires_at.map(|t| t.to_string())}),
+            ))
+            .event(event(now, "rule.created", &standing));
+        let (stored, created) = self
+            .store()
+            .create_standing_rule(workspace, &standing, &effects)
+            .await?;
+        if created {
+            self.poke(workspace);
+        }
+        Ok((stored, created))
+    }
+
+    /// Revokes a standing rule.
+    pub async fn revoke_rule(
+        &self,
+        principal: &Principal,
+        id: &str,
+    ) -> Result<StandingRule, GateError> {
+        require_role(principal, Role::Approver, "revoke standing rules")?;
+        let now = self.now();
+        let effects = Effects::none()
+            .audit(audit(
+                now,
+                &principal.actor(),
+                "rule.revoked",
+                id,
+                json!({"rule_id": id}),
+            ))
+            .event(event(now, "rule.revoked", &json!({"id": id})));
+        let revoked = self
+            .store()
+            .revoke_standing_rule(&principal.workspace, id, now, &effects)
+            .await?
+            .ok_or(GateError::NotFound("standing rule"))?;
+        self.poke(&principal.workspace);
+        Ok(revoked)
+    }
+}

@@ -1,0 +1,9 @@
+//! The gate's guarantees, tested through its API over a real SQLite file and a manual
+//! clock (no HTTP here; the server's end-to-end tests cover the wire).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod gate {
+    pub mod guarantees;
+    pub mod harness;
+}

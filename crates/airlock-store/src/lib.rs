@@ -1,0 +1,240 @@
+//! Storage for airlock: the [`Store`] trait and its backends.
+//!
+//! The trait is a set of *whole operations*, each one transaction: recording a call with
+//! its approval and grant, deciding an approval, consuming a grant, expiring what is due.
+//! Each operation also appends the audit records and workspace events the gate hands it, in
+//! the same transaction (G8), so a change and its record can never be separated. Backends
+//! implement the operations natively; nothing outside this crate knows SQL.
+//!
+//! - [`sqlite`]: the embedded default (WAL, `synchronous=FULL`, one writer connection).
+//!
+//! INVARIANT: the store never decides policy questions. It enforces the conditions that
+//! must be checked inside the transaction (status, deadline, binding digest, policy
+//! digest, single consumption) and nothing else; the gate decides everything else.
+
+pub mod sqlite;
+mod types;
+
+pub use types::*;
+
+use airlock_protocol::{
+    Agent, Approval, ApprovalStatus, AuditRecord, Call, PolicyInfo, Session, StandingRule, User,
+    WorkspaceEvent,
+};
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+/// Storage trouble that is not a refusal: the database is unreachable, a query failed, a
+/// row is corrupt. Callers map it to 503/500 and never to an allow.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(String),
+    #[error("corrupt row in {table}: {detail}")]
+    Corrupt { table: &'static str, detail: String },
+    #[error("conflict: {0}")]
+    Conflict(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// Why a decision was refused. Each refusal writes nothing (G3).
+#[derive(Debug, thiserror::Error)]
+pub enum DecideError {
+    #[error("no such approval")]
+    NotFound,
+    #[error("the approval is already {0}")]
+    AlreadyDecided(ApprovalStatus),
+    #[error("the approval's deadline has passed")]
+    Expired,
+    #[error("the binding digest does not match the approval")]
+    BindingMismatch,
+    /// The policy in force is not the one the call was evaluated under.
+    #[error("the policy changed while the approval was pending")]
+    StalePolicy,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a grant could not be consumed.
+#[derive(Debug, thiserror::Error)]
+pub enum RedeemError {
+    #[error("no such call")]
+    NotFound,
+    /// The call was never allowed or approved.
+    #[error("the call has no grant")]
+    NoGrant,
+    /// The grant was consumed before (G1).
+    #[error("the grant was already consumed")]
+    Spent,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Storage for one or many workspaces. Every method is one transaction.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    // ----- workspaces, identities, tokens
+
+    /// The workspace with this name, if any.
+    async fn workspace_by_name(&self, name: &str) -> StoreResult<Option<Workspace>>;
+
+    /// Creates a workspace. Names are unique.
+    async fn create_workspace(&self, workspace: &Workspace) -> StoreResult<()>;
+
+    /// Creates a user and its token (hash only), appending `effects`.
+    async fn create_user(
+        &self,
+        workspace: &str,
+        user: &User,
+        token_hash: &str,
+        effects: &Effects,
+    ) -> StoreResult<()>;
+
+    async fn list_users(&self, workspace: &str) -> StoreResult<Vec<User>>;
+
+    /// Creates an agent and its token (hash only). Agent names are unique per workspace:
+    /// a duplicate is `StoreError::Conflict`.
+    async fn create_agent(
+        &self,
+        workspace: &str,
+        agent: &Agent,
+        token_hash: &str,
+        effects: &Effects,
+    ) -> StoreResult<()>;
+
+    /// Replaces an agent's settings (everything but id, name and created_at).
+    async fn update_agent(&self, workspace: &str, agent: &Agent, effects: &Effects)
+        -> StoreResult<()>;
+
+    async fn get_agent(&self, workspace: &str, id: &str) -> StoreResult<Option<Agent>>;
+
+    async fn agent_by_name(&self, workspace: &str, name: &str) -> StoreResult<Option<Agent>>;
+
+    async fn list_agents(&self, workspace: &str) -> StoreResult<Vec<Agent>>;
+
+    /// Who holds the token with this hash (unrevoked), if anyone.
+    async fn principal_for_token(&self, token_hash: &str) -> StoreResult<Option<Principal>>;
+
+    // ----- policy
+
+    /// Stores a new policy version and makes it the one in force. In the same transaction,
+    /// every pending approval of the workspace whose `policy_digest` differs from
+    /// `policy.digest` becomes `cancelled` (decided_by `system`, decision_reason `reason`)
+    /// and its call `cancelled`, with the effects `on_cancel` describes for it. Returns the
+    /// cancelled approvals (as they are after the change).
+    async fn put_policy(
+        &self,
+        workspace: &str,
+        policy: &PolicyInfo,
+        effects: &Effects,
+        cancel_reason: &str,
+        // `for<'a>` spelled out: `#[async_trait]` would otherwise tie the elided lifetime
+        // to the call, and no approval made inside the operation could be passed.
+        on_cancel: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
+    ) -> StoreResult<Vec<Approval>>;
+
+    /// The policy in force.
+    async fn current_policy(&self, workspace: &str) -> StoreResult<Option<PolicyInfo>>;
+
+    /// The policy in force in every workspace (for loading at start).
+    async fn current_policies(&self) -> StoreResult<Vec<(String, PolicyInfo)>>;
+
+    // ----- sessions
+
+    async fn create_session(&self, workspace: &str, session: &Session) -> StoreResult<()>;
+
+    async fn get_session(&self, workspace: &str, id: &str) -> StoreResult<Option<Session>>;
+
+    // ----- calls, approvals, grants
+
+    /// Records a call as the gate decided it: the call row, its approval when pending, its
+    /// grant when allowed, and `effects`.
+    async fn record_call(&self, workspace: &str, call: &NewCall, effects: &Effects)
+        -> StoreResult<()>;
+
+    async fn get_call(&self, workspace: &str, id: &str) -> StoreResult<Option<Call>>;
+
+    async fn get_approval(&self, workspace: &str, id: &str) -> StoreResult<Option<Approval>>;
+
+    /// Approvals, newest first, optionally of one status, optionally of one session.
+    async fn list_approvals(&self, workspace: &str, filter: &ApprovalFilter)
+        -> StoreResult<Vec<Approval>>;
+
+    /// Decides a pending approval, in one transaction that checks, in this order: the
+    /// approval exists in the workspace (`NotFound`); it is pending (`AlreadyDecided`, or
+    /// `StalePolicy` for one cancelled because the policy changed); `now` is before its
+    /// deadline (`Expired`, nothing written); the binding digest matches
+    /// (`BindingMismatch`); its policy digest is the one in force (`StalePolicy`). Then it
+    /// moves approval and call to approved/rejected with a conditional update (only from
+    /// `pending`, so of concurrent deciders exactly one wins and the others get
+    /// `AlreadyDecided`), inserts the grant on approve, the standing rule when asked
+    /// (deduplicated: an identical live rule is reused), and appends `effects`.
+    async fn decide(&self, workspace: &str, decision: &Decision, effects: &Effects)
+        -> Result<Decided, DecideError>;
+
+    /// Consumes the call's grant with one conditional update (G1), appending `effects`
+    /// only when it succeeds.
+    async fn redeem(&self, workspace: &str, call_id: &str, at: Timestamp, effects: &Effects)
+        -> Result<Grant, RedeemError>;
+
+    /// Moves up to `limit` pending approvals whose deadline is at or before `now` to
+    /// `expired` (call too), each with the effects `on_expire` describes. Returns them with
+    /// their workspace.
+    async fn expire_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        // `for<'a>` spelled out: `#[async_trait]` would otherwise tie the elided lifetime
+        // to the call, and no approval made inside the operation could be passed.
+        on_expire: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
+    ) -> StoreResult<Vec<(String, Approval)>>;
+
+    /// The earliest deadline of any pending approval (for the sweeper's next wake-up).
+    async fn next_deadline(&self) -> StoreResult<Option<Timestamp>>;
+
+    // ----- standing rules
+
+    /// Creates a standing rule, or returns the identical live one (same tool, target, scope
+    /// and scope id, not revoked, not expired at `rule.created_at`) with `created = false`,
+    /// in which case nothing is written.
+    async fn create_standing_rule(
+        &self,
+        workspace: &str,
+        rule: &StandingRule,
+        effects: &Effects,
+    ) -> StoreResult<(StandingRule, bool)>;
+
+    /// Revokes a live rule; `None` when no unrevoked rule has this id.
+    async fn revoke_standing_rule(
+        &self,
+        workspace: &str,
+        id: &str,
+        at: Timestamp,
+        effects: &Effects,
+    ) -> StoreResult<Option<StandingRule>>;
+
+    /// Every rule of the workspace, newest first (revoked and expired included).
+    async fn list_standing_rules(&self, workspace: &str) -> StoreResult<Vec<StandingRule>>;
+
+    /// The rules live at `now` in any of these scopes.
+    async fn live_standing_rules(
+        &self,
+        workspace: &str,
+        scopes: &[(airlock_protocol::RuleScope, String)],
+        now: Timestamp,
+    ) -> StoreResult<Vec<StandingRule>>;
+
+    // ----- audit and events
+
+    /// Audit records with `seq > after`, in order, at most `limit`.
+    async fn audit_after(&self, workspace: &str, after: u64, limit: u32)
+        -> StoreResult<Vec<AuditRecord>>;
+
+    /// Workspace events with `id > after`, in order, at most `limit`.
+    async fn events_after(&self, workspace: &str, after: u64, limit: u32)
+        -> StoreResult<Vec<WorkspaceEvent>>;
+
+    /// The id of the newest event of the workspace (0 when none).
+    async fn last_event_id(&self, workspace: &str) -> StoreResult<u64>;
+}

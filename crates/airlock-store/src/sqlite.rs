@@ -1,0 +1,368 @@
+//! The embedded SQLite backend: one database file, WAL, `synchronous=FULL` (G7).
+//!
+//! Every write runs as one `BEGIN IMMEDIATE` transaction on a single writer connection
+//! behind an async mutex, so writes are serialised inside the process and SQLite never
+//! answers BUSY between our own writers; a small pool of `query_only` connections serves
+//! the plain reads, which WAL lets run beside the writer. Reads that a write depends on
+//! (the approval a decision checks, the chain head an audit append extends) are made
+//! inside the write transaction, on the writer.
+//!
+//! - [`codec`]: column encodings and error mapping.
+//! - [`audit`]: appending effects (hash chain, events) and reading them back.
+//! - [`identity`]: workspaces, users, agents, tokens, sessions.
+//! - [`policy`]: policy versions and the cancellation of stale approvals.
+//! - [`calls`]: call, approval and grant rows.
+//! - [`decide`], [`grants`], [`expiry`]: the three operations that end a wait.
+//! - [`rules`]: standing rules.
+
+mod audit;
+mod calls;
+mod codec;
+mod decide;
+mod expiry;
+mod grants;
+mod identity;
+mod policy;
+mod rules;
+
+use crate::{
+    ApprovalFilter, DecideError, Decided, Decision, Effects, Grant, NewCall, Principal,
+    RedeemError, Store, StoreError, StoreResult, Workspace,
+};
+use airlock_protocol::{
+    Agent, Approval, AuditRecord, Call, PolicyInfo, RuleScope, Session, StandingRule, User,
+    WorkspaceEvent,
+};
+use async_trait::async_trait;
+use codec::database;
+use identity::AgentKey;
+use jiff::Timestamp;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
+use std::path::Path;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+/// The schema, embedded at build time and brought up to date by [`SqliteStore::open`].
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+
+/// How long a connection waits for a lock held by another process (another airlock
+/// opening the same file, a backup) before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Read connections. Reads are short; a few cover a 2-core machine.
+const READERS: u32 = 4;
+
+/// The SQLite store. Cheap to share behind an `Arc`.
+pub struct SqliteStore {
+    /// INVARIANT: every write transaction runs on this connection, while its lock is held.
+    writer: Mutex<SqliteConnection>,
+    readers: SqlitePool,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating the file and its folder if missing) and migrates the database at
+    /// `path`.
+    pub async fn open(path: &Path) -> StoreResult<SqliteStore> {
+        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            tokio::fs::create_dir_all(parent).await.map_err(|error| {
+                StoreError::Database(format!("cannot create {}: {error}", parent.display()))
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .foreign_keys(true)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(BUSY_TIMEOUT);
+        // The writer creates the file and switches it to WAL (a persistent setting) before
+        // any reader connects.
+        let mut writer = options
+            .clone()
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .connect()
+            .await
+            .map_err(database)?;
+        MIGRATOR
+            .run(&mut writer)
+            .await
+            .map_err(|error| StoreError::Database(format!("migrating the schema: {error}")))?;
+        let readers = SqlitePoolOptions::new()
+            .max_connections(READERS)
+            .connect_with(options.pragma("query_only", "ON"))
+            .await
+            .map_err(database)?;
+        Ok(SqliteStore {
+            writer: Mutex::new(writer),
+            readers,
+        })
+    }
+
+    /// Closes every connection, waiting for the writer to finish its transaction.
+    pub async fn close(self) -> StoreResult<()> {
+        self.readers.close().await;
+        self.writer.into_inner().close().await.map_err(database)
+    }
+}
+
+/// Runs `$body` (an expression using `$conn: &mut SqliteConnection`, returning a
+/// `Result`) as one `BEGIN IMMEDIATE` transaction on the writer: committed when it
+/// returns `Ok`, rolled back when it returns `Err` — a refusal writes nothing. If the
+/// caller's future is dropped midway, dropping the transaction rolls it back before the
+/// next user of the connection gets it.
+macro_rules! write_transaction {
+    ($store:expr, |$conn:ident| $body:expr) => {{
+        let mut writer = $store.writer.lock().await;
+        let mut transaction = writer
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(database)?;
+        let outcome = {
+            let $conn: &mut SqliteConnection = &mut transaction;
+            $body.await
+        };
+        match outcome {
+            Ok(value) => {
+                transaction.commit().await.map_err(database)?;
+                Ok(value)
+            }
+            Err(error) => {
+                if let Err(rollback) = transaction.rollback().await {
+                    tracing::warn!(error = %rollback, "rolling back a refused write failed");
+                }
+                Err(error)
+            }
+        }
+    }};
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn workspace_by_name(&self, name: &str) -> StoreResult<Option<Workspace>> {
+        identity::workspace_by_name(&self.readers, name).await
+    }
+
+    async fn create_workspace(&self, workspace: &Workspace) -> StoreResult<()> {
+        write_transaction!(self, |conn| identity::create_workspace(conn, workspace))
+    }
+
+    async fn create_user(
+        &self,
+        workspace: &str,
+        user: &User,
+        token_hash: &str,
+        effects: &Effects,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| identity::create_user(
+            conn, workspace, user, token_hash, effects
+        ))
+    }
+
+    async fn list_users(&self, workspace: &str) -> StoreResult<Vec<User>> {
+        identity::list_users(&self.readers, workspace).await
+    }
+
+    async fn create_agent(
+        &self,
+        workspace: &str,
+        agent: &Agent,
+        token_hash: &str,
+        effects: &Effects,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| identity::create_agent(
+            conn, workspace, agent, token_hash, effects
+        ))
+    }
+
+    async fn update_agent(
+        &self,
+        workspace: &str,
+        agent: &Agent,
+        effects: &Effects,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| identity::update_agent(
+            conn, workspace, agent, effects
+        ))
+    }
+
+    async fn get_agent(&self, workspace: &str, id: &str) -> StoreResult<Option<Agent>> {
+        identity::find_agent(&self.readers, workspace, AgentKey::Id, id).await
+    }
+
+    async fn agent_by_name(&self, workspace: &str, name: &str) -> StoreResult<Option<Agent>> {
+        identity::find_agent(&self.readers, workspace, AgentKey::Name, name).await
+    }
+
+    async fn list_agents(&self, workspace: &str) -> StoreResult<Vec<Agent>> {
+        identity::list_agents(&self.readers, workspace).await
+    }
+
+    async fn principal_for_token(&self, token_hash: &str) -> StoreResult<Option<Principal>> {
+        identity::principal_for_token(&self.readers, token_hash).await
+    }
+
+    async fn put_policy(
+        &self,
+        workspace: &str,
+        policy: &PolicyInfo,
+        effects: &Effects,
+        cancel_reason: &str,
+        on_cancel: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
+    ) -> StoreResult<Vec<Approval>> {
+        write_transaction!(self, |conn| policy::put_policy(
+            conn,
+            workspace,
+            policy,
+            effects,
+            cancel_reason,
+            on_cancel
+        ))
+    }
+
+    async fn current_policy(&self, workspace: &str) -> StoreResult<Option<PolicyInfo>> {
+        policy::current_policy(&self.readers, workspace).await
+    }
+
+    async fn current_policies(&self) -> StoreResult<Vec<(String, PolicyInfo)>> {
+        policy::current_policies(&self.readers).await
+    }
+
+    async fn create_session(&self, workspace: &str, session: &Session) -> StoreResult<()> {
+        write_transaction!(self, |conn| identity::create_session(
+            conn, workspace, session
+        ))
+    }
+
+    async fn get_session(&self, workspace: &str, id: &str) -> StoreResult<Option<Session>> {
+        identity::get_session(&self.readers, workspace, id).await
+    }
+
+    async fn record_call(
+        &self,
+        workspace: &str,
+        call: &NewCall,
+        effects: &Effects,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| calls::record_call(
+            conn, workspace, call, effects
+        ))
+    }
+
+    async fn get_call(&self, workspace: &str, id: &str) -> StoreResult<Option<Call>> {
+        calls::fetch_call(&self.readers, workspace, id).await
+    }
+
+    async fn get_approval(&self, workspace: &str, id: &str) -> StoreResult<Option<Approval>> {
+        calls::fetch_approval(&self.readers, workspace, id).await
+    }
+
+    async fn list_approvals(
+        &self,
+        workspace: &str,
+        filter: &ApprovalFilter,
+    ) -> StoreResult<Vec<Approval>> {
+        calls::list_approvals(&self.readers, workspace, filter).await
+    }
+
+    async fn decide(
+        &self,
+        workspace: &str,
+        decision: &Decision,
+        effects: &Effects,
+    ) -> Result<Decided, DecideError> {
+        write_transaction!(self, |conn| decide::decide(
+            conn, workspace, decision, effects
+        ))
+    }
+
+    async fn redeem(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        at: Timestamp,
+        effects: &Effects,
+    ) -> Result<Grant, RedeemError> {
+        write_transaction!(self, |conn| grants::redeem(
+            conn, workspace, call_id, at, effects
+        ))
+    }
+
+    async fn expire_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        on_expire: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
+    ) -> StoreResult<Vec<(String, Approval)>> {
+        write_transaction!(self, |conn| expiry::expire_due(conn, now, limit, on_expire))
+    }
+
+    async fn next_deadline(&self) -> StoreResult<Option<Timestamp>> {
+        expiry::next_deadline(&self.readers).await
+    }
+
+    async fn create_standing_rule(
+        &self,
+        workspace: &str,
+        rule: &StandingRule,
+        effects: &Effects,
+    ) -> StoreResult<(StandingRule, bool)> {
+        write_transaction!(self, |conn| rules::create_standing_rule(
+            conn, workspace, rule, effects
+        ))
+    }
+
+    async fn revoke_standing_rule(
+        &self,
+        workspace: &str,
+        id: &str,
+        at: Timestamp,
+        effects: &Effects,
+    ) -> StoreResult<Option<StandingRule>> {
+        write_transaction!(self, |conn| rules::revoke_standing_rule(
+            conn, workspace, id, at, effects
+        ))
+    }
+
+    async fn list_standing_rules(&self, workspace: &str) -> StoreResult<Vec<StandingRule>> {
+        rules::list_standing_rules(&self.readers, workspace).await
+    }
+
+    async fn live_standing_rules(
+        &self,
+        workspace: &str,
+        scopes: &[(RuleScope, String)],
+        now: Timestamp,
+    ) -> StoreResult<Vec<StandingRule>> {
+        rules::live_standing_rules(&self.readers, workspace, scopes, now).await
+    }
+
+    async fn audit_after(
+        &self,
+        workspace: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<AuditRecord>> {
+        audit::audit_after(&self.readers, workspace, after, limit).await
+    }
+
+    async fn events_after(
+        &self,
+        workspace: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<WorkspaceEvent>> {
+        audit::events_after(&self.readers, workspace, after, limit).await
+    }
+
+    async fn last_event_id(&self, workspace: &str) -> StoreResult<u64> {
+        audit::last_event_id(&self.readers, workspace).await
+    }
+}

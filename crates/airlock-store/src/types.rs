@@ -1,0 +1,133 @@
+//! The values the store takes and returns beside the wire records of `airlock-protocol`.
+
+use airlock_protocol::{Approval, Call, Role, StandingRule};
+use jiff::Timestamp;
+use serde_json::Value;
+
+/// A tenant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    pub id: String,
+    pub name: String,
+    pub created_at: Timestamp,
+}
+
+/// Who a token belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub workspace: String,
+    pub subject: Subject,
+}
+
+/// A person or an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    User { id: String, name: String, role: Role },
+    Agent { id: String, name: String },
+}
+
+impl Principal {
+    /// The audit actor: `user:<id>` or `agent:<id>`.
+    pub fn actor(&self) -> String {
+        match &self.subject {
+            Subject::User { id, .. } => format!("user:{id}"),
+            Subject::Agent { id, .. } => format!("agent:{id}"),
+        }
+    }
+}
+
+/// An audit record to append; the store assigns `seq`, `prev_hash` and `hash`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditEntry {
+    pub at: Timestamp,
+    pub actor: String,
+    pub kind: String,
+    pub subject: String,
+    /// Already redacted by the caller.
+    pub data: Value,
+}
+
+/// A workspace event to append; the store assigns its id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventEntry {
+    pub at: Timestamp,
+    pub kind: String,
+    pub data: Value,
+}
+
+/// What an operation appends in its own transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Effects {
+    pub audit: Vec<AuditEntry>,
+    pub events: Vec<EventEntry>,
+}
+
+impl Effects {
+    pub fn none() -> Effects {
+        Effects::default()
+    }
+
+    pub fn audit(mut self, entry: AuditEntry) -> Effects {
+        self.audit.push(entry);
+        self
+    }
+
+    pub fn event(mut self, entry: EventEntry) -> Effects {
+        self.events.push(entry);
+        self
+    }
+}
+
+/// A single-use capability to execute one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub id: String,
+    pub call_id: String,
+    pub created_at: Timestamp,
+    pub consumed_at: Option<Timestamp>,
+}
+
+/// A call as the gate decided it at submission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCall {
+    pub call: Call,
+    /// Present when the call is pending.
+    pub approval: Option<Approval>,
+    /// Present when the call is allowed.
+    pub grant: Option<Grant>,
+}
+
+/// Which approvals to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalFilter {
+    pub status: Option<airlock_protocol::ApprovalStatus>,
+    pub session_id: Option<String>,
+    pub limit: u32,
+}
+
+/// A person's decision on an approval, as the gate prepared it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub approval_id: String,
+    pub approve: bool,
+    /// The digest the decider saw; must equal the approval's.
+    pub binding_digest: String,
+    /// `user:<id>`.
+    pub decided_by: String,
+    pub reason: Option<String>,
+    pub at: Timestamp,
+    /// The grant to insert on approve.
+    pub grant: Option<Grant>,
+    /// The standing rule to mint on approve with `remember`.
+    pub standing_rule: Option<StandingRule>,
+}
+
+/// What a successful decision changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    pub approval: Approval,
+    pub call: Call,
+    pub grant: Option<Grant>,
+    /// The minted (or reused, `false`) standing rule.
+    pub standing_rule: Option<(StandingRule, bool)>,
+}

@@ -1,0 +1,90 @@
+//! The store conformance suite: one binary, one module per concern, every behaviour an
+//! `async fn(Ctx)` written against `Arc<dyn Store>` only.
+//!
+//! The behaviours are listed once, in [`conformance_suite!`]; each backend runs all of
+//! them with one line at the bottom of this file, each test on a fresh, empty database.
+//! Adding a backend is implementing [`store::harness::Backend`] and adding its line.
+//!
+//! - `harness`: the backend abstraction, the per-test context and the SQLite backend.
+//! - `fixtures`: a small world (two workspaces, agents, a user, a policy) and builders.
+//! - `identity`, `policy`, `calls`, `decide`, `concurrency`, `grants`, `expiry`, `rules`,
+//!   `audit`, `durability`: the behaviours, by concern.
+//! - `sqlite`: what only the SQLite backend promises (file creation, pragmas).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod store {
+    pub mod audit;
+    pub mod calls;
+    pub mod concurrency;
+    pub mod decide;
+    pub mod durability;
+    pub mod expiry;
+    pub mod fixtures;
+    pub mod grants;
+    pub mod harness;
+    pub mod identity;
+    pub mod policy;
+    pub mod rules;
+    pub mod sqlite;
+}
+
+/// One test of one behaviour on one backend. Every test runs on two worker threads, so
+/// the concurrency behaviours really race.
+macro_rules! behaviour {
+    ($backend:expr, $module:ident :: $test:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $test() {
+            let backend: Box<dyn $crate::store::harness::Backend> = Box::new($backend);
+            $crate::store::harness::run(backend, $crate::store::$module::$test).await;
+        }
+    };
+}
+
+/// Every behaviour of the suite, for the backend `$backend` (an expression, evaluated
+/// inside each async test, that makes a backend over a fresh database).
+macro_rules! conformance_suite {
+    ($backend:expr) => {
+        behaviour!($backend, identity::workspaces_are_found_by_unique_name);
+        behaviour!($backend, identity::user_tokens_resolve_only_by_hash);
+        behaviour!($backend, identity::revoked_tokens_resolve_to_nobody);
+        behaviour!($backend, identity::agents_are_created_read_and_updated);
+        behaviour!($backend, identity::agent_names_are_unique_per_workspace);
+        behaviour!($backend, identity::sessions_are_created_and_read);
+        behaviour!($backend, identity::another_workspace_sees_nothing);
+        behaviour!($backend, policy::every_policy_version_is_kept);
+        behaviour!($backend, policy::put_policy_cancels_stale_pending_approvals);
+        behaviour!($backend, calls::allowed_call_is_recorded_with_its_grant);
+        behaviour!($backend, calls::denied_call_is_recorded_without_grant);
+        behaviour!($backend, calls::pending_call_is_recorded_with_its_approval);
+        behaviour!($backend, calls::list_approvals_filters_and_orders_newest_first);
+        behaviour!($backend, decide::approve_writes_approval_call_grant_audit_and_events);
+        behaviour!($backend, decide::reject_writes_no_grant_and_keeps_the_reason);
+        behaviour!($backend, decide::unknown_approval_is_not_found_and_writes_nothing);
+        behaviour!($backend, decide::second_decision_is_refused_and_writes_nothing);
+        behaviour!($backend, decide::decision_at_or_after_deadline_is_expired);
+        behaviour!($backend, decide::wrong_binding_digest_is_refused);
+        behaviour!($backend, decide::decision_under_another_policy_is_stale);
+        behaviour!($backend, decide::decision_after_policy_cancellation_is_stale);
+        behaviour!($backend, decide::refusals_are_checked_in_order);
+        behaviour!($backend, decide::approve_and_remember_mints_or_reuses_a_rule);
+        behaviour!($backend, concurrency::fifty_concurrent_decisions_have_one_winner);
+        behaviour!($backend, concurrency::twenty_concurrent_redeems_have_one_winner);
+        behaviour!($backend, grants::a_grant_is_redeemed_once);
+        behaviour!($backend, grants::redeem_refusals_say_why);
+        behaviour!($backend, expiry::expire_due_moves_only_due_approvals);
+        behaviour!($backend, expiry::expire_due_honours_the_limit_across_workspaces);
+        behaviour!($backend, expiry::next_deadline_is_the_earliest_pending_one);
+        behaviour!($backend, rules::standing_rules_dedupe_and_revoke);
+        behaviour!($backend, rules::live_rules_filter_by_scope_expiry_and_revocation);
+        behaviour!($backend, audit::audit_chain_is_continuous_and_recomputes);
+        behaviour!($backend, audit::audit_chains_are_per_workspace);
+        behaviour!($backend, audit::events_are_read_after_an_id);
+        behaviour!($backend, durability::pending_approval_survives_a_restart);
+        behaviour!($backend, durability::spent_grant_stays_spent_after_a_restart);
+    };
+}
+
+mod sqlite {
+    conformance_suite!(crate::store::harness::Sqlite::fresh());
+}
