@@ -1,13 +1,20 @@
 //! The `airlock` binary: argument parsing, dispatch and exit codes (DESIGN.md §7).
 //!
 //! Exit codes: 0 ok, 1 a refusal or a failed check (a deny, an invalid policy, a failed
-//! case, a tampered audit), 2 usage or connection error. Each command module returns an
-//! [`Outcome`] and only this file turns it into a process exit code.
+//! case, a tampered audit, a decision the server refused), 2 usage or connection error.
+//! Each command module returns an [`Outcome`] or an error, and only this file turns them
+//! into a process exit code: an error is exit 2 unless it is a [`client::Refused`].
+//!
+//! - [`commands`]: one module per command.
+//! - [`client`]: the HTTP client the client commands share.
+//! - [`table`]: human output.
 
 // The binary's job is to print.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod client;
 mod commands;
+mod table;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,6 +32,16 @@ enum Command {
     /// Check, evaluate and test policy files offline.
     #[command(subcommand)]
     Policy(commands::policy::PolicyCommand),
+    /// Serve the HTTP API and the inbox.
+    Serve(commands::serve::ServeArgs),
+    /// List, show, approve and reject approvals.
+    Approvals(commands::approvals::ApprovalsArgs),
+    /// Verify and export the hash-chained audit log.
+    Audit(commands::audit::AuditArgs),
+    /// Create and list agents.
+    Agents(commands::agents::AgentsArgs),
+    /// Submit a tool call as an agent and report the verdict (exit 1 unless allowed).
+    Call(commands::call::CallArgs),
 }
 
 /// How a command ended, mapped to the exit codes of DESIGN.md §7.
@@ -40,13 +57,22 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Policy(command) => commands::policy::run(command),
+        Command::Serve(args) => commands::serve::run(args),
+        Command::Approvals(args) => commands::approvals::run(args),
+        Command::Audit(args) => commands::audit::run(args),
+        Command::Agents(args) => commands::agents::run(args),
+        Command::Call(args) => commands::call::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Refused) => ExitCode::from(1),
         Err(error) => {
             eprintln!("error: {error:#}");
-            ExitCode::from(2)
+            if error.downcast_ref::<client::Refused>().is_some() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::from(2)
+            }
         }
     }
 }

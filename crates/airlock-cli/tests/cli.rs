@@ -1,6 +1,16 @@
 //! The `airlock` binary run as a user would: exit codes, output and messages.
+//!
+//! The `policy` commands are tested in this file; the modules under `cli/` start real
+//! `airlock serve` processes and drive the client commands against them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "cli/clients.rs"]
+mod clients;
+#[path = "cli/serving.rs"]
+mod serving;
+#[path = "cli/support.rs"]
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

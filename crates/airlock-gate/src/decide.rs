@@ -91,12 +91,14 @@ impl Gate {
             .await?)
     }
 
-    /// Pending approvals of one session (for the session snapshot).
+    /// Pending approvals of one session (for the session snapshot), for whoever may read
+    /// the session.
     pub async fn session_approvals(
         &self,
         principal: &Principal,
         session_id: &str,
     ) -> Result<Vec<Approval>, GateError> {
+        self.get_session(principal, session_id).await?;
         Ok(self
             .store()
             .list_approvals(
@@ -153,7 +155,19 @@ impl Gate {
             (Some(_), false) => {
                 return Err(GateError::Invalid("remember only goes with approve".into()))
             }
-            (Some(remember), true) => Some(self.standing_rule_for(&approval, remember, &actor)?),
+            (Some(remember), true) => {
+                let rule = self.standing_rule_for(&approval, remember, &actor)?;
+                // An identical live rule already says "every time": mint nothing, audit
+                // nothing beyond the decision itself.
+                let live = self
+                    .store()
+                    .live_standing_rules(workspace, &[(rule.scope, rule.scope_id.clone())], now)
+                    .await?;
+                let exists = live
+                    .iter()
+                    .any(|existing| existing.tool == rule.tool && existing.target == rule.target);
+                (!exists).then_some(rule)
+            }
             (None, _) => None,
         };
         let grant = approve.then(|| Grant {

@@ -133,6 +133,9 @@ impl Gate {
         store
             .create_user(&workspace.id, &owner, &token_hash(&token), &effects)
             .await?;
+        // A workspace always has a policy in force: without one every call is denied.
+        self.replace_policy(&workspace.id, "system", crate::policy::STARTER_POLICY)
+            .await?;
         Ok(Some(Bootstrapped {
             workspace,
             owner,

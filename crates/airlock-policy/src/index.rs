@@ -81,7 +81,12 @@ impl RuleIndex {
 
     /// The rules that may apply to `tool`, in rule (file) order.
     pub fn candidates(&self, tool: &str) -> Arc<[usize]> {
-        if let Some(found) = self.memo.read().ok().and_then(|memo| memo.get(tool).cloned()) {
+        if let Some(found) = self
+            .memo
+            .read()
+            .ok()
+            .and_then(|memo| memo.get(tool).cloned())
+        {
             return found;
         }
         let computed: Arc<[usize]> = self.compute(tool).into();

@@ -104,8 +104,12 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<()>;
 
     /// Replaces an agent's settings (everything but id, name and created_at).
-    async fn update_agent(&self, workspace: &str, agent: &Agent, effects: &Effects)
-        -> StoreResult<()>;
+    async fn update_agent(
+        &self,
+        workspace: &str,
+        agent: &Agent,
+        effects: &Effects,
+    ) -> StoreResult<()>;
 
     async fn get_agent(&self, workspace: &str, id: &str) -> StoreResult<Option<Agent>>;
 
@@ -150,16 +154,23 @@ pub trait Store: Send + Sync + 'static {
 
     /// Records a call as the gate decided it: the call row, its approval when pending, its
     /// grant when allowed, and `effects`.
-    async fn record_call(&self, workspace: &str, call: &NewCall, effects: &Effects)
-        -> StoreResult<()>;
+    async fn record_call(
+        &self,
+        workspace: &str,
+        call: &NewCall,
+        effects: &Effects,
+    ) -> StoreResult<()>;
 
     async fn get_call(&self, workspace: &str, id: &str) -> StoreResult<Option<Call>>;
 
     async fn get_approval(&self, workspace: &str, id: &str) -> StoreResult<Option<Approval>>;
 
     /// Approvals, newest first, optionally of one status, optionally of one session.
-    async fn list_approvals(&self, workspace: &str, filter: &ApprovalFilter)
-        -> StoreResult<Vec<Approval>>;
+    async fn list_approvals(
+        &self,
+        workspace: &str,
+        filter: &ApprovalFilter,
+    ) -> StoreResult<Vec<Approval>>;
 
     /// Decides a pending approval, in one transaction that checks, in this order: the
     /// approval exists in the workspace (`NotFound`); it is pending (`AlreadyDecided`, or
@@ -170,13 +181,22 @@ pub trait Store: Send + Sync + 'static {
     /// `pending`, so of concurrent deciders exactly one wins and the others get
     /// `AlreadyDecided`), inserts the grant on approve, the standing rule when asked
     /// (deduplicated: an identical live rule is reused), and appends `effects`.
-    async fn decide(&self, workspace: &str, decision: &Decision, effects: &Effects)
-        -> Result<Decided, DecideError>;
+    async fn decide(
+        &self,
+        workspace: &str,
+        decision: &Decision,
+        effects: &Effects,
+    ) -> Result<Decided, DecideError>;
 
     /// Consumes the call's grant with one conditional update (G1), appending `effects`
     /// only when it succeeds.
-    async fn redeem(&self, workspace: &str, call_id: &str, at: Timestamp, effects: &Effects)
-        -> Result<Grant, RedeemError>;
+    async fn redeem(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        at: Timestamp,
+        effects: &Effects,
+    ) -> Result<Grant, RedeemError>;
 
     /// Moves up to `limit` pending approvals whose deadline is at or before `now` to
     /// `expired` (call too), each with the effects `on_expire` describes. Returns them with
@@ -228,12 +248,20 @@ pub trait Store: Send + Sync + 'static {
     // ----- audit and events
 
     /// Audit records with `seq > after`, in order, at most `limit`.
-    async fn audit_after(&self, workspace: &str, after: u64, limit: u32)
-        -> StoreResult<Vec<AuditRecord>>;
+    async fn audit_after(
+        &self,
+        workspace: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<AuditRecord>>;
 
     /// Workspace events with `id > after`, in order, at most `limit`.
-    async fn events_after(&self, workspace: &str, after: u64, limit: u32)
-        -> StoreResult<Vec<WorkspaceEvent>>;
+    async fn events_after(
+        &self,
+        workspace: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<WorkspaceEvent>>;
 
     /// The id of the newest event of the workspace (0 when none).
     async fn last_event_id(&self, workspace: &str) -> StoreResult<u64>;

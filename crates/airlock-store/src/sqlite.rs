@@ -7,13 +7,13 @@
 //! (the approval a decision checks, the chain head an audit append extends) are made
 //! inside the write transaction, on the writer.
 //!
-//! - [`codec`]: column encodings and error mapping.
-//! - [`audit`]: appending effects (hash chain, events) and reading them back.
-//! - [`identity`]: workspaces, users, agents, tokens, sessions.
-//! - [`policy`]: policy versions and the cancellation of stale approvals.
-//! - [`calls`]: call, approval and grant rows.
-//! - [`decide`], [`grants`], [`expiry`]: the three operations that end a wait.
-//! - [`rules`]: standing rules.
+//! - `codec`: column encodings and error mapping.
+//! - `audit`: appending effects (hash chain, events) and reading them back.
+//! - `identity`: workspaces, users, agents, tokens, sessions.
+//! - `policy`: policy versions and the cancellation of stale approvals.
+//! - `calls`: call, approval and grant rows.
+//! - `decide`, `grants`, `expiry`: the three operations that end a wait.
+//! - `rules`: standing rules.
 
 mod audit;
 mod calls;
@@ -37,10 +37,8 @@ use async_trait::async_trait;
 use codec::database;
 use identity::AgentKey;
 use jiff::Timestamp;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Connection, SqliteConnection, SqlitePool};
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -72,7 +70,10 @@ impl SqliteStore {
     /// Opens (creating the file and its folder if missing) and migrates the database at
     /// `path`.
     pub async fn open(path: &Path) -> StoreResult<SqliteStore> {
-        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        if let Some(parent) = path
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+        {
             tokio::fs::create_dir_all(parent).await.map_err(|error| {
                 StoreError::Database(format!("cannot create {}: {error}", parent.display()))
             })?;
@@ -83,18 +84,25 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .busy_timeout(BUSY_TIMEOUT);
         // The writer creates the file and switches it to WAL (a persistent setting) before
-        // any reader connects.
-        let mut writer = options
-            .clone()
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .connect()
+        // any reader connects. It is opened through a one-connection pool only because
+        // migrating through `&Pool` keeps `open`'s future `Send` (through `&mut
+        // SqliteConnection` it is not), then detached from it.
+        let bootstrap = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(
+                options
+                    .clone()
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal),
+            )
             .await
             .map_err(database)?;
         MIGRATOR
-            .run(&mut writer)
+            .run(&bootstrap)
             .await
             .map_err(|error| StoreError::Database(format!("migrating the schema: {error}")))?;
+        let writer = bootstrap.acquire().await.map_err(database)?.detach();
+        bootstrap.close().await;
         let readers = SqlitePoolOptions::new()
             .max_connections(READERS)
             .connect_with(options.pragma("query_only", "ON"))
@@ -364,5 +372,51 @@ impl Store for SqliteStore {
 
     async fn last_event_id(&self, workspace: &str) -> StoreResult<u64> {
         audit::last_event_id(&self.readers, workspace).await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    /// The per-connection settings durability and integrity rest on (G7): they are not
+    /// visible from another connection, so they are checked on the store's own.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn connections_are_durable_checked_and_readers_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("airlock.db"))
+            .await
+            .unwrap();
+        {
+            let mut writer = store.writer.lock().await;
+            let pragma = |name: &'static str| format!("PRAGMA {name}");
+            let synchronous: i64 = sqlx::query_scalar(&pragma("synchronous"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(synchronous, 2, "synchronous=FULL");
+            let foreign_keys: i64 = sqlx::query_scalar(&pragma("foreign_keys"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(foreign_keys, 1);
+            let journal: String = sqlx::query_scalar(&pragma("journal_mode"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(journal, "wal");
+            let busy: i64 = sqlx::query_scalar(&pragma("busy_timeout"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(busy, 5000);
+        }
+        let refused =
+            sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ('w', 'w', 0)")
+                .execute(&store.readers)
+                .await;
+        assert!(refused.is_err(), "a reader connection wrote");
+        store.close().await.unwrap();
     }
 }

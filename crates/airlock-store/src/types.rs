@@ -22,8 +22,15 @@ pub struct Principal {
 /// A person or an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Subject {
-    User { id: String, name: String, role: Role },
-    Agent { id: String, name: String },
+    User {
+        id: String,
+        name: String,
+        role: Role,
+    },
+    Agent {
+        id: String,
+        name: String,
+    },
 }
 
 impl Principal {

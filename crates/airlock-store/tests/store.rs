@@ -57,31 +57,67 @@ macro_rules! conformance_suite {
         behaviour!($backend, calls::allowed_call_is_recorded_with_its_grant);
         behaviour!($backend, calls::denied_call_is_recorded_without_grant);
         behaviour!($backend, calls::pending_call_is_recorded_with_its_approval);
-        behaviour!($backend, calls::list_approvals_filters_and_orders_newest_first);
-        behaviour!($backend, decide::approve_writes_approval_call_grant_audit_and_events);
-        behaviour!($backend, decide::reject_writes_no_grant_and_keeps_the_reason);
-        behaviour!($backend, decide::unknown_approval_is_not_found_and_writes_nothing);
-        behaviour!($backend, decide::second_decision_is_refused_and_writes_nothing);
+        behaviour!(
+            $backend,
+            calls::list_approvals_filters_and_orders_newest_first
+        );
+        behaviour!(
+            $backend,
+            decide::approve_writes_approval_call_grant_audit_and_events
+        );
+        behaviour!(
+            $backend,
+            decide::reject_writes_no_grant_and_keeps_the_reason
+        );
+        behaviour!(
+            $backend,
+            decide::unknown_approval_is_not_found_and_writes_nothing
+        );
+        behaviour!(
+            $backend,
+            decide::second_decision_is_refused_and_writes_nothing
+        );
         behaviour!($backend, decide::decision_at_or_after_deadline_is_expired);
         behaviour!($backend, decide::wrong_binding_digest_is_refused);
         behaviour!($backend, decide::decision_under_another_policy_is_stale);
-        behaviour!($backend, decide::decision_after_policy_cancellation_is_stale);
+        behaviour!(
+            $backend,
+            decide::decision_after_policy_cancellation_is_stale
+        );
         behaviour!($backend, decide::refusals_are_checked_in_order);
-        behaviour!($backend, decide::approve_and_remember_mints_or_reuses_a_rule);
-        behaviour!($backend, concurrency::fifty_concurrent_decisions_have_one_winner);
-        behaviour!($backend, concurrency::twenty_concurrent_redeems_have_one_winner);
+        behaviour!(
+            $backend,
+            decide::approve_and_remember_mints_or_reuses_a_rule
+        );
+        behaviour!(
+            $backend,
+            concurrency::fifty_concurrent_decisions_have_one_winner
+        );
+        behaviour!(
+            $backend,
+            concurrency::twenty_concurrent_redeems_have_one_winner
+        );
         behaviour!($backend, grants::a_grant_is_redeemed_once);
         behaviour!($backend, grants::redeem_refusals_say_why);
         behaviour!($backend, expiry::expire_due_moves_only_due_approvals);
-        behaviour!($backend, expiry::expire_due_honours_the_limit_across_workspaces);
+        behaviour!(
+            $backend,
+            expiry::expire_due_honours_the_limit_across_workspaces
+        );
         behaviour!($backend, expiry::next_deadline_is_the_earliest_pending_one);
         behaviour!($backend, rules::standing_rules_dedupe_and_revoke);
-        behaviour!($backend, rules::live_rules_filter_by_scope_expiry_and_revocation);
+        behaviour!(
+            $backend,
+            rules::live_rules_filter_by_scope_expiry_and_revocation
+        );
         behaviour!($backend, audit::audit_chain_is_continuous_and_recomputes);
         behaviour!($backend, audit::audit_chains_are_per_workspace);
         behaviour!($backend, audit::events_are_read_after_an_id);
         behaviour!($backend, durability::pending_approval_survives_a_restart);
-        behaviour!($backend, durability::spent_grant_stays_spent_after_a_restart);
+        behaviour!(
+            $backend,
+            durability::spent_grant_stays_spent_after_a_restart
+        );
     };
 }
 

@@ -104,7 +104,10 @@ pub(crate) async fn decide(
 
     let missing = |table: &'static str| StoreError::Corrupt {
         table,
-        detail: format!("row of approval {} vanished inside its transaction", approval.id),
+        detail: format!(
+            "row of approval {} vanished inside its transaction",
+            approval.id
+        ),
     };
     let approval = fetch_approval(&mut *conn, workspace, &approval.id)
         .await?

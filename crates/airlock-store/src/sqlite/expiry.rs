@@ -47,9 +47,10 @@ pub(crate) async fn expire_due(
 }
 
 pub(crate) async fn next_deadline(readers: &SqlitePool) -> StoreResult<Option<Timestamp>> {
-    let row = sqlx::query("SELECT MIN(deadline) AS deadline FROM approvals WHERE status = 'pending'")
-        .fetch_one(readers)
-        .await
-        .map_err(database)?;
+    let row =
+        sqlx::query("SELECT MIN(deadline) AS deadline FROM approvals WHERE status = 'pending'")
+            .fetch_one(readers)
+            .await
+            .map_err(database)?;
     Columns::new(&row, "approvals").opt_time("deadline")
 }

@@ -85,7 +85,14 @@ pub(crate) async fn create_user(
         .execute(&mut *conn)
         .await
         .map_err(database)?;
-    insert_token(conn, workspace, token_hash, ("user", &user.id), user.created_at).await?;
+    insert_token(
+        conn,
+        workspace,
+        token_hash,
+        ("user", &user.id),
+        user.created_at,
+    )
+    .await?;
     append_effects(conn, workspace, effects).await
 }
 
@@ -136,7 +143,14 @@ pub(crate) async fn create_agent(
     .execute(&mut *conn)
     .await
     .map_err(database)?;
-    insert_token(conn, workspace, token_hash, ("agent", &agent.id), agent.created_at).await?;
+    insert_token(
+        conn,
+        workspace,
+        token_hash,
+        ("agent", &agent.id),
+        agent.created_at,
+    )
+    .await?;
     append_effects(conn, workspace, effects).await
 }
 
@@ -219,8 +233,9 @@ pub(crate) enum AgentKey {
 }
 
 pub(crate) async fn list_agents(readers: &SqlitePool, workspace: &str) -> StoreResult<Vec<Agent>> {
-    let sql =
-        format!("SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = ? ORDER BY created_at, rowid");
+    let sql = format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = ? ORDER BY created_at, rowid"
+    );
     let rows = sqlx::query(&sql)
         .bind(workspace)
         .fetch_all(readers)
@@ -255,7 +270,10 @@ pub(crate) async fn principal_for_token(
     let columns = Columns::new(&row, "tokens");
     let id = columns.text("subject_id")?;
     let subject = match columns.text("subject_kind")?.as_str() {
-        "user" => match (columns.opt_text("user_name")?, columns.opt_text("user_role")?) {
+        "user" => match (
+            columns.opt_text("user_name")?,
+            columns.opt_text("user_role")?,
+        ) {
             (Some(name), Some(_)) => Subject::User {
                 id,
                 name,

@@ -99,7 +99,9 @@ pub(crate) async fn current_policy(
     row.as_ref().map(policy_from_row).transpose()
 }
 
-pub(crate) async fn current_policies(readers: &SqlitePool) -> StoreResult<Vec<(String, PolicyInfo)>> {
+pub(crate) async fn current_policies(
+    readers: &SqlitePool,
+) -> StoreResult<Vec<(String, PolicyInfo)>> {
     let rows = sqlx::query(
         "SELECT p.workspace, p.version, p.digest, p.source, p.created_at FROM policies p
          WHERE p.version = (SELECT MAX(version) FROM policies WHERE workspace = p.workspace)

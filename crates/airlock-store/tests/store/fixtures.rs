@@ -8,9 +8,7 @@ use airlock_protocol::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, DecidedBy, Mode, PolicyInfo,
     Preview, Risk, Role, Session, User, WorkspaceEvent,
 };
-use airlock_store::{
-    AuditEntry, Decision, Effects, EventEntry, Grant, NewCall, Store, Workspace,
-};
+use airlock_store::{AuditEntry, Decision, Effects, EventEntry, Grant, NewCall, Store, Workspace};
 use jiff::Timestamp;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -66,15 +64,30 @@ pub async fn world(store: &dyn Store) -> World {
             .unwrap();
     }
     store
-        .create_user(&world.ws, &user(&world.user, Role::Approver), &token_hash("tok_usr_a"), &Effects::none())
+        .create_user(
+            &world.ws,
+            &user(&world.user, Role::Approver),
+            &token_hash("tok_usr_a"),
+            &Effects::none(),
+        )
         .await
         .unwrap();
     store
-        .create_agent(&world.ws, &agent(&world.agent, "scout"), &token_hash("tok_agt_a"), &Effects::none())
+        .create_agent(
+            &world.ws,
+            &agent(&world.agent, "scout"),
+            &token_hash("tok_agt_a"),
+            &Effects::none(),
+        )
         .await
         .unwrap();
     store
-        .create_agent(&world.other, &agent(&world.other_agent, "scout"), &token_hash("tok_agt_b"), &Effects::none())
+        .create_agent(
+            &world.other,
+            &agent(&world.other_agent, "scout"),
+            &token_hash("tok_agt_b"),
+            &Effects::none(),
+        )
         .await
         .unwrap();
     store
@@ -317,9 +330,15 @@ pub async fn snapshot(ctx: &super::harness::Ctx, world: &World, specs: &[&Spec])
             session_id: None,
             limit: 1000,
         };
-        snapshot.approvals.extend(store.list_approvals(ws, &all).await.unwrap());
-        snapshot.audit.extend(store.audit_after(ws, 0, 1000).await.unwrap());
-        snapshot.events.extend(store.events_after(ws, 0, 1000).await.unwrap());
+        snapshot
+            .approvals
+            .extend(store.list_approvals(ws, &all).await.unwrap());
+        snapshot
+            .audit
+            .extend(store.audit_after(ws, 0, 1000).await.unwrap());
+        snapshot
+            .events
+            .extend(store.events_after(ws, 0, 1000).await.unwrap());
     }
     for spec in specs {
         snapshot

@@ -57,7 +57,11 @@ impl Ctx {
     /// a process restart would.
     pub async fn restart(self) -> Ctx {
         let Ctx { store, backend } = self;
-        assert_eq!(Arc::strong_count(&store), 1, "a clone of the store is still alive");
+        assert_eq!(
+            Arc::strong_count(&store),
+            1,
+            "a clone of the store is still alive"
+        );
         drop(store);
         let store = backend.open().await;
         Ctx { store, backend }

@@ -32,7 +32,12 @@ pub async fn user_tokens_resolve_only_by_hash(ctx: Ctx) {
     let world = world(store).await;
     let admin = user("usr_admin", Role::Admin);
     store
-        .create_user(&world.ws, &admin, &token_hash("tok_admin"), &effects("user.created", "usr_admin", t(1)))
+        .create_user(
+            &world.ws,
+            &admin,
+            &token_hash("tok_admin"),
+            &effects("user.created", "usr_admin", t(1)),
+        )
         .await
         .unwrap();
     let principal = store
@@ -52,7 +57,11 @@ pub async fn user_tokens_resolve_only_by_hash(ctx: Ctx) {
     );
     // The token itself is not a key; neither is anything else that is not the hash.
     for wrong in ["tok_admin", "", &token_hash("tok_nobody"), "usr_admin"] {
-        assert_eq!(store.principal_for_token(wrong).await.unwrap(), None, "{wrong}");
+        assert_eq!(
+            store.principal_for_token(wrong).await.unwrap(),
+            None,
+            "{wrong}"
+        );
     }
     let users = store.list_users(&world.ws).await.unwrap();
     let ids: Vec<&str> = users.iter().map(|user| user.id.as_str()).collect();
@@ -64,7 +73,12 @@ pub async fn user_tokens_resolve_only_by_hash(ctx: Ctx) {
     assert_eq!(audit[0].kind, "user.created");
     // A duplicate token hash is refused, and the user that came with it is not created.
     let error = store
-        .create_user(&world.ws, &user("usr_dup", Role::Viewer), &token_hash("tok_admin"), &Effects::none())
+        .create_user(
+            &world.ws,
+            &user("usr_dup", Role::Viewer),
+            &token_hash("tok_admin"),
+            &Effects::none(),
+        )
         .await
         .unwrap_err();
     assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
@@ -114,11 +128,22 @@ pub async fn agents_are_created_read_and_updated(ctx: Ctx) {
         args: vec!["server-filesystem".into(), "/tmp".into()],
     }]);
     store
-        .create_agent(&world.ws, &writer, &token_hash("tok_writer"), &effects("agent.created", "agt_writer", t(1)))
+        .create_agent(
+            &world.ws,
+            &writer,
+            &token_hash("tok_writer"),
+            &effects("agent.created", "agt_writer", t(1)),
+        )
         .await
         .unwrap();
-    assert_eq!(store.get_agent(&world.ws, "agt_writer").await.unwrap(), Some(writer.clone()));
-    assert_eq!(store.agent_by_name(&world.ws, "writer").await.unwrap(), Some(writer.clone()));
+    assert_eq!(
+        store.get_agent(&world.ws, "agt_writer").await.unwrap(),
+        Some(writer.clone())
+    );
+    assert_eq!(
+        store.agent_by_name(&world.ws, "writer").await.unwrap(),
+        Some(writer.clone())
+    );
     let names: Vec<String> = store
         .list_agents(&world.ws)
         .await
@@ -137,10 +162,18 @@ pub async fn agents_are_created_read_and_updated(ctx: Ctx) {
     changed.tools = Some(vec![]);
     changed.llm = None;
     store
-        .update_agent(&world.ws, &changed, &effects("agent.updated", "agt_writer", t(2)))
+        .update_agent(
+            &world.ws,
+            &changed,
+            &effects("agent.updated", "agt_writer", t(2)),
+        )
         .await
         .unwrap();
-    let stored = store.get_agent(&world.ws, "agt_writer").await.unwrap().unwrap();
+    let stored = store
+        .get_agent(&world.ws, "agt_writer")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.name, "writer");
     assert_eq!(stored.created_at, writer.created_at);
     assert_eq!(stored.mode, Mode::Unattended);
@@ -162,11 +195,19 @@ pub async fn agents_are_created_read_and_updated(ctx: Ctx) {
     foreign.mode = Mode::Unattended;
     let before = ctx.row_counts().await;
     assert!(store
-        .update_agent(&world.ws, &foreign, &effects("agent.updated", "agt_b", t(3)))
+        .update_agent(
+            &world.ws,
+            &foreign,
+            &effects("agent.updated", "agt_b", t(3))
+        )
         .await
         .is_err());
     assert_eq!(ctx.row_counts().await, before);
-    let untouched = store.get_agent(&world.other, &world.other_agent).await.unwrap().unwrap();
+    let untouched = store
+        .get_agent(&world.other, &world.other_agent)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(untouched.mode, Mode::Ask);
 }
 
@@ -176,13 +217,24 @@ pub async fn agent_names_are_unique_per_workspace(ctx: Ctx) {
     let before = ctx.row_counts().await;
     // `scout` exists in both workspaces already (the world made them): per workspace only.
     let error = store
-        .create_agent(&world.ws, &agent("agt_c", "scout"), &token_hash("tok_c"), &effects("agent.created", "agt_c", t(1)))
+        .create_agent(
+            &world.ws,
+            &agent("agt_c", "scout"),
+            &token_hash("tok_c"),
+            &effects("agent.created", "agt_c", t(1)),
+        )
         .await
         .unwrap_err();
     assert!(matches!(error, StoreError::Conflict(_)), "{error:?}");
     // The refused agent left no token and no audit record behind.
     assert_eq!(ctx.row_counts().await, before);
-    assert_eq!(store.principal_for_token(&token_hash("tok_c")).await.unwrap(), None);
+    assert_eq!(
+        store
+            .principal_for_token(&token_hash("tok_c"))
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 pub async fn sessions_are_created_and_read(ctx: Ctx) {
@@ -195,11 +247,21 @@ pub async fn sessions_are_created_and_read(ctx: Ctx) {
         created_at: t(4),
     };
     store.create_session(&world.ws, &session).await.unwrap();
-    assert_eq!(store.get_session(&world.ws, "ses_untitled").await.unwrap(), Some(session));
-    let first = store.get_session(&world.ws, &world.session).await.unwrap().unwrap();
+    assert_eq!(
+        store.get_session(&world.ws, "ses_untitled").await.unwrap(),
+        Some(session)
+    );
+    let first = store
+        .get_session(&world.ws, &world.session)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(first.agent_id.as_deref(), Some("agt_a"));
     assert_eq!(first.title.as_deref(), Some("first"));
-    assert_eq!(store.get_session(&world.ws, "ses_nope").await.unwrap(), None);
+    assert_eq!(
+        store.get_session(&world.ws, "ses_nope").await.unwrap(),
+        None
+    );
 }
 
 /// Every read, and every write that names an object, with the other workspace's id finds
@@ -210,12 +272,20 @@ pub async fn another_workspace_sees_nothing(ctx: Ctx) {
     let World { ws, other, .. } = &world;
     let asked = world.spec("asked");
     store
-        .record_call(ws, &asked.asked(), &effects("approval.requested", "apr_asked", t(1)))
+        .record_call(
+            ws,
+            &asked.asked(),
+            &effects("approval.requested", "apr_asked", t(1)),
+        )
         .await
         .unwrap();
     let allowed = world.spec("allowed");
     store
-        .record_call(ws, &allowed.allowed(), &effects("call.allowed", "call_allowed", t(1)))
+        .record_call(
+            ws,
+            &allowed.allowed(),
+            &effects("call.allowed", "call_allowed", t(1)),
+        )
         .await
         .unwrap();
     let rule = super::rules::rule("rule_1", RuleScope::Agent, &world.agent, t(1), None);
@@ -227,12 +297,29 @@ pub async fn another_workspace_sees_nothing(ctx: Ctx) {
 
     assert_eq!(store.get_agent(other, &world.agent).await.unwrap(), None);
     assert_eq!(store.agent_by_name(other, "nobody").await.unwrap(), None);
-    assert!(store.list_agents(other).await.unwrap().iter().all(|a| a.id != world.agent));
+    assert!(store
+        .list_agents(other)
+        .await
+        .unwrap()
+        .iter()
+        .all(|a| a.id != world.agent));
     assert!(store.list_users(other).await.unwrap().is_empty());
-    assert_eq!(store.get_session(other, &world.session).await.unwrap(), None);
+    assert_eq!(
+        store.get_session(other, &world.session).await.unwrap(),
+        None
+    );
     assert_eq!(store.get_call(other, &asked.call_id()).await.unwrap(), None);
-    assert_eq!(store.get_call(other, &allowed.call_id()).await.unwrap(), None);
-    assert_eq!(store.get_approval(other, &asked.approval_id()).await.unwrap(), None);
+    assert_eq!(
+        store.get_call(other, &allowed.call_id()).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .get_approval(other, &asked.approval_id())
+            .await
+            .unwrap(),
+        None
+    );
     let all = ApprovalFilter {
         status: None,
         session_id: None,
@@ -241,27 +328,52 @@ pub async fn another_workspace_sees_nothing(ctx: Ctx) {
     assert!(store.list_approvals(other, &all).await.unwrap().is_empty());
     assert!(store.list_standing_rules(other).await.unwrap().is_empty());
     let scopes = [(RuleScope::Agent, world.agent.clone())];
-    assert!(store.live_standing_rules(other, &scopes, t(2)).await.unwrap().is_empty());
+    assert!(store
+        .live_standing_rules(other, &scopes, t(2))
+        .await
+        .unwrap()
+        .is_empty());
     assert!(store.audit_after(other, 0, 100).await.unwrap().is_empty());
     assert!(store.events_after(other, 0, 100).await.unwrap().is_empty());
     assert_eq!(store.last_event_id(other).await.unwrap(), 0);
 
     let decided = store
-        .decide(other, &asked.approve(t(2)), &effects("approval.approved", "apr_asked", t(2)))
+        .decide(
+            other,
+            &asked.approve(t(2)),
+            &effects("approval.approved", "apr_asked", t(2)),
+        )
         .await;
     assert!(matches!(decided, Err(DecideError::NotFound)), "{decided:?}");
     let redeemed = store
-        .redeem(other, &allowed.call_id(), t(2), &effects("grant.consumed", "grt_allowed", t(2)))
+        .redeem(
+            other,
+            &allowed.call_id(),
+            t(2),
+            &effects("grant.consumed", "grt_allowed", t(2)),
+        )
         .await;
-    assert!(matches!(redeemed, Err(RedeemError::NotFound)), "{redeemed:?}");
+    assert!(
+        matches!(redeemed, Err(RedeemError::NotFound)),
+        "{redeemed:?}"
+    );
     let revoked = store
-        .revoke_standing_rule(other, "rule_1", t(2), &effects("rule.revoked", "rule_1", t(2)))
+        .revoke_standing_rule(
+            other,
+            "rule_1",
+            t(2),
+            &effects("rule.revoked", "rule_1", t(2)),
+        )
         .await
         .unwrap();
     assert_eq!(revoked, None);
     assert_eq!(ctx.row_counts().await, before);
 
     // The owner workspace still sees everything.
-    assert!(store.get_approval(ws, &asked.approval_id()).await.unwrap().is_some());
+    assert!(store
+        .get_approval(ws, &asked.approval_id())
+        .await
+        .unwrap()
+        .is_some());
     assert_eq!(store.list_standing_rules(ws).await.unwrap().len(), 1);
 }

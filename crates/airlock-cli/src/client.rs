@@ -1,0 +1,184 @@
+//! The small blocking HTTP client the client commands share: where the server is, which
+//! token to send, and how a failed request becomes a message and an exit code.
+//!
+//! Errors come back as `application/problem+json` (DESIGN.md §6). A refusal the person
+//! can act on (403 forbidden, 409 already decided / binding mismatch / stale, 422 invalid)
+//! is a [`Refused`] and exits 1; anything else (unreachable server, 401, 404, 5xx) is a
+//! plain error and exits 2.
+
+use anyhow::{anyhow, Context};
+use clap::Args;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The options every client command takes (after the command name, anywhere).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Client options")]
+pub struct ClientArgs {
+    /// The airlock server to talk to.
+    #[arg(
+        long,
+        global = true,
+        env = "AIRLOCK_URL",
+        default_value = "http://127.0.0.1:7070"
+    )]
+    pub url: String,
+    /// Bearer token [default: the contents of DATA_DIR/owner.token when present].
+    #[arg(long, global = true, env = "AIRLOCK_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// The data folder of a local `airlock serve`, whose owner.token is the default token.
+    #[arg(long, global = true, default_value = "airlock-data")]
+    pub data_dir: PathBuf,
+    /// Print the API's JSON as it is, instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// A request the server refused on its merits (403, 409, 422): the command exits 1.
+#[derive(Debug)]
+pub struct Refused(pub String);
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// How long to wait for the response headers. Long polls hold a request for up to 60 s.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(90);
+
+pub struct Client {
+    base: String,
+    token: Option<String>,
+    agent: ureq::Agent,
+}
+
+impl Client {
+    pub fn new(args: &ClientArgs) -> Client {
+        // An explicit token (flag or environment) wins; an empty one counts as none.
+        let token = args
+            .token
+            .clone()
+            .filter(|token| !token.trim().is_empty())
+            .or_else(|| std::fs::read_to_string(args.data_dir.join("owner.token")).ok())
+            .map(|token| token.trim().to_owned())
+            .filter(|token| !token.is_empty());
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_recv_response(Some(RESPONSE_TIMEOUT))
+            .build()
+            .into();
+        Client {
+            base: args.url.trim_end_matches('/').to_owned(),
+            token,
+            agent,
+        }
+    }
+
+    /// `GET path` (path includes any query string), as JSON.
+    pub fn get(&self, path: &str) -> anyhow::Result<Value> {
+        let mut response = self.get_raw(path)?;
+        read_json(&mut response)
+    }
+
+    /// `POST path` with a JSON body, as JSON.
+    pub fn post(&self, path: &str, body: &impl Serialize) -> anyhow::Result<Value> {
+        let mut request = self.agent.post(format!("{}{path}", self.base));
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let response = request
+            .send_json(body)
+            .map_err(|error| self.unreachable(error))?;
+        let mut response = self.check(response)?;
+        read_json(&mut response)
+    }
+
+    /// `GET path`, returning the successful response for the caller to stream.
+    pub fn get_raw(&self, path: &str) -> anyhow::Result<ureq::http::Response<ureq::Body>> {
+        let mut request = self.agent.get(format!("{}{path}", self.base));
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let response = request.call().map_err(|error| self.unreachable(error))?;
+        self.check(response)
+    }
+
+    fn unreachable(&self, error: ureq::Error) -> anyhow::Error {
+        anyhow!("cannot reach airlock at {}: {error}", self.base)
+    }
+
+    /// Turns a non-2xx response into the error its problem body describes.
+    fn check(
+        &self,
+        mut response: ureq::http::Response<ureq::Body>,
+    ) -> anyhow::Result<ureq::http::Response<ureq::Body>> {
+        let status = response.status().as_u16();
+        if (200..300).contains(&status) {
+            return Ok(response);
+        }
+        if status == 401 {
+            let hint = if self.token.is_none() {
+                " (no token was given and no owner.token was found)"
+            } else {
+                ""
+            };
+            return Err(anyhow!("unauthorized: check --token/AIRLOCK_TOKEN{hint}"));
+        }
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        let message = match serde_json::from_str::<airlock_protocol::Problem>(&text) {
+            Ok(problem) if problem.detail.is_empty() => problem.title,
+            Ok(problem) => format!("{}: {}", problem.title, problem.detail),
+            Err(_) if text.trim().is_empty() => format!("the server answered {status}"),
+            Err(_) => format!("the server answered {status}: {}", text.trim()),
+        };
+        if matches!(status, 403 | 409 | 422) {
+            Err(Refused(message).into())
+        } else {
+            Err(anyhow!(message))
+        }
+    }
+}
+
+fn read_json(response: &mut ureq::http::Response<ureq::Body>) -> anyhow::Result<Value> {
+    response
+        .body_mut()
+        .with_config()
+        .limit(64 * 1024 * 1024)
+        .read_json()
+        .context("the server's answer is not JSON")
+}
+
+/// Reads a typed object out of an API answer (kept as `Value` for `--json`).
+pub fn parse<T: DeserializeOwned>(value: &Value, what: &str) -> anyhow::Result<T> {
+    serde_json::from_value(value.clone())
+        .with_context(|| format!("the server's answer is not {what}"))
+}
+
+/// Percent-encodes one path segment or query value.
+pub fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(char::from(byte))
+            }
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    out
+}
+
+/// Prints a JSON answer for `--json`.
+#[allow(clippy::print_stdout)]
+pub fn print_json(value: &Value) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! `airlock approvals list | show | approve | reject`: the inbox from a terminal.
+//!
+//! A decision always echoes the approval's `binding_digest` as fetched just before, so
+//! what is approved is exactly what was shown (G2): if the approval changed in between,
+//! the server refuses and the command exits 1.
+
+use crate::client::{encode, parse, print_json, Client, ClientArgs, Refused};
+use crate::table::{fields, or_dash, relative, truncate, when, Table};
+use crate::Outcome;
+use airlock_protocol::{Approval, ApprovalStatus, RuleScope};
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+
+#[derive(Debug, Args)]
+pub struct ApprovalsArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    #[command(subcommand)]
+    command: ApprovalsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ApprovalsCommand {
+    /// List approvals, newest first.
+    List {
+        /// pending, approved, rejected, expired, cancelled or all.
+        #[arg(long, default_value = "pending", value_parser = parse_status)]
+        status: StatusFilter,
+        /// At most this many (1 to 1000).
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+    },
+    /// Show one approval in full: preview, arguments, rule, deadline, binding digest.
+    Show {
+        #[command(flatten)]
+        which: Which,
+    },
+    /// Approve a pending approval: its call may then execute, once.
+    Approve {
+        #[command(flatten)]
+        which: Which,
+        /// Why (recorded in the audit log).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Also allow this tool for this target from now on: session, agent or task.
+        #[arg(long, value_name = "SCOPE")]
+        remember: Option<RuleScope>,
+        /// How long the remembered rule lasts, such as `8h` or `7d` (default: until revoked).
+        #[arg(long, value_name = "DURATION", requires = "remember")]
+        expires_in: Option<String>,
+    },
+    /// Reject a pending approval: the call never executes and the agent is told why.
+    Reject {
+        #[command(flatten)]
+        which: Which,
+        /// Why (shown to the agent and recorded in the audit log).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
+/// An approval id, or `--latest` for the newest pending one.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct Which {
+    /// The approval's id (`apr_…`).
+    id: Option<String>,
+    /// The newest pending approval.
+    #[arg(long)]
+    latest: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct StatusFilter(Option<ApprovalStatus>);
+
+fn parse_status(text: &str) -> Result<StatusFilter, String> {
+    match text {
+        "all" => Ok(StatusFilter(None)),
+        other => other.parse().map(|status| StatusFilter(Some(status))),
+    }
+}
+
+pub fn run(args: ApprovalsArgs) -> anyhow::Result<Outcome> {
+    let client = Client::new(&args.client);
+    let as_json = args.client.json;
+    match args.command {
+        ApprovalsCommand::List { status, limit } => list(&client, status, limit, as_json),
+        ApprovalsCommand::Show { which } => {
+            let (approval, value) = fetch(&client, &which)?;
+            if as_json {
+                print_json(&value)?;
+            } else {
+                print!("{}", describe(&approval));
+            }
+            Ok(Outcome::Ok)
+        }
+        ApprovalsCommand::Approve {
+            which,
+            reason,
+            remember,
+            expires_in,
+        } => {
+            let remember = remember.map(|scope| match &expires_in {
+                Some(expires_in) => json!({"scope": scope, "expires_in": expires_in}),
+                None => json!({"scope": scope}),
+            });
+            decide(&client, &which, "approve", reason, remember, as_json)
+        }
+        ApprovalsCommand::Reject { which, reason } => {
+            decide(&client, &which, "reject", reason, None, as_json)
+        }
+    }
+}
+
+fn list(
+    client: &Client,
+    status: StatusFilter,
+    limit: u32,
+    as_json: bool,
+) -> anyhow::Result<Outcome> {
+    let mut path = format!("/v1/approvals?limit={limit}");
+    if let Some(status) = status.0 {
+        path.push_str(&format!("&status={status}"));
+    }
+    let value = client.get(&path)?;
+    if as_json {
+        print_json(&value)?;
+        return Ok(Outcome::Ok);
+    }
+    let approvals: Vec<Approval> = parse(&value["items"], "a list of approvals")?;
+    if approvals.is_empty() {
+        match status.0 {
+            Some(status) => println!("no {status} approvals"),
+            None => println!("no approvals"),
+        }
+        return Ok(Outcome::Ok);
+    }
+    let mut table = Table::new(&["ID", "STATUS", "TOOL", "RISK", "SUMMARY", "WHEN"]);
+    for approval in approvals.iter().take(limit as usize) {
+        let deadline = match approval.status {
+            ApprovalStatus::Pending => format!("due {}", relative(approval.deadline)),
+            _ => approval
+                .decided_at
+                .map_or_else(|| "-".to_owned(), |at| format!("decided {}", relative(at))),
+        };
+        table.row(vec![
+            approval.id.clone(),
+            approval.status.to_string(),
+            approval.tool.clone(),
+            approval.risk.to_string(),
+            truncate(&approval.preview.summary, 60),
+            deadline,
+        ]);
+    }
+    print!("{}", table.render());
+    Ok(Outcome::Ok)
+}
+
+/// The approval named by id, or the newest pending one; with the raw JSON for `--json`.
+fn fetch(client: &Client, which: &Which) -> anyhow::Result<(Approval, Value)> {
+    let value = match &which.id {
+        Some(id) => client.get(&format!("/v1/approvals/{}", encode(id)))?,
+        None => {
+            let page = client.get("/v1/approvals?status=pending&limit=1")?;
+            match page["items"].as_array().and_then(|items| items.first()) {
+                Some(newest) => newest.clone(),
+                None => return Err(Refused("there is no pending approval".into()).into()),
+            }
+        }
+    };
+    Ok((parse(&value, "an approval")?, value))
+}
+
+fn decide(
+    client: &Client,
+    which: &Which,
+    verdict: &str,
+    reason: Option<String>,
+    remember: Option<Value>,
+    as_json: bool,
+) -> anyhow::Result<Outcome> {
+    let (approval, _) = fetch(client, which)?;
+    let mut body = json!({"decision": verdict, "binding_digest": approval.binding_digest});
+    if let Some(reason) = reason {
+        body["reason"] = reason.into();
+    }
+    if let Some(remember) = &remember {
+        body["remember"] = remember.clone();
+    }
+    let answer = client.post(
+        &format!("/v1/approvals/{}/decision", encode(&approval.id)),
+        &body,
+    )?;
+    if as_json {
+        print_json(&answer)?;
+        return Ok(Outcome::Ok);
+    }
+    let done = if verdict == "approve" {
+        "approved"
+    } else {
+        "rejected"
+    };
+    println!("{done} {}: {}", approval.id, approval.preview.summary);
+    if let Some(remember) = &remember {
+        let lasting = match remember["expires_in"].as_str() {
+            Some(expires_in) => format!("for {expires_in}"),
+            None => "until revoked".to_owned(),
+        };
+        println!(
+            "remembered: {} for {} is allowed without asking in this {} ({lasting})",
+            approval.tool,
+            approval.standing_target.as_deref().unwrap_or("-"),
+            remember["scope"].as_str().unwrap_or("-"),
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The full human view of one approval.
+fn describe(approval: &Approval) -> String {
+    let mut out = fields(&[
+        ("approval", approval.id.clone()),
+        ("status", approval.status.to_string()),
+        ("summary", approval.preview.summary.clone()),
+        (
+            "tool",
+            format!("{} (risk {})", approval.tool, approval.risk),
+        ),
+        ("agent", approval.agent_id.clone()),
+        ("session", or_dash(approval.session_id.as_deref())),
+        ("call", approval.call_id.clone()),
+        ("rule", or_dash(approval.rule.as_deref())),
+        ("reason", approval.reason.clone().unwrap_or_default()),
+        ("created", when(approval.created_at)),
+        ("deadline", when(approval.deadline)),
+        ("decided", approval.decided_at.map(when).unwrap_or_default()),
+        (
+            "decided by",
+            approval.decided_by.clone().unwrap_or_default(),
+        ),
+        (
+            "decision reason",
+            approval.decision_reason.clone().unwrap_or_default(),
+        ),
+        (
+            "remember target",
+            approval.standing_target.clone().unwrap_or_default(),
+        ),
+        ("binding digest", approval.binding_digest.clone()),
+        ("policy digest", approval.policy_digest.clone()),
+    ]);
+    if let Some(body) = &approval.preview.body {
+        out.push_str("\nbody:\n");
+        for line in body.lines() {
+            out.push_str("  ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str("\narguments:\n");
+    let arguments = serde_json::to_string_pretty(&approval.preview.arguments)
+        .unwrap_or_else(|_| approval.preview.arguments.to_string());
+    for line in arguments.lines() {
+        out.push_str("  ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}

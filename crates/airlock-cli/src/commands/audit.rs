@@ -1,0 +1,156 @@
+//! `airlock audit verify | export`: check the hash chain (G8) online or on an export, and
+//! save an export.
+//!
+//! An export verified offline needs no server and no token: the chain carries its own
+//! proof. A torn last line (an export cut off mid-write) is reported as such.
+
+use crate::client::{parse, print_json, Client, ClientArgs};
+use crate::Outcome;
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use serde::Deserialize;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    #[command(subcommand)]
+    command: AuditCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCommand {
+    /// Verify the audit chain (exit 1 when it is broken).
+    Verify {
+        /// Verify this NDJSON export offline instead of asking the server.
+        #[arg(long, value_name = "EXPORT.ndjson")]
+        file: Option<PathBuf>,
+    },
+    /// Export the audit log as NDJSON, one record a line.
+    Export {
+        /// Write to this file instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// What both verifications report (`GET /v1/audit/verify` and `verify_export`).
+#[derive(Debug, Deserialize)]
+struct Report {
+    ok: bool,
+    records: u64,
+    head: Option<Head>,
+    #[serde(default)]
+    first_bad_seq: Option<u64>,
+    #[serde(default)]
+    torn_tail: bool,
+    #[serde(default)]
+    problem: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Head {
+    seq: u64,
+    hash: String,
+}
+
+pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
+    match args.command {
+        AuditCommand::Verify { file } => {
+            let value = match file {
+                Some(file) => verify_file(&file)?,
+                None => Client::new(&args.client).get("/v1/audit/verify")?,
+            };
+            let report: Report = parse(&value, "a verification report")?;
+            if args.client.json {
+                print_json(&value)?;
+            } else {
+                print_report(&report);
+            }
+            Ok(if report.ok {
+                Outcome::Ok
+            } else {
+                Outcome::Refused
+            })
+        }
+        AuditCommand::Export { out } => export(&Client::new(&args.client), out.as_deref()),
+    }
+}
+
+fn verify_file(file: &Path) -> anyhow::Result<Value> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    Ok(serde_json::to_value(airlock_gate::audit::verify_export(
+        &text,
+    ))?)
+}
+
+fn print_report(report: &Report) {
+    let head = report
+        .head
+        .as_ref()
+        .map(|head| format!(", head seq {} hash {}", head.seq, head.hash))
+        .unwrap_or_default();
+    if report.ok {
+        println!("audit ok: {} records{head}", report.records);
+        return;
+    }
+    let problem = report
+        .problem
+        .as_deref()
+        .unwrap_or("the chain does not verify");
+    match report.first_bad_seq {
+        Some(seq) => println!("audit NOT ok: first bad seq {seq}: {problem}"),
+        None if report.torn_tail => println!(
+            "audit NOT ok: torn tail after {} records: {problem}",
+            report.records
+        ),
+        None => println!("audit NOT ok: {problem}"),
+    }
+}
+
+/// Streams the export to the file or to standard output, never holding it whole.
+fn export(client: &Client, out: Option<&Path>) -> anyhow::Result<Outcome> {
+    let mut response = client.get_raw("/v1/audit/export")?;
+    let mut reader = response.body_mut().as_reader();
+    match out {
+        Some(path) => {
+            // Written beside the target and renamed, so a failed export never leaves a
+            // file that looks like a (torn) export.
+            let partial = path.with_extension("partial");
+            let mut file = std::fs::File::create(&partial)
+                .with_context(|| format!("cannot create {}", partial.display()))?;
+            let records = copy_counting_lines(&mut reader, &mut file)?;
+            file.sync_all()?;
+            std::fs::rename(&partial, path)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("exported {records} records to {}", path.display());
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = stdout.lock();
+            copy_counting_lines(&mut reader, &mut lock)?;
+            lock.flush()?;
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Copies everything and returns how many lines (records) went through.
+fn copy_counting_lines(reader: &mut impl Read, writer: &mut impl Write) -> anyhow::Result<u64> {
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut lines = 0;
+    loop {
+        let read = reader
+            .read(&mut buffer)
+            .context("the export was cut off while downloading")?;
+        let Some(chunk) = buffer.get(..read).filter(|chunk| !chunk.is_empty()) else {
+            return Ok(lines);
+        };
+        lines += chunk.iter().filter(|byte| **byte == b'\n').count() as u64;
+        writer.write_all(chunk)?;
+    }
+}

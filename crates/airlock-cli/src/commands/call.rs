@@ -1,0 +1,124 @@
+//! `airlock call TOOL --args JSON`: submit a call as an agent and report its verdict.
+//!
+//! The exit code is the verdict, so a script can write `airlock call … && do_it`: 0 when
+//! the call may execute (allowed or approved), 1 when it may not (denied, rejected,
+//! expired, cancelled) or not yet (still pending when the wait is over) — fail closed.
+//! The server holds one long poll for at most 60 s; longer waits are a series of polls.
+
+use crate::client::{encode, parse, print_json, Client, ClientArgs};
+use crate::table::{fields, or_dash};
+use crate::Outcome;
+use airlock_protocol::{Call, CallStatus};
+use anyhow::{bail, Context};
+use clap::Args;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// The longest one request may wait on the server (DESIGN.md §6.1).
+const MAX_POLL_SECONDS: u64 = 60;
+
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The tool's name, such as `email.send`.
+    tool: String,
+    /// The arguments, as a JSON object.
+    #[arg(long, default_value = "{}")]
+    args: String,
+    /// The session the call belongs to.
+    #[arg(long)]
+    session: Option<String>,
+    /// Wait up to this many seconds for a person to decide a pending call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    wait: u64,
+}
+
+pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
+    let arguments: Value = serde_json::from_str(&args.args).context("--args is not valid JSON")?;
+    if !arguments.is_object() {
+        bail!("--args must be a JSON object, such as '{{\"to\": \"ana@acme.test\"}}'");
+    }
+    let client = Client::new(&args.client);
+    let until = Instant::now() + Duration::from_secs(args.wait);
+    let mut body = json!({"tool": args.tool, "arguments": arguments});
+    if let Some(session) = &args.session {
+        body["session_id"] = session.clone().into();
+    }
+    if args.wait > 0 {
+        body["wait_s"] = args.wait.min(MAX_POLL_SECONDS).into();
+    }
+    let mut value = client.post("/v1/calls", &body)?;
+    let mut call: Call = parse(&value, "a call")?;
+    if call.status == CallStatus::Pending && args.wait > 0 {
+        if !args.client.json {
+            eprintln!(
+                "waiting up to {}s for a person to decide approval {} …",
+                args.wait,
+                or_dash(call.approval_id.as_deref())
+            );
+        }
+        loop {
+            let left = until.saturating_duration_since(Instant::now()).as_secs();
+            if call.status != CallStatus::Pending || left == 0 {
+                break;
+            }
+            let path = format!(
+                "/v1/calls/{}?wait_s={}",
+                encode(&call.id),
+                left.min(MAX_POLL_SECONDS)
+            );
+            value = client.get(&path)?;
+            call = parse(&value, "a call")?;
+        }
+    }
+
+    if args.client.json {
+        print_json(&value)?;
+    } else {
+        print!("{}", describe(&call));
+    }
+    Ok(match call.status {
+        CallStatus::Allowed | CallStatus::Approved => Outcome::Ok,
+        CallStatus::Pending => {
+            if args.wait > 0 {
+                eprintln!(
+                    "still pending after waiting {}s: not allowed (yet)",
+                    args.wait
+                );
+            } else {
+                eprintln!(
+                    "pending: a person must approve it first (wait for it with --wait SECONDS)"
+                );
+            }
+            Outcome::Refused
+        }
+        CallStatus::Denied | CallStatus::Rejected | CallStatus::Expired | CallStatus::Cancelled => {
+            Outcome::Refused
+        }
+    })
+}
+
+fn describe(call: &Call) -> String {
+    let approve = match (call.status, &call.approval_id) {
+        (CallStatus::Pending, Some(approval)) => format!("airlock approvals approve {approval}"),
+        _ => String::new(),
+    };
+    fields(&[
+        ("call", call.id.clone()),
+        ("tool", format!("{} (risk {})", call.tool, call.risk)),
+        ("status", call.status.to_string()),
+        (
+            "decided by",
+            json!(call.decided_by)
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        ("rule", call.rule.clone().unwrap_or_default()),
+        ("reason", call.reason.clone().unwrap_or_default()),
+        ("approval", call.approval_id.clone().unwrap_or_default()),
+        ("grant", call.grant_id.clone().unwrap_or_default()),
+        ("approve with", approve),
+    ])
+}

@@ -1,0 +1,293 @@
+//! `airlock serve`: open the store, build the gate, bootstrap the workspace, put the
+//! policy in force and serve the HTTP API and inbox until Ctrl-C or SIGTERM.
+//!
+//! - [`watch`]: reloads `--policy FILE` when it changes; a bad edit never replaces the
+//!   policy in force (DESIGN.md §4.3).
+//! - [`demo`]: `--demo`, a demo agent and policy and two commands to paste.
+//!
+//! Everything that can be wrong with the command line (a bad `--db`, a policy file that
+//! does not load, an address in use) is found before anything is served, and exits 2.
+
+mod demo;
+mod watch;
+
+use crate::Outcome;
+use airlock_gate::clock::SystemClock;
+use airlock_gate::policy::STARTER_POLICY;
+use airlock_gate::Gate;
+use airlock_policy::{LoadOptions, Policy};
+use airlock_store::sqlite::SqliteStore;
+use anyhow::{anyhow, bail, Context};
+use clap::Args;
+use std::io::{IsTerminal, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// The workspace and owner a first start creates.
+const WORKSPACE: &str = "default";
+const OWNER: &str = "owner";
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where the database and the token files live.
+    #[arg(long, value_name = "DIR", default_value = "airlock-data")]
+    data_dir: PathBuf,
+    /// The database: a SQLite file path or sqlite://PATH [default: DIR/airlock.db].
+    #[arg(long, value_name = "URL")]
+    db: Option<String>,
+    /// The address to serve the API and the inbox on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7070")]
+    listen: String,
+    /// A policy file to put in force and to reload whenever it changes.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Also set up a demo agent and policy and print two commands to try the loop.
+    #[arg(long)]
+    demo: bool,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
+    init_logging();
+    let database = database_path(args.db.as_deref(), &args.data_dir)?;
+    let policy = match &args.policy {
+        Some(file) => Some((file.clone(), read_policy(file)?)),
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(args, database, policy))?;
+    Ok(Outcome::Ok)
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+/// Where the SQLite database is. PostgreSQL is designed for (§5) but not built yet.
+fn database_path(db: Option<&str>, data_dir: &Path) -> anyhow::Result<PathBuf> {
+    let Some(db) = db else {
+        return Ok(data_dir.join("airlock.db"));
+    };
+    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+        bail!("PostgreSQL arrives in a later release; use SQLite for now (the default, or --db sqlite://PATH)");
+    }
+    if let Some(rest) = db
+        .strip_prefix("sqlite://")
+        .or_else(|| db.strip_prefix("sqlite:"))
+    {
+        let path = rest.split('?').next().unwrap_or_default();
+        if path.is_empty() {
+            bail!("--db `{db}` names no file; use sqlite://PATH");
+        }
+        return Ok(PathBuf::from(path));
+    }
+    if db.contains("://") {
+        bail!("--db `{db}` is not supported: give a SQLite file path or sqlite://PATH (PostgreSQL arrives in a later release)");
+    }
+    Ok(PathBuf::from(db))
+}
+
+/// Reads and checks a policy file; errors carry file:line:column.
+fn read_policy(file: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read the policy {}", file.display()))?;
+    Policy::load(&text, &load_options(file))
+        .map_err(|errors| anyhow!("the policy {} does not load:\n{errors}", file.display()))?;
+    Ok(text)
+}
+
+fn load_options(file: &Path) -> LoadOptions {
+    LoadOptions {
+        file_name: file.display().to_string(),
+        ..LoadOptions::default()
+    }
+}
+
+async fn serve(
+    args: ServeArgs,
+    database: PathBuf,
+    policy: Option<(PathBuf, String)>,
+) -> anyhow::Result<()> {
+    create_private_dir(&args.data_dir)?;
+    if let Some(parent) = database.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let store = SqliteStore::open(&database)
+        .await
+        .with_context(|| format!("cannot open the database {}", database.display()))?;
+    let gate = Gate::new(Arc::new(store), Arc::new(SystemClock))
+        .await
+        .context("cannot start the gate")?;
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = listener.local_addr()?;
+    let url = format!("http://{address}");
+
+    let bootstrapped = gate.bootstrap(WORKSPACE, OWNER).await?;
+    let workspace = match &bootstrapped {
+        Some(bootstrapped) => bootstrapped.workspace.id.clone(),
+        None => {
+            gate.store()
+                .workspace_by_name(WORKSPACE)
+                .await?
+                .context("the workspace `default` is missing from the database")?
+                .id
+        }
+    };
+    let owner_token_file = args.data_dir.join("owner.token");
+    match &bootstrapped {
+        Some(bootstrapped) => write_secret(&owner_token_file, &bootstrapped.owner_token)?,
+        None if !owner_token_file.exists() => tracing::warn!(
+            file = %owner_token_file.display(),
+            "the owner token file is gone; the token was shown only once and cannot be shown again"
+        ),
+        None => {}
+    }
+
+    // The policy in force: the file, else the demo's, else whatever is stored, else the
+    // starter policy that asks for everything.
+    match (&policy, args.demo) {
+        (Some((_, text)), _) => {
+            gate.replace_policy(&workspace, "policy", text).await?;
+        }
+        (None, true) => {
+            gate.replace_policy(&workspace, "policy", demo::POLICY)
+                .await?;
+        }
+        (None, false) => {
+            if gate.store().current_policy(&workspace).await?.is_none() {
+                gate.replace_policy(&workspace, "system", STARTER_POLICY)
+                    .await?;
+            }
+        }
+    }
+
+    if bootstrapped.is_some() {
+        println!("airlock is ready: open the inbox at {url}/");
+        println!(
+            "the owner token is in {} (sign in with it; it is shown nowhere else)",
+            owner_token_file.display()
+        );
+    }
+    if args.demo {
+        let commands = demo::prepare(&gate, &workspace, &args.data_dir, &url).await?;
+        println!("{commands}");
+    }
+    tracing::info!(%url, database = %database.display(), "airlock listening");
+
+    let shutdown = CancellationToken::new();
+    let signals = tokio::spawn(stop_on_signal(shutdown.clone()));
+    let watcher = policy.map(|(file, text)| {
+        tokio::spawn(watch::watch_policy(
+            gate.clone(),
+            workspace.clone(),
+            file,
+            text,
+            shutdown.clone(),
+        ))
+    });
+    let served = airlock_server::serve(listener, gate, shutdown.clone()).await;
+    shutdown.cancel();
+    if let Some(watcher) = watcher {
+        let _ = watcher.await;
+    }
+    signals.abort();
+    served.context("the server stopped")?;
+    tracing::info!("airlock stopped");
+    Ok(())
+}
+
+/// Cancels `shutdown` on Ctrl-C or SIGTERM.
+async fn stop_on_signal(shutdown: CancellationToken) {
+    let mut terminate =
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => Some(signal),
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; Ctrl-C still stops airlock");
+                None
+            }
+        };
+    let terminated = async {
+        match &mut terminate {
+            Some(signal) => {
+                signal.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("Ctrl-C: shutting down"),
+        _ = terminated => tracing::info!("SIGTERM: shutting down"),
+        _ = shutdown.cancelled() => {}
+    }
+    shutdown.cancel();
+}
+
+/// Creates the data folder readable by its owner only (it holds tokens).
+fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create the data folder {}", dir.display()))
+}
+
+/// Writes a token file with mode 0600, replacing any older one.
+fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    // `mode` only applies to a new file; an older one keeps its bits unless reset.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(format!("{secret}\n").as_bytes())?;
+    file.sync_all()?;
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_urls() {
+        let dir = Path::new("data");
+        assert_eq!(database_path(None, dir).unwrap(), dir.join("airlock.db"));
+        assert_eq!(
+            database_path(Some("x.db"), dir).unwrap(),
+            PathBuf::from("x.db")
+        );
+        assert_eq!(
+            database_path(Some("sqlite:///tmp/a.db?mode=rwc"), dir).unwrap(),
+            PathBuf::from("/tmp/a.db")
+        );
+        assert_eq!(
+            database_path(Some("sqlite://a.db"), dir).unwrap(),
+            PathBuf::from("a.db")
+        );
+        let postgres = database_path(Some("postgres://localhost/airlock"), dir).unwrap_err();
+        assert!(postgres
+            .to_string()
+            .contains("PostgreSQL arrives in a later release"));
+        assert!(database_path(Some("mysql://x"), dir).is_err());
+    }
+}

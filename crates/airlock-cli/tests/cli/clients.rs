@@ -1,0 +1,274 @@
+//! The client commands against a real `airlock serve`: agents, calls, approvals, audit,
+//! and the exit codes of refusals and connection trouble.
+
+use crate::support::{eventually, finished_output, stderr, stdout, wait_exit, KillOnDrop, Server};
+use std::process::Stdio;
+use std::time::Duration;
+
+const OUTSIDE_MAIL: &str = r#"{"to":"bob@elsewhere.test","subject":"Hi","body":"Hello Bob"}"#;
+
+/// Every call is asked; mail is previewed with its recipient and body.
+const POLICY: &str = r#"version = 1
+default = "ask"
+
+[tools."email.send"]
+risk = "external"
+target = "to"
+summary = "Send email to {to}"
+body = "{body}"
+"#;
+
+/// Starts `call email.send --wait 60` as the agent and waits until its approval is listed.
+fn waiting_call(server: &Server, agent_token: &str) -> (KillOnDrop, String) {
+    let before = server.pending();
+    let child = server
+        .client_command(
+            agent_token,
+            &["call", "email.send", "--args", OUTSIDE_MAIL, "--wait", "60"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut approval = None;
+    eventually(
+        Duration::from_secs(20),
+        "the waiting call's approval",
+        || {
+            approval = server.pending().into_iter().find(|id| !before.contains(id));
+            approval.is_some()
+        },
+    );
+    (KillOnDrop(child), approval.unwrap())
+}
+
+#[test]
+fn the_approval_loop_from_the_command_line() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("scout");
+    assert!(agent.len() > 20, "token: {agent}");
+
+    // Without --wait a pending call is not (yet) allowed: exit 1, with the way to approve.
+    let output = server.client_as(&agent, &["call", "email.send", "--args", OUTSIDE_MAIL]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("pending"), "{text}");
+    assert!(text.contains("airlock approvals approve apr_"), "{text}");
+    assert!(stderr(&output).contains("pending"), "{}", stderr(&output));
+
+    // It is listed, and shown in full.
+    let output = server.client(&["approvals", "list"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let listing = stdout(&output);
+    assert!(listing.starts_with("ID "), "{listing}");
+    assert!(
+        listing.contains("Send email to bob@elsewhere.test"),
+        "{listing}"
+    );
+    let first = server.pending().remove(0);
+    assert!(listing.contains(&first), "{listing}");
+    let output = server.client(&["approvals", "show", &first]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = stdout(&output);
+    for part in [
+        "Send email to bob@elsewhere.test",
+        "binding digest",
+        "deadline",
+        "Hello Bob",
+        "\"to\"",
+    ] {
+        assert!(shown.contains(part), "{part} missing from:\n{shown}");
+    }
+    let output = server.client(&["approvals", "reject", &first, "--reason", "not now"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    // A waiting caller is released by the approval: exit 0.
+    let (mut caller, approval) = waiting_call(&server, &agent);
+    let output = server.client(&["approvals", "approve", &approval]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains(&format!("approved {approval}")));
+    let status = wait_exit(&mut caller.0, Duration::from_secs(20));
+    let (out, err) = finished_output(&mut caller.0);
+    assert_eq!(status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("approved"), "{out}");
+
+    // A second decision on it is refused: exit 1.
+    let output = server.client(&["approvals", "reject", &approval]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).starts_with("error: "),
+        "{}",
+        stderr(&output)
+    );
+
+    // A rejection reaches the waiting caller with its reason: exit 1.
+    let (mut caller, approval) = waiting_call(&server, &agent);
+    let output = server.client(&[
+        "approvals",
+        "reject",
+        &approval,
+        "--reason",
+        "wrong recipient",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let status = wait_exit(&mut caller.0, Duration::from_secs(20));
+    let (out, err) = finished_output(&mut caller.0);
+    assert_eq!(status.code(), Some(1), "{out}{err}");
+    assert!(out.contains("rejected"), "{out}");
+
+    // --latest picks the newest pending approval.
+    let (mut caller, approval) = waiting_call(&server, &agent);
+    let output = server.client(&["approvals", "approve", "--latest", "--reason", "fine"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains(&approval), "{}", stdout(&output));
+    assert_eq!(
+        wait_exit(&mut caller.0, Duration::from_secs(20)).code(),
+        Some(0)
+    );
+    let output = server.client(&["approvals", "approve", "--latest"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no pending approval"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Agents never decide (403): exit 1.
+    let output = server.client_as(&agent, &["call", "email.send", "--args", OUTSIDE_MAIL]);
+    assert_eq!(output.status.code(), Some(1));
+    let pending = server.pending().remove(0);
+    let output = server.client_as(&agent, &["approvals", "approve", &pending]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+
+    // The audit chain verifies online.
+    let output = server.client(&["audit", "verify"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).starts_with("audit ok: "),
+        "{}",
+        stdout(&output)
+    );
+    let output = server.client(&["audit", "verify", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["ok"], true);
+    assert!(report["records"].as_u64().unwrap() >= 10, "{report}");
+
+    // And offline, on an export; a torn last line fails with exit 1.
+    let export = work.path().join("audit.ndjson");
+    let output = server.client(&["audit", "export", "--out", export.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let offline = |file: &std::path::Path| {
+        crate::support::command(work.path())
+            .args(["audit", "verify", "--file", file.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let output = offline(&export);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains(&format!("{} records", report["records"])),
+        "{}",
+        stdout(&output)
+    );
+    let text = std::fs::read_to_string(&export).unwrap();
+    let torn = &text[..text.trim_end().rfind('\n').unwrap() + 40];
+    std::fs::write(&export, torn).unwrap();
+    let output = offline(&export);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(stdout(&output).contains("torn"), "{}", stdout(&output));
+
+    // An edited record is located by its seq.
+    let edited = text.replacen("bob@elsewhere.test", "eve@elsewhere.test", 1);
+    std::fs::write(&export, edited).unwrap();
+    let output = offline(&export);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("first bad seq"),
+        "{}",
+        stdout(&output)
+    );
+
+    // The export also goes to standard output.
+    let output = server.client(&["audit", "export"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), text);
+}
+
+#[test]
+fn refusals_and_connection_trouble_have_their_exit_codes() {
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(work.path(), &[]);
+
+    // A bad token is a usage error: exit 2 with a hint.
+    let output = server.client_as("not-a-token", &["approvals", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("unauthorized: check --token/AIRLOCK_TOKEN"),
+        "{}",
+        stderr(&output)
+    );
+
+    // With no token, ./airlock-data/owner.token is used; --data-dir names another folder.
+    let output = crate::support::command(work.path())
+        .args([
+            "approvals",
+            "list",
+            "--url",
+            &server.url,
+            "--data-dir",
+            "data",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("no pending approvals"),
+        "{}",
+        stdout(&output)
+    );
+
+    // A duplicate agent is a refusal (409): exit 1 with the problem's title and detail.
+    server.create_agent("twin");
+    let output = server.client(&["agents", "create", "twin"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("twin"), "{}", stderr(&output));
+    let output = server.client(&["agents", "list"]);
+    assert!(stdout(&output).contains("twin"), "{}", stdout(&output));
+
+    // A user token cannot submit calls (403): exit 1.
+    let output = server.client(&["call", "x.y", "--args", "{}"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+
+    // Bad --args is a usage error.
+    let output = server.client(&["call", "x.y", "--args", "[1]"]);
+    assert_eq!(output.status.code(), Some(2));
+
+    // Nobody listening: exit 2.
+    drop(server);
+    let output = crate::support::command(work.path())
+        .args([
+            "approvals",
+            "list",
+            "--url",
+            "http://127.0.0.1:9",
+            "--token",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("cannot reach airlock at http://127.0.0.1:9"),
+        "{}",
+        stderr(&output)
+    );
+}

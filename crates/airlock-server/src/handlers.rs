@@ -1,0 +1,36 @@
+//! The handlers, one module per resource. Each authenticates with [`crate::auth::Auth`],
+//! reads its input with the extractors of [`crate::body`], asks the gate, and shapes the
+//! answer; every `#[utoipa::path]` here is what `/openapi.json` is generated from.
+//!
+//! - [`system`]: `/healthz`, `/metrics`, `/openapi.json`.
+//! - [`identity`]: users, agents, sessions.
+//! - [`policy`]: the policy in force, replacing it, dry runs.
+//! - [`calls`]: submit, long-poll, redeem.
+//! - [`approvals`]: list, read, decide.
+//! - [`rules`]: standing rules.
+//! - [`audit`]: list, verify, export.
+//! - [`events`]: the workspace event stream (SSE).
+
+pub mod approvals;
+pub mod audit;
+pub mod calls;
+pub mod events;
+pub mod identity;
+pub mod policy;
+pub mod rules;
+pub mod system;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A list answer: `{items: [...]}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Items<T> {
+    pub items: Vec<T>,
+}
+
+impl<T> Items<T> {
+    pub fn new(items: Vec<T>) -> Items<T> {
+        Items { items }
+    }
+}

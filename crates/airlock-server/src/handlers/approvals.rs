@@ -1,0 +1,89 @@
+//! Approvals: the inbox, one approval, and the decision on it (G2, G3, G6).
+
+use super::Items;
+use crate::auth::Auth;
+use crate::body::{JsonBody, PathId, Query};
+use crate::error::ApiError;
+use crate::openapi::DecisionRequestDoc;
+use crate::AppState;
+use airlock_gate::decide::{DecisionRequest, Verdict};
+use airlock_protocol::{Approval, ApprovalStatus, Problem};
+use axum::extract::State;
+use axum::Json;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+/// The default and the largest page of approvals.
+const DEFAULT_LIMIT: u32 = 100;
+const MAX_LIMIT: u32 = 1000;
+
+/// `?status=pending&limit=N`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only approvals with this status.
+    #[serde(default)]
+    #[param(value_type = Option<ApprovalStatus>)]
+    pub status: Option<ApprovalStatus>,
+    /// At most this many, 1 to 1000 (default 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Approvals of the workspace, newest first.
+#[utoipa::path(get, path = "/v1/approvals", operation_id = "list_approvals", tag = "approvals", params(ListQuery),
+    responses(
+        (status = 200, description = "Approvals, newest first", body = Items<Approval>),
+        (status = 422, description = "Unknown status or limit out of range", body = Problem)))]
+pub async fn list(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Items<Approval>>, ApiError> {
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::Invalid(format!("limit must be 1 to {MAX_LIMIT}")));
+    }
+    let approvals = state
+        .gate
+        .list_approvals(&principal, query.status, limit)
+        .await?;
+    Ok(Json(Items::new(approvals)))
+}
+
+/// One approval.
+#[utoipa::path(get, path = "/v1/approvals/{id}", operation_id = "get_approval", tag = "approvals",
+    params(("id" = String, Path, description = "Approval id")),
+    responses(
+        (status = 200, description = "The approval", body = Approval),
+        (status = 404, description = "No such approval here", body = Problem)))]
+pub async fn get(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> Result<Json<Approval>, ApiError> {
+    Ok(Json(state.gate.get_approval(&principal, &id).await?))
+}
+
+/// Approves or rejects (users with role ≥ approver). The first valid decision wins; every
+/// refusal changes nothing.
+#[utoipa::path(post, path = "/v1/approvals/{id}/decision", operation_id = "decide_approval", tag = "approvals",
+    request_body = DecisionRequestDoc,
+    params(("id" = String, Path, description = "Approval id")),
+    responses(
+        (status = 200, description = "The approval as decided", body = Approval),
+        (status = 403, description = "Agents and viewers do not decide", body = Problem),
+        (status = 404, description = "No such approval here", body = Problem),
+        (status = 409, description = "binding_mismatch, already_decided, expired or stale_policy: nothing changed", body = Problem)))]
+pub async fn decide(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    JsonBody(request): JsonBody<DecisionRequest>,
+) -> Result<Json<Approval>, ApiError> {
+    let approve = request.decision == Verdict::Approve;
+    let approval = state.gate.decide(&principal, &id, request).await?;
+    state.metrics.decision(approve);
+    Ok(Json(approval))
+}

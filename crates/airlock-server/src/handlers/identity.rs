@@ -1,0 +1,179 @@
+//! Users, agents and sessions. Creating a user or an agent returns its token once; only
+//! its hash is kept.
+
+use super::Items;
+use crate::auth::Auth;
+use crate::body::{JsonBody, PathId};
+use crate::error::ApiError;
+use crate::openapi::{AgentPatchDoc, AgentSpecDoc};
+use crate::AppState;
+use airlock_gate::identity::{AgentPatch, AgentSpec};
+use airlock_protocol::{Agent, Approval, Problem, Role, Session, User};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The body of `POST /v1/users`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewUser {
+    pub name: String,
+    pub role: Role,
+}
+
+/// A new user and its token (shown once).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserCreated {
+    pub user: User,
+    pub token: String,
+}
+
+/// A new agent and its token (shown once).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentCreated {
+    pub agent: Agent,
+    pub token: String,
+}
+
+/// The body of `POST /v1/sessions`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSession {
+    /// The agent the session belongs to; an agent token may only name itself.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// A session with its runs and the approvals still waiting in it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionSnapshot {
+    #[serde(flatten)]
+    pub session: Session,
+    /// Runs of the built-in runtime (none yet: the runtime is not part of this server).
+    #[schema(value_type = Vec<Object>)]
+    pub runs: Vec<Value>,
+    pub pending_approvals: Vec<Approval>,
+}
+
+/// Creates a user (owner or admin; only an owner creates owners).
+#[utoipa::path(post, path = "/v1/users", tag = "identity", request_body = NewUser,
+    responses(
+        (status = 201, description = "The user and its token, shown once", body = UserCreated),
+        (status = 403, description = "Not an owner or admin", body = Problem),
+        (status = 422, description = "Bad name or role", body = Problem)))]
+pub async fn create_user(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    JsonBody(body): JsonBody<NewUser>,
+) -> Result<(StatusCode, Json<UserCreated>), ApiError> {
+    let (user, token) = state
+        .gate
+        .create_user(&principal, &body.name, body.role)
+        .await?;
+    Ok((StatusCode::CREATED, Json(UserCreated { user, token })))
+}
+
+/// The users of the workspace.
+#[utoipa::path(get, path = "/v1/users", tag = "identity",
+    responses((status = 200, description = "Every user", body = Items<User>)))]
+pub async fn list_users(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+) -> Result<Json<Items<User>>, ApiError> {
+    Ok(Json(Items::new(state.gate.list_users(&principal).await?)))
+}
+
+/// Creates an agent (owner or admin).
+#[utoipa::path(post, path = "/v1/agents", tag = "identity", request_body = AgentSpecDoc,
+    responses(
+        (status = 201, description = "The agent and its token, shown once", body = AgentCreated),
+        (status = 409, description = "An agent of that name exists", body = Problem)))]
+pub async fn create_agent(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    JsonBody(spec): JsonBody<AgentSpec>,
+) -> Result<(StatusCode, Json<AgentCreated>), ApiError> {
+    let (agent, token) = state.gate.create_agent(&principal, spec).await?;
+    Ok((StatusCode::CREATED, Json(AgentCreated { agent, token })))
+}
+
+/// The agents of the workspace.
+#[utoipa::path(get, path = "/v1/agents", tag = "identity",
+    responses((status = 200, description = "Every agent", body = Items<Agent>)))]
+pub async fn list_agents(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+) -> Result<Json<Items<Agent>>, ApiError> {
+    Ok(Json(Items::new(state.gate.list_agents(&principal).await?)))
+}
+
+/// One agent (an agent token may read itself).
+#[utoipa::path(get, path = "/v1/agents/{id}", tag = "identity",
+    params(("id" = String, Path, description = "Agent id")),
+    responses(
+        (status = 200, description = "The agent", body = Agent),
+        (status = 404, description = "No such agent here", body = Problem)))]
+pub async fn get_agent(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> Result<Json<Agent>, ApiError> {
+    Ok(Json(state.gate.get_agent(&principal, &id).await?))
+}
+
+/// Changes an agent's settings; absent fields stay (owner or admin).
+#[utoipa::path(patch, path = "/v1/agents/{id}", tag = "identity", request_body = AgentPatchDoc,
+    params(("id" = String, Path, description = "Agent id")),
+    responses(
+        (status = 200, description = "The agent as changed", body = Agent),
+        (status = 404, description = "No such agent here", body = Problem)))]
+pub async fn update_agent(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    JsonBody(patch): JsonBody<AgentPatch>,
+) -> Result<Json<Agent>, ApiError> {
+    Ok(Json(state.gate.update_agent(&principal, &id, patch).await?))
+}
+
+/// Opens a session (an agent token opens one for itself).
+#[utoipa::path(post, path = "/v1/sessions", tag = "sessions", request_body = NewSession,
+    responses(
+        (status = 201, description = "The session", body = Session),
+        (status = 404, description = "No such agent here", body = Problem)))]
+pub async fn create_session(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    JsonBody(body): JsonBody<NewSession>,
+) -> Result<(StatusCode, Json<Session>), ApiError> {
+    let session = state
+        .gate
+        .create_session(&principal, body.agent_id, body.title)
+        .await?;
+    Ok((StatusCode::CREATED, Json(session)))
+}
+
+/// A session with its runs and pending approvals.
+#[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "Session id")),
+    responses(
+        (status = 200, description = "The session snapshot", body = SessionSnapshot),
+        (status = 404, description = "No such session here", body = Problem)))]
+pub async fn get_session(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> Result<Json<SessionSnapshot>, ApiError> {
+    let session = state.gate.get_session(&principal, &id).await?;
+    let pending_approvals = state.gate.session_approvals(&principal, &id).await?;
+    Ok(Json(SessionSnapshot {
+        session,
+        runs: Vec::new(),
+        pending_approvals,
+    }))
+}

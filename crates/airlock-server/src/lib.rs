@@ -1,0 +1,76 @@
+//! The HTTP API of airlock (DESIGN.md §6): the only crate that knows axum.
+//!
+//! - [`router`]: every route, in one table.
+//! - [`handlers`]: one module per resource; each handler authenticates, asks the gate,
+//!   shapes the answer.
+//! - [`auth`]: `Authorization: Bearer` as an extractor.
+//! - [`body`]: JSON/text bodies (1 MiB), query strings and path ids, refused as problems.
+//! - [`error`]: [`ApiError`], its status table and problem+json bodies.
+//! - [`metrics`]: Prometheus counters.
+//! - [`openapi`]: the spec served at `/openapi.json`, generated from the handlers.
+//! - [`serve`] (this file): run the router with the gate's expiry sweeper until shutdown.
+//!
+//! INVARIANT: handlers hold no state of their own; everything durable is behind the gate,
+//! so any number of servers can share one store.
+
+pub mod auth;
+pub mod body;
+pub mod error;
+pub mod handlers;
+pub mod metrics;
+pub mod openapi;
+pub mod router;
+
+pub use error::ApiError;
+pub use router::router;
+
+use airlock_gate::Gate;
+use metrics::Metrics;
+use std::io;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// What every handler gets.
+#[derive(Clone)]
+pub struct AppState {
+    pub gate: Gate,
+    pub metrics: Arc<Metrics>,
+    /// Cancelled on shutdown: long-polls answer with the call as it is and event streams
+    /// end, so that graceful shutdown does not wait for them.
+    pub shutdown: CancellationToken,
+}
+
+impl AppState {
+    pub fn new(gate: Gate, shutdown: CancellationToken) -> AppState {
+        AppState {
+            gate,
+            metrics: Arc::new(Metrics::default()),
+            shutdown,
+        }
+    }
+}
+
+/// Serves the API on `listener` until `shutdown` is cancelled, then finishes the requests
+/// in flight. Runs the gate's expiry sweeper for as long, with the same token.
+pub async fn serve(
+    listener: TcpListener,
+    gate: Gate,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    let sweeper = tokio::spawn({
+        let gate = gate.clone();
+        let stop = shutdown.clone();
+        async move { gate.run_sweeper(stop).await }
+    });
+    let app = router(AppState::new(gate, shutdown.clone()));
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+        .await;
+    // The server may also end on an error: the sweeper stops with it either way.
+    shutdown.cancel();
+    if let Err(error) = sweeper.await {
+        tracing::warn!(%error, "the expiry sweeper ended abnormally");
+    }
+    served
+}

@@ -1,0 +1,80 @@
+//! Every route of the API in one table (DESIGN.md §6.1), with the layers all of them share:
+//! tracing, panic → 500 problem, response metrics, and problem+json for unknown routes
+//! (404) and wrong methods (405).
+
+use crate::error::ApiError;
+use crate::handlers::{approvals, audit, calls, events, identity, policy, rules, system};
+use crate::{metrics, AppState};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{middleware, Router};
+use std::any::Any;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+/// The API, ready to serve.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(system::home))
+        .route("/healthz", get(system::healthz))
+        .route("/metrics", get(system::metrics))
+        .route("/openapi.json", get(system::openapi))
+        .route(
+            "/v1/users",
+            post(identity::create_user).get(identity::list_users),
+        )
+        .route(
+            "/v1/agents",
+            post(identity::create_agent).get(identity::list_agents),
+        )
+        .route(
+            "/v1/agents/{id}",
+            get(identity::get_agent).patch(identity::update_agent),
+        )
+        .route("/v1/sessions", post(identity::create_session))
+        .route("/v1/sessions/{id}", get(identity::get_session))
+        .route(
+            "/v1/policy",
+            get(policy::get_policy).put(policy::put_policy),
+        )
+        .route("/v1/policy/evaluate", post(policy::evaluate))
+        .route("/v1/calls", post(calls::submit))
+        .route("/v1/calls/{id}", get(calls::get_call))
+        .route("/v1/calls/{id}/redeem", post(calls::redeem))
+        .route("/v1/approvals", get(approvals::list))
+        .route("/v1/approvals/{id}", get(approvals::get))
+        .route("/v1/approvals/{id}/decision", post(approvals::decide))
+        .route("/v1/rules", get(rules::list).post(rules::create))
+        .route("/v1/rules/{id}", delete(rules::revoke))
+        .route("/v1/audit", get(audit::list))
+        .route("/v1/audit/verify", get(audit::verify))
+        .route("/v1/audit/export", get(audit::export))
+        .route("/v1/events", get(events::stream))
+        .fallback(unknown_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(CatchPanicLayer::custom(panicked))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn unknown_route() -> ApiError {
+    ApiError::NotFound("no such route".into())
+}
+
+async fn wrong_method() -> ApiError {
+    ApiError::MethodNotAllowed
+}
+
+fn panicked(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::error!(%message, "a request handler panicked");
+    ApiError::Internal.into_response()
+}

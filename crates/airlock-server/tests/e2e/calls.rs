@@ -1,0 +1,211 @@
+//! The life of a call: allow (grant, redeemed once — G1), deny (final, no approval — G5),
+//! ask (pending with an approval), and the long-poll that the decision wakes at once.
+
+use crate::support::{ask, decide, server, until_waiting};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+#[tokio::test]
+async fn allowed_call_carries_a_grant_that_redeems_once_then_409_grant_spent() {
+    let (server, agent) = server().await;
+    let call = server
+        .submit(&agent, "fs.read", json!({"path": "/etc/motd"}))
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    assert_eq!(call["status"], "allowed");
+    assert_eq!(call["rule"], "reads-are-fine");
+    assert!(call["grant_id"].is_string());
+    assert!(call["approval_id"].is_null());
+
+    let path = format!("/v1/calls/{}/redeem", call["id"].as_str().unwrap());
+    let first = server
+        .client
+        .post_empty(&path, &agent)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(first["grant_id"], call["grant_id"]);
+    assert_eq!(first["call_id"], call["id"]);
+    assert!(first["consumed_at"].is_string());
+
+    let second = server.client.post_empty(&path, &agent).await.unwrap();
+    assert_eq!(second.status, 409, "{}", second.text);
+    assert_eq!(second.problem_type(), "grant_spent");
+}
+
+#[tokio::test]
+async fn approved_call_redeems_once_then_409_grant_spent() {
+    let (server, agent) = server().await;
+    let (call, approval) = ask(&server, &agent, "bob@acme.test").await;
+    decide(&server, &server.owner_token, &approval, "approve")
+        .await
+        .expect_status(200)
+        .unwrap();
+    let path = format!("/v1/calls/{}/redeem", call["id"].as_str().unwrap());
+    server
+        .client
+        .post_empty(&path, &agent)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let again = server.client.post_empty(&path, &agent).await.unwrap();
+    assert_eq!(again.status, 409);
+    assert_eq!(again.problem_type(), "grant_spent");
+}
+
+#[tokio::test]
+async fn denied_call_has_no_approval_no_grant_and_cannot_be_approved() {
+    let (server, agent) = server().await;
+    let call = server
+        .submit(&agent, "shell.exec", json!({"command": "rm -rf /"}))
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    assert_eq!(call["status"], "denied");
+    assert_eq!(call["rule"], "no-destructive-shell");
+    assert_eq!(call["reason"], "destructive command");
+    assert!(call["approval_id"].is_null() && call["grant_id"].is_null());
+
+    let pending = server
+        .client
+        .get("/v1/approvals", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(
+        pending["items"],
+        json!([]),
+        "a deny must leave nothing to approve"
+    );
+    let redeem = server
+        .client
+        .post_empty(
+            &format!("/v1/calls/{}/redeem", call["id"].as_str().unwrap()),
+            &agent,
+        )
+        .await
+        .unwrap();
+    assert_eq!(redeem.status, 403, "{}", redeem.text);
+    // The call's id is not an approval id: there is nothing a person could approve.
+    let decision = server
+        .client
+        .post(
+            &format!("/v1/approvals/{}/decision", call["id"].as_str().unwrap()),
+            &server.owner_token,
+            &json!({"decision": "approve", "binding_digest": "0".repeat(64)}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(decision.status, 404);
+}
+
+#[tokio::test]
+async fn asked_call_is_pending_with_an_approval_that_previews_it() {
+    let (server, agent) = server().await;
+    let (call, approval) = ask(&server, &agent, "bob@acme.test").await;
+    assert_eq!(call["rule"], "mail-needs-a-person");
+    assert!(call["grant_id"].is_null());
+    assert_eq!(approval["status"], "pending");
+    assert_eq!(approval["call_id"], call["id"]);
+    assert_eq!(
+        approval["preview"]["summary"],
+        "Send email to bob@acme.test"
+    );
+    assert_eq!(approval["preview"]["body"], "hello");
+    assert_eq!(approval["binding_digest"].as_str().unwrap().len(), 64);
+    let listed = server
+        .client
+        .get("/v1/approvals?status=pending&limit=10", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(listed["items"][0]["id"], approval["id"]);
+}
+
+#[tokio::test]
+async fn long_poll_wakes_within_milliseconds_of_the_decision() {
+    let (server, agent) = server().await;
+    let (call, approval) = ask(&server, &agent, "bob@acme.test").await;
+    let client = server.client.clone();
+    let path = format!("/v1/calls/{}?wait_s=30", call["id"].as_str().unwrap());
+    let waiter = tokio::spawn(async move {
+        let reply = client.get(&path, &agent).await.unwrap();
+        (reply, Instant::now())
+    });
+    until_waiting(&server, 1).await;
+
+    let sent = Instant::now();
+    decide(&server, &server.owner_token, &approval, "approve")
+        .await
+        .expect_status(200)
+        .unwrap();
+    let (reply, woke) = waiter.await.unwrap();
+    let latency = woke.duration_since(sent);
+    println!("decision POST sent -> long-polling caller holds the verdict: {latency:?}");
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body["status"], "approved");
+    assert!(reply.body["grant_id"].is_string());
+    assert!(latency < Duration::from_secs(1), "woke after {latency:?}");
+}
+
+#[tokio::test]
+async fn submit_with_wait_returns_the_rejection_and_its_reason() {
+    let (server, agent) = server().await;
+    let client = server.client.clone();
+    let submitter = tokio::spawn(async move {
+        client
+            .post(
+                "/v1/calls",
+                &agent,
+                &json!({"tool": "email.send", "arguments": {"to": "eve@evil.test"}, "wait_s": 30}),
+            )
+            .await
+            .unwrap()
+    });
+    until_waiting(&server, 1).await;
+    let pending = server
+        .client
+        .get("/v1/approvals?status=pending", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let approval = pending["items"][0].clone();
+    decide(&server, &server.owner_token, &approval, "reject")
+        .await
+        .expect_status(200)
+        .unwrap();
+
+    let reply = submitter.await.unwrap();
+    assert_eq!(reply.status, 201);
+    assert_eq!(reply.body["status"], "rejected", "{}", reply.text);
+    assert!(reply.body["grant_id"].is_null());
+}
+
+#[tokio::test]
+async fn long_poll_without_a_decision_returns_pending_when_wait_s_passes() {
+    let (server, agent) = server().await;
+    let (call, _) = ask(&server, &agent, "bob@acme.test").await;
+    let started = Instant::now();
+    let reply = server
+        .client
+        .get(
+            &format!("/v1/calls/{}?wait_s=1", call["id"].as_str().unwrap()),
+            &agent,
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.body["status"], "pending");
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "returned early: {:?}",
+        started.elapsed()
+    );
+}

@@ -1,0 +1,154 @@
+//! Users, agents and sessions over HTTP: tokens are returned once and work at once,
+//! names are unique (409 `conflict`), agents read only themselves, a patch changes only
+//! what it names.
+
+use crate::support::server;
+use airlock_protocol::Role;
+use serde_json::json;
+
+#[tokio::test]
+async fn users_and_agents_are_created_listed_read_and_patched() {
+    let (server, agent) = server().await;
+    let owner = &server.owner_token;
+    let created = server
+        .client
+        .post(
+            "/v1/users",
+            owner,
+            &json!({"name": "ada", "role": "approver"}),
+        )
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    assert_eq!(created["user"]["role"], "approver");
+    let token = created["token"].as_str().unwrap();
+    server
+        .client
+        .get("/v1/approvals", token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let users = server
+        .client
+        .get("/v1/users", owner)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(users["items"].as_array().unwrap().len(), 2);
+
+    let agents = server
+        .client
+        .get("/v1/agents", owner)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let id = agents["items"][0]["id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/agents/{id}");
+    let patched = server
+        .client
+        .patch(&path, owner, &json!({"mode": "read_only"}))
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(patched["mode"], "read_only");
+    assert_eq!(patched["name"], "scout");
+    // The agent reads itself, and its new mode applies to its calls at once.
+    let itself = server
+        .client
+        .get(&path, &agent)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(itself["mode"], "read_only");
+    let call = server
+        .submit(&agent, "email.send", json!({"to": "bob@acme.test"}))
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    assert_eq!(call["status"], "denied", "{call}");
+    assert_eq!(call["decided_by"], "mode");
+}
+
+#[tokio::test]
+async fn duplicate_agent_names_are_409_conflict_and_roles_are_enforced() {
+    let (server, _) = server().await;
+    let reply = server
+        .client
+        .post("/v1/agents", &server.owner_token, &json!({"name": "scout"}))
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 409, "{}", reply.text);
+    assert_eq!(reply.problem_type(), "conflict");
+
+    let (_, approver) = server.create_user("arno", Role::Approver).await.unwrap();
+    let reply = server
+        .client
+        .post("/v1/agents", &approver, &json!({"name": "other"}))
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 403, "{}", reply.text);
+    let (_, admin) = server.create_user("adele", Role::Admin).await.unwrap();
+    let reply = server
+        .client
+        .post(
+            "/v1/users",
+            &admin,
+            &json!({"name": "boss", "role": "owner"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.status, 403,
+        "only owners create owners: {}",
+        reply.text
+    );
+    let reply = server
+        .client
+        .post(
+            "/v1/users",
+            &admin,
+            &json!({"name": "bad name!", "role": "viewer"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 422, "{}", reply.text);
+}
+
+#[tokio::test]
+async fn sessions_belong_to_their_agent() {
+    let (server, agent) = server().await;
+    let session = server
+        .client
+        .post("/v1/sessions", &agent, &json!({}))
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    let path = format!("/v1/sessions/{}", session["id"].as_str().unwrap());
+    server
+        .client
+        .get(&path, &agent)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let (_, other) = server.create_agent("other").await.unwrap();
+    assert_eq!(server.client.get(&path, &other).await.unwrap().status, 404);
+    let reply = server
+        .client
+        .post(
+            "/v1/calls",
+            &other,
+            &json!({"tool": "fs.read", "arguments": {}, "session_id": session["id"]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 404, "{}", reply.text);
+}

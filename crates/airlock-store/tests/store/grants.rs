@@ -1,0 +1,123 @@
+//! Consuming grants (G1): once, and refusals that say why and write nothing.
+
+use super::fixtures::{effects, t, world};
+use super::harness::Ctx;
+use airlock_store::{Effects, Grant, RedeemError};
+
+pub async fn a_grant_is_redeemed_once(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let allowed = world.spec("allowed");
+    store
+        .record_call(&world.ws, &allowed.allowed(), &Effects::none())
+        .await
+        .unwrap();
+
+    let grant = store
+        .redeem(
+            &world.ws,
+            "call_allowed",
+            t(5),
+            &effects("grant.consumed", "grt_allowed", t(5)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        grant,
+        Grant {
+            consumed_at: Some(t(5)),
+            ..allowed.grant()
+        }
+    );
+    let before = ctx.row_counts().await;
+    assert_eq!(before["audit"], 1);
+    for at in [t(5), t(6)] {
+        let again = store
+            .redeem(
+                &world.ws,
+                "call_allowed",
+                at,
+                &effects("grant.consumed", "grt_allowed", at),
+            )
+            .await;
+        assert!(matches!(again, Err(RedeemError::Spent)), "{again:?}");
+    }
+    // Spent attempts append nothing.
+    assert_eq!(ctx.row_counts().await, before);
+
+    // An approved call's grant works the same way.
+    let asked = world.spec("asked");
+    store
+        .record_call(&world.ws, &asked.asked(), &Effects::none())
+        .await
+        .unwrap();
+    store
+        .decide(&world.ws, &asked.approve(t(7)), &Effects::none())
+        .await
+        .unwrap();
+    let grant = store
+        .redeem(&world.ws, "call_asked", t(8), &Effects::none())
+        .await
+        .unwrap();
+    assert_eq!(
+        (grant.id.as_str(), grant.consumed_at),
+        ("grt_asked", Some(t(8)))
+    );
+    let again = store
+        .redeem(&world.ws, "call_asked", t(9), &Effects::none())
+        .await;
+    assert!(matches!(again, Err(RedeemError::Spent)), "{again:?}");
+}
+
+/// Which refusal a case expects.
+type Expected = fn(&RedeemError) -> bool;
+
+pub async fn redeem_refusals_say_why(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let denied = world.spec("denied");
+    let pending = world.spec("pending");
+    let allowed = world.spec("allowed");
+    store
+        .record_call(&world.ws, &denied.denied(), &Effects::none())
+        .await
+        .unwrap();
+    store
+        .record_call(&world.ws, &pending.asked(), &Effects::none())
+        .await
+        .unwrap();
+    store
+        .record_call(&world.ws, &allowed.allowed(), &Effects::none())
+        .await
+        .unwrap();
+    let before = ctx.row_counts().await;
+    let cases: [(&str, &str, Expected); 4] = [
+        (&world.ws, "call_nope", |e| {
+            matches!(e, RedeemError::NotFound)
+        }),
+        (&world.ws, "call_denied", |e| {
+            matches!(e, RedeemError::NoGrant)
+        }),
+        (&world.ws, "call_pending", |e| {
+            matches!(e, RedeemError::NoGrant)
+        }),
+        (&world.other, "call_allowed", |e| {
+            matches!(e, RedeemError::NotFound)
+        }),
+    ];
+    for (ws, call_id, expected) in cases {
+        let outcome = store
+            .redeem(ws, call_id, t(5), &effects("grant.consumed", call_id, t(5)))
+            .await;
+        assert!(
+            matches!(&outcome, Err(error) if expected(error)),
+            "{call_id}: {outcome:?}"
+        );
+    }
+    assert_eq!(ctx.row_counts().await, before);
+    // The allowed call's grant is still there for its own workspace.
+    store
+        .redeem(&world.ws, "call_allowed", t(6), &Effects::none())
+        .await
+        .unwrap();
+}

@@ -1,0 +1,242 @@
+//! Test helpers for airlock: a real server on `127.0.0.1:0` over a SQLite database in a
+//! temporary folder, and a thin JSON client to talk to it the way any client would.
+//!
+//! - [`TestServer`] (this file): start (system or manual clock), stop, restart on the same
+//!   data, a second workspace, users and agents.
+//! - [`client`]: [`Client`] and [`Reply`], status + body of each request.
+//!
+//! Helpers return [`TestkitError`]; tests unwrap.
+
+pub mod client;
+
+pub use client::{Client, Reply};
+
+use airlock_gate::clock::{Clock, ManualClock, SystemClock};
+use airlock_gate::policy::STARTER_POLICY;
+use airlock_gate::{Gate, GateError};
+use airlock_protocol::Role;
+use airlock_store::sqlite::SqliteStore;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tempfile::TempDir;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// The name of the database file inside the data folder.
+pub const DATABASE_FILE: &str = "airlock.db";
+
+/// What can go wrong while setting up a test.
+#[derive(Debug, thiserror::Error)]
+pub enum TestkitError {
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("gate: {0}")]
+    Gate(#[from] GateError),
+    #[error("store: {0}")]
+    Store(#[from] airlock_store::StoreError),
+    #[error("http: {0}")]
+    Http(#[from] reqwest::Error),
+    #[error("unexpected answer: {0}")]
+    Unexpected(String),
+}
+
+pub type Result<T> = std::result::Result<T, TestkitError>;
+
+/// A running server with its own data folder. Stops gracefully on [`TestServer::stop`];
+/// dropping it cancels the server too (without waiting).
+pub struct TestServer {
+    /// `http://127.0.0.1:<port>` (changes on restart).
+    pub url: String,
+    /// The owner of workspace `default`.
+    pub owner_token: String,
+    /// A client for this server.
+    pub client: Client,
+    /// Set when the server runs on a manual clock.
+    pub clock: Option<Arc<ManualClock>>,
+    gate: Gate,
+    shutdown: CancellationToken,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+    // INVARIANT: declared last, so the folder is removed after everything using it.
+    data: Arc<TempDir>,
+}
+
+impl TestServer {
+    /// A server on the system clock.
+    pub async fn start() -> Result<TestServer> {
+        TestServer::launch(Arc::new(TempDir::new()?), None, None).await
+    }
+
+    /// A server whose time only moves when the test moves `clock`.
+    pub async fn start_with_clock(clock: Arc<ManualClock>) -> Result<TestServer> {
+        TestServer::launch(Arc::new(TempDir::new()?), Some(clock), None).await
+    }
+
+    /// A server on a manual clock that starts at the current time.
+    pub async fn start_manual() -> Result<TestServer> {
+        TestServer::start_with_clock(Arc::new(ManualClock::new(jiff::Timestamp::now()))).await
+    }
+
+    async fn launch(
+        data: Arc<TempDir>,
+        clock: Option<Arc<ManualClock>>,
+        owner_token: Option<String>,
+    ) -> Result<TestServer> {
+        let store = SqliteStore::open(&data.path().join(DATABASE_FILE)).await?;
+        let gate_clock: Arc<dyn Clock> = match &clock {
+            Some(clock) => clock.clone(),
+            None => Arc::new(SystemClock),
+        };
+        let gate = Gate::new(Arc::new(store), gate_clock).await?;
+        let owner_token = match owner_token {
+            Some(token) => token,
+            None => bootstrap(&gate, "default").await?,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(airlock_server::serve(
+            listener,
+            gate.clone(),
+            shutdown.clone(),
+        ));
+        Ok(TestServer {
+            client: Client::new(&url),
+            url,
+            owner_token,
+            clock,
+            gate,
+            shutdown,
+            task: Some(task),
+            data,
+        })
+    }
+
+    /// The data folder (holds `airlock.db` and its `-wal` and `-shm` files).
+    pub fn data_dir(&self) -> &Path {
+        self.data.path()
+    }
+
+    /// The database file.
+    pub fn database_path(&self) -> PathBuf {
+        self.data.path().join(DATABASE_FILE)
+    }
+
+    /// The gate behind the server, for what HTTP cannot do (sweeping on demand).
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// Moves a manual clock forward; an error on a system clock.
+    pub fn advance(&self, by: std::time::Duration) -> Result<()> {
+        let clock = self.clock.as_ref().ok_or_else(|| {
+            TestkitError::Unexpected("this server runs on the system clock".into())
+        })?;
+        clock.advance(by);
+        Ok(())
+    }
+
+    /// Stops the server gracefully and waits until it has stopped.
+    pub async fn stop(&mut self) -> Result<()> {
+        self.shutdown.cancel();
+        if let Some(task) = self.task.take() {
+            task.await
+                .map_err(|e| TestkitError::Unexpected(format!("server task: {e}")))??;
+        }
+        Ok(())
+    }
+
+    /// Stops the server and starts a new one (new gate, new store, new port) on the same
+    /// data folder and clock, as a process restart would.
+    pub async fn restart(&mut self) -> Result<()> {
+        self.stop().await?;
+        let next = TestServer::launch(
+            self.data.clone(),
+            self.clock.clone(),
+            Some(self.owner_token.clone()),
+        )
+        .await?;
+        // Replacing `self` drops the old (stopped) server and its gate.
+        *self = next;
+        Ok(())
+    }
+
+    /// Creates another workspace with its owner; returns the owner's token.
+    pub async fn second_workspace(&self, name: &str) -> Result<String> {
+        bootstrap(&self.gate, name).await
+    }
+
+    /// Replaces the policy as the owner; returns the upload's answer.
+    pub async fn put_policy(&self, source: &str) -> Result<Value> {
+        self.client
+            .put_text("/v1/policy", &self.owner_token, source)
+            .await?
+            .expect_status(200)
+    }
+
+    /// Creates an agent as `token`'s user; returns its id and token.
+    pub async fn create_agent_as(&self, token: &str, name: &str) -> Result<(String, String)> {
+        let body = self
+            .client
+            .post("/v1/agents", token, &json!({"name": name}))
+            .await?
+            .expect_status(201)?;
+        Ok((text(&body["agent"]["id"])?, text(&body["token"])?))
+    }
+
+    /// Creates an agent in workspace `default`; returns its id and token.
+    pub async fn create_agent(&self, name: &str) -> Result<(String, String)> {
+        self.create_agent_as(&self.owner_token, name).await
+    }
+
+    /// Creates a user in workspace `default`; returns its id and token.
+    pub async fn create_user(&self, name: &str, role: Role) -> Result<(String, String)> {
+        let body = self
+            .client
+            .post(
+                "/v1/users",
+                &self.owner_token,
+                &json!({"name": name, "role": role}),
+            )
+            .await?
+            .expect_status(201)?;
+        Ok((text(&body["user"]["id"])?, text(&body["token"])?))
+    }
+
+    /// Submits a call as an agent.
+    pub async fn submit(&self, agent_token: &str, tool: &str, arguments: Value) -> Result<Reply> {
+        self.client
+            .post(
+                "/v1/calls",
+                agent_token,
+                &json!({"tool": tool, "arguments": arguments}),
+            )
+            .await
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+/// Creates a workspace with its owner and the starter policy; returns the owner's token.
+async fn bootstrap(gate: &Gate, workspace: &str) -> Result<String> {
+    let created = gate
+        .bootstrap(workspace, "owner")
+        .await?
+        .ok_or_else(|| TestkitError::Unexpected(format!("workspace `{workspace}` exists")))?;
+    // The gate leaves a new workspace without a policy (everything denied); a real
+    // `airlock serve` installs one at first start, and so does this.
+    gate.replace_policy(&created.workspace.id, "system", STARTER_POLICY)
+        .await?;
+    Ok(created.owner_token)
+}
+
+fn text(value: &Value) -> Result<String> {
+    value
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| TestkitError::Unexpected(format!("expected a string, got {value}")))
+}
