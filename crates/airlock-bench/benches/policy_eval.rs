@@ -52,3 +52,14 @@ fn no_match(bencher: divan::Bencher, rules: usize) {
     bencher
         .bench_local(|| policy.evaluate(&Call::new(divan::black_box(&call.tool), &call.arguments)));
 }
+
+/// The baseline run beside the others: a policy with no rules, so only the fixed cost of a
+/// call is measured (secret scan, catalogue lookup, building the verdict).
+#[divan::bench]
+fn baseline_no_rules(bencher: divan::Bencher) {
+    let policy = load(0);
+    let call = airlock_bench::corpus::call_for_rule(0);
+    bencher.bench_local(|| {
+        policy.evaluate(&Call::new(divan::black_box(&call.tool), &call.arguments))
+    });
+}
