@@ -59,7 +59,6 @@ fn no_match(bencher: divan::Bencher, rules: usize) {
 fn baseline_no_rules(bencher: divan::Bencher) {
     let policy = load(0);
     let call = airlock_bench::corpus::call_for_rule(0);
-    bencher.bench_local(|| {
-        policy.evaluate(&Call::new(divan::black_box(&call.tool), &call.arguments))
-    });
+    bencher
+        .bench_local(|| policy.evaluate(&Call::new(divan::black_box(&call.tool), &call.arguments)));
 }
