@@ -3,10 +3,17 @@
 //! The `policy` commands are tested in this file; the modules under `cli/` start real
 //! `airlock serve` processes and drive the client commands against them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 #[path = "cli/clients.rs"]
 mod clients;
+#[path = "cli/cluster.rs"]
+mod cluster;
 #[path = "cli/serving.rs"]
 mod serving;
 #[path = "cli/support.rs"]

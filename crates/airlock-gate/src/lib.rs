@@ -8,6 +8,7 @@
 //! - [`decide`]: approvals and the decision on them (G2, G3, G4, G6).
 //! - [`rules`]: standing rules.
 //! - [`expiry`]: the sweeper that moves overdue approvals to `expired`.
+//! - `listen`: changes committed by other nodes (PostgreSQL), applied here.
 //! - [`audit`]: listing and verifying the hash chain.
 //! - [`waiters`], [`clock`], [`ids`], [`effects`]: the small parts the others share.
 //!
@@ -24,6 +25,7 @@ mod error;
 pub mod expiry;
 pub mod identity;
 pub mod ids;
+mod listen;
 pub mod policy;
 pub mod rules;
 pub mod waiters;

@@ -46,6 +46,40 @@ impl PolicyCache {
         Ok(cache)
     }
 
+    /// Reloads one workspace's policy in force from the store (another node replaced it).
+    pub async fn reload(&self, store: &dyn Store, workspace: &str) -> Result<(), GateError> {
+        if let Some(info) = store.current_policy(workspace).await? {
+            let stale = self.get(workspace).is_none_or(|loaded| {
+                loaded.info.digest != info.digest || loaded.info.version != info.version
+            });
+            if stale {
+                match Policy::load(&info.source, &load_options()) {
+                    Ok(policy) => self.insert(workspace, LoadedPolicy { policy, info }),
+                    Err(errors) => {
+                        tracing::error!(%workspace, %errors, "stored policy does not load; keeping the one in force here");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reloads every workspace's policy in force.
+    pub async fn reload_all(&self, store: &dyn Store) -> Result<(), GateError> {
+        for (workspace, _) in store.current_policies().await? {
+            self.reload(store, &workspace).await?;
+        }
+        Ok(())
+    }
+
+    /// The workspaces with a policy in force.
+    pub fn workspaces(&self) -> Vec<String> {
+        self.by_workspace
+            .read()
+            .map(|map| map.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     pub fn get(&self, workspace: &str) -> Option<Arc<LoadedPolicy>> {
         self.by_workspace
             .read()

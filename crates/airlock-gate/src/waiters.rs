@@ -47,6 +47,18 @@ impl Waiters {
         }
     }
 
+    /// Wakes every waiter (after a reconnect, when notifications may have been missed):
+    /// each re-reads its call and waits again if it is still pending.
+    pub fn wake_all(&self) {
+        let all: Vec<Arc<Notify>> = match self.by_call.lock() {
+            Ok(mut map) => map.drain().map(|(_, notify)| notify).collect(),
+            Err(_) => Vec::new(),
+        };
+        for notify in all {
+            notify.notify_waiters();
+        }
+    }
+
     pub fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Relaxed)
     }

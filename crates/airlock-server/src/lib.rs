@@ -52,7 +52,8 @@ impl AppState {
 }
 
 /// Serves the API on `listener` until `shutdown` is cancelled, then finishes the requests
-/// in flight. Runs the gate's expiry sweeper for as long, with the same token.
+/// in flight. Runs the gate's expiry sweeper and its listener for other nodes' changes for
+/// as long, with the same token.
 pub async fn serve(
     listener: TcpListener,
     gate: Gate,
@@ -63,6 +64,12 @@ pub async fn serve(
         let stop = shutdown.clone();
         async move { gate.run_sweeper(stop).await }
     });
+    // Other nodes' decisions wake this node's waiters (PostgreSQL; ends at once on SQLite).
+    let listener_task = tokio::spawn({
+        let gate = gate.clone();
+        let stop = shutdown.clone();
+        async move { gate.run_listener(stop).await }
+    });
     let app = router(AppState::new(gate, shutdown.clone()));
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
@@ -71,6 +78,9 @@ pub async fn serve(
     shutdown.cancel();
     if let Err(error) = sweeper.await {
         tracing::warn!(%error, "the expiry sweeper ended abnormally");
+    }
+    if let Err(error) = listener_task.await {
+        tracing::warn!(%error, "the change listener ended abnormally");
     }
     served
 }

@@ -7,11 +7,13 @@
 //! implement the operations natively; nothing outside this crate knows SQL.
 //!
 //! - [`sqlite`]: the embedded default (WAL, `synchronous=FULL`, one writer connection).
+//! - [`postgres`]: several nodes sharing one database (row locks, LISTEN/NOTIFY).
 //!
 //! INVARIANT: the store never decides policy questions. It enforces the conditions that
 //! must be checked inside the transaction (status, deadline, binding digest, policy
 //! digest, single consumption) and nothing else; the gate decides everything else.
 
+pub mod postgres;
 pub mod sqlite;
 mod types;
 
@@ -265,4 +267,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// The id of the newest event of the workspace (0 when none).
     async fn last_event_id(&self, workspace: &str) -> StoreResult<u64>;
+
+    // ----- other nodes
+
+    /// A stream of the events committed to this database by any node (this one included),
+    /// for a backend that other nodes can write to; `None` when no one else can (SQLite).
+    /// The receiver also gets [`Change::resync`] whenever changes may have been missed.
+    async fn listen(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
+        Ok(None)
+    }
 }

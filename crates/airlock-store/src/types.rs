@@ -138,3 +138,30 @@ pub struct Decided {
     /// The minted (or reused, `false`) standing rule.
     pub standing_rule: Option<(StandingRule, bool)>,
 }
+
+/// A change committed to the shared database, by this node or another (PostgreSQL
+/// LISTEN/NOTIFY): one workspace event, named by its id, kind and the call it concerns.
+///
+/// `kind` `"resync"` (with an empty workspace) says notifications may have been missed
+/// (the listening connection was re-established, or the receiver fell behind): re-read
+/// everything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub workspace: String,
+    pub kind: String,
+    /// The event data's `call_id`, when it has one.
+    pub call_id: Option<String>,
+    pub event_id: u64,
+}
+
+impl Change {
+    /// The change that says "you may have missed some: re-read everything".
+    pub fn resync() -> Change {
+        Change {
+            workspace: String::new(),
+            kind: "resync".to_owned(),
+            call_id: None,
+            event_id: 0,
+        }
+    }
+}

@@ -10,6 +10,8 @@
 //! - `identity`, `policy`, `calls`, `decide`, `concurrency`, `grants`, `expiry`, `rules`,
 //!   `audit`, `durability`: the behaviours, by concern.
 //! - `sqlite`: what only the SQLite backend promises (file creation, pragmas).
+//! - `postgres`: the PostgreSQL backend, and what only it promises (several nodes on one
+//!   database, notifications between them).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -25,6 +27,7 @@ mod store {
     pub mod harness;
     pub mod identity;
     pub mod policy;
+    pub mod postgres;
     pub mod rules;
     pub mod sqlite;
 }
@@ -123,4 +126,8 @@ macro_rules! conformance_suite {
 
 mod sqlite {
     conformance_suite!(crate::store::harness::Sqlite::fresh());
+}
+
+mod postgres {
+    conformance_suite!(crate::store::postgres::Postgres::fresh().await);
 }

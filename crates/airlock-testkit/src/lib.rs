@@ -1,6 +1,10 @@
 //! Test helpers for airlock: a real server on `127.0.0.1:0` over a SQLite database in a
 //! temporary folder, and a thin JSON client to talk to it the way any client would.
 //!
+//! With `AIRLOCK_TEST_BACKEND=postgres` every server runs on a fresh PostgreSQL database
+//! instead (`airlock-pgtest`), so the same end-to-end tests pin both backends;
+//! `scripts/test.sh` runs them both ways.
+//!
 //! - [`TestServer`] (this file): start (system or manual clock), stop, restart on the same
 //!   data, a second workspace, users and agents.
 //! - [`client`]: [`Client`] and [`Reply`], status + body of each request.
@@ -15,7 +19,9 @@ use airlock_gate::clock::{Clock, ManualClock, SystemClock};
 use airlock_gate::policy::STARTER_POLICY;
 use airlock_gate::{Gate, GateError};
 use airlock_protocol::Role;
+use airlock_store::postgres::{PgOptions, PostgresStore};
 use airlock_store::sqlite::SqliteStore;
+use airlock_store::Store;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,6 +49,33 @@ pub enum TestkitError {
 
 pub type Result<T> = std::result::Result<T, TestkitError>;
 
+/// The environment variable that selects the backend: `sqlite` (default) or `postgres`.
+pub const BACKEND_VAR: &str = "AIRLOCK_TEST_BACKEND";
+
+/// The database a test server runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// `airlock.db` in the server's data folder.
+    Sqlite,
+    /// A fresh database of its own on the test cluster.
+    Postgres { url: String },
+}
+
+impl Backend {
+    /// The backend `AIRLOCK_TEST_BACKEND` names, with a fresh database when it is PostgreSQL.
+    pub async fn from_env() -> Result<Backend> {
+        match std::env::var(BACKEND_VAR).as_deref() {
+            Err(_) | Ok("") | Ok("sqlite") => Ok(Backend::Sqlite),
+            Ok("postgres") => Ok(Backend::Postgres {
+                url: airlock_pgtest::fresh_database().await,
+            }),
+            Ok(other) => Err(TestkitError::Unexpected(format!(
+                "{BACKEND_VAR}={other}: expected sqlite or postgres"
+            ))),
+        }
+    }
+}
+
 /// A running server with its own data folder. Stops gracefully on [`TestServer::stop`];
 /// dropping it cancels the server too (without waiting).
 pub struct TestServer {
@@ -54,6 +87,8 @@ pub struct TestServer {
     pub client: Client,
     /// Set when the server runs on a manual clock.
     pub clock: Option<Arc<ManualClock>>,
+    /// The database it runs on (kept across restarts).
+    pub backend: Backend,
     gate: Gate,
     shutdown: CancellationToken,
     task: Option<JoinHandle<std::io::Result<()>>>,
@@ -64,12 +99,14 @@ pub struct TestServer {
 impl TestServer {
     /// A server on the system clock.
     pub async fn start() -> Result<TestServer> {
-        TestServer::launch(Arc::new(TempDir::new()?), None, None).await
+        let backend = Backend::from_env().await?;
+        TestServer::launch(Arc::new(TempDir::new()?), None, None, backend).await
     }
 
     /// A server whose time only moves when the test moves `clock`.
     pub async fn start_with_clock(clock: Arc<ManualClock>) -> Result<TestServer> {
-        TestServer::launch(Arc::new(TempDir::new()?), Some(clock), None).await
+        let backend = Backend::from_env().await?;
+        TestServer::launch(Arc::new(TempDir::new()?), Some(clock), None, backend).await
     }
 
     /// A server on a manual clock that starts at the current time.
@@ -81,13 +118,19 @@ impl TestServer {
         data: Arc<TempDir>,
         clock: Option<Arc<ManualClock>>,
         owner_token: Option<String>,
+        backend: Backend,
     ) -> Result<TestServer> {
-        let store = SqliteStore::open(&data.path().join(DATABASE_FILE)).await?;
+        let store: Arc<dyn Store> = match &backend {
+            Backend::Sqlite => Arc::new(SqliteStore::open(&data.path().join(DATABASE_FILE)).await?),
+            Backend::Postgres { url } => {
+                Arc::new(PostgresStore::connect(url, PgOptions::default()).await?)
+            }
+        };
         let gate_clock: Arc<dyn Clock> = match &clock {
             Some(clock) => clock.clone(),
             None => Arc::new(SystemClock),
         };
-        let gate = Gate::new(Arc::new(store), gate_clock).await?;
+        let gate = Gate::new(store, gate_clock).await?;
         let owner_token = match owner_token {
             Some(token) => token,
             None => bootstrap(&gate, "default").await?,
@@ -105,6 +148,7 @@ impl TestServer {
             url,
             owner_token,
             clock,
+            backend,
             gate,
             shutdown,
             task: Some(task),
@@ -120,6 +164,71 @@ impl TestServer {
     /// The database file.
     pub fn database_path(&self) -> PathBuf {
         self.data.path().join(DATABASE_FILE)
+    }
+
+    /// Everything the database holds, as bytes to search: the SQLite files (`airlock.db`,
+    /// `-wal`, `-shm`), or a plain-text `pg_dump` of the PostgreSQL database.
+    pub async fn database_bytes(&self) -> Result<Vec<u8>> {
+        match &self.backend {
+            Backend::Sqlite => {
+                let mut bytes = Vec::new();
+                for suffix in ["", "-wal", "-shm"] {
+                    let path = self.data.path().join(format!("{DATABASE_FILE}{suffix}"));
+                    if let Ok(file) = std::fs::read(&path) {
+                        bytes.extend(file);
+                    }
+                }
+                Ok(bytes)
+            }
+            Backend::Postgres { url } => {
+                let output = tokio::process::Command::new("pg_dump")
+                    .args(["--data-only", "-d", url])
+                    .output()
+                    .await?;
+                if !output.status.success() {
+                    return Err(TestkitError::Unexpected(format!(
+                        "pg_dump failed: {}",
+                        String::from_utf8_lossy(&output.stderr)
+                    )));
+                }
+                Ok(output.stdout)
+            }
+        }
+    }
+
+    /// Rewrites the `data` of audit record `seq` of workspace `default` behind the
+    /// server's back, as someone with access to the database could. Returns rows changed.
+    pub async fn tamper_audit_data(&self, seq: u64, data: &Value) -> Result<u64> {
+        use sqlx::ConnectOptions;
+        let seq = i64::try_from(seq).map_err(|e| TestkitError::Unexpected(e.to_string()))?;
+        let sql_error = |e: sqlx::Error| TestkitError::Unexpected(format!("tampering: {e}"));
+        match &self.backend {
+            Backend::Sqlite => {
+                let mut connection = sqlx::sqlite::SqliteConnectOptions::new()
+                    .filename(self.database_path())
+                    .connect()
+                    .await
+                    .map_err(sql_error)?;
+                let changed = sqlx::query("UPDATE audit SET data = ? WHERE seq = ?")
+                    .bind(data.to_string())
+                    .bind(seq)
+                    .execute(&mut connection)
+                    .await
+                    .map_err(sql_error)?;
+                Ok(changed.rows_affected())
+            }
+            Backend::Postgres { url } => {
+                let options: sqlx::postgres::PgConnectOptions = url.parse().map_err(sql_error)?;
+                let mut connection = options.connect().await.map_err(sql_error)?;
+                let changed = sqlx::query("UPDATE audit SET data = $1 WHERE seq = $2")
+                    .bind(data.to_string())
+                    .bind(seq)
+                    .execute(&mut connection)
+                    .await
+                    .map_err(sql_error)?;
+                Ok(changed.rows_affected())
+            }
+        }
     }
 
     /// The gate behind the server, for what HTTP cannot do (sweeping on demand).
@@ -154,6 +263,7 @@ impl TestServer {
             self.data.clone(),
             self.clock.clone(),
             Some(self.owner_token.clone()),
+            self.backend.clone(),
         )
         .await?;
         // Replacing `self` drops the old (stopped) server and its gate.

@@ -16,7 +16,9 @@ use airlock_gate::clock::SystemClock;
 use airlock_gate::policy::STARTER_POLICY;
 use airlock_gate::Gate;
 use airlock_policy::{LoadOptions, Policy};
+use airlock_store::postgres::{PgOptions, PostgresStore};
 use airlock_store::sqlite::SqliteStore;
+use airlock_store::Store;
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use std::io::{IsTerminal, Write};
@@ -34,7 +36,8 @@ pub struct ServeArgs {
     /// Where the database and the token files live.
     #[arg(long, value_name = "DIR", default_value = "airlock-data")]
     data_dir: PathBuf,
-    /// The database: a SQLite file path or sqlite://PATH [default: DIR/airlock.db].
+    /// The database: a SQLite file path, sqlite://PATH, or postgres://… to share one
+    /// PostgreSQL database between several nodes [default: DIR/airlock.db].
     #[arg(long, value_name = "URL")]
     db: Option<String>,
     /// The address to serve the API and the inbox on.
@@ -50,7 +53,7 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
     init_logging();
-    let database = database_path(args.db.as_deref(), &args.data_dir)?;
+    let database = database_location(args.db.as_deref(), &args.data_dir)?;
     let policy = match &args.policy {
         Some(file) => Some((file.clone(), read_policy(file)?)),
         None => None,
@@ -73,13 +76,37 @@ fn init_logging() {
         .init();
 }
 
-/// Where the SQLite database is. PostgreSQL is designed for (§5) but not built yet.
-fn database_path(db: Option<&str>, data_dir: &Path) -> anyhow::Result<PathBuf> {
+/// Where the data lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Database {
+    /// An embedded SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL URL, shared by every node that names it.
+    Postgres(String),
+}
+
+impl std::fmt::Display for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Database::Sqlite(path) => write!(f, "{}", path.display()),
+            // The URL may hold a password: show where, not how.
+            Database::Postgres(url) => {
+                let host = url.rsplit('@').next().unwrap_or(url);
+                let host = host
+                    .trim_start_matches("postgres://")
+                    .trim_start_matches("postgresql://");
+                write!(f, "postgres://…@{host}")
+            }
+        }
+    }
+}
+
+fn database_location(db: Option<&str>, data_dir: &Path) -> anyhow::Result<Database> {
     let Some(db) = db else {
-        return Ok(data_dir.join("airlock.db"));
+        return Ok(Database::Sqlite(data_dir.join("airlock.db")));
     };
     if db.starts_with("postgres://") || db.starts_with("postgresql://") {
-        bail!("PostgreSQL arrives in a later release; use SQLite for now (the default, or --db sqlite://PATH)");
+        return Ok(Database::Postgres(db.to_owned()));
     }
     if let Some(rest) = db
         .strip_prefix("sqlite://")
@@ -89,12 +116,51 @@ fn database_path(db: Option<&str>, data_dir: &Path) -> anyhow::Result<PathBuf> {
         if path.is_empty() {
             bail!("--db `{db}` names no file; use sqlite://PATH");
         }
-        return Ok(PathBuf::from(path));
+        return Ok(Database::Sqlite(PathBuf::from(path)));
     }
     if db.contains("://") {
-        bail!("--db `{db}` is not supported: give a SQLite file path or sqlite://PATH (PostgreSQL arrives in a later release)");
+        bail!(
+            "--db `{db}` is not supported: give a SQLite file path, sqlite://PATH or postgres://…"
+        );
     }
-    Ok(PathBuf::from(db))
+    Ok(Database::Sqlite(PathBuf::from(db)))
+}
+
+/// PostgreSQL pool settings, from `AIRLOCK_PG_POOL` and `AIRLOCK_PG_STATEMENT_TIMEOUT`.
+fn postgres_options() -> anyhow::Result<PgOptions> {
+    let mut options = PgOptions::default();
+    if let Ok(pool) = std::env::var("AIRLOCK_PG_POOL") {
+        options.max_connections = pool.parse().ok().filter(|n| *n >= 2).with_context(|| {
+            format!("AIRLOCK_PG_POOL `{pool}` must be a number of connections, at least 2")
+        })?;
+    }
+    if let Ok(timeout) = std::env::var("AIRLOCK_PG_STATEMENT_TIMEOUT") {
+        options.statement_timeout = humantime::parse_duration(&timeout).with_context(|| {
+            format!("AIRLOCK_PG_STATEMENT_TIMEOUT `{timeout}` must be a duration such as 10s")
+        })?;
+    }
+    Ok(options)
+}
+
+async fn open_store(database: &Database) -> anyhow::Result<Arc<dyn Store>> {
+    Ok(match database {
+        Database::Sqlite(path) => {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
+            }
+            Arc::new(
+                SqliteStore::open(path)
+                    .await
+                    .with_context(|| format!("cannot open the database {}", path.display()))?,
+            )
+        }
+        Database::Postgres(url) => Arc::new(
+            PostgresStore::connect(url, postgres_options()?)
+                .await
+                .with_context(|| format!("cannot open the database {database}"))?,
+        ),
+    })
 }
 
 /// Reads and checks a policy file; errors carry file:line:column.
@@ -115,18 +181,12 @@ fn load_options(file: &Path) -> LoadOptions {
 
 async fn serve(
     args: ServeArgs,
-    database: PathBuf,
+    database: Database,
     policy: Option<(PathBuf, String)>,
 ) -> anyhow::Result<()> {
     create_private_dir(&args.data_dir)?;
-    if let Some(parent) = database.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    let store = SqliteStore::open(&database)
-        .await
-        .with_context(|| format!("cannot open the database {}", database.display()))?;
-    let gate = Gate::new(Arc::new(store), Arc::new(SystemClock))
+    let store = open_store(&database).await?;
+    let gate = Gate::new(store, Arc::new(SystemClock))
         .await
         .context("cannot start the gate")?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
@@ -185,7 +245,7 @@ async fn serve(
         let commands = demo::prepare(&gate, &workspace, &args.data_dir, &url).await?;
         println!("{commands}");
     }
-    tracing::info!(%url, database = %database.display(), "airlock listening");
+    tracing::info!(%url, database = %database, "airlock listening");
 
     let shutdown = CancellationToken::new();
     let signals = tokio::spawn(stop_on_signal(shutdown.clone()));
@@ -271,23 +331,30 @@ mod tests {
     #[test]
     fn database_urls() {
         let dir = Path::new("data");
-        assert_eq!(database_path(None, dir).unwrap(), dir.join("airlock.db"));
+        let sqlite = |path: &str| Database::Sqlite(PathBuf::from(path));
         assert_eq!(
-            database_path(Some("x.db"), dir).unwrap(),
-            PathBuf::from("x.db")
+            database_location(None, dir).unwrap(),
+            Database::Sqlite(dir.join("airlock.db"))
         );
         assert_eq!(
-            database_path(Some("sqlite:///tmp/a.db?mode=rwc"), dir).unwrap(),
-            PathBuf::from("/tmp/a.db")
+            database_location(Some("x.db"), dir).unwrap(),
+            sqlite("x.db")
         );
         assert_eq!(
-            database_path(Some("sqlite://a.db"), dir).unwrap(),
-            PathBuf::from("a.db")
+            database_location(Some("sqlite:///tmp/a.db?mode=rwc"), dir).unwrap(),
+            sqlite("/tmp/a.db")
         );
-        let postgres = database_path(Some("postgres://localhost/airlock"), dir).unwrap_err();
-        assert!(postgres
-            .to_string()
-            .contains("PostgreSQL arrives in a later release"));
-        assert!(database_path(Some("mysql://x"), dir).is_err());
+        assert_eq!(
+            database_location(Some("sqlite://a.db"), dir).unwrap(),
+            sqlite("a.db")
+        );
+        let url = "postgres://airlock:secret@db.internal:5432/airlock";
+        let postgres = database_location(Some(url), dir).unwrap();
+        assert_eq!(postgres, Database::Postgres(url.to_owned()));
+        assert_eq!(
+            postgres.to_string(),
+            "postgres://…@db.internal:5432/airlock"
+        );
+        assert!(database_location(Some("mysql://x"), dir).is_err());
     }
 }

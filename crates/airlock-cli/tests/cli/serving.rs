@@ -44,12 +44,12 @@ fn first_start_writes_the_owner_token_and_prints_the_inbox_once() {
 fn bad_start_options_are_usage_errors() {
     let work = tempfile::tempdir().unwrap();
     let output = command(work.path())
-        .args(["serve", "--db", "postgres://localhost/airlock"])
+        .args(["serve", "--db", "mysql://localhost/airlock"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("PostgreSQL arrives in a later release"),
+        stderr(&output).contains("--db `mysql://localhost/airlock` is not supported"),
         "{}",
         stderr(&output)
     );

@@ -5,8 +5,6 @@ use crate::support::{ask, audit_records, decide, server};
 use airlock_gate::audit::verify_export;
 use reqwest::Method;
 use serde_json::json;
-use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::ConnectOptions;
 
 #[tokio::test]
 async fn audit_chain_verifies_and_an_edited_row_is_reported_at_its_seq() {
@@ -31,18 +29,12 @@ async fn audit_chain_verifies_and_an_edited_row_is_reported_at_its_seq() {
     assert_eq!(report["head"]["seq"], records.last().unwrap()["seq"]);
     assert!(report["first_bad_seq"].is_null());
 
-    // Edit one row behind the server's back, as someone with the database file could.
-    let mut connection = SqliteConnectOptions::new()
-        .filename(server.database_path())
-        .connect()
+    // Edit one row behind the server's back, as someone with the database could.
+    let changed = server
+        .tamper_audit_data(3, &json!({"quietly": "changed"}))
         .await
         .unwrap();
-    let changed = sqlx::query("UPDATE audit SET data = ? WHERE seq = 3")
-        .bind(json!({"quietly": "changed"}).to_string())
-        .execute(&mut connection)
-        .await
-        .unwrap();
-    assert_eq!(changed.rows_affected(), 1);
+    assert_eq!(changed, 1);
 
     let report = server
         .client

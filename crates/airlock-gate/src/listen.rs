@@ -1,0 +1,67 @@
+//! Changes made by other nodes on the same database (PostgreSQL LISTEN/NOTIFY).
+//!
+//! A decision, expiry or cancellation committed on node B reaches node A here: A wakes the
+//! call's long-pollers, pokes its event streams, and reloads a policy replaced elsewhere.
+//! On a backend without other writers (SQLite) there is nothing to listen to and this task
+//! ends at once. On a reconnect the store sends `resync`: every waiter re-reads and every
+//! policy is reloaded, since notifications may have been missed while disconnected.
+
+use crate::Gate;
+use airlock_store::Change;
+use tokio_util::sync::CancellationToken;
+
+impl Gate {
+    /// Runs until `stop` is cancelled or the store has nothing to listen to.
+    pub async fn run_listener(&self, stop: CancellationToken) {
+        let mut changes = match self.store().listen().await {
+            Ok(Some(changes)) => changes,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::error!(%error, "cannot listen for other nodes' changes; waiters fall back to their timeouts");
+                return;
+            }
+        };
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                change = changes.recv() => match change {
+                    Some(change) => self.apply_change(change).await,
+                    None => return,
+                },
+            }
+        }
+    }
+
+    async fn apply_change(&self, change: Change) {
+        match change.kind.as_str() {
+            "resync" => {
+                self.inner.waiters.wake_all();
+                if let Err(error) = self.inner.policies.reload_all(self.store()).await {
+                    tracing::warn!(%error, "policy reload after reconnect failed");
+                }
+                for workspace in self.inner.policies.workspaces() {
+                    self.poke(&workspace);
+                }
+            }
+            kind => {
+                if kind == "policy.updated" {
+                    if let Err(error) = self
+                        .inner
+                        .policies
+                        .reload(self.store(), &change.workspace)
+                        .await
+                    {
+                        tracing::warn!(%error, workspace = %change.workspace, "policy reload failed");
+                    }
+                }
+                if let Some(call_id) = &change.call_id {
+                    self.inner.waiters.wake(call_id);
+                }
+                if kind == "approval.requested" {
+                    self.inner.sweeper_wake.notify_one();
+                }
+                self.poke(&change.workspace);
+            }
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! Calls, approvals and grants as rows: recording a call, reading them back, and the
+//! system's closing of a pending approval (expiry, cancellation).
+//!
+//! The readers are generic over the executor so that an operation's transaction reads
+//! the rows it is about to change through its own connection, and plain getters read
+//! through the pool.
+
+use super::audit::{append_effects, lock_workspace};
+use super::codec::{database, enum_text, json_text, millis, opt_millis, Columns};
+use crate::{ApprovalFilter, Effects, Grant, NewCall, StoreResult};
+use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus, Preview};
+use jiff::Timestamp;
+use sqlx::postgres::PgRow;
+use sqlx::{Executor, PgConnection, PgPool, Postgres};
+
+const CALL_COLUMNS: &str = "id, agent_id, session_id, tool, arguments, risk, status, decided_by, \
+     rule, reason, approval_id, grant_id, created_at, decided_at";
+
+pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, status, tool, risk, \
+     preview_summary, preview_body, preview_arguments, rule, reason, binding_digest, \
+     policy_digest, standing_target, deadline, created_at, decided_at, decided_by, \
+     decision_reason";
+
+pub(crate) async fn record_call(
+    conn: &mut PgConnection,
+    workspace: &str,
+    new_call: &NewCall,
+    effects: &Effects,
+) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
+    let call = &new_call.call;
+    sqlx::query(
+        "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
+                            decided_by, rule, reason, approval_id, grant_id, created_at,
+                            decided_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+    )
+    .bind(&call.id)
+    .bind(workspace)
+    .bind(&call.agent_id)
+    .bind(&call.session_id)
+    .bind(&call.tool)
+    .bind(json_text(&call.arguments)?)
+    .bind(call.risk.as_str())
+    .bind(call.status.as_str())
+    .bind(enum_text(&call.decided_by)?)
+    .bind(&call.rule)
+    .bind(&call.reason)
+    .bind(&call.approval_id)
+    .bind(&call.grant_id)
+    .bind(millis(call.created_at))
+    .bind(opt_millis(call.decided_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if let Some(approval) = &new_call.approval {
+        insert_approval(conn, workspace, approval).await?;
+    }
+    if let Some(grant) = &new_call.grant {
+        insert_grant(conn, workspace, grant).await?;
+    }
+    append_effects(conn, workspace, effects).await
+}
+
+async fn insert_approval(
+    conn: &mut PgConnection,
+    workspace: &str,
+    approval: &Approval,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO approvals (id, workspace, call_id, agent_id, session_id, status, tool, risk,
+                                preview_summary, preview_body, preview_arguments, rule, reason,
+                                binding_digest, policy_digest, standing_target, deadline,
+                                created_at, decided_at, decided_by, decision_reason)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
+    )
+    .bind(&approval.id)
+    .bind(workspace)
+    .bind(&approval.call_id)
+    .bind(&approval.agent_id)
+    .bind(&approval.session_id)
+    .bind(approval.status.as_str())
+    .bind(&approval.tool)
+    .bind(approval.risk.as_str())
+    .bind(&approval.preview.summary)
+    .bind(&approval.preview.body)
+    .bind(json_text(&approval.preview.arguments)?)
+    .bind(&approval.rule)
+    .bind(&approval.reason)
+    .bind(&approval.binding_digest)
+    .bind(&approval.policy_digest)
+    .bind(&approval.standing_target)
+    .bind(millis(approval.deadline))
+    .bind(millis(approval.created_at))
+    .bind(opt_millis(approval.decided_at))
+    .bind(&approval.decided_by)
+    .bind(&approval.decision_reason)
+    .execute(conn)
+    .await
+    .map_err(database)?;
+    Ok(())
+}
+
+pub(crate) async fn insert_grant(
+    conn: &mut PgConnection,
+    workspace: &str,
+    grant: &Grant,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&grant.id)
+    .bind(workspace)
+    .bind(&grant.call_id)
+    .bind(millis(grant.created_at))
+    .bind(opt_millis(grant.consumed_at))
+    .execute(conn)
+    .await
+    .map_err(database)?;
+    Ok(())
+}
+
+fn call_from_row(row: &PgRow) -> StoreResult<Call> {
+    let columns = Columns::new(row, "calls");
+    Ok(Call {
+        id: columns.text("id")?,
+        agent_id: columns.text("agent_id")?,
+        session_id: columns.opt_text("session_id")?,
+        tool: columns.text("tool")?,
+        arguments: columns.json("arguments")?,
+        risk: columns.enumeration("risk")?,
+        status: columns.enumeration("status")?,
+        decided_by: columns.enumeration("decided_by")?,
+        rule: columns.opt_text("rule")?,
+        reason: columns.opt_text("reason")?,
+        approval_id: columns.opt_text("approval_id")?,
+        grant_id: columns.opt_text("grant_id")?,
+        created_at: columns.time("created_at")?,
+        decided_at: columns.opt_time("decided_at")?,
+    })
+}
+
+pub(crate) fn approval_from_row(row: &PgRow) -> StoreResult<Approval> {
+    let columns = Columns::new(row, "approvals");
+    Ok(Approval {
+        id: columns.text("id")?,
+        call_id: columns.text("call_id")?,
+        agent_id: columns.text("agent_id")?,
+        session_id: columns.opt_text("session_id")?,
+        status: columns.enumeration("status")?,
+        tool: columns.text("tool")?,
+        risk: columns.enumeration("risk")?,
+        preview: Preview {
+            summary: columns.text("preview_summary")?,
+            body: columns.opt_text("preview_body")?,
+            arguments: columns.json("preview_arguments")?,
+        },
+        rule: columns.opt_text("rule")?,
+        reason: columns.opt_text("reason")?,
+        binding_digest: columns.text("binding_digest")?,
+        policy_digest: columns.text("policy_digest")?,
+        standing_target: columns.opt_text("standing_target")?,
+        deadline: columns.time("deadline")?,
+        created_at: columns.time("created_at")?,
+        decided_at: columns.opt_time("decided_at")?,
+        decided_by: columns.opt_text("decided_by")?,
+        decision_reason: columns.opt_text("decision_reason")?,
+    })
+}
+
+pub(crate) fn grant_from_row(row: &PgRow) -> StoreResult<Grant> {
+    let columns = Columns::new(row, "grants");
+    Ok(Grant {
+        id: columns.text("id")?,
+        call_id: columns.text("call_id")?,
+        created_at: columns.time("created_at")?,
+        consumed_at: columns.opt_time("consumed_at")?,
+    })
+}
+
+pub(crate) async fn fetch_call<'e, E>(
+    executor: E,
+    workspace: &str,
+    id: &str,
+) -> StoreResult<Option<Call>>
+where
+    E: Executor<'e, Database = Postgres>,
+{
+    let sql = format!("SELECT {CALL_COLUMNS} FROM calls WHERE workspace = $1 AND id = $2");
+    let row = sqlx::query(&sql)
+        .bind(workspace)
+        .bind(id)
+        .fetch_optional(executor)
+        .await
+        .map_err(database)?;
+    row.as_ref().map(call_from_row).transpose()
+}
+
+pub(crate) async fn fetch_approval<'e, E>(
+    executor: E,
+    workspace: &str,
+    id: &str,
+) -> StoreResult<Option<Approval>>
+where
+    E: Executor<'e, Database = Postgres>,
+{
+    let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = $1 AND id = $2");
+    let row = sqlx::query(&sql)
+        .bind(workspace)
+        .bind(id)
+        .fetch_optional(executor)
+        .await
+        .map_err(database)?;
+    row.as_ref().map(approval_from_row).transpose()
+}
+
+pub(crate) async fn list_approvals(
+    pool: &PgPool,
+    workspace: &str,
+    filter: &ApprovalFilter,
+) -> StoreResult<Vec<Approval>> {
+    let mut sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = $1");
+    let mut next = 1;
+    let mut placeholder = || {
+        next += 1;
+        format!("${next}")
+    };
+    if filter.status.is_some() {
+        sql.push_str(&format!(" AND status = {}", placeholder()));
+    }
+    if filter.session_id.is_some() {
+        sql.push_str(&format!(" AND session_id = {}", placeholder()));
+    }
+    // ord breaks ties between approvals created in the same millisecond: later insert,
+    // newer approval.
+    sql.push_str(&format!(
+        " ORDER BY created_at DESC, ord DESC LIMIT {}",
+        placeholder()
+    ));
+    let mut query = sqlx::query(&sql).bind(workspace);
+    if let Some(status) = filter.status {
+        query = query.bind(status.as_str());
+    }
+    if let Some(session_id) = &filter.session_id {
+        query = query.bind(session_id);
+    }
+    let rows = query
+        .bind(i64::from(filter.limit))
+        .fetch_all(pool)
+        .await
+        .map_err(database)?;
+    rows.iter().map(approval_from_row).collect()
+}
+
+/// How the system (not a person) closes a pending approval.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SystemClose<'a> {
+    /// `Expired` or `Cancelled`.
+    pub status: ApprovalStatus,
+    /// The matching call status.
+    pub call_status: CallStatus,
+    pub at: Timestamp,
+    /// The approval's `decision_reason`, also the call's `reason`.
+    pub reason: &'a str,
+}
+
+/// Moves one approval from `pending` to `close.status`, and its call along, with
+/// `decided_by` `system`. Returns the approval as it is afterwards, or `None` when it was
+/// no longer pending (someone else closed it first; nothing is written then).
+pub(crate) async fn close_by_system(
+    conn: &mut PgConnection,
+    workspace: &str,
+    approval_id: &str,
+    close: SystemClose<'_>,
+) -> StoreResult<Option<Approval>> {
+    let updated = sqlx::query(
+        "UPDATE approvals SET status = $1, decided_at = $2, decided_by = 'system', decision_reason = $3
+         WHERE id = $4 AND workspace = $5 AND status = 'pending'",
+    )
+    .bind(close.status.as_str())
+    .bind(millis(close.at))
+    .bind(close.reason)
+    .bind(approval_id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if updated.rows_affected() != 1 {
+        return Ok(None);
+    }
+    // The call's reason becomes the closing reason: it is what the caller (and the model)
+    // reads to learn why the call will not run (G10).
+    sqlx::query(
+        "UPDATE calls SET status = $1, decided_by = 'system', decided_at = $2, reason = $3
+         WHERE workspace = $4 AND status = 'pending'
+           AND id = (SELECT call_id FROM approvals WHERE id = $5)",
+    )
+    .bind(close.call_status.as_str())
+    .bind(millis(close.at))
+    .bind(close.reason)
+    .bind(workspace)
+    .bind(approval_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    fetch_approval(&mut *conn, workspace, approval_id).await
+}

@@ -1,0 +1,138 @@
+//! A person's decision on a pending approval (G2, G3, G4), in the order the trait
+//! documents.
+//!
+//! Concurrent deciders on any node queue on the workspace lock and then on the approval
+//! row (`SELECT … FOR UPDATE`); each one checks the row as the previous one committed
+//! it, so the first wins and the others see it decided.
+//!
+//! INVARIANT: every refusal returns before the first write, and the caller rolls the
+//! transaction back on any error, so a refused decision changes no row of any table
+//! (the row locks taken are released by the rollback and write nothing).
+//! The status change itself is conditional on `status = 'pending'`, so even a decider
+//! that somehow got past the checks could not decide twice.
+
+use super::audit::{append_effects, lock_workspace};
+use super::calls::{approval_from_row, fetch_approval, fetch_call, insert_grant, APPROVAL_COLUMNS};
+use super::codec::{database, millis};
+use super::policy::digest_in_force;
+use super::rules::mint_or_reuse;
+use crate::{DecideError, Decided, Decision, Effects, StoreError};
+use airlock_protocol::{ApprovalStatus, CallStatus};
+use sqlx::PgConnection;
+
+pub(crate) async fn decide(
+    conn: &mut PgConnection,
+    workspace: &str,
+    decision: &Decision,
+    effects: &Effects,
+) -> Result<Decided, DecideError> {
+    if lock_workspace(conn, workspace).await?.is_none() {
+        return Err(DecideError::NotFound);
+    }
+    let sql = format!(
+        "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = $1 AND id = $2 FOR UPDATE"
+    );
+    let row = sqlx::query(&sql)
+        .bind(workspace)
+        .bind(&decision.approval_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(database)?;
+    let approval = approval_from_row(&row.ok_or(DecideError::NotFound)?)?;
+    let in_force = digest_in_force(&mut *conn, workspace).await?;
+    if approval.status != ApprovalStatus::Pending {
+        // Only `put_policy` cancels an approval made under another policy, so a cancelled
+        // approval whose policy is no longer in force was cancelled for being stale.
+        if approval.status == ApprovalStatus::Cancelled && approval.policy_digest != in_force {
+            return Err(DecideError::StalePolicy);
+        }
+        return Err(DecideError::AlreadyDecided(approval.status));
+    }
+    // Compared at the stored (millisecond) precision, as the sweeper compares.
+    if millis(decision.at) >= millis(approval.deadline) {
+        return Err(DecideError::Expired);
+    }
+    if decision.binding_digest != approval.binding_digest {
+        return Err(DecideError::BindingMismatch);
+    }
+    if approval.policy_digest != in_force {
+        return Err(DecideError::StalePolicy);
+    }
+
+    let (status, call_status) = if decision.approve {
+        (ApprovalStatus::Approved, CallStatus::Approved)
+    } else {
+        (ApprovalStatus::Rejected, CallStatus::Rejected)
+    };
+    let updated = sqlx::query(
+        "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decision_reason = $4
+         WHERE id = $5 AND workspace = $6 AND status = 'pending'",
+    )
+    .bind(status.as_str())
+    .bind(millis(decision.at))
+    .bind(&decision.decided_by)
+    .bind(&decision.reason)
+    .bind(&approval.id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if updated.rows_affected() != 1 {
+        let now = fetch_approval(&mut *conn, workspace, &approval.id).await?;
+        return Err(DecideError::AlreadyDecided(
+            now.map_or(ApprovalStatus::Cancelled, |approval| approval.status),
+        ));
+    }
+
+    // A grant and a standing rule only ever come from an approval.
+    let grant = decision.grant.clone().filter(|_| decision.approve);
+    if let Some(grant) = &grant {
+        insert_grant(conn, workspace, grant).await?;
+    }
+    // A rejection's reason becomes the call's reason: it is what the caller (and the
+    // model) reads to learn why the call will not run (G10).
+    let call_reason = if decision.approve {
+        None
+    } else {
+        decision.reason.as_deref()
+    };
+    sqlx::query(
+        "UPDATE calls SET status = $1, decided_by = 'human', decided_at = $2,
+                          grant_id = COALESCE($3, grant_id), reason = COALESCE($4, reason)
+         WHERE id = $5 AND workspace = $6",
+    )
+    .bind(call_status.as_str())
+    .bind(millis(decision.at))
+    .bind(grant.as_ref().map(|grant| grant.id.as_str()))
+    .bind(call_reason)
+    .bind(&approval.call_id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    let standing_rule = match decision.standing_rule.as_ref().filter(|_| decision.approve) {
+        Some(rule) => Some(mint_or_reuse(conn, workspace, rule).await?),
+        None => None,
+    };
+    append_effects(conn, workspace, effects).await?;
+
+    let missing = |table: &'static str| StoreError::Corrupt {
+        table,
+        detail: format!(
+            "row of approval {} vanished inside its transaction",
+            approval.id
+        ),
+    };
+    let approval = fetch_approval(&mut *conn, workspace, &approval.id)
+        .await?
+        .ok_or_else(|| missing("approvals"))?;
+    let call = fetch_call(&mut *conn, workspace, &approval.call_id)
+        .await?
+        .ok_or_else(|| missing("calls"))?;
+    Ok(Decided {
+        approval,
+        call,
+        grant,
+        standing_rule,
+    })
+}

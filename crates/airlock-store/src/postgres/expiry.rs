@@ -1,0 +1,90 @@
+//! Moving overdue pending approvals to `expired` (G4: a timeout is recorded as expired,
+//! never as a human rejection), and the next deadline for the sweeper.
+//!
+//! Every node runs a sweeper over the same table. A sweep locks the heads of the
+//! workspaces it will touch in workspace order (the one order every multi-workspace lock
+//! follows, so sweeps never deadlock with each other or with single-workspace writes),
+//! then takes the due approvals `FOR UPDATE SKIP LOCKED` and closes each with the
+//! conditional update from `pending`. A second node sweeping at the same moment queues
+//! on the heads and then finds those approvals no longer pending: no approval is ever
+//! expired twice.
+
+use super::audit::{append_effects, lock_workspace};
+use super::calls::{close_by_system, SystemClose};
+use super::codec::{database, millis, Columns};
+use crate::{Effects, StoreResult};
+use airlock_protocol::{Approval, ApprovalStatus, CallStatus};
+use jiff::Timestamp;
+use sqlx::{PgConnection, PgPool};
+use std::collections::BTreeSet;
+
+/// The `decision_reason` of an expired approval.
+const EXPIRED_REASON: &str = "expired";
+
+pub(crate) async fn expire_due(
+    conn: &mut PgConnection,
+    now: Timestamp,
+    limit: u32,
+    on_expire: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
+) -> StoreResult<Vec<(String, Approval)>> {
+    // A first look, without locks, to learn which workspaces to lock.
+    let candidates = sqlx::query(
+        "SELECT workspace, id FROM approvals WHERE status = 'pending' AND deadline <= $1
+         ORDER BY deadline, ord LIMIT $2",
+    )
+    .bind(millis(now))
+    .bind(i64::from(limit))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(database)?;
+    let mut ids = Vec::with_capacity(candidates.len());
+    let mut workspaces = BTreeSet::new();
+    for row in &candidates {
+        let columns = Columns::new(row, "approvals");
+        workspaces.insert(columns.text("workspace")?);
+        ids.push(columns.text("id")?);
+    }
+    // INVARIANT: heads in ascending workspace order (BTreeSet), before any approval row.
+    for workspace in &workspaces {
+        lock_workspace(conn, workspace).await?;
+    }
+    // Read again under the locks: another node may have decided or expired some of them
+    // while this one waited.
+    let due = sqlx::query(
+        "SELECT workspace, id FROM approvals
+         WHERE id = ANY($1) AND status = 'pending' AND deadline <= $2
+         ORDER BY deadline, ord
+         FOR UPDATE SKIP LOCKED",
+    )
+    .bind(&ids)
+    .bind(millis(now))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(database)?;
+    let close = SystemClose {
+        status: ApprovalStatus::Expired,
+        call_status: CallStatus::Expired,
+        at: now,
+        reason: EXPIRED_REASON,
+    };
+    let mut expired = Vec::with_capacity(due.len());
+    for row in &due {
+        let columns = Columns::new(row, "approvals");
+        let workspace = columns.text("workspace")?;
+        let id = columns.text("id")?;
+        if let Some(approval) = close_by_system(conn, &workspace, &id, close).await? {
+            append_effects(conn, &workspace, &on_expire(&approval)).await?;
+            expired.push((workspace, approval));
+        }
+    }
+    Ok(expired)
+}
+
+pub(crate) async fn next_deadline(pool: &PgPool) -> StoreResult<Option<Timestamp>> {
+    let row =
+        sqlx::query("SELECT MIN(deadline) AS deadline FROM approvals WHERE status = 'pending'")
+            .fetch_one(pool)
+            .await
+            .map_err(database)?;
+    Columns::new(&row, "approvals").opt_time("deadline")
+}

@@ -1,0 +1,352 @@
+//! Workspaces, users, agents, their tokens, and sessions.
+//!
+//! Tokens are looked up by the SHA-256 hex of the bearer token and nothing else; the
+//! token itself never reaches the store. A token resolves only while unrevoked, and only
+//! to a subject that exists in the token's own workspace.
+
+use super::audit::{append_effects, lock_workspace};
+use super::codec::{database, enum_text, millis, opt_json_text, Columns};
+use crate::{Effects, Principal, StoreError, StoreResult, Subject, Workspace};
+use airlock_policy::digest::GENESIS_HASH;
+use airlock_protocol::{Agent, Session, User};
+use sqlx::postgres::PgRow;
+use sqlx::{PgConnection, PgPool};
+
+pub(crate) async fn workspace_by_name(pool: &PgPool, name: &str) -> StoreResult<Option<Workspace>> {
+    let row = sqlx::query("SELECT id, name, created_at FROM workspaces WHERE name = $1")
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+        .map_err(database)?;
+    row.map(|row| {
+        let columns = Columns::new(&row, "workspaces");
+        Ok(Workspace {
+            id: columns.text("id")?,
+            name: columns.text("name")?,
+            created_at: columns.time("created_at")?,
+        })
+    })
+    .transpose()
+}
+
+pub(crate) async fn create_workspace(
+    conn: &mut PgConnection,
+    workspace: &Workspace,
+) -> StoreResult<()> {
+    sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)")
+        .bind(&workspace.id)
+        .bind(&workspace.name)
+        .bind(millis(workspace.created_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    // The head row is born with its workspace: every later write locks it.
+    sqlx::query("INSERT INTO audit_heads (workspace, seq, hash) VALUES ($1, 0, $2)")
+        .bind(&workspace.id)
+        .bind(GENESIS_HASH)
+        .execute(conn)
+        .await
+        .map_err(database)?;
+    Ok(())
+}
+
+/// Registers the hash of a subject's token.
+async fn insert_token(
+    conn: &mut PgConnection,
+    workspace: &str,
+    token_hash: &str,
+    subject: (&str, &str),
+    created_at: jiff::Timestamp,
+) -> StoreResult<()> {
+    let (kind, id) = subject;
+    sqlx::query(
+        "INSERT INTO tokens (hash, workspace, subject_kind, subject_id, created_at)
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(token_hash)
+    .bind(workspace)
+    .bind(kind)
+    .bind(id)
+    .bind(millis(created_at))
+    .execute(conn)
+    .await
+    .map_err(database)?;
+    Ok(())
+}
+
+pub(crate) async fn create_user(
+    conn: &mut PgConnection,
+    workspace: &str,
+    user: &User,
+    token_hash: &str,
+    effects: &Effects,
+) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
+    sqlx::query(
+        "INSERT INTO users (id, workspace, name, role, created_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&user.id)
+    .bind(workspace)
+    .bind(&user.name)
+    .bind(user.role.as_str())
+    .bind(millis(user.created_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    insert_token(
+        conn,
+        workspace,
+        token_hash,
+        ("user", &user.id),
+        user.created_at,
+    )
+    .await?;
+    append_effects(conn, workspace, effects).await
+}
+
+pub(crate) async fn list_users(pool: &PgPool, workspace: &str) -> StoreResult<Vec<User>> {
+    let rows = sqlx::query(
+        "SELECT id, name, role, created_at FROM users WHERE workspace = $1
+         ORDER BY created_at, ord",
+    )
+    .bind(workspace)
+    .fetch_all(pool)
+    .await
+    .map_err(database)?;
+    rows.iter()
+        .map(|row| {
+            let columns = Columns::new(row, "users");
+            Ok(User {
+                id: columns.text("id")?,
+                name: columns.text("name")?,
+                role: columns.enumeration("role")?,
+                created_at: columns.time("created_at")?,
+            })
+        })
+        .collect()
+}
+
+pub(crate) async fn create_agent(
+    conn: &mut PgConnection,
+    workspace: &str,
+    agent: &Agent,
+    token_hash: &str,
+    effects: &Effects,
+) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
+    sqlx::query(
+        "INSERT INTO agents (id, workspace, name, mode, system_prompt, tools, workspace_dir,
+                             llm, mcp_servers, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(&agent.id)
+    .bind(workspace)
+    .bind(&agent.name)
+    .bind(enum_text(&agent.mode)?)
+    .bind(&agent.system_prompt)
+    .bind(opt_json_text(&agent.tools)?)
+    .bind(&agent.workspace_dir)
+    .bind(opt_json_text(&agent.llm)?)
+    .bind(opt_json_text(&agent.mcp_servers)?)
+    .bind(millis(agent.created_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    insert_token(
+        conn,
+        workspace,
+        token_hash,
+        ("agent", &agent.id),
+        agent.created_at,
+    )
+    .await?;
+    append_effects(conn, workspace, effects).await
+}
+
+/// Replaces an agent's settings. An agent that does not exist in the workspace is a
+/// conflict (the caller read it moments ago), and nothing is written.
+pub(crate) async fn update_agent(
+    conn: &mut PgConnection,
+    workspace: &str,
+    agent: &Agent,
+    effects: &Effects,
+) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
+    let updated = sqlx::query(
+        "UPDATE agents SET mode = $1, system_prompt = $2, tools = $3, workspace_dir = $4, llm = $5,
+                           mcp_servers = $6
+         WHERE id = $7 AND workspace = $8",
+    )
+    .bind(enum_text(&agent.mode)?)
+    .bind(&agent.system_prompt)
+    .bind(opt_json_text(&agent.tools)?)
+    .bind(&agent.workspace_dir)
+    .bind(opt_json_text(&agent.llm)?)
+    .bind(opt_json_text(&agent.mcp_servers)?)
+    .bind(&agent.id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if updated.rows_affected() != 1 {
+        return Err(StoreError::Conflict(
+            "no agent with this id in the workspace".to_owned(),
+        ));
+    }
+    append_effects(conn, workspace, effects).await
+}
+
+const AGENT_COLUMNS: &str =
+    "id, name, mode, system_prompt, tools, workspace_dir, llm, mcp_servers, created_at";
+
+fn agent_from_row(row: &PgRow) -> StoreResult<Agent> {
+    let columns = Columns::new(row, "agents");
+    Ok(Agent {
+        id: columns.text("id")?,
+        name: columns.text("name")?,
+        mode: columns.enumeration("mode")?,
+        system_prompt: columns.opt_text("system_prompt")?,
+        tools: columns.opt_json("tools")?,
+        workspace_dir: columns.opt_text("workspace_dir")?,
+        llm: columns.opt_json("llm")?,
+        mcp_servers: columns.opt_json("mcp_servers")?,
+        created_at: columns.time("created_at")?,
+    })
+}
+
+/// The agent of `workspace` whose `column` (`id` or `name`) equals `value`.
+pub(crate) async fn find_agent(
+    pool: &PgPool,
+    workspace: &str,
+    column: AgentKey,
+    value: &str,
+) -> StoreResult<Option<Agent>> {
+    let key = match column {
+        AgentKey::Id => "id",
+        AgentKey::Name => "name",
+    };
+    let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = $1 AND {key} = $2");
+    let row = sqlx::query(&sql)
+        .bind(workspace)
+        .bind(value)
+        .fetch_optional(pool)
+        .await
+        .map_err(database)?;
+    row.as_ref().map(agent_from_row).transpose()
+}
+
+/// Which unique key [`find_agent`] looks an agent up by.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AgentKey {
+    Id,
+    Name,
+}
+
+pub(crate) async fn list_agents(pool: &PgPool, workspace: &str) -> StoreResult<Vec<Agent>> {
+    let sql =
+        format!("SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = $1 ORDER BY created_at, ord");
+    let rows = sqlx::query(&sql)
+        .bind(workspace)
+        .fetch_all(pool)
+        .await
+        .map_err(database)?;
+    rows.iter().map(agent_from_row).collect()
+}
+
+pub(crate) async fn principal_for_token(
+    pool: &PgPool,
+    token_hash: &str,
+) -> StoreResult<Option<Principal>> {
+    // The joins also check the subject's workspace, so a token can never act in a
+    // workspace other than the one its subject belongs to.
+    let row = sqlx::query(
+        "SELECT t.workspace, t.subject_kind, t.subject_id,
+                u.name AS user_name, u.role AS user_role, a.name AS agent_name
+         FROM tokens t
+         LEFT JOIN users u
+           ON t.subject_kind = 'user' AND u.id = t.subject_id AND u.workspace = t.workspace
+         LEFT JOIN agents a
+           ON t.subject_kind = 'agent' AND a.id = t.subject_id AND a.workspace = t.workspace
+         WHERE t.hash = $1 AND t.revoked_at IS NULL",
+    )
+    .bind(token_hash)
+    .fetch_optional(pool)
+    .await
+    .map_err(database)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let columns = Columns::new(&row, "tokens");
+    let id = columns.text("subject_id")?;
+    let subject = match columns.text("subject_kind")?.as_str() {
+        "user" => match (
+            columns.opt_text("user_name")?,
+            columns.opt_text("user_role")?,
+        ) {
+            (Some(name), Some(_)) => Subject::User {
+                id,
+                name,
+                role: columns.enumeration("user_role")?,
+            },
+            _ => return Ok(None),
+        },
+        "agent" => match columns.opt_text("agent_name")? {
+            Some(name) => Subject::Agent { id, name },
+            None => return Ok(None),
+        },
+        other => {
+            return Err(StoreError::Corrupt {
+                table: "tokens",
+                detail: format!("subject_kind: unknown kind `{other}`"),
+            })
+        }
+    };
+    Ok(Some(Principal {
+        workspace: columns.text("workspace")?,
+        subject,
+    }))
+}
+
+pub(crate) async fn create_session(
+    conn: &mut PgConnection,
+    workspace: &str,
+    session: &Session,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO sessions (id, workspace, agent_id, title, created_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&session.id)
+    .bind(workspace)
+    .bind(&session.agent_id)
+    .bind(&session.title)
+    .bind(millis(session.created_at))
+    .execute(conn)
+    .await
+    .map_err(database)?;
+    Ok(())
+}
+
+pub(crate) async fn get_session(
+    pool: &PgPool,
+    workspace: &str,
+    id: &str,
+) -> StoreResult<Option<Session>> {
+    let row = sqlx::query(
+        "SELECT id, agent_id, title, created_at FROM sessions WHERE workspace = $1 AND id = $2",
+    )
+    .bind(workspace)
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+    .map_err(database)?;
+    row.map(|row| {
+        let columns = Columns::new(&row, "sessions");
+        Ok(Session {
+            id: columns.text("id")?,
+            agent_id: columns.opt_text("agent_id")?,
+            title: columns.opt_text("title")?,
+            created_at: columns.time("created_at")?,
+        })
+    })
+    .transpose()
+}

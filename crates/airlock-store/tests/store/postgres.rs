@@ -1,0 +1,415 @@
+//! The PostgreSQL backend for the suite, and what only PostgreSQL promises: several
+//! nodes (stores) on one database deciding, appending, sweeping and notifying each other
+//! correctly, and a clear error when the database is not there.
+//!
+//! Every test runs on its own fresh database (`airlock_pgtest::fresh_database`), on the
+//! server `AIRLOCK_TEST_PG_URL` names or on a throwaway cluster started for the run.
+
+use super::fixtures::{effects, t, world, World};
+use super::harness::{Backend, TABLES};
+use airlock_policy::digest::{audit_hash, GENESIS_HASH};
+use airlock_protocol::{Approval, ApprovalStatus};
+use airlock_store::postgres::{PgOptions, PostgresStore};
+use airlock_store::{
+    AuditEntry, Change, DecideError, Decision, Effects, EventEntry, Grant, Store, StoreError,
+};
+use async_trait::async_trait;
+use jiff::Timestamp;
+use serde_json::json;
+use sqlx::{Connection, PgConnection};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, Barrier};
+
+/// One fresh database; [`Backend::open`] connects a new store (a node) to it.
+pub struct Postgres {
+    url: String,
+}
+
+impl Postgres {
+    pub async fn fresh() -> Postgres {
+        Postgres {
+            url: airlock_pgtest::fresh_database().await,
+        }
+    }
+
+    async fn node(&self) -> Arc<PostgresStore> {
+        Arc::new(
+            PostgresStore::connect(&self.url, PgOptions::default())
+                .await
+                .unwrap(),
+        )
+    }
+
+    async fn raw(&self) -> PgConnection {
+        PgConnection::connect(&self.url).await.unwrap()
+    }
+}
+
+#[async_trait]
+impl Backend for Postgres {
+    async fn open(&self) -> Arc<dyn Store> {
+        self.node().await
+    }
+
+    async fn revoke_token(&self, token_hash: &str, at: Timestamp) {
+        let mut conn = self.raw().await;
+        let done = sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE hash = $2")
+            .bind(at.as_millisecond())
+            .bind(token_hash)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(done.rows_affected(), 1);
+    }
+
+    async fn row_counts(&self) -> BTreeMap<String, i64> {
+        let mut conn = self.raw().await;
+        let mut counts = BTreeMap::new();
+        for table in TABLES {
+            let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+            counts.insert((*table).to_owned(), count);
+        }
+        counts
+    }
+}
+
+/// Two nodes on one fresh database, and the usual world in it.
+async fn two_nodes() -> (Postgres, Arc<PostgresStore>, Arc<PostgresStore>, World) {
+    let database = Postgres::fresh().await;
+    let (a, b) = tokio::join!(database.node(), database.node());
+    let world = world(a.as_ref()).await;
+    (database, a, b, world)
+}
+
+/// `effects(kind, subject, at)` whose event names the call, as the gate's events do.
+fn call_effects(kind: &str, subject: &str, call_id: &str, at: Timestamp) -> Effects {
+    Effects::none()
+        .audit(AuditEntry {
+            at,
+            actor: "user:usr_a".into(),
+            kind: kind.into(),
+            subject: subject.into(),
+            data: json!({"call_id": call_id, "n": 1.5}),
+        })
+        .event(EventEntry {
+            at,
+            kind: kind.into(),
+            data: json!({"call_id": call_id, "approval_id": subject}),
+        })
+}
+
+/// Checks the workspace's whole chain: seq 1..n, links, hashes recomputed from storage.
+async fn assert_chain(store: &dyn Store, workspace: &str, expected: usize) {
+    let records = store.audit_after(workspace, 0, 100_000).await.unwrap();
+    assert_eq!(records.len(), expected);
+    let mut prev_hash = GENESIS_HASH.to_owned();
+    for (index, record) in records.iter().enumerate() {
+        assert_eq!(record.seq, u64::try_from(index).unwrap() + 1, "seq gap");
+        assert_eq!(record.prev_hash, prev_hash, "broken link at {}", record.seq);
+        let without_hash = json!({
+            "seq": record.seq,
+            "at": record.at,
+            "actor": record.actor,
+            "kind": record.kind,
+            "subject": record.subject,
+            "data": record.data,
+            "prev_hash": record.prev_hash,
+        });
+        assert_eq!(record.hash, audit_hash(&prev_hash, &without_hash));
+        prev_hash = record.hash.clone();
+    }
+}
+
+/// Waits (at most `within`) for a change matching `wanted`.
+async fn wait_for(
+    changes: &mut mpsc::Receiver<Change>,
+    within: Duration,
+    wanted: impl Fn(&Change) -> bool,
+) -> Change {
+    tokio::time::timeout(within, async {
+        loop {
+            let change = changes.recv().await.expect("the listener ended");
+            if wanted(&change) {
+                return change;
+            }
+        }
+    })
+    .await
+    .expect("no such change in time")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_decisions_on_two_nodes_have_one_winner() {
+    let (database, a, b, world) = two_nodes().await;
+    let spec = world.spec("race");
+    a.record_call(&world.ws, &spec.asked(), &Effects::none())
+        .await
+        .unwrap();
+
+    const DECIDERS: usize = 100;
+    let barrier = Arc::new(Barrier::new(DECIDERS));
+    let mut tasks = Vec::new();
+    for n in 0..DECIDERS {
+        let node = Arc::clone(if n % 2 == 0 { &a } else { &b });
+        let barrier = Arc::clone(&barrier);
+        let ws = world.ws.clone();
+        let base = if n % 3 == 0 {
+            spec.reject(t(10))
+        } else {
+            spec.approve(t(10))
+        };
+        let decision = Decision {
+            decided_by: format!("user:usr_{n}"),
+            grant: base.grant.as_ref().map(|grant| Grant {
+                id: format!("grt_race_{n}"),
+                ..grant.clone()
+            }),
+            ..base
+        };
+        let fx = effects("approval.decided", "apr_race", t(10));
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            node.decide(&ws, &decision, &fx).await
+        }));
+    }
+    let mut winners = Vec::new();
+    let mut refused = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(decided) => winners.push(decided),
+            Err(DecideError::AlreadyDecided(_)) => refused += 1,
+            Err(other) => panic!("unexpected refusal {other:?}"),
+        }
+    }
+    assert_eq!((winners.len(), refused), (1, DECIDERS - 1));
+    let decisions = b.audit_after(&world.ws, 0, 1000).await.unwrap();
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].kind, "approval.decided");
+    assert_eq!(
+        a.get_approval(&world.ws, "apr_race")
+            .await
+            .unwrap()
+            .as_ref(),
+        Some(&winners[0].approval)
+    );
+    let rows = database.row_counts().await;
+    assert_eq!((rows["audit"], rows["events"]), (1, 1));
+    assert_eq!(rows["grants"], i64::from(winners[0].grant.is_some()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appends_from_two_nodes_form_one_chain() {
+    let (_database, a, b, world) = two_nodes().await;
+    const PER_NODE: usize = 50;
+    let barrier = Arc::new(Barrier::new(2 * PER_NODE));
+    let mut tasks = Vec::new();
+    for n in 0..2 * PER_NODE {
+        let node = Arc::clone(if n % 2 == 0 { &a } else { &b });
+        let barrier = Arc::clone(&barrier);
+        let ws = world.ws.clone();
+        let spec = world.spec(&format!("c{n}"));
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let fx = effects("call.allowed", &spec.call_id(), t(1));
+            node.record_call(&ws, &spec.allowed(), &fx).await
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    assert_chain(a.as_ref(), &world.ws, 2 * PER_NODE).await;
+    // The other workspace's chain was not touched, and event ids are distinct.
+    assert_chain(b.as_ref(), &world.other, 0).await;
+    let events = b.events_after(&world.ws, 0, 1000).await.unwrap();
+    let ids: BTreeSet<u64> = events.iter().map(|event| event.id).collect();
+    assert_eq!(ids.len(), 2 * PER_NODE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stdout)]
+async fn a_decision_on_one_node_reaches_the_other_within_a_second() {
+    let (_database, a, b, world) = two_nodes().await;
+    let mut changes = a.listen().await.unwrap().expect("PostgreSQL listens");
+    let spec = world.spec("far");
+    a.record_call(
+        &world.ws,
+        &spec.asked(),
+        &call_effects("approval.requested", "apr_far", "call_far", t(1)),
+    )
+    .await
+    .unwrap();
+    let requested = wait_for(&mut changes, Duration::from_secs(1), |change| {
+        change.kind == "approval.requested"
+    })
+    .await;
+    assert_eq!(requested.call_id.as_deref(), Some("call_far"));
+    assert_eq!(requested.workspace, world.ws);
+
+    let started = Instant::now();
+    b.decide(
+        &world.ws,
+        &spec.approve(t(2)),
+        &call_effects("approval.approved", "apr_far", "call_far", t(2)),
+    )
+    .await
+    .unwrap();
+    let change = wait_for(&mut changes, Duration::from_secs(1), |change| {
+        change.kind == "approval.approved"
+    })
+    .await;
+    let latency = started.elapsed();
+    println!("decide on node B -> change on node A: {latency:?} (commit included)");
+    assert_eq!(change.call_id.as_deref(), Some("call_far"));
+    assert_eq!(change.workspace, world.ws);
+    assert_eq!(change.event_id, b.last_event_id(&world.ws).await.unwrap());
+    assert!(latency < Duration::from_secs(1), "{latency:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweepers_on_two_nodes_never_expire_twice() {
+    let (_database, a, b, world) = two_nodes().await;
+    const DUE: usize = 40;
+    for n in 0..DUE {
+        let mut spec = world.spec(&format!("d{n}"));
+        spec.deadline = t(10);
+        // Half in each workspace, so the sweeps span both.
+        let (ws, agent) = if n % 2 == 0 {
+            (&world.ws, &world.agent)
+        } else {
+            (&world.other, &world.other_agent)
+        };
+        spec.agent.clone_from(agent);
+        spec.session = None;
+        a.record_call(ws, &spec.asked(), &Effects::none())
+            .await
+            .unwrap();
+    }
+    let on_expire = |approval: &Approval| effects("approval.expired", &approval.id, t(20));
+    let barrier = Arc::new(Barrier::new(4));
+    let mut sweeps = Vec::new();
+    for n in 0..4 {
+        let node = Arc::clone(if n % 2 == 0 { &a } else { &b });
+        let barrier = Arc::clone(&barrier);
+        sweeps.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let mut expired = Vec::new();
+            loop {
+                let batch = node.expire_due(t(20), 7, &on_expire).await.unwrap();
+                if batch.is_empty() {
+                    return expired;
+                }
+                expired.extend(batch.into_iter().map(|(_, approval)| approval.id));
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for sweep in sweeps {
+        all.extend(sweep.await.unwrap());
+    }
+    let distinct: BTreeSet<&String> = all.iter().collect();
+    assert_eq!((all.len(), distinct.len()), (DUE, DUE), "expired twice");
+    for ws in [&world.ws, &world.other] {
+        let records = a.audit_after(ws, 0, 1000).await.unwrap();
+        assert_eq!(records.len(), DUE / 2);
+        assert!(records
+            .iter()
+            .all(|record| record.kind == "approval.expired"));
+        assert_chain(b.as_ref(), ws, DUE / 2).await;
+    }
+    assert_eq!(a.next_deadline().await.unwrap(), None);
+    let approval = b.get_approval(&world.ws, "apr_d0").await.unwrap().unwrap();
+    assert_eq!(approval.status, ApprovalStatus::Expired);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_starting_together_migrate_once() {
+    let database = Postgres::fresh().await;
+    let url = Arc::new(database.url.clone());
+    let starts: Vec<_> = (0..4)
+        .map(|_| {
+            let url = Arc::clone(&url);
+            tokio::spawn(async move { PostgresStore::connect(&url, PgOptions::default()).await })
+        })
+        .collect();
+    let mut nodes = Vec::new();
+    for start in starts {
+        nodes.push(start.await.unwrap().unwrap());
+    }
+    assert_eq!(nodes.len(), 4);
+    let mut conn = database.raw().await;
+    let duplicates: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) - COUNT(DISTINCT version) FROM _sqlx_migrations")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(duplicates, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_database_is_a_database_error_at_once() {
+    // A port nobody listens on (it was free a moment ago).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let options = PgOptions {
+        acquire_timeout: Duration::from_secs(2),
+        ..PgOptions::default()
+    };
+    let started = Instant::now();
+    let refused = PostgresStore::connect(
+        &format!("postgres://airlock@127.0.0.1:{port}/airlock"),
+        options,
+    )
+    .await;
+    let elapsed = started.elapsed();
+    match refused {
+        Err(StoreError::Database(reason)) => {
+            assert!(reason.to_lowercase().contains("refused"), "{reason}")
+        }
+        other => panic!("expected a database error, got {other:?}"),
+    }
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_connections_are_replaced_and_listeners_resync() {
+    let (database, a, _b, world) = two_nodes().await;
+    let mut changes = a.listen().await.unwrap().expect("PostgreSQL listens");
+    // Cut every connection to the database, the listener's included, as a restart of
+    // the server (or a network blip) would.
+    let mut admin = database.raw().await;
+    let cut: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert!(!cut.is_empty());
+    wait_for(&mut changes, Duration::from_secs(10), |change| {
+        change.kind == "resync"
+    })
+    .await;
+
+    // The pool replaced its connections: operations work again, and are heard again.
+    let spec = world.spec("after");
+    a.record_call(
+        &world.ws,
+        &spec.asked(),
+        &call_effects("approval.requested", "apr_after", "call_after", t(1)),
+    )
+    .await
+    .unwrap();
+    let change = wait_for(&mut changes, Duration::from_secs(5), |change| {
+        change.kind == "approval.requested"
+    })
+    .await;
+    assert_eq!(change.call_id.as_deref(), Some("call_after"));
+}
