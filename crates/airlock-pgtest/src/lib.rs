@@ -32,6 +32,10 @@ pub async fn fresh_database() -> String {
     let admin_url = tokio::task::spawn_blocking(admin_url)
         .await
         .unwrap_or_else(|error| panic!("starting PostgreSQL: {error}"));
+    create_database(&admin_url).await
+}
+
+async fn create_database(admin_url: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -41,7 +45,7 @@ pub async fn fresh_database() -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
-    let mut admin = PgConnection::connect(&admin_url)
+    let mut admin = PgConnection::connect(admin_url)
         .await
         .unwrap_or_else(|error| panic!("connecting to the test server {admin_url}: {error}"));
     admin
@@ -50,7 +54,7 @@ pub async fn fresh_database() -> String {
         .unwrap_or_else(|error| panic!("creating database {name}: {error}"));
     // Closing is a courtesy; the database is made either way.
     let _ = admin.close().await;
-    with_database(&admin_url, &name)
+    with_database(admin_url, &name)
 }
 
 /// The URL of the admin database of this process's cluster, starting it on first use.
@@ -104,59 +108,110 @@ pub fn cluster_bin_dir() -> PathBuf {
 
 /// Starts a cluster in a temporary folder, with its watchdog; returns its admin URL.
 fn start_cluster() -> Result<String, String> {
-    let bin = cluster_bin_dir();
-    let root = tempfile::Builder::new()
-        .prefix("airlock-pg-")
-        .tempdir()
-        .map_err(|error| format!("creating a temporary folder: {error}"))?
-        // The watchdog deletes it, after the cluster is stopped.
-        .keep();
-    // initdb refuses to run as root: the cluster then belongs to `postgres`.
-    let as_root = run(Command::new("id").arg("-u"))?.trim() == "0";
-    if as_root {
-        run(Command::new("chown")
-            .args(["-R", "postgres:postgres"])
-            .arg(&root))?;
-    }
-    let pg = |program: &str| {
-        let program = bin.join(program);
+    let cluster = PrivateCluster::create()?;
+    cluster.start()?;
+    Ok(cluster.url)
+}
+
+/// A cluster of one test's own, which the test may stop and start again (to see what
+/// airlock does while its database is away). Deleted by its watchdog when the test
+/// process is gone.
+#[derive(Debug)]
+pub struct PrivateCluster {
+    /// The admin database's URL.
+    pub url: String,
+    root: PathBuf,
+    data: PathBuf,
+    port: u16,
+    as_root: bool,
+}
+
+impl PrivateCluster {
+    /// Runs `initdb` in a temporary folder and arms the watchdog; the server is not
+    /// running yet.
+    pub fn create() -> Result<PrivateCluster, String> {
+        let root = tempfile::Builder::new()
+            .prefix("airlock-pg-")
+            .tempdir()
+            .map_err(|error| format!("creating a temporary folder: {error}"))?
+            // The watchdog deletes it, after the cluster is stopped.
+            .keep();
+        // initdb refuses to run as root: the cluster then belongs to `postgres`.
+        let as_root = run(Command::new("id").arg("-u"))?.trim() == "0";
         if as_root {
+            run(Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&root))?;
+        }
+        let port = free_port()?;
+        let cluster = PrivateCluster {
+            url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+            data: root.join("data"),
+            root,
+            port,
+            as_root,
+        };
+        run(cluster.pg("initdb").arg("-D").arg(&cluster.data).args([
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        ]))?;
+        spawn_watchdog(&cluster.root, &cluster.data, &cluster.pg("pg_ctl"))?;
+        Ok(cluster)
+    }
+
+    fn pg(&self, program: &str) -> Command {
+        let program = cluster_bin_dir().join(program);
+        if self.as_root {
             let mut command = Command::new("runuser");
             command.args(["-u", "postgres", "--"]).arg(program);
             command
         } else {
             Command::new(program)
         }
-    };
-    let data = root.join("data");
-    run(pg("initdb").arg("-D").arg(&data).args([
-        "-A",
-        "trust",
-        "-U",
-        "postgres",
-        "-E",
-        "UTF8",
-        "--locale=C",
-        "--no-sync",
-    ]))?;
-    spawn_watchdog(&root, &data, &pg("pg_ctl"))?;
-    let port = free_port()?;
-    let settings = format!(
-        "-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={} \
-         -c fsync=on -c max_connections=300",
-        root.display()
-    );
-    run(pg("pg_ctl")
-        .arg("-D")
-        .arg(&data)
-        .arg("-l")
-        .arg(root.join("postgres.log"))
-        .args(["-w", "-t", "60", "-o", &settings, "start"]))
-    .map_err(|error| {
-        let log = std::fs::read_to_string(root.join("postgres.log")).unwrap_or_default();
-        format!("{error}\n{log}")
-    })?;
-    Ok(format!("postgres://postgres@127.0.0.1:{port}/postgres"))
+    }
+
+    /// Starts the server (again) on the same port and data.
+    pub fn start(&self) -> Result<(), String> {
+        let settings = format!(
+            "-c listen_addresses=127.0.0.1 -c port={} -c unix_socket_directories={} \
+             -c fsync=on -c max_connections=300",
+            self.port,
+            self.root.display()
+        );
+        run(self
+            .pg("pg_ctl")
+            .arg("-D")
+            .arg(&self.data)
+            .arg("-l")
+            .arg(self.root.join("postgres.log"))
+            .args(["-w", "-t", "60", "-o", &settings, "start"]))
+        .map(drop)
+        .map_err(|error| {
+            let log = std::fs::read_to_string(self.root.join("postgres.log")).unwrap_or_default();
+            format!("{error}\n{log}")
+        })
+    }
+
+    /// Stops the server at once, as a crash or a network cut would look to its clients.
+    pub fn stop(&self) -> Result<(), String> {
+        run(self
+            .pg("pg_ctl")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"]))
+        .map(drop)
+    }
+
+    /// A new, empty database on this cluster.
+    pub async fn fresh_database(&self) -> String {
+        create_database(&self.url).await
+    }
 }
 
 /// Waits (in a shell of its own, immune to the terminal's signals) for this process to

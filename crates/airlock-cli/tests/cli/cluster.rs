@@ -310,3 +310,43 @@ fn an_unreachable_database_at_start_is_exit_2_with_the_reason() {
     );
     assert!(stderr.to_lowercase().contains("refused"), "{stderr}");
 }
+
+/// Status, and the problem `type` when there is one, of `GET path` on a node.
+fn status_of(node: &Server, path: &str, token: &str) -> (u16, String) {
+    let response = ureq::get(format!("{}{path}", node.url))
+        .header("Authorization", format!("Bearer {token}"))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .call()
+        .unwrap();
+    let status = response.status().as_u16();
+    let body: Value = response.into_body().read_json().unwrap_or(Value::Null);
+    (status, body["type"].as_str().unwrap_or_default().to_owned())
+}
+
+#[test]
+fn while_the_database_is_away_requests_are_503_and_the_node_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = airlock_pgtest::PrivateCluster::create().unwrap();
+    cluster.start().unwrap();
+    let db = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(cluster.fresh_database());
+    let a = node(dir.path(), "a", &db);
+    let owner = a.owner_token();
+    assert_eq!(status_of(&a, "/v1/approvals", &owner).0, 200);
+
+    cluster.stop().unwrap();
+    let (status, kind) = status_of(&a, "/v1/approvals", &owner);
+    assert_eq!((status, kind.as_str()), (503, "unavailable"));
+    // The node itself stays up and says so.
+    assert_eq!(status_of(&a, "/healthz", &owner).0, 200);
+
+    cluster.start().unwrap();
+    eventually(Duration::from_secs(30), "the node serves again", || {
+        status_of(&a, "/v1/approvals", &owner).0 == 200
+    });
+}
