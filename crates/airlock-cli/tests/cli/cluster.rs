@@ -50,7 +50,7 @@ fn get(url: &str, token: &str) -> Value {
 }
 
 /// Submits a call that the starter policy asks about; returns (call id, approval).
-fn asked_call(node: &Server, agent: &str) -> (String, Value) {
+fn asked_call(node: &Server, agent: &str, owner: &str) -> (String, Value) {
     let (status, call) = post(
         &format!("{}/v1/calls", node.url),
         agent,
@@ -64,7 +64,7 @@ fn asked_call(node: &Server, agent: &str) -> (String, Value) {
             node.url,
             call["approval_id"].as_str().unwrap()
         ),
-        &node.owner_token(),
+        owner,
     );
     (call["id"].as_str().unwrap().to_owned(), approval)
 }
@@ -98,7 +98,7 @@ fn a_decision_on_node_b_wakes_the_waiter_on_node_a() {
     let b = node(dir.path(), "b", &db);
     let owner = a.owner_token();
     let agent = a.create_agent("scout");
-    let (call_id, approval) = asked_call(&a, &agent);
+    let (call_id, approval) = asked_call(&a, &agent, &owner);
 
     // The approval made on A is listed on B.
     assert!(b.client_as(&owner, &["approvals", "list"]).status.success());
@@ -141,7 +141,7 @@ fn a_hundred_concurrent_decisions_over_two_nodes_make_exactly_one() {
     let b = node(dir.path(), "b", &db);
     let owner = a.owner_token();
     let agent = a.create_agent("scout");
-    let (_, approval) = asked_call(&a, &agent);
+    let (_, approval) = asked_call(&a, &agent, &owner);
     let id = approval["id"].as_str().unwrap().to_owned();
     let digest = approval["binding_digest"].clone();
 
@@ -200,7 +200,7 @@ fn a_node_killed_with_waiters_loses_nothing_and_callers_re_poll() {
     let b = node(dir.path(), "b", &db);
     let owner = a.owner_token();
     let agent = a.create_agent("scout");
-    let (call_id, approval) = asked_call(&a, &agent);
+    let (call_id, approval) = asked_call(&a, &agent, &owner);
     let waiter = long_poll(format!("{}/v1/calls/{call_id}", a.url), agent.clone());
     eventually(Duration::from_secs(10), "the waiter parks on A", || {
         waiting_callers(&a) == 1
@@ -248,7 +248,7 @@ fn the_audit_chain_survives_pg_dump_and_restore() {
     let a = node(dir.path(), "a", &db);
     let owner = a.owner_token();
     let agent = a.create_agent("scout");
-    let (_, approval) = asked_call(&a, &agent);
+    let (_, approval) = asked_call(&a, &agent, &owner);
     let (status, _) = post(
         &format!(
             "{}/v1/approvals/{}/decision",
@@ -349,4 +349,66 @@ fn while_the_database_is_away_requests_are_503_and_the_node_recovers() {
     eventually(Duration::from_secs(30), "the node serves again", || {
         status_of(&a, "/v1/approvals", &owner).0 == 200
     });
+}
+
+fn event_streams(node: &Server) -> u64 {
+    let text = ureq::get(format!("{}/metrics", node.url))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("airlock_event_streams "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn the_event_stream_of_node_a_shows_events_made_on_node_b() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let db = database();
+    let a = node(dir.path(), "a", &db);
+    let b = node(dir.path(), "b", &db);
+    let owner = a.owner_token();
+    let agent = a.create_agent("scout");
+
+    let (lines, received) = std::sync::mpsc::channel::<String>();
+    let stream_url = format!("{}/v1/events", a.url);
+    let stream_token = owner.clone();
+    std::thread::spawn(move || {
+        let response = ureq::get(stream_url)
+            .header("Authorization", format!("Bearer {stream_token}"))
+            .call()
+            .unwrap();
+        let reader = std::io::BufReader::new(response.into_body().into_reader());
+        for line in reader.lines() {
+            let Ok(line) = line else { return };
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    eventually(Duration::from_secs(10), "the stream is open on A", || {
+        event_streams(&a) == 1
+    });
+
+    let (call_id, _) = asked_call(&b, &agent, &owner);
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut seen = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let line = received
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no approval.requested on A's stream; saw {seen:?}"));
+        // The SSE fields of one event come in any order; the data names its kind.
+        if line.starts_with("data:")
+            && line.contains(&call_id)
+            && line.contains(r#""kind":"approval.requested""#)
+        {
+            break;
+        }
+        seen.push(line);
+    }
 }
