@@ -252,3 +252,83 @@ fn the_demo_prints_two_commands_that_run_the_whole_loop() {
         stdout(&shell_call)
     );
 }
+
+/// G7 on the embedded database: `kill -9` with an approval pending and a caller waiting;
+/// after a restart on the same folder the approval is still pending, it can be decided,
+/// and the caller's re-poll gets the verdict.
+#[test]
+fn a_killed_server_restarts_with_its_pending_approvals_decidable() {
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(work.path(), &[]);
+    let agent = server.create_agent("scout");
+    let mut waiting = KillOnDrop(
+        server
+            .client_command(
+                &agent,
+                &[
+                    "call",
+                    "email.send",
+                    "--args",
+                    r#"{"to": "eve@example.org"}"#,
+                    "--wait",
+                    "30",
+                ],
+            )
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    eventually(Duration::from_secs(10), "the call is pending", || {
+        server.pending().len() == 1
+    });
+    let approval = server.pending().remove(0);
+    drop(server); // SIGKILL, no graceful shutdown
+    let status = wait_exit(&mut waiting.0, Duration::from_secs(10));
+    assert_ne!(
+        status.code(),
+        Some(0),
+        "the waiter cannot have been approved"
+    );
+
+    let server = Server::start(work.path(), &[]);
+    assert_eq!(server.pending(), vec![approval.clone()]);
+    // The caller re-polls its call on the restarted server and is woken by the decision.
+    let shown = server.client(&["approvals", "show", &approval, "--json"]);
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&shown)).unwrap();
+    let call_url = format!(
+        "{}/v1/calls/{}?wait_s=30",
+        server.url,
+        shown["call_id"].as_str().unwrap()
+    );
+    let agent_token = agent.clone();
+    let re_poll = std::thread::spawn(move || -> serde_json::Value {
+        ureq::get(call_url)
+            .header("Authorization", format!("Bearer {agent_token}"))
+            .call()
+            .unwrap()
+            .into_body()
+            .read_json()
+            .unwrap()
+    });
+    eventually(Duration::from_secs(10), "the caller waits again", || {
+        ureq::get(format!("{}/metrics", server.url))
+            .call()
+            .unwrap()
+            .into_body()
+            .read_to_string()
+            .unwrap()
+            .contains("airlock_waiting_callers 1")
+    });
+    let decided = server.client(&[
+        "approvals",
+        "approve",
+        &approval,
+        "--reason",
+        "after restart",
+    ]);
+    assert_eq!(decided.status.code(), Some(0), "{}", stderr(&decided));
+    assert_eq!(re_poll.join().unwrap()["status"], "approved");
+    let listed = server.client(&["approvals", "list", "--status", "approved", "--json"]);
+    assert!(stdout(&listed).contains(&approval), "{}", stdout(&listed));
+}
