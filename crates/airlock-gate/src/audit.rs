@@ -214,3 +214,108 @@ impl Gate {
         Ok(self.store().last_event_id(&principal.workspace).await?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    /// A valid chain of `n` records, as an export would hold it.
+    fn chain(n: u64) -> Vec<AuditRecord> {
+        let mut records = Vec::new();
+        let mut prev = GENESIS_HASH.to_owned();
+        for seq in 1..=n {
+            let mut record = AuditRecord {
+                seq,
+                at: format!("2026-11-30T10:00:{seq:02}Z"),
+                actor: "system".into(),
+                kind: "call.allowed".into(),
+                subject: format!("call_{seq}"),
+                data: json!({"n": seq}),
+                prev_hash: prev.clone(),
+                hash: String::new(),
+            };
+            record.hash = audit_hash(&prev, &serde_json::to_value(&record).unwrap());
+            prev = record.hash.clone();
+            records.push(record);
+        }
+        records
+    }
+
+    fn export(records: &[AuditRecord]) -> String {
+        records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect()
+    }
+
+    #[test]
+    fn an_intact_chain_verifies_with_its_head() {
+        let records = chain(5);
+        let report = verify_export(&export(&records));
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.records, 5);
+        assert_eq!(report.head.unwrap().hash, records[4].hash);
+        assert!(verify_export("").ok);
+    }
+
+    #[test]
+    fn an_edited_record_is_located() {
+        let mut records = chain(5);
+        records[2].data = json!({"n": 99});
+        assert_eq!(verify_export(&export(&records)).first_bad_seq, Some(3));
+    }
+
+    #[test]
+    fn an_edited_record_with_a_recomputed_hash_breaks_the_next_link() {
+        let mut records = chain(5);
+        records[2].data = json!({"n": 99});
+        records[2].hash = audit_hash(
+            &records[2].prev_hash,
+            &serde_json::to_value(&records[2]).unwrap(),
+        );
+        assert_eq!(verify_export(&export(&records)).first_bad_seq, Some(4));
+    }
+
+    #[test]
+    fn a_deleted_record_is_located() {
+        let mut records = chain(5);
+        records.remove(1);
+        let report = verify_export(&export(&records));
+        assert_eq!(report.first_bad_seq, Some(2), "{report:?}");
+        assert!(!report.ok);
+    }
+
+    #[test]
+    fn reordered_records_are_located() {
+        let mut records = chain(5);
+        records.swap(2, 3);
+        assert_eq!(verify_export(&export(&records)).first_bad_seq, Some(3));
+    }
+
+    #[test]
+    fn a_torn_last_line_is_reported_apart_from_a_break() {
+        let text = export(&chain(3));
+        let torn = &text[..text.len() - 10];
+        let report = verify_export(torn);
+        assert!(!report.ok && report.torn_tail, "{report:?}");
+        assert_eq!(report.first_bad_seq, None);
+        assert_eq!(report.records, 2);
+        // A complete last record without its newline was never finished either.
+        let report = verify_export(text.trim_end());
+        assert!(report.torn_tail && !report.ok);
+    }
+
+    #[test]
+    fn a_garbled_line_in_the_middle_is_a_break() {
+        let records = chain(3);
+        let text = format!(
+            "{}not json\n{}",
+            export(&records[..1]),
+            export(&records[1..])
+        );
+        let report = verify_export(&text);
+        assert_eq!(report.first_bad_seq, Some(2), "{report:?}");
+    }
+}
