@@ -37,6 +37,30 @@ impl Gate {
         principal: &Principal,
         submission: Submission,
     ) -> Result<Call, GateError> {
+        // Another request (or node) may replace the policy between evaluation and
+        // recording; the store refuses an approval bound to a policy no longer in force,
+        // and the call is evaluated again under the new one.
+        for _attempt in 0..3 {
+            match self.submit_once(principal, &submission).await {
+                Err(GateError::StalePolicy) => {
+                    self.inner
+                        .policies
+                        .reload(self.store(), &principal.workspace)
+                        .await?;
+                }
+                outcome => return outcome,
+            }
+        }
+        Err(GateError::Unavailable(
+            "the policy keeps changing; submit the call again".into(),
+        ))
+    }
+
+    async fn submit_once(
+        &self,
+        principal: &Principal,
+        submission: &Submission,
+    ) -> Result<Call, GateError> {
         let (agent_id, agent_name) = require_agent(principal, "submit calls")?;
         let workspace = principal.workspace.as_str();
         if submission.tool.is_empty() || submission.tool.len() > 200 {

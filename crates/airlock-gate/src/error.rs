@@ -44,6 +44,7 @@ impl From<StoreError> for GateError {
     fn from(error: StoreError) -> GateError {
         match error {
             StoreError::Conflict(message) => GateError::Conflict(message),
+            StoreError::StalePolicy => GateError::StalePolicy,
             other => GateError::Unavailable(other.to_string()),
         }
     }

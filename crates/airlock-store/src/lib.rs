@@ -36,6 +36,10 @@ pub enum StoreError {
     Corrupt { table: &'static str, detail: String },
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A call was evaluated under a policy that another request replaced before the call
+    /// was recorded; the gate evaluates it again under the policy now in force.
+    #[error("the policy changed while the call was being evaluated")]
+    StalePolicy,
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -155,7 +159,9 @@ pub trait Store: Send + Sync + 'static {
     // ----- calls, approvals, grants
 
     /// Records a call as the gate decided it: the call row, its approval when pending, its
-    /// grant when allowed, and `effects`.
+    /// grant when allowed, and `effects`. A pending call whose approval names a policy
+    /// digest other than the one in force is refused with `StalePolicy` and nothing is
+    /// written: it would otherwise wait for a decision that can never be made.
     async fn record_call(
         &self,
         workspace: &str,

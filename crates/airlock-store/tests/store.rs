@@ -62,6 +62,10 @@ macro_rules! conformance_suite {
         behaviour!($backend, calls::pending_call_is_recorded_with_its_approval);
         behaviour!(
             $backend,
+            calls::pending_call_under_a_replaced_policy_is_refused_whole
+        );
+        behaviour!(
+            $backend,
             calls::list_approvals_filters_and_orders_newest_first
         );
         behaviour!(

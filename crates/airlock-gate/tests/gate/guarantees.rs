@@ -572,3 +572,38 @@ async fn standing_rules_from_remember_allow_exactly_that_target() {
         .unwrap();
     assert_eq!(after.status, CallStatus::Pending);
 }
+
+#[tokio::test]
+async fn g4_a_call_evaluated_under_a_policy_replaced_meanwhile_is_evaluated_again() {
+    let h = Harness::new().await;
+    // A second gate on the same database, like a second node: its policy cache goes stale
+    // when the first gate replaces the policy.
+    let store = airlock_store::sqlite::SqliteStore::open(&h.dir.path().join("airlock.db"))
+        .await
+        .unwrap();
+    let other = airlock_gate::Gate::new(std::sync::Arc::new(store), h.clock.clone())
+        .await
+        .unwrap();
+    let agent = other
+        .authenticate(&std::fs::read_to_string(h.dir.path().join("agent.token")).unwrap())
+        .await
+        .unwrap();
+    h.gate
+        .put_policy(&h.owner, "version = 1\ndefault = \"deny\"\n")
+        .await
+        .unwrap();
+    let call = other
+        .submit_call(
+            &agent,
+            submission("email.send", json!({"to": "eve@evil.test"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(call.status, CallStatus::Denied, "{call:?}");
+    assert!(h
+        .gate
+        .list_approvals(&h.owner, Some(ApprovalStatus::Pending), 10)
+        .await
+        .unwrap()
+        .is_empty());
+}

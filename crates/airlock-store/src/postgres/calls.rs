@@ -7,7 +7,8 @@
 
 use super::audit::{append_effects, lock_workspace};
 use super::codec::{database, enum_text, json_text, millis, opt_millis, Columns};
-use crate::{ApprovalFilter, Effects, Grant, NewCall, StoreResult};
+use super::policy::digest_in_force;
+use crate::{ApprovalFilter, Effects, Grant, NewCall, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus, Preview};
 use jiff::Timestamp;
 use sqlx::postgres::PgRow;
@@ -28,6 +29,11 @@ pub(crate) async fn record_call(
     effects: &Effects,
 ) -> StoreResult<()> {
     lock_workspace(conn, workspace).await?;
+    if let Some(approval) = &new_call.approval {
+        if approval.policy_digest != digest_in_force(&mut *conn, workspace).await? {
+            return Err(StoreError::StalePolicy);
+        }
+    }
     let call = &new_call.call;
     sqlx::query(
         "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,

@@ -7,7 +7,8 @@
 
 use super::audit::append_effects;
 use super::codec::{database, enum_text, json_text, millis, opt_millis, Columns};
-use crate::{ApprovalFilter, Effects, Grant, NewCall, StoreResult};
+use super::policy::digest_in_force;
+use crate::{ApprovalFilter, Effects, Grant, NewCall, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus, Preview};
 use jiff::Timestamp;
 use sqlx::sqlite::SqliteRow;
@@ -27,6 +28,11 @@ pub(crate) async fn record_call(
     new_call: &NewCall,
     effects: &Effects,
 ) -> StoreResult<()> {
+    if let Some(approval) = &new_call.approval {
+        if approval.policy_digest != digest_in_force(&mut *conn, workspace).await? {
+            return Err(StoreError::StalePolicy);
+        }
+    }
     let call = &new_call.call;
     sqlx::query(
         "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,

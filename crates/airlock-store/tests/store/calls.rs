@@ -204,3 +204,31 @@ pub async fn list_approvals_filters_and_orders_newest_first(ctx: Ctx) {
     );
     assert!(list(None, Some("ses_nope"), 100).await.is_empty());
 }
+
+pub async fn pending_call_under_a_replaced_policy_is_refused_whole(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let spec = world.spec("stale");
+    let mut new_call = spec.asked();
+    if let Some(approval) = new_call.approval.as_mut() {
+        approval.policy_digest = "a policy that is no longer in force".into();
+    }
+    let before = ctx.row_counts().await;
+    let refused = store
+        .record_call(
+            &world.ws,
+            &new_call,
+            &effects("approval.requested", "apr_stale", t(0)),
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(airlock_store::StoreError::StalePolicy)),
+        "{refused:?}"
+    );
+    assert_eq!(ctx.row_counts().await, before);
+    // Allowed and denied calls carry no approval to strand, and are recorded.
+    store
+        .record_call(&world.ws, &spec.allowed(), &Effects::none())
+        .await
+        .unwrap();
+}
