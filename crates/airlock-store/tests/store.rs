@@ -86,7 +86,6 @@ macro_rules! conformance_suite {
         );
         behaviour!($backend, decide::decision_at_or_after_deadline_is_expired);
         behaviour!($backend, decide::wrong_binding_digest_is_refused);
-        behaviour!($backend, decide::decision_under_another_policy_is_stale);
         behaviour!(
             $backend,
             decide::decision_after_policy_cancellation_is_stale

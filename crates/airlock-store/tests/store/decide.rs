@@ -248,27 +248,6 @@ pub async fn wrong_binding_digest_is_refused(ctx: Ctx) {
         .unwrap();
 }
 
-pub async fn decision_under_another_policy_is_stale(ctx: Ctx) {
-    let world = world(ctx.store.as_ref()).await;
-    let none = |_: &Approval| Effects::none();
-    ctx.store
-        .put_policy(
-            &world.ws,
-            &policy(2, POLICY_2),
-            &Effects::none(),
-            "stale",
-            &none,
-        )
-        .await
-        .unwrap();
-    // Evaluated under the old policy but recorded after the change: still pending, stale.
-    let spec = world.spec("x");
-    ask(&ctx, &world, &spec).await;
-    let stale = |e: &DecideError| matches!(e, DecideError::StalePolicy);
-    assert_refused(&ctx, &world, &[&spec], &spec.approve(t(10)), stale).await;
-    assert_refused(&ctx, &world, &[&spec], &spec.reject(t(10)), stale).await;
-}
-
 pub async fn decision_after_policy_cancellation_is_stale(ctx: Ctx) {
     let world = world(ctx.store.as_ref()).await;
     let spec = world.spec("x");
@@ -306,22 +285,10 @@ pub async fn refusals_are_checked_in_order(ctx: Ctx) {
         .decide(&world.ws, &done.reject(t(10)), &Effects::none())
         .await
         .unwrap();
-    let none = |_: &Approval| Effects::none();
-    // Recorded under the old policy after the new one came into force: pending and stale.
-    let mut stale_spec = world.spec("stale");
-    stale_spec.deadline = t(50);
-    ctx.store
-        .put_policy(
-            &world.ws,
-            &policy(2, POLICY_2),
-            &Effects::none(),
-            "stale",
-            &none,
-        )
-        .await
-        .unwrap();
-    ask(&ctx, &world, &stale_spec).await;
-    let specs = [&done, &stale_spec];
+    let mut pending = world.spec("pending");
+    pending.deadline = t(50);
+    ask(&ctx, &world, &pending).await;
+    let specs = [&done, &pending];
     let wrong = |spec: &Spec, at| Decision {
         binding_digest: "bind_wrong".into(),
         ..spec.approve(at)
@@ -332,20 +299,37 @@ pub async fn refusals_are_checked_in_order(ctx: Ctx) {
         matches!(e, DecideError::AlreadyDecided(ApprovalStatus::Rejected))
     })
     .await;
-    // Late beats wrong digest and stale policy.
-    assert_refused(&ctx, &world, &specs, &wrong(&stale_spec, t(60)), |e| {
+    // Late beats wrong digest.
+    assert_refused(&ctx, &world, &specs, &wrong(&pending, t(60)), |e| {
         matches!(e, DecideError::Expired)
     })
     .await;
-    // Wrong digest beats stale policy.
-    assert_refused(&ctx, &world, &specs, &wrong(&stale_spec, t(20)), |e| {
+    assert_refused(&ctx, &world, &specs, &wrong(&pending, t(20)), |e| {
         matches!(e, DecideError::BindingMismatch)
     })
     .await;
-    assert_refused(&ctx, &world, &specs, &stale_spec.approve(t(20)), |e| {
-        matches!(e, DecideError::StalePolicy)
-    })
-    .await;
+    // Once the policy is replaced the approval is stale, whatever the decision says.
+    let none = |_: &Approval| Effects::none();
+    ctx.store
+        .put_policy(
+            &world.ws,
+            &policy(2, POLICY_2),
+            &Effects::none(),
+            "stale",
+            &none,
+        )
+        .await
+        .unwrap();
+    for decision in [
+        pending.approve(t(20)),
+        wrong(&pending, t(20)),
+        pending.approve(t(60)),
+    ] {
+        assert_refused(&ctx, &world, &specs, &decision, |e| {
+            matches!(e, DecideError::StalePolicy)
+        })
+        .await;
+    }
 }
 
 pub async fn approve_and_remember_mints_or_reuses_a_rule(ctx: Ctx) {

@@ -83,7 +83,7 @@ pub async fn put_policy_cancels_stale_pending_approvals(ctx: Ctx) {
     let mut elsewhere = world.spec("elsewhere");
     elsewhere.agent = world.other_agent.clone();
     elsewhere.session = None;
-    for spec in [&old, &fresh, &decided] {
+    for spec in [&old, &decided] {
         store
             .record_call(ws, &spec.asked(), &Effects::none())
             .await
@@ -134,6 +134,11 @@ pub async fn put_policy_cancels_stale_pending_approvals(ctx: Ctx) {
     assert_eq!(call.decided_by, DecidedBy::System);
     assert_eq!(call.decided_at, approval.decided_at);
 
+    // An approval made under the new policy after the change stays pending.
+    store
+        .record_call(ws, &fresh.asked(), &Effects::none())
+        .await
+        .unwrap();
     let status = |id: String, ws: &'static str| async move {
         store.get_approval(ws, &id).await.unwrap().unwrap().status
     };
