@@ -1,11 +1,12 @@
 //! One module per top-level command.
 //!
 //! `policy` works on files offline; `serve` runs the server; `approvals`, `audit`,
-//! `agents` and `call` are clients of a running server (through [`crate::client`]).
+//! `agents`, `call` and `hook` are clients of a running server (through [`crate::client`]).
 
 pub mod agents;
 pub mod approvals;
 pub mod audit;
 pub mod call;
+pub mod hook;
 pub mod policy;
 pub mod serve;

@@ -42,6 +42,8 @@ enum Command {
     Agents(commands::agents::AgentsArgs),
     /// Submit a tool call as an agent and report the verdict (exit 1 unless allowed).
     Call(commands::call::CallArgs),
+    /// Gate a coding agent's tool call from its hook: hook JSON on stdin, verdict on stdout.
+    Hook(commands::hook::HookArgs),
 }
 
 /// How a command ended, mapped to the exit codes of DESIGN.md §7.
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => commands::audit::run(args),
         Command::Agents(args) => commands::agents::run(args),
         Command::Call(args) => commands::call::run(args),
+        Command::Hook(args) => commands::hook::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -14,6 +14,8 @@
 mod clients;
 #[path = "cli/cluster.rs"]
 mod cluster;
+#[path = "cli/hooks.rs"]
+mod hooks;
 #[path = "cli/serving.rs"]
 mod serving;
 #[path = "cli/support.rs"]

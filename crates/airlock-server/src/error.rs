@@ -138,8 +138,8 @@ impl ApiError {
         }
     }
 
-    /// What the client reads in `detail`.
-    fn detail(&self) -> String {
+    /// What the client reads in `detail` (also the reason a hook's deny gives).
+    pub(crate) fn detail(&self) -> String {
         match self {
             ApiError::Unauthorized(message)
             | ApiError::Forbidden(message)

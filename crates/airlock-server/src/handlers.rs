@@ -10,11 +10,13 @@
 //! - [`rules`]: standing rules.
 //! - [`audit`]: list, verify, export.
 //! - [`events`]: the workspace event stream (SSE).
+//! - [`hooks`]: coding-agent hooks (Claude Code's `http` hook) and what a verdict means to one.
 
 pub mod approvals;
 pub mod audit;
 pub mod calls;
 pub mod events;
+pub mod hooks;
 pub mod identity;
 pub mod policy;
 pub mod rules;

@@ -7,7 +7,7 @@
 //! each mirror's example with the gate's real type, so a drift shows up as a failure.
 
 use crate::error::PROBLEM_JSON;
-use crate::handlers::{approvals, audit, calls, events, identity, policy, rules, system};
+use crate::handlers::{approvals, audit, calls, events, hooks, identity, policy, rules, system};
 use airlock_protocol::{LlmConfig, McpServerConfig, Mode, RuleScope};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
@@ -30,6 +30,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         rules::list, rules::create, rules::revoke,
         audit::list, audit::verify, audit::export,
         events::stream,
+        hooks::claude_code,
     ),
     components(schemas(airlock_protocol::Problem, airlock_protocol::WorkspaceEvent)),
     modifiers(&Conventions),
@@ -41,6 +42,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "policy", description = "The policy in force"),
         (name = "audit", description = "The hash-chained audit log"),
         (name = "events", description = "The workspace event stream"),
+        (name = "hooks", description = "Coding-agent hooks (Claude Code `http` hooks)"),
         (name = "identity", description = "Users and agents"),
         (name = "sessions", description = "Sessions"),
         (name = "system", description = "Health, metrics, this document"),
@@ -265,6 +267,7 @@ mod tests {
             "/v1/approvals/{id}/decision",
             "/v1/events",
             "/v1/audit/export",
+            "/v1/hooks/claude-code",
         ] {
             assert!(doc.paths.paths.contains_key(path), "{path} is missing");
         }

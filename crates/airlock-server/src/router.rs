@@ -3,7 +3,7 @@
 //! (404) and wrong methods (405).
 
 use crate::error::ApiError;
-use crate::handlers::{approvals, audit, calls, events, identity, policy, rules, system};
+use crate::handlers::{approvals, audit, calls, events, hooks, identity, policy, rules, system};
 use crate::{metrics, AppState};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -50,6 +50,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/audit/verify", get(audit::verify))
         .route("/v1/audit/export", get(audit::export))
         .route("/v1/events", get(events::stream))
+        .route("/v1/hooks/claude-code", post(hooks::claude_code))
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(CatchPanicLayer::custom(panicked))

@@ -20,6 +20,7 @@ mod basics;
 mod calls;
 mod decisions;
 mod durability;
+mod hooks;
 mod identity;
 mod secrets;
 mod story;

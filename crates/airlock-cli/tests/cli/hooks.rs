@@ -1,0 +1,306 @@
+//! `airlock hook claude-code | codex | gemini` against a real `airlock serve`: recorded hook
+//! payloads of each agent (tests/fixtures/hooks/) in, the agent's expected output out —
+//! allow (grant redeemed), deny, ask-then-approve, ask-then-reject, timeout, and the
+//! exit-2 block when the gateway is down or the input is unreadable.
+
+use crate::support::{command, eventually, finished_output, stderr, wait_exit, KillOnDrop, Server};
+use serde_json::Value;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const AGENTS: [&str; 3] = ["claude-code", "codex", "gemini"];
+
+/// `git status` is allowed, `rm -rf` denied, everything else asked — for any tool whose
+/// arguments hold a `command` (Claude Code and Codex `Bash`, Gemini `run_shell_command`).
+const POLICY: &str = r#"version = 1
+default = "ask"
+deadline = "1h"
+
+[[rules]]
+name = "status-is-fine"
+tool = "*"
+decision = "allow"
+when = { command = { prefix = ["git status"] } }
+
+[[rules]]
+name = "no-destructive-shell"
+tool = "*"
+decision = "deny"
+reason = "destructive command"
+when = { command = { prefix = ["rm -rf"] } }
+"#;
+
+fn fixture(agent: &str, name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hooks")
+        .join(agent)
+        .join(format!("{name}.json"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn start() -> (tempfile::TempDir, Server, String) {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("coder");
+    (work, server, agent)
+}
+
+/// Starts `command` with `input` on its stdin.
+fn spawn_with_input(mut command: Command, input: &str) -> KillOnDrop {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    KillOnDrop(child)
+}
+
+/// `airlock hook AGENT ARGS…` as the agent, fed `input`.
+fn spawn_hook(server: &Server, token: &str, agent: &str, args: &[&str], input: &str) -> KillOnDrop {
+    let mut all = vec!["hook", agent];
+    all.extend_from_slice(args);
+    spawn_with_input(server.client_command(token, &all), input)
+}
+
+/// Waits for the hook to exit: `(exit code, stdout, stderr)`.
+fn finish(mut hook: KillOnDrop) -> (Option<i32>, String, String) {
+    let status = wait_exit(&mut hook.0, Duration::from_secs(30));
+    let (out, err) = finished_output(&mut hook.0);
+    (status.code(), out, err)
+}
+
+/// Runs the hook to its end and reads the verdict out of the agent's own output shape,
+/// checking that shape exactly: `(allow|deny, reason)`.
+fn verdict(agent: &str, (code, out, err): (Option<i32>, String, String)) -> (String, String) {
+    assert_eq!(code, Some(0), "{agent}: stdout {out} stderr {err}");
+    assert_eq!(out.lines().count(), 1, "{agent}: one JSON line: {out}");
+    let value: Value = serde_json::from_str(&out).unwrap();
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+    match agent {
+        "claude-code" => {
+            let inner = &value["hookSpecificOutput"];
+            assert_eq!(value.as_object().unwrap().len(), 1, "{value}");
+            assert_eq!(inner["hookEventName"], "PreToolUse", "{value}");
+            assert_eq!(inner.as_object().unwrap().len(), 3, "{value}");
+            (
+                text(&inner["permissionDecision"]),
+                text(&inner["permissionDecisionReason"]),
+            )
+        }
+        "codex" => {
+            let inner = &value["hookSpecificOutput"];
+            assert_eq!(value.as_object().unwrap().len(), 1, "{value}");
+            assert_eq!(inner["hookEventName"], "PermissionRequest", "{value}");
+            let decision = &inner["decision"];
+            let behavior = text(&decision["behavior"]);
+            if behavior == "allow" {
+                assert!(decision.get("message").is_none(), "{value}");
+            }
+            (behavior, text(&decision["message"]))
+        }
+        "gemini" => {
+            assert_eq!(value.as_object().unwrap().len(), 2, "{value}");
+            (text(&value["decision"]), text(&value["reason"]))
+        }
+        other => panic!("unknown agent {other}"),
+    }
+}
+
+fn consumed_grants(server: &Server) -> usize {
+    let page = server.get_json("/v1/audit?limit=1000");
+    page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|record| record["kind"] == "grant.consumed")
+        .count()
+}
+
+/// The id of the one approval that appeared after `before`.
+fn new_approval(server: &Server, before: &[String]) -> String {
+    let mut approval = None;
+    eventually(Duration::from_secs(20), "the hook's approval", || {
+        approval = server.pending().into_iter().find(|id| !before.contains(id));
+        approval.is_some()
+    });
+    approval.unwrap()
+}
+
+#[test]
+fn allowed_calls_are_redeemed_then_allowed_and_denied_calls_say_why() {
+    let (_work, server, token) = start();
+    for (n, agent) in AGENTS.into_iter().enumerate() {
+        let hook = spawn_hook(&server, &token, agent, &[], &fixture(agent, "allow"));
+        let (decision, reason) = verdict(agent, finish(hook));
+        assert_eq!(decision, "allow");
+        if agent != "codex" {
+            assert!(reason.contains("status-is-fine"), "{agent}: {reason}");
+        }
+        // The grant was consumed before the agent was told to go ahead (G1).
+        assert_eq!(consumed_grants(&server), n + 1, "{agent}");
+
+        let hook = spawn_hook(&server, &token, agent, &[], &fixture(agent, "deny"));
+        let (decision, reason) = verdict(agent, finish(hook));
+        assert_eq!(decision, "deny");
+        assert!(reason.contains("destructive command"), "{agent}: {reason}");
+        assert!(reason.contains("no-destructive-shell"), "{agent}: {reason}");
+    }
+    assert!(
+        server.pending().is_empty(),
+        "allow and deny leave nothing to approve"
+    );
+}
+
+#[test]
+fn asked_calls_wait_for_the_person_approve_then_allow() {
+    let (_work, server, token) = start();
+    let cases = [
+        ("claude-code", "mcp"),
+        ("claude-code", "ask"),
+        ("codex", "ask"),
+        ("gemini", "ask"),
+    ];
+    for (n, (agent, name)) in cases.into_iter().enumerate() {
+        let before = server.pending();
+        let hook = spawn_hook(
+            &server,
+            &token,
+            agent,
+            &["--wait", "30"],
+            &fixture(agent, name),
+        );
+        let approval = new_approval(&server, &before);
+        let output = server.client(&["approvals", "approve", &approval]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let (decision, _) = verdict(agent, finish(hook));
+        assert_eq!(decision, "allow", "{agent} {name}");
+        assert_eq!(consumed_grants(&server), n + 1, "{agent} {name}");
+    }
+    // The MCP tool was submitted under the name Claude Code gave it.
+    let first = server.get_json("/v1/approvals?status=approved");
+    let tools: Vec<&str> = first["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|approval| approval["tool"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"mcp__github__create_issue"), "{tools:?}");
+    assert!(tools.contains(&"run_shell_command"), "{tools:?}");
+}
+
+#[test]
+fn asked_calls_rejected_by_the_person_are_denied_with_the_reason() {
+    let (_work, server, token) = start();
+    for agent in AGENTS {
+        let before = server.pending();
+        let hook = spawn_hook(
+            &server,
+            &token,
+            agent,
+            &["--wait", "30"],
+            &fixture(agent, "ask"),
+        );
+        let approval = new_approval(&server, &before);
+        let output = server.client(&[
+            "approvals",
+            "reject",
+            &approval,
+            "--reason",
+            "not on a Friday",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let (decision, reason) = verdict(agent, finish(hook));
+        assert_eq!(decision, "deny", "{agent}");
+        assert!(reason.contains("rejected"), "{agent}: {reason}");
+        assert!(reason.contains("not on a Friday"), "{agent}: {reason}");
+    }
+    assert_eq!(consumed_grants(&server), 0);
+}
+
+#[test]
+fn nobody_deciding_within_the_wait_is_a_deny_that_names_the_approval() {
+    let (_work, server, token) = start();
+    for agent in AGENTS {
+        let before = server.pending();
+        let hook = spawn_hook(
+            &server,
+            &token,
+            agent,
+            &["--wait", "1"],
+            &fixture(agent, "ask"),
+        );
+        let (decision, reason) = verdict(agent, finish(hook));
+        assert_eq!(decision, "deny", "{agent}");
+        let approval = new_approval(&server, &before);
+        assert!(reason.contains("still pending"), "{agent}: {reason}");
+        assert!(
+            reason.contains(&format!("airlock approvals approve {approval}")),
+            "{agent}: {reason}"
+        );
+        assert!(reason.contains(&server.url), "{agent}: {reason}");
+    }
+}
+
+#[test]
+fn an_unreachable_gateway_blocks_with_exit_2_and_the_reason_on_stderr() {
+    let work = tempfile::tempdir().unwrap();
+    // A port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for agent in AGENTS {
+        let mut hook = command(work.path());
+        hook.args(["hook", agent, "--url", &format!("http://127.0.0.1:{port}")])
+            .env("AIRLOCK_TOKEN", "not-checked");
+        let (code, out, err) = finish(spawn_with_input(hook, &fixture(agent, "allow")));
+        assert_eq!(code, Some(2), "{agent}: {out} {err}");
+        assert!(out.is_empty(), "{agent}: nothing on stdout: {out}");
+        assert!(err.contains("blocked"), "{agent}: {err}");
+        assert!(err.contains("cannot reach airlock"), "{agent}: {err}");
+    }
+}
+
+#[test]
+fn unreadable_input_or_a_refused_token_blocks_with_exit_2() {
+    let (_work, server, token) = start();
+    for agent in AGENTS {
+        for (input, says) in [
+            ("", "not the expected JSON"),
+            ("{\"tool_name\": ", "not the expected JSON"),
+            (r#"{"tool_input": {"command": "ls"}}"#, "no `tool_name`"),
+            (r#"{"tool_name": "Bash"}"#, "no `tool_input`"),
+        ] {
+            let (code, out, err) = finish(spawn_hook(&server, &token, agent, &[], input));
+            assert_eq!(code, Some(2), "{agent} {input}: {out}");
+            assert!(out.is_empty(), "{agent}: {out}");
+            assert!(err.contains(says), "{agent} {input}: {err}");
+        }
+        // The owner is a person, not an agent: the gate refuses, the hook blocks.
+        let hook = spawn_hook(
+            &server,
+            &server.owner_token(),
+            agent,
+            &[],
+            &fixture(agent, "allow"),
+        );
+        let (code, out, err) = finish(hook);
+        assert_eq!(code, Some(2), "{agent}: {out}");
+        assert!(err.contains("blocked"), "{agent}: {err}");
+    }
+    // Another agent's payload is refused rather than guessed at.
+    let hook = spawn_hook(&server, &token, "gemini", &[], &fixture("codex", "allow"));
+    let (code, _, err) = finish(hook);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("PermissionRequest"), "{err}");
+    assert_eq!(consumed_grants(&server), 0);
+}

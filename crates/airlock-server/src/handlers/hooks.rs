@@ -1,0 +1,253 @@
+//! Coding-agent hooks: `POST /v1/hooks/claude-code`, so that Claude Code's `http` hook type
+//! asks the gate with no process spawned, and [`answer`], the one place that says what a
+//! call's status means to a hook (shared with `airlock hook …` in the CLI).
+//!
+//! A hook answers `allow` or `deny`, nothing else, and fails closed (G4):
+//! - allowed / approved → the grant is redeemed first (G1: consumed exactly once, before
+//!   the agent runs the tool); only a successful redeem answers `allow`;
+//! - denied, rejected (with the person's reason), expired, cancelled → `deny`;
+//! - still pending when the wait is over → `deny`, saying which approval to decide.
+//!
+//! Unlike every other endpoint, this one answers **every** failure it can see — a missing
+//! or unknown token, a body of the wrong shape, a bad `wait_s`, a gate error — as
+//! `200` with a `deny`: Claude Code treats a non-2xx answer of an `http` hook as a
+//! non-blocking error and runs the tool anyway, so a problem+json here would fail open.
+//!
+//! The body is read leniently (unknown fields are ignored, against §6's 422 rule): it is
+//! Claude Code's payload, not ours, and it grows new fields with Claude Code releases; a
+//! strict reader would turn every upgrade of the agent into a blanket deny.
+
+use crate::auth::Auth;
+use crate::body::{JsonBody, Query};
+use crate::error::ApiError;
+use crate::AppState;
+use airlock_gate::calls::{Submission, MAX_WAIT};
+use airlock_protocol::{Call, CallStatus, DecidedBy};
+use axum::extract::State;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::Duration;
+use utoipa::{IntoParams, ToSchema};
+
+/// How long a hook waits for a person by default: below Claude Code's 60 s hook timeout.
+pub const DEFAULT_HOOK_WAIT: Duration = Duration::from_secs(55);
+
+/// What a hook tells the agent about a call, before any grant is redeemed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The call may run once its grant is redeemed; `reason` is for the transcript.
+    RedeemThenAllow { reason: String },
+    /// The call must not run; `reason` is what the model reads.
+    Deny { reason: String },
+}
+
+/// The meaning of a call's status to a hook (fail closed: anything but allowed/approved is
+/// a deny).
+pub fn answer(call: &Call) -> Answer {
+    let rule = call
+        .rule
+        .as_deref()
+        .map(|rule| format!(" (rule `{rule}`)"))
+        .unwrap_or_default();
+    let said = |fallback: &str| {
+        call.reason
+            .as_deref()
+            .filter(|reason| !reason.trim().is_empty())
+            .unwrap_or(fallback)
+            .to_owned()
+    };
+    match call.status {
+        CallStatus::Allowed => Answer::RedeemThenAllow {
+            reason: match call.decided_by {
+                DecidedBy::StandingRule => "allowed by airlock (a standing rule)".to_owned(),
+                _ => format!("allowed by airlock{rule}"),
+            },
+        },
+        CallStatus::Approved => Answer::RedeemThenAllow {
+            reason: "approved by a person in airlock".to_owned(),
+        },
+        CallStatus::Denied => Answer::Deny {
+            reason: format!("denied by airlock{rule}: {}", said("policy")),
+        },
+        CallStatus::Rejected => Answer::Deny {
+            reason: format!(
+                "rejected by a person in airlock: {}",
+                said("no reason given")
+            ),
+        },
+        CallStatus::Expired => Answer::Deny {
+            reason: "the airlock approval expired: nobody decided before its deadline".to_owned(),
+        },
+        CallStatus::Cancelled => Answer::Deny {
+            reason: "the airlock approval was cancelled".to_owned(),
+        },
+        CallStatus::Pending => {
+            let approval = call.approval_id.as_deref().unwrap_or("(unknown)");
+            Answer::Deny {
+                reason: format!(
+                    "not allowed yet: airlock approval {approval} is still pending. A person \
+                     can approve it with `airlock approvals approve {approval}` (or POST \
+                     /v1/approvals/{approval}/decision); then try the call again"
+                ),
+            }
+        }
+    }
+}
+
+/// `?wait_s=N` of the hook endpoint.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct HookQuery {
+    /// Seconds to wait for a person to decide an asked call (default 55, at most 60).
+    #[serde(default)]
+    pub wait_s: Option<u64>,
+}
+
+/// Claude Code's `PreToolUse` hook input. Only the tool matters to the gate; the other
+/// documented fields are accepted and ignored, and so are fields not known today.
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({
+    "session_id": "abc123",
+    "transcript_path": "/home/ana/.claude/projects/demo/abc123.jsonl",
+    "cwd": "/home/ana/demo",
+    "permission_mode": "default",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "git push", "description": "Push the branch"}
+}))]
+pub struct ClaudeCodeHook {
+    /// As Claude Code names it (`Bash`, `Edit`, `mcp__server__tool`…); submitted as is.
+    pub tool_name: String,
+    /// The tool's arguments, a JSON object.
+    #[schema(value_type = Object)]
+    pub tool_input: Value,
+    /// `PreToolUse` when present; any other event is refused (with a deny).
+    #[serde(default)]
+    pub hook_event_name: Option<String>,
+}
+
+/// Claude Code's hook output.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClaudeCodeOutput {
+    #[serde(rename = "hookSpecificOutput")]
+    pub hook_specific_output: PreToolUseOutput,
+}
+
+/// The `PreToolUse` part of Claude Code's hook output.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PreToolUseOutput {
+    /// Always `PreToolUse`.
+    #[serde(rename = "hookEventName")]
+    pub hook_event_name: String,
+    /// `allow` or `deny`.
+    #[serde(rename = "permissionDecision")]
+    pub permission_decision: String,
+    /// Shown to the model on deny, to the user on allow.
+    #[serde(rename = "permissionDecisionReason")]
+    pub permission_decision_reason: String,
+}
+
+impl ClaudeCodeOutput {
+    fn new(allow: bool, reason: String) -> ClaudeCodeOutput {
+        ClaudeCodeOutput {
+            hook_specific_output: PreToolUseOutput {
+                hook_event_name: "PreToolUse".to_owned(),
+                permission_decision: if allow { "allow" } else { "deny" }.to_owned(),
+                permission_decision_reason: reason,
+            },
+        }
+    }
+}
+
+/// Gates one Claude Code tool call (agent token): submits it, waits up to `wait_s` for a
+/// person, redeems the grant of an allowed or approved call, and answers in Claude Code's
+/// `PreToolUse` shape. Every failure is a `200` deny (see the module documentation).
+#[utoipa::path(post, path = "/v1/hooks/claude-code", operation_id = "claude_code_hook", tag = "hooks",
+    request_body = ClaudeCodeHook, params(HookQuery),
+    responses(
+        (status = 200, description = "The verdict for Claude Code: allow (grant redeemed) or deny with the reason. \
+            Failures — a bad token, a bad body, a gate error — are also a 200 deny, because Claude Code runs the tool \
+            when an http hook answers anything but 2xx.", body = ClaudeCodeOutput)))]
+pub async fn claude_code(
+    State(state): State<AppState>,
+    auth: Result<Auth, ApiError>,
+    query: Result<Query<HookQuery>, ApiError>,
+    body: Result<JsonBody<ClaudeCodeHook>, ApiError>,
+) -> Json<ClaudeCodeOutput> {
+    let (allow, reason) = match gate(&state, auth, query, body).await {
+        Ok(answer) => answer,
+        Err(error) => (false, failure(&error)),
+    };
+    Json(ClaudeCodeOutput::new(allow, reason))
+}
+
+/// Submit, wait, redeem: `(allow, reason)`, or the error that makes it a deny.
+async fn gate(
+    state: &AppState,
+    auth: Result<Auth, ApiError>,
+    query: Result<Query<HookQuery>, ApiError>,
+    body: Result<JsonBody<ClaudeCodeHook>, ApiError>,
+) -> Result<(bool, String), ApiError> {
+    let Auth(principal) = auth?;
+    let Query(query) = query?;
+    let JsonBody(hook) = body?;
+    let wait = query.wait_s.map_or(DEFAULT_HOOK_WAIT, Duration::from_secs);
+    if wait > MAX_WAIT {
+        return Err(ApiError::Invalid(format!(
+            "wait_s must be at most {}",
+            MAX_WAIT.as_secs()
+        )));
+    }
+    if let Some(event) = hook.hook_event_name.as_deref() {
+        if event != "PreToolUse" {
+            return Err(ApiError::Invalid(format!(
+                "this endpoint gates PreToolUse hooks, not {event}"
+            )));
+        }
+    }
+    let call = state
+        .gate
+        .submit_call(
+            &principal,
+            Submission {
+                tool: hook.tool_name,
+                arguments: hook.tool_input,
+                session_id: None,
+            },
+        )
+        .await?;
+    state.metrics.call(call.status);
+    let call = if call.status == CallStatus::Pending && !wait.is_zero() {
+        tokio::select! {
+            call = state.gate.wait_call(&principal, &call.id, wait) => call?,
+            // On shutdown, answer with the call as it stands (a pending call is a deny).
+            _ = state.shutdown.cancelled() => state.gate.get_call(&principal, &call.id).await?,
+        }
+    } else {
+        call
+    };
+    Ok(match answer(&call) {
+        Answer::Deny { reason } => (false, reason),
+        Answer::RedeemThenAllow { reason } => match state.gate.redeem(&principal, &call.id).await {
+            Ok(_) => (true, reason),
+            Err(error) => (
+                false,
+                format!(
+                    "the call's grant could not be redeemed: {}",
+                    ApiError::from(error).detail()
+                ),
+            ),
+        },
+    })
+}
+
+/// A failure as the reason of a deny. Logged here, once, because it never becomes an
+/// error response (whose conversion would log it).
+fn failure(error: &ApiError) -> String {
+    if let ApiError::Unavailable(message) = error {
+        tracing::error!(error = %message, "hook denied: storage unavailable");
+    }
+    format!("airlock could not decide this call: {}", error.detail())
+}

@@ -1,0 +1,260 @@
+//! `POST /v1/hooks/claude-code`, Claude Code's `http` hook: the `PreToolUse` answer for
+//! allow (grant redeemed first, G1), deny, ask-then-approve, ask-then-reject and a wait
+//! that ends undecided — and a 200 deny for every failure, because Claude Code runs the
+//! tool when an http hook answers anything but 2xx (G4).
+
+use crate::support::{decide, server, until_waiting};
+use airlock_testkit::{Reply, TestServer};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+/// A recorded Claude Code `PreToolUse` payload for `tool_name` with `tool_input`.
+fn payload(tool_name: &str, tool_input: Value) -> Value {
+    json!({
+        "session_id": "9f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+        "transcript_path": "/home/ana/.claude/projects/-home-ana-shop/9f1c2d3e.jsonl",
+        "cwd": "/home/ana/shop",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool_name,
+        "tool_input": tool_input,
+    })
+}
+
+async fn hook(server: &TestServer, token: &str, query: &str, body: &Value) -> Reply {
+    server
+        .client
+        .post(&format!("/v1/hooks/claude-code{query}"), token, body)
+        .await
+        .unwrap()
+}
+
+/// Checks the exact `PreToolUse` output shape; returns `(decision, reason)`.
+fn verdict(reply: &Reply) -> (String, String) {
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let inner = &reply.body["hookSpecificOutput"];
+    assert_eq!(reply.body.as_object().unwrap().len(), 1, "{}", reply.text);
+    assert_eq!(inner["hookEventName"], "PreToolUse", "{}", reply.text);
+    (
+        inner["permissionDecision"].as_str().unwrap().to_owned(),
+        inner["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    )
+}
+
+async fn pending_approval(server: &TestServer) -> Value {
+    let approvals = server
+        .client
+        .get("/v1/approvals?status=pending&limit=1", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    approvals["items"][0].clone()
+}
+
+#[tokio::test]
+async fn an_allowed_call_is_redeemed_before_the_allow() {
+    let (server, agent) = server().await;
+    let reply = hook(
+        &server,
+        &agent,
+        "",
+        &payload("fs.read", json!({"path": "/etc/motd"})),
+    )
+    .await;
+    let (decision, reason) = verdict(&reply);
+    assert_eq!(decision, "allow");
+    assert!(reason.contains("reads-are-fine"), "{reason}");
+    let audit = server
+        .client
+        .get("/v1/audit?limit=1000", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let consumed: Vec<&Value> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|record| record["kind"] == "grant.consumed")
+        .collect();
+    assert_eq!(consumed.len(), 1, "the grant is consumed exactly once");
+    // The call is the agent's; its grant is spent, so a replay cannot execute it again.
+    let call_id = consumed[0]["data"]["call_id"].as_str().unwrap();
+    let again = server
+        .client
+        .post_empty(&format!("/v1/calls/{call_id}/redeem"), &agent)
+        .await
+        .unwrap();
+    assert_eq!(again.status, 409);
+    assert_eq!(again.problem_type(), "grant_spent");
+}
+
+#[tokio::test]
+async fn a_denied_call_is_a_deny_with_the_rule_and_reason() {
+    let (server, agent) = server().await;
+    let reply = hook(
+        &server,
+        &agent,
+        "",
+        &payload("shell.exec", json!({"command": "rm -rf /"})),
+    )
+    .await;
+    let (decision, reason) = verdict(&reply);
+    assert_eq!(decision, "deny");
+    assert!(reason.contains("destructive command"), "{reason}");
+    assert!(reason.contains("no-destructive-shell"), "{reason}");
+}
+
+#[tokio::test]
+async fn an_asked_call_waits_for_the_person_then_allows_or_denies() {
+    let (server, agent) = server().await;
+    for (verdict_word, expected) in [("approve", "allow"), ("reject", "deny")] {
+        let client = server.client.clone();
+        let token = agent.clone();
+        let waiting = tokio::spawn(async move {
+            client
+                .post(
+                    "/v1/hooks/claude-code?wait_s=30",
+                    &token,
+                    &payload("email.send", json!({"to": "bob@acme.test", "body": "hi"})),
+                )
+                .await
+                .unwrap()
+        });
+        until_waiting(&server, 1).await;
+        let approval = pending_approval(&server).await;
+        assert_eq!(approval["status"], "pending");
+        decide(&server, &server.owner_token, &approval, verdict_word)
+            .await
+            .expect_status(200)
+            .unwrap();
+        let (decision, reason) = verdict(&waiting.await.unwrap());
+        assert_eq!(decision, expected, "{verdict_word}: {reason}");
+        if expected == "deny" {
+            // `decide` gives the reason "checked": the person's words reach the model.
+            assert!(reason.contains("rejected"), "{reason}");
+            assert!(reason.contains("checked"), "{reason}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_call_still_pending_when_the_wait_ends_is_denied_and_names_its_approval() {
+    let (server, agent) = server().await;
+    let reply = hook(
+        &server,
+        &agent,
+        "?wait_s=1",
+        &payload("email.send", json!({"to": "bob@acme.test"})),
+    )
+    .await;
+    let (decision, reason) = verdict(&reply);
+    assert_eq!(decision, "deny");
+    let approval = pending_approval(&server).await;
+    let id = approval["id"].as_str().unwrap();
+    assert!(reason.contains("still pending"), "{reason}");
+    assert!(
+        reason.contains(&format!("airlock approvals approve {id}")),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_fields_in_the_payload_are_accepted() {
+    let (server, agent) = server().await;
+    let mut body = payload("fs.read", json!({"path": "/etc/motd"}));
+    body["tool_use_id"] = json!("toolu_01");
+    body["a_field_from_a_future_release"] = json!({"x": 1});
+    let (decision, _) = verdict(&hook(&server, &agent, "", &body).await);
+    assert_eq!(decision, "allow");
+}
+
+#[tokio::test]
+async fn every_failure_is_a_200_deny_never_an_error_claude_code_would_skip() {
+    let (server, agent) = server().await;
+    let read = payload("fs.read", json!({"path": "/etc/motd"}));
+    let cases: Vec<(&str, Reply)> = vec![
+        ("no token", {
+            let request = server
+                .client
+                .request(Method::POST, "/v1/hooks/claude-code", None)
+                .json(&read);
+            server.client.send(request).await.unwrap()
+        }),
+        (
+            "unknown token",
+            hook(&server, "nobody-holds-this", "", &read).await,
+        ),
+        // A person's token: only agents submit calls (G6).
+        (
+            "owner token",
+            hook(&server, &server.owner_token, "", &read).await,
+        ),
+        (
+            "wait_s over 60",
+            hook(&server, &agent, "?wait_s=61", &read).await,
+        ),
+        (
+            "unknown query",
+            hook(&server, &agent, "?colour=red", &read).await,
+        ),
+        (
+            "tool_input not an object",
+            hook(&server, &agent, "", &payload("fs.read", json!("/etc/motd"))).await,
+        ),
+        (
+            "no tool_name",
+            hook(&server, &agent, "", &json!({"tool_input": {}})).await,
+        ),
+        (
+            "another event",
+            hook(&server, &agent, "", &{
+                let mut body = read.clone();
+                body["hook_event_name"] = json!("PostToolUse");
+                body
+            })
+            .await,
+        ),
+        ("not JSON", {
+            server
+                .client
+                .raw(
+                    Method::POST,
+                    "/v1/hooks/claude-code",
+                    Some(&agent),
+                    Some("application/json"),
+                    b"{\"tool_name\":".to_vec(),
+                )
+                .await
+                .unwrap()
+        }),
+    ];
+    for (case, reply) in cases {
+        let (decision, reason) = verdict(&reply);
+        assert_eq!(decision, "deny", "{case}: {reason}");
+        assert!(
+            reason.starts_with("airlock could not decide"),
+            "{case}: {reason}"
+        );
+    }
+    // None of them reached the gate as a call.
+    let audit = server
+        .client
+        .get("/v1/audit?limit=1000", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert!(
+        !audit["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|record| record["kind"].as_str().unwrap().starts_with("call.")),
+        "{audit}"
+    );
+}
