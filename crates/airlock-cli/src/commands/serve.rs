@@ -237,7 +237,7 @@ async fn serve(
     if bootstrapped.is_some() {
         println!("airlock is ready: open the inbox at {url}/");
         println!(
-            "the owner token is in {} (sign in with it; it is shown nowhere else)",
+            "the owner token is in {} (client commands read it from there; it is shown nowhere else)",
             owner_token_file.display()
         );
     }

@@ -108,7 +108,7 @@ pub async fn prepare(
     );
     Ok(format!(
         "\ndemo: agent `{AGENT}` is ready. Submit an email that needs approval and wait for it:\n\n  \
-         {call}\n\nthen, in another terminal, approve it (or use the inbox at {url}/):\n\n  \
+         {call}\n\nthen, in another terminal, approve it:\n\n  \
          {approve}\n"
     ))
 }
