@@ -55,6 +55,23 @@ stop_postgres() {
 }
 trap stop_postgres EXIT
 
+# ---------------------------------------------------------------- MCP test peers
+# The MCP proxy's tests run a real MCP server (npm) and a real MCP client (Python SDK).
+# Installed once into target/test-peers; the tests fail (never skip) when they are missing.
+MCP_FILESYSTEM_VERSION=2026.8.31
+MCP_PYTHON_VERSION=2.3.0
+install_mcp_peers() {
+  local package="$PWD/target/test-peers/node_modules/@modelcontextprotocol/server-filesystem"
+  if [[ ! -f "$package/dist/index.js" ]]; then
+    npm install --silent --prefix "$PWD/target/test-peers" \
+      "@modelcontextprotocol/server-filesystem@$MCP_FILESYSTEM_VERSION"
+  fi
+  export AIRLOCK_TEST_MCP_FILESYSTEM="$package"
+  if ! python3 -c "import mcp" 2>/dev/null; then
+    pip install --quiet "mcp==$MCP_PYTHON_VERSION"
+  fi
+}
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -63,6 +80,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "PostgreSQL for the store and multi-node tests"
 start_postgres
+
+step "MCP test peers (server-filesystem from npm, the mcp Python SDK)"
+install_mcp_peers
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then

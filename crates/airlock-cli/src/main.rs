@@ -44,6 +44,8 @@ enum Command {
     Call(commands::call::CallArgs),
     /// Gate a coding agent's tool call from its hook: hook JSON on stdin, verdict on stdout.
     Hook(commands::hook::HookArgs),
+    /// Run an MCP server behind airlock (`mcp proxy -- COMMAND ARGS…`).
+    Mcp(commands::mcp::McpArgs),
 }
 
 /// How a command ended, mapped to the exit codes of DESIGN.md §7.
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Agents(args) => commands::agents::run(args),
         Command::Call(args) => commands::call::run(args),
         Command::Hook(args) => commands::hook::run(args),
+        Command::Mcp(args) => commands::mcp::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

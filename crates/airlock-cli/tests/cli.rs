@@ -16,6 +16,8 @@ mod clients;
 mod cluster;
 #[path = "cli/hooks.rs"]
 mod hooks;
+#[path = "cli/mcp.rs"]
+mod mcp;
 #[path = "cli/serving.rs"]
 mod serving;
 #[path = "cli/support.rs"]

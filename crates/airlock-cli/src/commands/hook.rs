@@ -73,10 +73,29 @@ fn decide(args: &HookArgs) -> anyhow::Result<(bool, String)> {
     let call = args.agent.parse(&text).map_err(|error| anyhow!(error))?;
 
     let client = Client::new(&args.client);
-    let until = Instant::now() + Duration::from_secs(args.wait);
-    let mut body = json!({"tool": call.tool, "arguments": call.arguments});
-    if args.wait > 0 {
-        body["wait_s"] = args.wait.min(MAX_POLL_SECONDS).into();
+    gate(
+        &client,
+        &args.client.url,
+        &call.tool,
+        call.arguments,
+        args.wait,
+    )
+}
+
+/// Submits one call as the agent, waits up to `wait` seconds for a pending call's verdict
+/// and, when it is allowed or approved, redeems its grant: `(allow, reason)`. `Err` is
+/// anything that prevents a verdict (the caller fails closed). Shared with `mcp proxy`.
+pub(crate) fn gate(
+    client: &Client,
+    url: &str,
+    tool: &str,
+    arguments: serde_json::Value,
+    wait: u64,
+) -> anyhow::Result<(bool, String)> {
+    let until = Instant::now() + Duration::from_secs(wait);
+    let mut body = json!({"tool": tool, "arguments": arguments});
+    if wait > 0 {
+        body["wait_s"] = wait.min(MAX_POLL_SECONDS).into();
     }
     let mut call: Call = parse(&client.post("/v1/calls", &body)?, "a call")?;
     loop {
@@ -95,10 +114,7 @@ fn decide(args: &HookArgs) -> anyhow::Result<(bool, String)> {
     Ok(match answer(&call) {
         Answer::Deny { reason } if call.status == CallStatus::Pending => (
             false,
-            format!(
-                "{reason} (airlock at {})",
-                args.client.url.trim_end_matches('/')
-            ),
+            format!("{reason} (airlock at {})", url.trim_end_matches('/')),
         ),
         Answer::Deny { reason } => (false, reason),
         Answer::RedeemThenAllow { reason } => {

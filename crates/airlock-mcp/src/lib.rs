@@ -1,0 +1,30 @@
+//! The MCP proxy: an MCP client launches `airlock mcp proxy -- COMMAND ARGS…` in place of
+//! a real MCP server. The proxy starts the real server as a child process over stdio,
+//! relays every message between the two legs, and sends every `tools/call` to the airlock
+//! gate first (through a [`Gate`]): only an allowed call reaches the real server.
+//!
+//! - [`gate`]: what the proxy asks the gate ([`Gate`]) and what it gets back ([`Verdict`]).
+//! - [`proxy`]: the server leg, facing the MCP client; gates `tools/call`.
+//! - [`upstream`]: the client leg, facing the real server; relays its requests and
+//!   notifications back to the MCP client.
+//!
+//! Architecture invariant: this crate is the only one that knows `rmcp`, and it knows no
+//! HTTP: the binary supplies the [`Gate`] (submit, wait, redeem the grant).
+
+pub mod gate;
+pub mod proxy;
+pub mod upstream;
+
+pub use gate::{tool_name, Gate, Verdict};
+pub use proxy::{run, ProxyConfig};
+
+/// Why the proxy could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    /// The MCP client never completed the `initialize` handshake.
+    #[error("the MCP client did not initialize: {0}")]
+    Initialize(Box<rmcp::service::ServerInitializeError>),
+    /// The proxy's service loop ended abnormally.
+    #[error("the proxy stopped: {0}")]
+    Stopped(#[from] tokio::task::JoinError),
+}

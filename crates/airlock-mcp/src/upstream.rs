@@ -1,0 +1,93 @@
+//! The client leg: starts the real MCP server as a child process and speaks to it as the
+//! MCP client would, relaying what the server asks of its client (sampling, roots,
+//! elicitation, pings) and what it notifies (progress, logging, list changes) back to the
+//! real MCP client.
+
+use rmcp::model::{
+    ClientConfig, ClientNotification, ClientResult, ServerNotification, ServerRequest,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, Service, ServiceExt};
+use std::process::Stdio;
+
+/// The running client leg; dropping it stops the real server.
+pub type Upstream = RunningService<RoleClient, Relay>;
+
+/// The real server's command line.
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+/// Relays the real server's requests and notifications to the MCP client (`downstream`),
+/// and introduces itself with the MCP client's own `initialize` parameters, so the real
+/// server sees the client's capabilities and does not hide capability-gated tools.
+pub struct Relay {
+    client: ClientConfig,
+    downstream: Peer<RoleServer>,
+}
+
+/// Starts the real server and completes its `initialize` handshake as `client`.
+pub async fn start(
+    command: &Command,
+    client: ClientConfig,
+    downstream: Peer<RoleServer>,
+) -> Result<Upstream, String> {
+    let mut child = tokio::process::Command::new(&command.program);
+    child.args(&command.args);
+    // The real server's stderr is its log: keep it on ours, where MCP clients collect it.
+    let (transport, _stderr) = TokioChildProcess::builder(child)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|error| format!("cannot start `{}`: {error}", command.program))?;
+    Relay { client, downstream }
+        .serve(transport)
+        .await
+        .map_err(|error| {
+            format!(
+                "the MCP server `{}` did not initialize: {error}",
+                command.program
+            )
+        })
+}
+
+impl Service<RoleClient> for Relay {
+    async fn handle_request(
+        &self,
+        request: ServerRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ClientResult, McpError> {
+        self.downstream
+            .send_request(request)
+            .await
+            .map_err(|error| McpError::internal_error(format!("the MCP client: {error}"), None))
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ServerNotification,
+        _context: NotificationContext<RoleClient>,
+    ) -> Result<(), McpError> {
+        // A client that went away is noticed by the server leg; nothing to do here.
+        let _ = self.downstream.send_notification(notification).await;
+        Ok(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.client.clone()
+    }
+}
+
+/// A notification from the MCP client that makes sense to the real server as it is.
+/// `initialized` is the client leg's own, and a cancellation names the client's request
+/// id, which the real server never saw (rmcp cancels the relayed request instead).
+pub fn relays(notification: &ClientNotification) -> bool {
+    matches!(
+        notification,
+        ClientNotification::ProgressNotification(_)
+            | ClientNotification::RootsListChangedNotification(_)
+            | ClientNotification::CustomNotification(_)
+    )
+}
