@@ -16,7 +16,6 @@ pub mod client;
 pub use client::{Client, Reply};
 
 use airlock_gate::clock::{Clock, ManualClock, SystemClock};
-use airlock_gate::policy::STARTER_POLICY;
 use airlock_gate::{Gate, GateError};
 use airlock_protocol::Role;
 use airlock_store::postgres::{PgOptions, PostgresStore};
@@ -331,16 +330,13 @@ impl Drop for TestServer {
     }
 }
 
-/// Creates a workspace with its owner and the starter policy; returns the owner's token.
+/// Creates a workspace with its owner (the gate puts the starter policy in force); returns
+/// the owner's token.
 async fn bootstrap(gate: &Gate, workspace: &str) -> Result<String> {
     let created = gate
         .bootstrap(workspace, "owner")
         .await?
         .ok_or_else(|| TestkitError::Unexpected(format!("workspace `{workspace}` exists")))?;
-    // The gate leaves a new workspace without a policy (everything denied); a real
-    // `airlock serve` installs one at first start, and so does this.
-    gate.replace_policy(&created.workspace.id, "system", STARTER_POLICY)
-        .await?;
     Ok(created.owner_token)
 }
 
