@@ -13,6 +13,7 @@
 //! must be checked inside the transaction (status, deadline, binding digest, policy
 //! digest, single consumption) and nothing else; the gate decides everything else.
 
+pub(crate) mod codec;
 pub mod postgres;
 pub mod sqlite;
 mod types;

@@ -6,12 +6,12 @@
 //! through the pool.
 
 use super::audit::{append_effects, lock_workspace};
-use super::codec::{database, enum_text, json_text, millis, opt_millis, Columns};
+use super::codec::{database, enum_text, json_text, millis, opt_millis};
 use super::policy::digest_in_force;
+use crate::codec::{approval_from_row, call_from_row};
 use crate::{ApprovalFilter, Effects, Grant, NewCall, StoreError, StoreResult};
-use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus, Preview};
+use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus};
 use jiff::Timestamp;
-use sqlx::postgres::PgRow;
 use sqlx::{Executor, PgConnection, PgPool, Postgres};
 
 const CALL_COLUMNS: &str = "id, agent_id, session_id, tool, arguments, risk, status, decided_by, \
@@ -124,64 +124,6 @@ pub(crate) async fn insert_grant(
     .await
     .map_err(database)?;
     Ok(())
-}
-
-fn call_from_row(row: &PgRow) -> StoreResult<Call> {
-    let columns = Columns::new(row, "calls");
-    Ok(Call {
-        id: columns.text("id")?,
-        agent_id: columns.text("agent_id")?,
-        session_id: columns.opt_text("session_id")?,
-        tool: columns.text("tool")?,
-        arguments: columns.json("arguments")?,
-        risk: columns.enumeration("risk")?,
-        status: columns.enumeration("status")?,
-        decided_by: columns.enumeration("decided_by")?,
-        rule: columns.opt_text("rule")?,
-        reason: columns.opt_text("reason")?,
-        approval_id: columns.opt_text("approval_id")?,
-        grant_id: columns.opt_text("grant_id")?,
-        created_at: columns.time("created_at")?,
-        decided_at: columns.opt_time("decided_at")?,
-    })
-}
-
-pub(crate) fn approval_from_row(row: &PgRow) -> StoreResult<Approval> {
-    let columns = Columns::new(row, "approvals");
-    Ok(Approval {
-        id: columns.text("id")?,
-        call_id: columns.text("call_id")?,
-        agent_id: columns.text("agent_id")?,
-        session_id: columns.opt_text("session_id")?,
-        status: columns.enumeration("status")?,
-        tool: columns.text("tool")?,
-        risk: columns.enumeration("risk")?,
-        preview: Preview {
-            summary: columns.text("preview_summary")?,
-            body: columns.opt_text("preview_body")?,
-            arguments: columns.json("preview_arguments")?,
-        },
-        rule: columns.opt_text("rule")?,
-        reason: columns.opt_text("reason")?,
-        binding_digest: columns.text("binding_digest")?,
-        policy_digest: columns.text("policy_digest")?,
-        standing_target: columns.opt_text("standing_target")?,
-        deadline: columns.time("deadline")?,
-        created_at: columns.time("created_at")?,
-        decided_at: columns.opt_time("decided_at")?,
-        decided_by: columns.opt_text("decided_by")?,
-        decision_reason: columns.opt_text("decision_reason")?,
-    })
-}
-
-pub(crate) fn grant_from_row(row: &PgRow) -> StoreResult<Grant> {
-    let columns = Columns::new(row, "grants");
-    Ok(Grant {
-        id: columns.text("id")?,
-        call_id: columns.text("call_id")?,
-        created_at: columns.time("created_at")?,
-        consumed_at: columns.opt_time("consumed_at")?,
-    })
 }
 
 pub(crate) async fn fetch_call<'e, E>(

@@ -12,10 +12,11 @@
 //! that somehow got past the checks could not decide twice.
 
 use super::audit::{append_effects, lock_workspace};
-use super::calls::{approval_from_row, fetch_approval, fetch_call, insert_grant, APPROVAL_COLUMNS};
+use super::calls::{fetch_approval, fetch_call, insert_grant, APPROVAL_COLUMNS};
 use super::codec::{database, millis};
 use super::policy::digest_in_force;
 use super::rules::mint_or_reuse;
+use crate::codec::approval_from_row;
 use crate::{DecideError, Decided, Decision, Effects, StoreError};
 use airlock_protocol::{ApprovalStatus, CallStatus};
 use sqlx::PgConnection;

@@ -6,10 +6,10 @@
 
 use super::audit::{append_effects, lock_workspace};
 use super::codec::{database, enum_text, millis, opt_json_text, Columns};
+use crate::codec::agent_from_row;
 use crate::{Effects, Principal, StoreError, StoreResult, Subject, Workspace};
 use airlock_policy::digest::GENESIS_HASH;
 use airlock_protocol::{Agent, Session, User};
-use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool};
 
 pub(crate) async fn workspace_by_name(pool: &PgPool, name: &str) -> StoreResult<Option<Workspace>> {
@@ -198,21 +198,6 @@ pub(crate) async fn update_agent(
 
 const AGENT_COLUMNS: &str =
     "id, name, mode, system_prompt, tools, workspace_dir, llm, mcp_servers, created_at";
-
-fn agent_from_row(row: &PgRow) -> StoreResult<Agent> {
-    let columns = Columns::new(row, "agents");
-    Ok(Agent {
-        id: columns.text("id")?,
-        name: columns.text("name")?,
-        mode: columns.enumeration("mode")?,
-        system_prompt: columns.opt_text("system_prompt")?,
-        tools: columns.opt_json("tools")?,
-        workspace_dir: columns.opt_text("workspace_dir")?,
-        llm: columns.opt_json("llm")?,
-        mcp_servers: columns.opt_json("mcp_servers")?,
-        created_at: columns.time("created_at")?,
-    })
-}
 
 /// The agent of `workspace` whose `column` (`id` or `name`) equals `value`.
 pub(crate) async fn find_agent(

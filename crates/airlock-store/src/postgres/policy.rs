@@ -5,9 +5,9 @@
 use super::audit::{append_effects, lock_workspace};
 use super::calls::{close_by_system, SystemClose};
 use super::codec::{database, millis, to_i64, Columns};
+use crate::codec::policy_from_row;
 use crate::{Effects, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, CallStatus, PolicyInfo};
-use sqlx::postgres::PgRow;
 use sqlx::{Executor, PgConnection, PgPool, Postgres};
 
 /// Stores `policy` as the workspace's newest version and cancels what it makes stale.
@@ -75,16 +75,6 @@ pub(crate) async fn put_policy(
         }
     }
     Ok(cancelled)
-}
-
-fn policy_from_row(row: &PgRow) -> StoreResult<PolicyInfo> {
-    let columns = Columns::new(row, "policies");
-    Ok(PolicyInfo {
-        version: columns.unsigned("version")?,
-        digest: columns.text("digest")?,
-        source: columns.text("source")?,
-        updated_at: columns.time("created_at")?,
-    })
 }
 
 pub(crate) async fn current_policy(

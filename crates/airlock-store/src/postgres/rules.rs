@@ -4,30 +4,15 @@
 //! A rule is live at `t` when it is not revoked and has no expiry or expires after `t`.
 
 use super::audit::{append_effects, lock_workspace};
-use super::codec::{database, millis, opt_millis, Columns};
+use super::codec::{database, millis, opt_millis};
+use crate::codec::rule_from_row;
 use crate::{Effects, StoreResult};
 use airlock_protocol::{RuleScope, StandingRule};
 use jiff::Timestamp;
-use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool};
 
 const RULE_COLUMNS: &str =
     "id, tool, target, scope, scope_id, created_by, created_at, expires_at, revoked_at";
-
-fn rule_from_row(row: &PgRow) -> StoreResult<StandingRule> {
-    let columns = Columns::new(row, "standing_rules");
-    Ok(StandingRule {
-        id: columns.text("id")?,
-        tool: columns.text("tool")?,
-        target: columns.text("target")?,
-        scope: columns.enumeration("scope")?,
-        scope_id: columns.text("scope_id")?,
-        created_by: columns.text("created_by")?,
-        created_at: columns.time("created_at")?,
-        expires_at: columns.opt_time("expires_at")?,
-        revoked_at: columns.opt_time("revoked_at")?,
-    })
-}
 
 /// Inserts `rule`, or returns the identical rule live at `rule.created_at` with `false`
 /// (writing nothing). Shared by `create_standing_rule` and "approve + remember".

@@ -1,18 +1,13 @@
-//! How values travel in and out of SQLite columns, and how sqlx errors become
-//! [`StoreError`]s.
-//!
-//! Timestamps are INTEGER unix milliseconds (sub-millisecond precision is dropped on the
-//! way in, so a value read back is the millisecond it was stored at). Enums are their
-//! serde snake_case text, JSON values are TEXT. A column that does not decode is a
-//! [`StoreError::Corrupt`] naming its table, never a panic and never a default.
+//! How SQLite's errors become [`StoreError`]s. The column encodings and the row
+//! decoders are shared by every backend (`crate::codec`) and re-exported here for the
+//! modules of this backend.
 
-use crate::{StoreError, StoreResult};
-use jiff::Timestamp;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use serde_json::Value;
-use sqlx::sqlite::SqliteRow;
-use sqlx::Row;
+use crate::StoreError;
+
+// The encodings and the row decoders are the same on every backend.
+pub(crate) use crate::codec::{
+    enum_text, json_text, millis, opt_json_text, opt_millis, to_i64, Columns,
+};
 
 /// Maps a sqlx error to a short store error. A UNIQUE violation is a
 /// [`StoreError::Conflict`] naming what already exists; bound values never appear in the
@@ -37,115 +32,4 @@ pub(crate) fn database(error: sqlx::Error) -> StoreError {
         return StoreError::Database(db_error.message().to_owned());
     }
     StoreError::Database(error.to_string())
-}
-
-/// A timestamp as stored: unix milliseconds.
-pub(crate) fn millis(at: Timestamp) -> i64 {
-    at.as_millisecond()
-}
-
-pub(crate) fn opt_millis(at: Option<Timestamp>) -> Option<i64> {
-    at.map(millis)
-}
-
-/// A `u64` counter (sequence number, version, limit) as SQLite's signed integer.
-pub(crate) fn to_i64(value: u64) -> StoreResult<i64> {
-    i64::try_from(value).map_err(|_| StoreError::Database(format!("{value} is out of range")))
-}
-
-/// An enum's serde text (`"approved"`, `"policy_default"`, `"read_only"`).
-pub(crate) fn enum_text<T: Serialize>(value: &T) -> StoreResult<String> {
-    match serde_json::to_value(value) {
-        Ok(Value::String(text)) => Ok(text),
-        _ => Err(StoreError::Database(
-            "an enum did not encode as text".to_owned(),
-        )),
-    }
-}
-
-/// A value as JSON text.
-pub(crate) fn json_text<T: Serialize + ?Sized>(value: &T) -> StoreResult<String> {
-    serde_json::to_string(value).map_err(|error| StoreError::Database(error.to_string()))
-}
-
-/// An optional value as optional JSON text (`None` stays NULL, not `"null"`).
-pub(crate) fn opt_json_text<T: Serialize>(value: &Option<T>) -> StoreResult<Option<String>> {
-    value.as_ref().map(json_text).transpose()
-}
-
-/// Reads the columns of one row of `table`, turning every decoding failure into
-/// [`StoreError::Corrupt`].
-pub(crate) struct Columns<'r> {
-    row: &'r SqliteRow,
-    table: &'static str,
-}
-
-impl<'r> Columns<'r> {
-    pub(crate) fn new(row: &'r SqliteRow, table: &'static str) -> Columns<'r> {
-        Columns { row, table }
-    }
-
-    fn corrupt(&self, column: &str, detail: impl std::fmt::Display) -> StoreError {
-        StoreError::Corrupt {
-            table: self.table,
-            detail: format!("{column}: {detail}"),
-        }
-    }
-
-    fn get<T>(&self, column: &str) -> StoreResult<T>
-    where
-        T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>,
-    {
-        self.row
-            .try_get(column)
-            .map_err(|error| self.corrupt(column, error))
-    }
-
-    pub(crate) fn text(&self, column: &str) -> StoreResult<String> {
-        self.get(column)
-    }
-
-    pub(crate) fn opt_text(&self, column: &str) -> StoreResult<Option<String>> {
-        self.get(column)
-    }
-
-    pub(crate) fn int(&self, column: &str) -> StoreResult<i64> {
-        self.get(column)
-    }
-
-    pub(crate) fn unsigned(&self, column: &str) -> StoreResult<u64> {
-        let value = self.int(column)?;
-        u64::try_from(value).map_err(|_| self.corrupt(column, "negative"))
-    }
-
-    pub(crate) fn time(&self, column: &str) -> StoreResult<Timestamp> {
-        let value = self.int(column)?;
-        Timestamp::from_millisecond(value).map_err(|error| self.corrupt(column, error))
-    }
-
-    pub(crate) fn opt_time(&self, column: &str) -> StoreResult<Option<Timestamp>> {
-        let value: Option<i64> = self.get(column)?;
-        value
-            .map(|value| {
-                Timestamp::from_millisecond(value).map_err(|error| self.corrupt(column, error))
-            })
-            .transpose()
-    }
-
-    /// An enum stored as its serde text.
-    pub(crate) fn enumeration<T: DeserializeOwned>(&self, column: &str) -> StoreResult<T> {
-        let text = self.text(column)?;
-        serde_json::from_value(Value::String(text)).map_err(|error| self.corrupt(column, error))
-    }
-
-    pub(crate) fn json<T: DeserializeOwned>(&self, column: &str) -> StoreResult<T> {
-        let text = self.text(column)?;
-        serde_json::from_str(&text).map_err(|error| self.corrupt(column, error))
-    }
-
-    pub(crate) fn opt_json<T: DeserializeOwned>(&self, column: &str) -> StoreResult<Option<T>> {
-        self.opt_text(column)?
-            .map(|text| serde_json::from_str(&text).map_err(|error| self.corrupt(column, error)))
-            .transpose()
-    }
 }

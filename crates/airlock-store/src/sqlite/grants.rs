@@ -1,8 +1,8 @@
 //! Consuming a grant (G1): one conditional update, and a refusal that says why.
 
 use super::audit::append_effects;
-use super::calls::grant_from_row;
 use super::codec::{database, millis};
+use crate::codec::grant_from_row;
 use crate::{Effects, Grant, RedeemError};
 use jiff::Timestamp;
 use sqlx::SqliteConnection;

@@ -1,0 +1,262 @@
+//! How values travel in and out of columns, the same on every backend, and the decoding
+//! of rows into the records they hold.
+//!
+//! Timestamps are 64-bit unix milliseconds (sub-millisecond precision is dropped on the
+//! way in, so a value read back is the millisecond it was stored at). Enums are their
+//! serde snake_case text, JSON values are text. A column that does not decode is a
+//! [`StoreError::Corrupt`] naming its table, never a panic and never a default.
+//!
+//! Each backend only says how to read the four column shapes ([`RawRow`]); the row
+//! decoders (`call_from_row`, …) are written once, here.
+
+use crate::{Grant, StoreError, StoreResult};
+use airlock_protocol::{Agent, Approval, Call, PolicyInfo, Preview, StandingRule};
+use jiff::Timestamp;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::postgres::PgRow;
+use sqlx::sqlite::SqliteRow;
+use sqlx::Row;
+
+/// The column shapes the store uses, read from one backend's row.
+pub(crate) trait RawRow: Sync {
+    fn text(&self, column: &str) -> Result<String, sqlx::Error>;
+    fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
+    fn int(&self, column: &str) -> Result<i64, sqlx::Error>;
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, sqlx::Error>;
+}
+
+/// Implements [`RawRow`] for a sqlx row type with `try_get`.
+macro_rules! raw_row {
+    ($row:ty) => {
+        impl RawRow for $row {
+            fn text(&self, column: &str) -> Result<String, sqlx::Error> {
+                self.try_get(column)
+            }
+            fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+                self.try_get(column)
+            }
+            fn int(&self, column: &str) -> Result<i64, sqlx::Error> {
+                self.try_get(column)
+            }
+            fn opt_int(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
+                self.try_get(column)
+            }
+        }
+    };
+}
+
+raw_row!(SqliteRow);
+raw_row!(PgRow);
+
+/// A timestamp as stored: unix milliseconds.
+pub(crate) fn millis(at: Timestamp) -> i64 {
+    at.as_millisecond()
+}
+
+pub(crate) fn opt_millis(at: Option<Timestamp>) -> Option<i64> {
+    at.map(millis)
+}
+
+/// A `u64` counter (sequence number, version, limit) as a signed 64-bit integer.
+pub(crate) fn to_i64(value: u64) -> StoreResult<i64> {
+    i64::try_from(value).map_err(|_| StoreError::Database(format!("{value} is out of range")))
+}
+
+/// An enum's serde text (`"approved"`, `"policy_default"`, `"read_only"`).
+pub(crate) fn enum_text<T: Serialize>(value: &T) -> StoreResult<String> {
+    match serde_json::to_value(value) {
+        Ok(Value::String(text)) => Ok(text),
+        _ => Err(StoreError::Database(
+            "an enum did not encode as text".to_owned(),
+        )),
+    }
+}
+
+/// A value as JSON text.
+pub(crate) fn json_text<T: Serialize + ?Sized>(value: &T) -> StoreResult<String> {
+    serde_json::to_string(value).map_err(|error| StoreError::Database(error.to_string()))
+}
+
+/// An optional value as optional JSON text (`None` stays NULL, not `"null"`).
+pub(crate) fn opt_json_text<T: Serialize>(value: &Option<T>) -> StoreResult<Option<String>> {
+    value.as_ref().map(json_text).transpose()
+}
+
+/// Reads the columns of one row of `table`, turning every decoding failure into
+/// [`StoreError::Corrupt`].
+pub(crate) struct Columns<'r> {
+    row: &'r dyn RawRow,
+    table: &'static str,
+}
+
+impl<'r> Columns<'r> {
+    pub(crate) fn new(row: &'r dyn RawRow, table: &'static str) -> Columns<'r> {
+        Columns { row, table }
+    }
+
+    fn corrupt(&self, column: &str, detail: impl std::fmt::Display) -> StoreError {
+        StoreError::Corrupt {
+            table: self.table,
+            detail: format!("{column}: {detail}"),
+        }
+    }
+
+    pub(crate) fn text(&self, column: &str) -> StoreResult<String> {
+        self.row
+            .text(column)
+            .map_err(|error| self.corrupt(column, error))
+    }
+
+    pub(crate) fn opt_text(&self, column: &str) -> StoreResult<Option<String>> {
+        self.row
+            .opt_text(column)
+            .map_err(|error| self.corrupt(column, error))
+    }
+
+    pub(crate) fn int(&self, column: &str) -> StoreResult<i64> {
+        self.row
+            .int(column)
+            .map_err(|error| self.corrupt(column, error))
+    }
+
+    pub(crate) fn unsigned(&self, column: &str) -> StoreResult<u64> {
+        let value = self.int(column)?;
+        u64::try_from(value).map_err(|_| self.corrupt(column, "negative"))
+    }
+
+    pub(crate) fn time(&self, column: &str) -> StoreResult<Timestamp> {
+        let value = self.int(column)?;
+        Timestamp::from_millisecond(value).map_err(|error| self.corrupt(column, error))
+    }
+
+    pub(crate) fn opt_time(&self, column: &str) -> StoreResult<Option<Timestamp>> {
+        let value = self
+            .row
+            .opt_int(column)
+            .map_err(|error| self.corrupt(column, error))?;
+        value
+            .map(|value| {
+                Timestamp::from_millisecond(value).map_err(|error| self.corrupt(column, error))
+            })
+            .transpose()
+    }
+
+    /// An enum stored as its serde text.
+    pub(crate) fn enumeration<T: DeserializeOwned>(&self, column: &str) -> StoreResult<T> {
+        let text = self.text(column)?;
+        serde_json::from_value(Value::String(text)).map_err(|error| self.corrupt(column, error))
+    }
+
+    pub(crate) fn json<T: DeserializeOwned>(&self, column: &str) -> StoreResult<T> {
+        let text = self.text(column)?;
+        serde_json::from_str(&text).map_err(|error| self.corrupt(column, error))
+    }
+
+    pub(crate) fn opt_json<T: DeserializeOwned>(&self, column: &str) -> StoreResult<Option<T>> {
+        self.opt_text(column)?
+            .map(|text| serde_json::from_str(&text).map_err(|error| self.corrupt(column, error)))
+            .transpose()
+    }
+}
+
+// ---------------------------------------------------------------- row decoders
+
+pub(crate) fn call_from_row<R: RawRow>(row: &R) -> StoreResult<Call> {
+    let columns = Columns::new(row, "calls");
+    Ok(Call {
+        id: columns.text("id")?,
+        agent_id: columns.text("agent_id")?,
+        session_id: columns.opt_text("session_id")?,
+        tool: columns.text("tool")?,
+        arguments: columns.json("arguments")?,
+        risk: columns.enumeration("risk")?,
+        status: columns.enumeration("status")?,
+        decided_by: columns.enumeration("decided_by")?,
+        rule: columns.opt_text("rule")?,
+        reason: columns.opt_text("reason")?,
+        approval_id: columns.opt_text("approval_id")?,
+        grant_id: columns.opt_text("grant_id")?,
+        created_at: columns.time("created_at")?,
+        decided_at: columns.opt_time("decided_at")?,
+    })
+}
+
+pub(crate) fn approval_from_row<R: RawRow>(row: &R) -> StoreResult<Approval> {
+    let columns = Columns::new(row, "approvals");
+    Ok(Approval {
+        id: columns.text("id")?,
+        call_id: columns.text("call_id")?,
+        agent_id: columns.text("agent_id")?,
+        session_id: columns.opt_text("session_id")?,
+        status: columns.enumeration("status")?,
+        tool: columns.text("tool")?,
+        risk: columns.enumeration("risk")?,
+        preview: Preview {
+            summary: columns.text("preview_summary")?,
+            body: columns.opt_text("preview_body")?,
+            arguments: columns.json("preview_arguments")?,
+        },
+        rule: columns.opt_text("rule")?,
+        reason: columns.opt_text("reason")?,
+        binding_digest: columns.text("binding_digest")?,
+        policy_digest: columns.text("policy_digest")?,
+        standing_target: columns.opt_text("standing_target")?,
+        deadline: columns.time("deadline")?,
+        created_at: columns.time("created_at")?,
+        decided_at: columns.opt_time("decided_at")?,
+        decided_by: columns.opt_text("decided_by")?,
+        decision_reason: columns.opt_text("decision_reason")?,
+    })
+}
+
+pub(crate) fn grant_from_row<R: RawRow>(row: &R) -> StoreResult<Grant> {
+    let columns = Columns::new(row, "grants");
+    Ok(Grant {
+        id: columns.text("id")?,
+        call_id: columns.text("call_id")?,
+        created_at: columns.time("created_at")?,
+        consumed_at: columns.opt_time("consumed_at")?,
+    })
+}
+
+pub(crate) fn agent_from_row<R: RawRow>(row: &R) -> StoreResult<Agent> {
+    let columns = Columns::new(row, "agents");
+    Ok(Agent {
+        id: columns.text("id")?,
+        name: columns.text("name")?,
+        mode: columns.enumeration("mode")?,
+        system_prompt: columns.opt_text("system_prompt")?,
+        tools: columns.opt_json("tools")?,
+        workspace_dir: columns.opt_text("workspace_dir")?,
+        llm: columns.opt_json("llm")?,
+        mcp_servers: columns.opt_json("mcp_servers")?,
+        created_at: columns.time("created_at")?,
+    })
+}
+
+pub(crate) fn rule_from_row<R: RawRow>(row: &R) -> StoreResult<StandingRule> {
+    let columns = Columns::new(row, "standing_rules");
+    Ok(StandingRule {
+        id: columns.text("id")?,
+        tool: columns.text("tool")?,
+        target: columns.text("target")?,
+        scope: columns.enumeration("scope")?,
+        scope_id: columns.text("scope_id")?,
+        created_by: columns.text("created_by")?,
+        created_at: columns.time("created_at")?,
+        expires_at: columns.opt_time("expires_at")?,
+        revoked_at: columns.opt_time("revoked_at")?,
+    })
+}
+
+pub(crate) fn policy_from_row<R: RawRow>(row: &R) -> StoreResult<PolicyInfo> {
+    let columns = Columns::new(row, "policies");
+    Ok(PolicyInfo {
+        version: columns.unsigned("version")?,
+        digest: columns.text("digest")?,
+        source: columns.text("source")?,
+        updated_at: columns.time("created_at")?,
+    })
+}
