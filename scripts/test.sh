@@ -56,19 +56,29 @@ stop_postgres() {
 trap stop_postgres EXIT
 
 # ---------------------------------------------------------------- MCP test peers
-# The MCP proxy's tests run a real MCP server (npm) and a real MCP client (Python SDK).
-# Installed once into target/test-peers; the tests fail (never skip) when they are missing.
+# The MCP tests run real MCP servers (npm: server-filesystem, server-everything) and a real
+# MCP client (Python SDK). Installed once into target/test-peers; the tests fail (never
+# skip) when they are missing.
 MCP_FILESYSTEM_VERSION=2026.8.31
+MCP_EVERYTHING_VERSION=2026.8.31
 MCP_PYTHON_VERSION=2.3.0
+# The SMTP sink of airlock-tools' email delivery test (`python3 -m aiosmtpd`).
+AIOSMTPD_VERSION=1.4.6
 install_mcp_peers() {
-  local package="$PWD/target/test-peers/node_modules/@modelcontextprotocol/server-filesystem"
-  if [[ ! -f "$package/dist/index.js" ]]; then
-    npm install --silent --prefix "$PWD/target/test-peers" \
-      "@modelcontextprotocol/server-filesystem@$MCP_FILESYSTEM_VERSION"
-  fi
-  export AIRLOCK_TEST_MCP_FILESYSTEM="$package"
+  local peers="$PWD/target/test-peers/node_modules/@modelcontextprotocol"
+  local package
+  for package in "server-filesystem@$MCP_FILESYSTEM_VERSION" "server-everything@$MCP_EVERYTHING_VERSION"; do
+    if [[ ! -f "$peers/${package%@*}/dist/index.js" ]]; then
+      npm install --silent --prefix "$PWD/target/test-peers" "@modelcontextprotocol/$package"
+    fi
+  done
+  export AIRLOCK_TEST_MCP_FILESYSTEM="$peers/server-filesystem"
+  export AIRLOCK_TEST_MCP_EVERYTHING="$peers/server-everything"
   if ! python3 -c "import mcp" 2>/dev/null; then
     pip install --quiet "mcp==$MCP_PYTHON_VERSION"
+  fi
+  if ! python3 -c "import aiosmtpd" 2>/dev/null; then
+    pip install --quiet "aiosmtpd==$AIOSMTPD_VERSION"
   fi
 }
 
@@ -81,7 +91,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "PostgreSQL for the store and multi-node tests"
 start_postgres
 
-step "MCP test peers (server-filesystem from npm, the mcp Python SDK)"
+step "MCP test peers (server-filesystem and server-everything from npm, the mcp Python SDK)"
 install_mcp_peers
 
 step "tests"

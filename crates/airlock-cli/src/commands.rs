@@ -1,12 +1,13 @@
 //! One module per top-level command.
 //!
 //! `policy` works on files offline; `serve` runs the server; `approvals`, `audit`,
-//! `agents`, `call`, `hook` and `mcp` are clients of a running server (through [`crate::client`]).
+//! `agents`, `call`, `chat`, `hook` and `mcp` are clients of a running server (through [`crate::client`]).
 
 pub mod agents;
 pub mod approvals;
 pub mod audit;
 pub mod call;
+pub mod chat;
 pub mod hook;
 pub mod mcp;
 pub mod policy;

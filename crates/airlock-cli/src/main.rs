@@ -44,6 +44,8 @@ enum Command {
     Call(commands::call::CallArgs),
     /// Gate a coding agent's tool call from its hook: hook JSON on stdin, verdict on stdout.
     Hook(commands::hook::HookArgs),
+    /// Talk to a built-in agent; approve or reject its calls inline.
+    Chat(commands::chat::ChatArgs),
     /// Run an MCP server behind airlock (`mcp proxy -- COMMAND ARGS…`).
     Mcp(commands::mcp::McpArgs),
 }
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Call(args) => commands::call::run(args),
         Command::Hook(args) => commands::hook::run(args),
         Command::Mcp(args) => commands::mcp::run(args),
+        Command::Chat(args) => commands::chat::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -18,6 +18,8 @@ mod cluster;
 mod hooks;
 #[path = "cli/mcp.rs"]
 mod mcp;
+#[path = "cli/runtime.rs"]
+mod runtime;
 #[path = "cli/serving.rs"]
 mod serving;
 #[path = "cli/support.rs"]

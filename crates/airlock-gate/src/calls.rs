@@ -13,7 +13,9 @@ use crate::ids::new_id;
 use crate::{Gate, GateError};
 use airlock_policy::digest::{binding_digest, Binding};
 use airlock_policy::preview::build_preview;
-use airlock_policy::{secrets, Call as PolicyCall, Decision, StandingRule as Standing};
+use airlock_policy::{
+    secrets, Call as PolicyCall, CompiledTool, Decision, StandingRule as Standing,
+};
 use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus, Risk, RuleScope};
 use airlock_store::{Effects, Grant, NewCall, Principal, Subject};
 use serde_json::Value;
@@ -28,6 +30,9 @@ pub struct Submission {
     pub tool: String,
     pub arguments: Value,
     pub session_id: Option<String>,
+    /// What a trusted tool provider (the built-in runtime) declares about the tool, used
+    /// when the policy does not list it. Never taken from an agent's request.
+    pub declared: Option<CompiledTool>,
 }
 
 impl Gate {
@@ -105,6 +110,7 @@ impl Gate {
                 agent: Some(agent_name),
                 mode: agent.mode,
                 standing: &standing,
+                declared: submission.declared.as_ref(),
             },
         );
         let loaded = self.loaded_policy(workspace);
@@ -173,9 +179,10 @@ impl Gate {
             }
             Decision::Ask => {
                 let approval_id = new_id("apr");
-                let tool = loaded
-                    .as_ref()
-                    .and_then(|l| l.policy.tool(&submission.tool));
+                let tool = loaded.as_ref().and_then(|l| {
+                    l.policy
+                        .tool_or_declared(&submission.tool, submission.declared.as_ref())
+                });
                 let preview = build_preview(
                     &submission.tool,
                     tool.and_then(|t| t.summary.as_ref()),
@@ -296,17 +303,22 @@ impl Gate {
             return Err(GateError::NotFound("call"));
         }
         let now = self.now();
-        let effects = Effects::none().audit(audit(
-            now,
-            &principal.actor(),
-            "grant.consumed",
-            call.grant_id.as_deref().unwrap_or(&call.id),
-            serde_json::json!({"call_id": call.id, "tool": call.tool}),
-        ));
+        let effects = redeem_effects(principal, &call, now);
         let grant = self
             .store()
             .redeem(&principal.workspace, call_id, now, &effects)
             .await?;
         Ok(grant)
     }
+}
+
+/// The audit record of consuming a call's grant, for every path that consumes one.
+pub fn redeem_effects(principal: &Principal, call: &Call, now: jiff::Timestamp) -> Effects {
+    Effects::none().audit(audit(
+        now,
+        &principal.actor(),
+        "grant.consumed",
+        call.grant_id.as_deref().unwrap_or(&call.id),
+        serde_json::json!({"call_id": call.id, "tool": call.tool}),
+    ))
 }

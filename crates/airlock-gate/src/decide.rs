@@ -10,8 +10,8 @@ use crate::effects::{approval_data, audit, event};
 use crate::identity::require_role;
 use crate::ids::new_id;
 use crate::{Gate, GateError};
-use airlock_protocol::{Approval, ApprovalStatus, Role, RuleScope, StandingRule};
-use airlock_store::{ApprovalFilter, Decision, Effects, Grant, Principal};
+use airlock_protocol::{Approval, ApprovalStatus, Call, Role, RuleScope, StandingRule};
+use airlock_store::{ApprovalFilter, Decision, Effects, Grant, Principal, Subject};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -229,7 +229,7 @@ impl Gate {
             .await;
         match outcome {
             Ok(decided) => {
-                self.inner.waiters.wake(&decided.approval.call_id);
+                self.settle(workspace, &decided.approval.call_id);
                 self.poke(workspace);
                 Ok(decided.approval)
             }
@@ -241,6 +241,60 @@ impl Gate {
             }
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// Closes a pending call's approval without a decision: its run was cancelled, or its
+    /// MCP client gave up. The call's agent or a user with role ≥ approver may cancel.
+    /// Refused like a decision once the approval is no longer pending (G3).
+    pub async fn cancel_call(
+        &self,
+        principal: &Principal,
+        call_id: &str,
+        reason: &str,
+    ) -> Result<Call, GateError> {
+        if let Subject::User { .. } = principal.subject {
+            require_role(principal, Role::Approver, "cancel calls")?;
+        }
+        // An agent sees only its own calls.
+        let call = self.get_call(principal, call_id).await?;
+        let Some(approval_id) = call.approval_id.clone() else {
+            return Err(GateError::Invalid(format!(
+                "the call was {} when it was submitted; only a call waiting for a person can be cancelled",
+                call.status
+            )));
+        };
+        let workspace = principal.workspace.as_str();
+        let approval = self
+            .store()
+            .get_approval(workspace, &approval_id)
+            .await?
+            .ok_or(GateError::NotFound("approval"))?;
+        if approval.status != ApprovalStatus::Pending {
+            return Err(GateError::AlreadyDecided(approval.status));
+        }
+        let now = self.now();
+        let actor = principal.actor();
+        let reason = format!("cancelled by {actor}: {reason}");
+        let mut closed = approval.clone();
+        closed.status = ApprovalStatus::Cancelled;
+        closed.decided_at = Some(now);
+        closed.decided_by = Some("system".into());
+        closed.decision_reason = Some(reason.clone());
+        let effects = Effects::none()
+            .audit(audit(
+                now,
+                &actor,
+                "approval.cancelled",
+                &approval.id,
+                approval_data(&closed),
+            ))
+            .event(event(now, "approval.cancelled", &closed));
+        self.store()
+            .cancel_approval(workspace, &approval.id, now, &reason, &effects)
+            .await?;
+        self.settle(workspace, call_id);
+        self.poke(workspace);
+        self.get_call(principal, call_id).await
     }
 
     /// The standing rule an "approve + remember" mints, or why it cannot.

@@ -36,7 +36,7 @@ impl Gate {
             };
             let expired = self.store().expire_due(now, BATCH, &on_expire).await?;
             for (workspace, approval) in &expired {
-                self.inner.waiters.wake(&approval.call_id);
+                self.settle(workspace, &approval.call_id);
                 self.poke(workspace);
             }
             total += expired.len();

@@ -55,6 +55,10 @@ struct Inner {
     pokes: broadcast::Sender<String>,
     /// Wakes the expiry sweeper when an approval with a nearer deadline appears.
     sweeper_wake: tokio::sync::Notify,
+    /// Carries `(workspace, call_id)` whenever a pending call stopped pending (decided,
+    /// expired, cancelled), here or on another node; `("", "")` when some may have been
+    /// missed. The built-in runtime resumes runs from it.
+    settled: broadcast::Sender<(String, String)>,
 }
 
 impl Gate {
@@ -62,6 +66,7 @@ impl Gate {
     pub async fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Result<Gate, GateError> {
         let policies = PolicyCache::load(store.as_ref()).await?;
         let (pokes, _) = broadcast::channel(1024);
+        let (settled, _) = broadcast::channel(1024);
         Ok(Gate {
             inner: Arc::new(Inner {
                 store,
@@ -70,6 +75,7 @@ impl Gate {
                 waiters: Waiters::default(),
                 pokes,
                 sweeper_wake: tokio::sync::Notify::new(),
+                settled,
             }),
         })
     }
@@ -90,6 +96,22 @@ impl Gate {
     /// How many callers are long-polling right now (for metrics).
     pub fn waiting(&self) -> usize {
         self.inner.waiters.waiting()
+    }
+
+    /// A receiver of `(workspace, call_id)` for every call that stopped pending; `("",
+    /// "")` says some may have been missed (re-check everything). Lagging receivers
+    /// should re-check everything too.
+    pub fn subscribe_settled(&self) -> broadcast::Receiver<(String, String)> {
+        self.inner.settled.subscribe()
+    }
+
+    /// A pending call stopped pending: wake its long-pollers and tell the subscribers.
+    fn settle(&self, workspace: &str, call_id: &str) {
+        self.inner.waiters.wake(call_id);
+        let _ = self
+            .inner
+            .settled
+            .send((workspace.to_owned(), call_id.to_owned()));
     }
 
     fn poke(&self, workspace: &str) {

@@ -36,6 +36,7 @@ impl Gate {
         match change.kind.as_str() {
             "resync" => {
                 self.inner.waiters.wake_all();
+                let _ = self.inner.settled.send((String::new(), String::new()));
                 if let Err(error) = self.inner.policies.reload_all(self.store()).await {
                     tracing::warn!(%error, "policy reload after reconnect failed");
                 }
@@ -55,7 +56,11 @@ impl Gate {
                     }
                 }
                 if let Some(call_id) = &change.call_id {
-                    self.inner.waiters.wake(call_id);
+                    if kind != "approval.requested" && kind != "call.decided" {
+                        self.settle(&change.workspace, call_id);
+                    } else {
+                        self.inner.waiters.wake(call_id);
+                    }
                 }
                 if kind == "approval.requested" {
                     self.inner.sweeper_wake.notify_one();

@@ -185,7 +185,7 @@ impl Gate {
             },
         );
         for approval in &cancelled {
-            self.inner.waiters.wake(&approval.call_id);
+            self.settle(workspace, &approval.call_id);
         }
         self.poke(workspace);
         Ok(info)
@@ -216,6 +216,7 @@ impl Gate {
                 agent,
                 mode,
                 standing: &[],
+                declared: None,
             },
         ))
     }

@@ -1,21 +1,33 @@
-//! The MCP proxy: an MCP client launches `airlock mcp proxy -- COMMAND ARGS…` in place of
-//! a real MCP server. The proxy starts the real server as a child process over stdio,
-//! relays every message between the two legs, and sends every `tools/call` to the airlock
+//! MCP for airlock, in two roles.
+//!
+//! The proxy: an MCP client launches `airlock mcp proxy -- COMMAND ARGS…` in place of
+//! a real MCP server. The proxy starts the real server as a child process over stdio (or,
+//! with `--upstream-url`, connects to it over Streamable HTTP), relays every message
+//! between the two legs, and sends every `tools/call` to the airlock
 //! gate first (through a [`Gate`]): only an allowed call reaches the real server.
+//!
+//! The tool host: airlock's own agent runtime starts an agent's MCP servers with
+//! [`McpHost`], offers their tools to the model and, once the gate allowed a call, calls
+//! the tool through the host.
 //!
 //! - [`gate`]: what the proxy asks the gate ([`Gate`]) and what it gets back ([`Verdict`]).
 //! - [`proxy`]: the server leg, facing the MCP client; gates `tools/call`.
 //! - [`upstream`]: the client leg, facing the real server; relays its requests and
 //!   notifications back to the MCP client.
+//! - [`host`]: the tool host of the agent runtime ([`McpHost`]).
 //!
-//! Architecture invariant: this crate is the only one that knows `rmcp`, and it knows no
-//! HTTP: the binary supplies the [`Gate`] (submit, wait, redeem the grant).
+//! Architecture invariant: this crate is the only one that knows `rmcp`, and it knows
+//! nothing of airlock's HTTP API (HTTP here is only rmcp's Streamable HTTP transport to a
+//! real server): the binary supplies the [`Gate`] (submit, wait, redeem the grant), and
+//! the runtime gates a hosted call before it calls [`McpHost::call`].
 
 pub mod gate;
+pub mod host;
 pub mod proxy;
 pub mod upstream;
 
 pub use gate::{tool_name, Gate, Verdict};
+pub use host::{HostError, HostedResult, HostedTool, McpHost};
 pub use proxy::{run, ProxyConfig};
 
 /// Why the proxy could not run.

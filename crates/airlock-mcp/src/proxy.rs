@@ -1,7 +1,7 @@
 //! The server leg, facing the MCP client: relays every request and notification to the
 //! real server (the [`upstream`](crate::upstream) leg), except `initialize`, which starts
-//! the real server with the client's own parameters, and `tools/call`, which the
-//! [`Gate`] decides first.
+//! (or connects to) the real server with the client's own parameters, and `tools/call`,
+//! which the [`Gate`] decides first.
 //!
 //! A `tools/call` the gate does not allow becomes a tool result with `isError: true` and
 //! the text `Denied: <reason>`: the model reads it and the session goes on. It never
@@ -11,7 +11,7 @@
 //! stateless lifecycle is not offered yet, so clients negotiate down to it.
 
 use crate::gate::{tool_name, Gate, Verdict};
-use crate::upstream::{self, Command, Upstream};
+use crate::upstream::{self, Endpoint, Upstream};
 use crate::ProxyError;
 use rmcp::model::{
     CallToolRequest, CallToolResult, ClientNotification, ClientRequest, ContentBlock,
@@ -36,11 +36,12 @@ const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 pub struct ProxyConfig {
     /// `<server>` in `mcp__<server>__<tool>`.
     pub server_name: String,
-    /// The real server.
-    pub command: Command,
+    /// The real server: a command over stdio, or a Streamable HTTP URL.
+    pub upstream: Endpoint,
 }
 
-/// Serves the MCP client on stdin/stdout until it disconnects, then stops the real server.
+/// Serves the MCP client on stdin/stdout until it disconnects, then stops the real server
+/// (or ends the session with it).
 pub async fn run<G: Gate>(config: ProxyConfig, gate: G) -> Result<(), ProxyError> {
     let proxy = Proxy {
         config,
@@ -78,7 +79,7 @@ impl<G: Gate> Proxy<G> {
         if client.protocol_version.as_str() > NEWEST_PROTOCOL.as_str() {
             client.protocol_version = NEWEST_PROTOCOL;
         }
-        let started = upstream::start(&self.config.command, client, context.peer)
+        let started = upstream::start(&self.config.upstream, client, context.peer)
             .await
             .map_err(|error| McpError::internal_error(error, None))?;
         let info = started.peer_info().map(|info| server_config(&info));

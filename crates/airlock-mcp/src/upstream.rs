@@ -1,18 +1,27 @@
-//! The client leg: starts the real MCP server as a child process and speaks to it as the
-//! MCP client would, relaying what the server asks of its client (sampling, roots,
-//! elicitation, pings) and what it notifies (progress, logging, list changes) back to the
-//! real MCP client.
+//! The client leg: reaches the real MCP server (a child process over stdio, or a
+//! Streamable HTTP server by URL) and speaks to it as the MCP client would, relaying what
+//! the server asks of its client (sampling, roots, elicitation, pings) and what it
+//! notifies (progress, logging, list changes) back to the real MCP client.
 
 use rmcp::model::{
     ClientConfig, ClientNotification, ClientResult, ServerNotification, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, Service, ServiceExt};
 use std::process::Stdio;
 
 /// The running client leg; dropping it stops the real server.
 pub type Upstream = RunningService<RoleClient, Relay>;
+
+/// Where the real server is.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    /// A child process speaking MCP over stdio; the proxy starts and stops it.
+    Stdio(Command),
+    /// A Streamable HTTP MCP server already running at `url` (`http://…/mcp`).
+    StreamableHttp { url: String },
+}
 
 /// The real server's command line.
 #[derive(Debug, Clone)]
@@ -29,28 +38,39 @@ pub struct Relay {
     downstream: Peer<RoleServer>,
 }
 
-/// Starts the real server and completes its `initialize` handshake as `client`.
+/// Starts (or connects to) the real server and completes its `initialize` handshake as
+/// `client`.
 pub async fn start(
-    command: &Command,
+    endpoint: &Endpoint,
     client: ClientConfig,
     downstream: Peer<RoleServer>,
 ) -> Result<Upstream, String> {
-    let mut child = tokio::process::Command::new(&command.program);
-    child.args(&command.args);
-    // The real server's stderr is its log: keep it on ours, where MCP clients collect it.
-    let (transport, _stderr) = TokioChildProcess::builder(child)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|error| format!("cannot start `{}`: {error}", command.program))?;
-    Relay { client, downstream }
-        .serve(transport)
-        .await
-        .map_err(|error| {
-            format!(
-                "the MCP server `{}` did not initialize: {error}",
-                command.program
-            )
-        })
+    let relay = Relay { client, downstream };
+    match endpoint {
+        Endpoint::Stdio(command) => {
+            let mut child = tokio::process::Command::new(&command.program);
+            child.args(&command.args);
+            // The real server's stderr is its log: keep it on ours, where MCP clients
+            // collect it.
+            let (transport, _stderr) = TokioChildProcess::builder(child)
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|error| format!("cannot start `{}`: {error}", command.program))?;
+            relay.serve(transport).await.map_err(|error| {
+                format!(
+                    "the MCP server `{}` did not initialize: {error}",
+                    command.program
+                )
+            })
+        }
+        Endpoint::StreamableHttp { url } => {
+            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            relay
+                .serve(transport)
+                .await
+                .map_err(|error| format!("the MCP server at {url} did not initialize: {error}"))
+        }
+    }
 }
 
 impl Service<RoleClient> for Relay {

@@ -133,6 +133,7 @@ pub fn run_cases(policy: &Policy, cases: Vec<Case>) -> Vec<CaseResult> {
                 agent: case.agent.as_deref(),
                 mode: case.mode,
                 standing: &case.standing,
+                declared: None,
             });
             let mut problems = Vec::new();
             if verdict.decision != case.expect {

@@ -19,7 +19,7 @@
 //! becomes a deny naming the trouble (fail closed, G4).
 
 use crate::document::SecretsMode;
-use crate::load::{CompiledRule, Policy};
+use crate::load::{CompiledRule, CompiledTool, Policy};
 use crate::secrets;
 use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 use serde_json::Value;
@@ -43,6 +43,10 @@ pub struct Call<'a> {
     pub mode: Mode,
     /// Standing rules that are live and in the call's scope.
     pub standing: &'a [StandingRule],
+    /// What the tool's provider declares about it (risk, target, preview), used when the
+    /// policy's catalogue does not list the tool. Only trusted providers may declare: the
+    /// built-in runtime's own tools, never an agent's say-so.
+    pub declared: Option<&'a CompiledTool>,
 }
 
 impl<'a> Call<'a> {
@@ -54,6 +58,7 @@ impl<'a> Call<'a> {
             agent: None,
             mode: Mode::Ask,
             standing: &[],
+            declared: None,
         }
     }
 }
@@ -87,7 +92,7 @@ impl Policy {
 
     fn evaluate_inner(&self, call: &Call) -> Verdict {
         let found = secrets::scan(call.arguments);
-        let tool = self.tools.get(call.tool);
+        let tool = self.tool_or_declared(call.tool, call.declared);
         let risk = tool.map_or(Risk::Exec, |tool| tool.risk);
         let target = tool
             .and_then(|tool| tool.target.as_deref())

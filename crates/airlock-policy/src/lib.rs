@@ -27,4 +27,4 @@ pub mod secrets;
 
 pub use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use evaluate::{Call, StandingRule};
-pub use load::{LoadError, LoadErrors, LoadOptions, Policy};
+pub use load::{CompiledTool, LoadError, LoadErrors, LoadOptions, Policy};

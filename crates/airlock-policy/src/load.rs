@@ -77,6 +77,24 @@ pub struct CompiledTool {
     pub body: Option<Template>,
 }
 
+impl CompiledTool {
+    /// A tool as its provider declares it (the built-in runtime's own tools), for calls the
+    /// policy's catalogue does not cover.
+    pub fn declare(
+        risk: Risk,
+        target: Option<&str>,
+        summary: Option<&str>,
+        body: Option<&str>,
+    ) -> Result<CompiledTool, crate::preview::TemplateError> {
+        Ok(CompiledTool {
+            risk,
+            target: target.map(str::to_owned),
+            summary: summary.map(Template::parse).transpose()?,
+            body: body.map(Template::parse).transpose()?,
+        })
+    }
+}
+
 /// A rule, compiled.
 #[derive(Debug, Clone)]
 pub struct CompiledRule {
@@ -173,6 +191,16 @@ impl Policy {
     /// The catalogue entry of a tool, when it is listed.
     pub fn tool(&self, name: &str) -> Option<&CompiledTool> {
         self.tools.get(name)
+    }
+
+    /// The catalogue entry of a tool, or else what its provider declares about it: the
+    /// policy's word wins, and a tool neither lists has risk `exec`.
+    pub fn tool_or_declared<'a>(
+        &'a self,
+        name: &str,
+        declared: Option<&'a CompiledTool>,
+    ) -> Option<&'a CompiledTool> {
+        self.tools.get(name).or(declared)
     }
 
     /// The rules in file order.

@@ -8,9 +8,11 @@
 
 mod decision;
 mod records;
+mod runs;
 
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use records::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, LlmConfig, McpServerConfig,
     PolicyInfo, Preview, Problem, Role, RuleScope, Session, StandingRule, User, WorkspaceEvent,
 };
+pub use runs::{Message, OutboxItem, Run, RunEvent, RunState, Step, StepState, StepStatus};

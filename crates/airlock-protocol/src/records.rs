@@ -48,6 +48,8 @@ macro_rules! string_enum {
     };
 }
 
+pub(crate) use string_enum;
+
 string_enum! {
     /// A person's role in a workspace.
     ///

@@ -10,6 +10,7 @@
 //! - [`rules`]: standing rules.
 //! - [`audit`]: list, verify, export.
 //! - [`events`]: the workspace event stream (SSE).
+//! - [`runs`]: the built-in runtime: messages, runs, run journals, the outbox.
 //! - [`hooks`]: coding-agent hooks (Claude Code's `http` hook) and what a verdict means to one.
 
 pub mod approvals;
@@ -20,6 +21,7 @@ pub mod hooks;
 pub mod identity;
 pub mod policy;
 pub mod rules;
+pub mod runs;
 pub mod system;
 
 use serde::Serialize;

@@ -24,6 +24,7 @@ pub mod router;
 pub use error::ApiError;
 pub use router::router;
 
+use airlock_agent::Runtime;
 use airlock_gate::Gate;
 use metrics::Metrics;
 use std::io;
@@ -35,6 +36,8 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone)]
 pub struct AppState {
     pub gate: Gate,
+    /// The built-in agent runtime (it shares the gate).
+    pub runtime: Runtime,
     pub metrics: Arc<Metrics>,
     /// Cancelled on shutdown: long-polls answer with the call as it is and event streams
     /// end, so that graceful shutdown does not wait for them.
@@ -42,9 +45,10 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(gate: Gate, shutdown: CancellationToken) -> AppState {
+    pub fn new(runtime: Runtime, shutdown: CancellationToken) -> AppState {
         AppState {
-            gate,
+            gate: runtime.gate().clone(),
+            runtime,
             metrics: Arc::new(Metrics::default()),
             shutdown,
         }
@@ -52,13 +56,20 @@ impl AppState {
 }
 
 /// Serves the API on `listener` until `shutdown` is cancelled, then finishes the requests
-/// in flight. Runs the gate's expiry sweeper and its listener for other nodes' changes for
-/// as long, with the same token.
+/// in flight. Runs the gate's expiry sweeper, its listener for other nodes' changes and
+/// the runtime's background work (resuming runs, the outbox) for as long, with the same
+/// token.
 pub async fn serve(
     listener: TcpListener,
-    gate: Gate,
+    runtime: Runtime,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
+    let gate = runtime.gate().clone();
+    let background = tokio::spawn({
+        let runtime = runtime.clone();
+        let stop = shutdown.clone();
+        async move { runtime.run_background(stop).await }
+    });
     let sweeper = tokio::spawn({
         let gate = gate.clone();
         let stop = shutdown.clone();
@@ -70,7 +81,7 @@ pub async fn serve(
         let stop = shutdown.clone();
         async move { gate.run_listener(stop).await }
     });
-    let app = router(AppState::new(gate, shutdown.clone()));
+    let app = router(AppState::new(runtime.clone(), shutdown.clone()));
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
         .await;
@@ -82,5 +93,9 @@ pub async fn serve(
     if let Err(error) = listener_task.await {
         tracing::warn!(%error, "the change listener ended abnormally");
     }
+    if let Err(error) = background.await {
+        tracing::warn!(%error, "the runtime's background work ended abnormally");
+    }
+    runtime.shutdown().await;
     served
 }

@@ -7,7 +7,9 @@
 //! each mirror's example with the gate's real type, so a drift shows up as a failure.
 
 use crate::error::PROBLEM_JSON;
-use crate::handlers::{approvals, audit, calls, events, hooks, identity, policy, rules, system};
+use crate::handlers::{
+    approvals, audit, calls, events, hooks, identity, policy, rules, runs, system,
+};
 use airlock_protocol::{LlmConfig, McpServerConfig, Mode, RuleScope};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
@@ -25,7 +27,9 @@ use utoipa::{Modify, OpenApi, ToSchema};
         identity::create_agent, identity::list_agents, identity::get_agent, identity::update_agent,
         identity::create_session, identity::get_session,
         policy::get_policy, policy::put_policy, policy::evaluate,
-        calls::submit, calls::get_call, calls::redeem,
+        calls::submit, calls::get_call, calls::redeem, runs::cancel_call,
+        runs::post_message, runs::list_messages, runs::get_run, runs::stream_events,
+        runs::cancel_run, runs::list_outbox,
         approvals::list, approvals::get, approvals::decide,
         rules::list, rules::create, rules::revoke,
         audit::list, audit::verify, audit::export,
@@ -43,6 +47,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "audit", description = "The hash-chained audit log"),
         (name = "events", description = "The workspace event stream"),
         (name = "hooks", description = "Coding-agent hooks (Claude Code `http` hooks)"),
+        (name = "runs", description = "The built-in agent runtime: messages, runs, run journals, the outbox"),
         (name = "identity", description = "Users and agents"),
         (name = "sessions", description = "Sessions"),
         (name = "system", description = "Health, metrics, this document"),

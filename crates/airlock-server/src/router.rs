@@ -3,7 +3,9 @@
 //! (404) and wrong methods (405).
 
 use crate::error::ApiError;
-use crate::handlers::{approvals, audit, calls, events, hooks, identity, policy, rules, system};
+use crate::handlers::{
+    approvals, audit, calls, events, hooks, identity, policy, rules, runs, system,
+};
 use crate::{metrics, AppState};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -41,6 +43,15 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/calls", post(calls::submit))
         .route("/v1/calls/{id}", get(calls::get_call))
         .route("/v1/calls/{id}/redeem", post(calls::redeem))
+        .route("/v1/calls/{id}/cancel", post(runs::cancel_call))
+        .route(
+            "/v1/sessions/{id}/messages",
+            post(runs::post_message).get(runs::list_messages),
+        )
+        .route("/v1/runs/{id}", get(runs::get_run))
+        .route("/v1/runs/{id}/events", get(runs::stream_events))
+        .route("/v1/runs/{id}/cancel", post(runs::cancel_run))
+        .route("/v1/outbox", get(runs::list_outbox))
         .route("/v1/approvals", get(approvals::list))
         .route("/v1/approvals/{id}", get(approvals::get))
         .route("/v1/approvals/{id}/decision", post(approvals::decide))

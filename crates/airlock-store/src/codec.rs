@@ -9,8 +9,11 @@
 //! Each backend only says how to read the four column shapes ([`RawRow`]); the row
 //! decoders (`call_from_row`, …) are written once, here.
 
-use crate::{Grant, StoreError, StoreResult};
-use airlock_protocol::{Agent, Approval, Call, PolicyInfo, Preview, StandingRule};
+use crate::{Grant, StoreError, StoreResult, StoredStep};
+use airlock_protocol::{
+    Agent, Approval, Call, Message, OutboxItem, PolicyInfo, Preview, Run, RunEvent, StandingRule,
+    Step,
+};
 use jiff::Timestamp;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -258,5 +261,108 @@ pub(crate) fn policy_from_row<R: RawRow>(row: &R) -> StoreResult<PolicyInfo> {
         digest: columns.text("digest")?,
         source: columns.text("source")?,
         updated_at: columns.time("created_at")?,
+    })
+}
+
+pub(crate) const RUN_COLUMNS: &str =
+    "id, session_id, agent_id, state, error, last_seq, created_at, updated_at";
+
+pub(crate) fn run_from_row<R: RawRow>(row: &R) -> StoreResult<Run> {
+    let columns = Columns::new(row, "runs");
+    Ok(Run {
+        id: columns.text("id")?,
+        session_id: columns.text("session_id")?,
+        agent_id: columns.text("agent_id")?,
+        state: columns.enumeration("state")?,
+        error: columns.opt_text("error")?,
+        last_seq: columns.unsigned("last_seq")?,
+        created_at: columns.time("created_at")?,
+        updated_at: columns.time("updated_at")?,
+    })
+}
+
+pub(crate) fn run_event_from_row<R: RawRow>(row: &R) -> StoreResult<RunEvent> {
+    let columns = Columns::new(row, "run_events");
+    Ok(RunEvent {
+        seq: columns.unsigned("seq")?,
+        kind: columns.text("kind")?,
+        at: columns.time("at")?,
+        data: columns.json("data")?,
+    })
+}
+
+pub(crate) const STEP_COLUMNS: &str = "idx, tool_call_id, tool, arguments, exact, call_id, \
+     state, status, output, rule, standing_rule, approver, finished_at";
+
+pub(crate) fn step_from_row<R: RawRow>(row: &R) -> StoreResult<StoredStep> {
+    let columns = Columns::new(row, "run_steps");
+    let index = u32::try_from(columns.int("idx")?).map_err(|_| StoreError::Corrupt {
+        table: "run_steps",
+        detail: "idx: out of range".into(),
+    })?;
+    let status: Option<String> = columns.opt_text("status")?;
+    Ok(StoredStep {
+        step: Step {
+            index,
+            tool_call_id: columns.text("tool_call_id")?,
+            tool: columns.text("tool")?,
+            arguments: columns.json("arguments")?,
+            call_id: columns.opt_text("call_id")?,
+            state: columns.enumeration("state")?,
+            status: status
+                .map(|text| {
+                    text.parse().map_err(|detail| StoreError::Corrupt {
+                        table: "run_steps",
+                        detail: format!("status: {detail}"),
+                    })
+                })
+                .transpose()?,
+            output: columns.opt_json("output")?,
+            rule: columns.opt_text("rule")?,
+            standing_rule: columns.opt_text("standing_rule")?,
+            approver: columns.opt_text("approver")?,
+            finished_at: columns.opt_time("finished_at")?,
+        },
+        exact: columns.int("exact")? != 0,
+    })
+}
+
+pub(crate) const MESSAGE_COLUMNS: &str =
+    "id, session_id, run_id, role, text, tool_calls, tool_call_id, steps, created_at";
+
+pub(crate) fn message_from_row<R: RawRow>(row: &R) -> StoreResult<Message> {
+    let columns = Columns::new(row, "messages");
+    Ok(Message {
+        id: columns.text("id")?,
+        session_id: columns.text("session_id")?,
+        run_id: columns.text("run_id")?,
+        role: columns.text("role")?,
+        text: columns.opt_text("text")?,
+        tool_calls: columns.json("tool_calls")?,
+        tool_call_id: columns.opt_text("tool_call_id")?,
+        steps: columns.json("steps")?,
+        created_at: columns.time("created_at")?,
+    })
+}
+
+pub(crate) const OUTBOX_COLUMNS: &str = "id, kind, recipient, payload, run_id, call_id, \
+     created_at, delivered_at, attempts, last_error";
+
+pub(crate) fn outbox_from_row<R: RawRow>(row: &R) -> StoreResult<OutboxItem> {
+    let columns = Columns::new(row, "outbox");
+    Ok(OutboxItem {
+        id: columns.text("id")?,
+        kind: columns.text("kind")?,
+        recipient: columns.text("recipient")?,
+        payload: columns.json("payload")?,
+        run_id: columns.opt_text("run_id")?,
+        call_id: columns.text("call_id")?,
+        created_at: columns.time("created_at")?,
+        delivered_at: columns.opt_time("delivered_at")?,
+        attempts: u32::try_from(columns.int("attempts")?).map_err(|_| StoreError::Corrupt {
+            table: "outbox",
+            detail: "attempts: out of range".into(),
+        })?,
+        last_error: columns.opt_text("last_error")?,
     })
 }

@@ -21,8 +21,8 @@ mod types;
 pub use types::*;
 
 use airlock_protocol::{
-    Agent, Approval, ApprovalStatus, AuditRecord, Call, PolicyInfo, Session, StandingRule, User,
-    WorkspaceEvent,
+    Agent, Approval, ApprovalStatus, AuditRecord, Call, Message, OutboxItem, PolicyInfo, Run,
+    RunEvent, Session, StandingRule, User, WorkspaceEvent,
 };
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -41,6 +41,10 @@ pub enum StoreError {
     /// was recorded; the gate evaluates it again under the policy now in force.
     #[error("the policy changed while the call was being evaluated")]
     StalePolicy,
+    /// A run write from a node that no longer holds the run (it was cancelled, or taken
+    /// over after the lease ran out).
+    #[error("the run is no longer held by this node")]
+    LeaseLost,
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -197,6 +201,20 @@ pub trait Store: Send + Sync + 'static {
         effects: &Effects,
     ) -> Result<Decided, DecideError>;
 
+    /// Closes a pending approval without a decision (its run was cancelled, its MCP
+    /// client went away): approval and call become `cancelled`, decided by `system` with
+    /// `reason` (which names who asked), and `effects` are appended. Refused like a
+    /// decision when the approval is not pending (`AlreadyDecided`) or unknown
+    /// (`NotFound`).
+    async fn cancel_approval(
+        &self,
+        workspace: &str,
+        approval_id: &str,
+        at: Timestamp,
+        reason: &str,
+        effects: &Effects,
+    ) -> Result<Approval, DecideError>;
+
     /// Consumes the call's grant with one conditional update (G1), appending `effects`
     /// only when it succeeds.
     async fn redeem(
@@ -253,6 +271,122 @@ pub trait Store: Send + Sync + 'static {
         scopes: &[(airlock_protocol::RuleScope, String)],
         now: Timestamp,
     ) -> StoreResult<Vec<StandingRule>>;
+
+    // ----- the built-in runtime
+
+    /// Creates a run in state `running`, held by `lease`, and applies `update` (its user
+    /// message, its `run_started` event). Refused with `Conflict` when the session already
+    /// has a live run (running or awaiting approval).
+    async fn start_run(
+        &self,
+        workspace: &str,
+        run: &Run,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<Vec<RunEvent>>;
+
+    /// Applies `update` to a run, refused with `LeaseLost` (nothing written) unless the run
+    /// is `running` and held by `owner` (a lease that ran out still holds until another
+    /// node claims the run). Returns the appended events with their `seq`.
+    async fn update_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        owner: &str,
+        update: &RunUpdate,
+    ) -> StoreResult<Vec<RunEvent>>;
+
+    /// Consumes the call's grant (G1) and, in the same transaction, inserts `outbox` (the
+    /// effect of a tool whose effect is a database write) and applies `update` to the run
+    /// held by `owner`. Any refusal writes nothing.
+    #[allow(clippy::too_many_arguments)]
+    async fn redeem_for_run(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        at: Timestamp,
+        effects: &Effects,
+        outbox: Option<&OutboxItem>,
+        run_id: &str,
+        owner: &str,
+        update: &RunUpdate,
+    ) -> Result<Grant, RedeemError>;
+
+    /// Takes a run over: from `awaiting_approval`, or from `running` when its lease ran
+    /// out before `now` (its node died), to `running` under `lease`, applying `update`.
+    /// `None` (nothing written) when the run is in neither situation: someone else holds
+    /// it, or it ended.
+    async fn claim_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        now: Timestamp,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>>;
+
+    /// Cancels a live run whoever holds it, applying `update` (its `run_cancelled` event).
+    /// `None` when the run is unknown or already ended.
+    async fn cancel_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>>;
+
+    /// Runs that should be moving and are not, with their workspace, at most `limit`:
+    /// runs awaiting approval none of whose gated calls is still pending, and running runs
+    /// whose lease ran out before `now`.
+    async fn stalled_runs(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<(String, String)>>;
+
+    async fn get_run(&self, workspace: &str, id: &str) -> StoreResult<Option<Run>>;
+
+    /// The runs of a session, oldest first.
+    async fn session_runs(&self, workspace: &str, session_id: &str) -> StoreResult<Vec<Run>>;
+
+    /// Journal events of a run with `seq > after`, in order, at most `limit`.
+    async fn run_events_after(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<RunEvent>>;
+
+    /// The steps of a run, by index.
+    async fn run_steps(&self, workspace: &str, run_id: &str) -> StoreResult<Vec<StoredStep>>;
+
+    /// The run a gated call belongs to, if any.
+    async fn run_of_call(&self, workspace: &str, call_id: &str) -> StoreResult<Option<String>>;
+
+    /// A session's conversation, oldest first.
+    async fn session_messages(
+        &self,
+        workspace: &str,
+        session_id: &str,
+    ) -> StoreResult<Vec<Message>>;
+
+    /// Outbox items of a workspace, newest first, at most `limit`.
+    async fn list_outbox(&self, workspace: &str, limit: u32) -> StoreResult<Vec<OutboxItem>>;
+
+    /// Undelivered outbox items of every workspace whose next attempt is due at `now`,
+    /// by next attempt time, at most `limit`.
+    async fn outbox_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<(String, OutboxItem)>>;
+
+    /// Records one delivery attempt: delivered (`error` None) or failed, to be tried again
+    /// at `retry_at`. An unknown or already delivered item is left as it is.
+    async fn outbox_attempt(
+        &self,
+        workspace: &str,
+        id: &str,
+        at: Timestamp,
+        error: Option<&str>,
+        retry_at: Option<Timestamp>,
+    ) -> StoreResult<()>;
 
     // ----- audit and events
 

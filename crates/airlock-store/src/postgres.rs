@@ -43,14 +43,15 @@ mod identity;
 mod listen;
 mod policy;
 mod rules;
+mod runs;
 
 use crate::{
-    ApprovalFilter, Change, DecideError, Decided, Decision, Effects, Grant, NewCall, Principal,
-    RedeemError, Store, StoreError, StoreResult, Workspace,
+    ApprovalFilter, Change, DecideError, Decided, Decision, Effects, Grant, Lease, NewCall,
+    Principal, RedeemError, RunUpdate, Store, StoreError, StoreResult, StoredStep, Workspace,
 };
 use airlock_protocol::{
-    Agent, Approval, AuditRecord, Call, PolicyInfo, RuleScope, Session, StandingRule, User,
-    WorkspaceEvent,
+    Agent, Approval, AuditRecord, Call, Message, OutboxItem, PolicyInfo, RuleScope, Run, RunEvent,
+    Session, StandingRule, User, WorkspaceEvent,
 };
 use async_trait::async_trait;
 use codec::database;
@@ -377,6 +378,151 @@ impl Store for PostgresStore {
         now: Timestamp,
     ) -> StoreResult<Vec<StandingRule>> {
         rules::live_standing_rules(&self.pool, workspace, scopes, now).await
+    }
+
+    async fn cancel_approval(
+        &self,
+        workspace: &str,
+        approval_id: &str,
+        at: Timestamp,
+        reason: &str,
+        effects: &Effects,
+    ) -> Result<Approval, DecideError> {
+        write_transaction!(self, |conn| runs::cancel_approval(
+            conn,
+            workspace,
+            approval_id,
+            at,
+            reason,
+            effects
+        ))
+    }
+
+    async fn start_run(
+        &self,
+        workspace: &str,
+        run: &Run,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<Vec<RunEvent>> {
+        write_transaction!(self, |conn| runs::start_run(
+            conn, workspace, run, lease, update
+        ))
+    }
+
+    async fn update_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        owner: &str,
+        update: &RunUpdate,
+    ) -> StoreResult<Vec<RunEvent>> {
+        write_transaction!(self, |conn| runs::update_run(
+            conn, workspace, run_id, owner, update
+        ))
+    }
+
+    async fn redeem_for_run(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        at: Timestamp,
+        effects: &Effects,
+        outbox: Option<&OutboxItem>,
+        run_id: &str,
+        owner: &str,
+        update: &RunUpdate,
+    ) -> Result<Grant, RedeemError> {
+        write_transaction!(self, |conn| runs::redeem_for_run(
+            conn, workspace, call_id, at, effects, outbox, run_id, owner, update
+        ))
+    }
+
+    async fn claim_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        now: Timestamp,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>> {
+        write_transaction!(self, |conn| runs::claim_run(
+            conn, workspace, run_id, now, lease, update
+        ))
+    }
+
+    async fn cancel_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>> {
+        write_transaction!(self, |conn| runs::cancel_run(
+            conn, workspace, run_id, update
+        ))
+    }
+
+    async fn stalled_runs(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<(String, String)>> {
+        runs::stalled_runs(&self.pool, now, limit).await
+    }
+
+    async fn get_run(&self, workspace: &str, id: &str) -> StoreResult<Option<Run>> {
+        runs::fetch_run(&self.pool, workspace, id).await
+    }
+
+    async fn session_runs(&self, workspace: &str, session_id: &str) -> StoreResult<Vec<Run>> {
+        runs::session_runs(&self.pool, workspace, session_id).await
+    }
+
+    async fn run_events_after(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<RunEvent>> {
+        runs::run_events_after(&self.pool, workspace, run_id, after, limit).await
+    }
+
+    async fn run_steps(&self, workspace: &str, run_id: &str) -> StoreResult<Vec<StoredStep>> {
+        runs::run_steps(&self.pool, workspace, run_id).await
+    }
+
+    async fn run_of_call(&self, workspace: &str, call_id: &str) -> StoreResult<Option<String>> {
+        runs::run_of_call(&self.pool, workspace, call_id).await
+    }
+
+    async fn session_messages(
+        &self,
+        workspace: &str,
+        session_id: &str,
+    ) -> StoreResult<Vec<Message>> {
+        runs::session_messages(&self.pool, workspace, session_id).await
+    }
+
+    async fn list_outbox(&self, workspace: &str, limit: u32) -> StoreResult<Vec<OutboxItem>> {
+        runs::list_outbox(&self.pool, workspace, limit).await
+    }
+
+    async fn outbox_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<(String, OutboxItem)>> {
+        runs::outbox_due(&self.pool, now, limit).await
+    }
+
+    async fn outbox_attempt(
+        &self,
+        workspace: &str,
+        id: &str,
+        at: Timestamp,
+        error: Option<&str>,
+        retry_at: Option<Timestamp>,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| runs::outbox_attempt(
+            conn, workspace, id, at, error, retry_at
+        ))
     }
 
     async fn audit_after(

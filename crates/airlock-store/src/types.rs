@@ -165,3 +165,49 @@ impl Change {
         }
     }
 }
+
+// ----- the built-in runtime
+
+/// A journal event to append to a run; the store assigns its `seq` (continuous from 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEventEntry {
+    pub at: Timestamp,
+    pub kind: String,
+    pub data: Value,
+}
+
+/// Who holds a running run, and until when. A node renews its lease with every write; a
+/// lease that ran out lets another node (or this one after a restart) take the run over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub owner: String,
+    pub until: Timestamp,
+}
+
+/// What one write to a run changes, all in one transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunUpdate {
+    pub at: Option<Timestamp>,
+    pub events: Vec<RunEventEntry>,
+    /// The run's new state (with its error, for `failed`).
+    pub state: Option<(airlock_protocol::RunState, Option<String>)>,
+    /// The new lease while the run keeps running; the lease is dropped whenever the run
+    /// leaves `running`.
+    pub lease: Option<Lease>,
+    pub messages: Vec<airlock_protocol::Message>,
+    /// Inserted, or updating the outcome of the step with the same index (state, call,
+    /// status, output, rule, approver, finish time); its tool call, tool and arguments stay
+    /// as first written.
+    pub steps: Vec<StoredStep>,
+    /// Audit records and workspace events of the same change.
+    pub effects: Effects,
+}
+
+/// A step as the runtime stores it: the trace entry plus whether its stored arguments
+/// are the exact ones (they are not when the arguments held secrets, which are never
+/// stored; such a call cannot run after a restart).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredStep {
+    pub step: airlock_protocol::Step,
+    pub exact: bool,
+}

@@ -9,6 +9,9 @@
 //! - `fixtures`: a small world (two workspaces, agents, a user, a policy) and builders.
 //! - `identity`, `policy`, `calls`, `decide`, `concurrency`, `grants`, `expiry`, `rules`,
 //!   `audit`, `durability`: the behaviours, by concern.
+//! - `runs`, `takeover`, `journal`, `outbox`: the built-in runtime's runs and leases,
+//!   claiming them back (and the sweeper's view of them), reading them back, and the
+//!   grants spent inside a run with the outbox written beside them.
 //! - `sqlite`: what only the SQLite backend promises (file creation, pragmas).
 //! - `postgres`: the PostgreSQL backend, and what only it promises (several nodes on one
 //!   database, notifications between them).
@@ -26,10 +29,14 @@ mod store {
     pub mod grants;
     pub mod harness;
     pub mod identity;
+    pub mod journal;
+    pub mod outbox;
     pub mod policy;
     pub mod postgres;
     pub mod rules;
+    pub mod runs;
     pub mod sqlite;
+    pub mod takeover;
 }
 
 /// One test of one behaviour on one backend. Every test runs on two worker threads, so
@@ -123,6 +130,50 @@ macro_rules! conformance_suite {
         behaviour!(
             $backend,
             durability::spent_grant_stays_spent_after_a_restart
+        );
+        behaviour!(
+            $backend,
+            decide::cancel_approval_closes_a_pending_approval_once
+        );
+        behaviour!(
+            $backend,
+            runs::start_run_creates_a_running_run_and_applies_its_update
+        );
+        behaviour!(
+            $backend,
+            runs::concurrent_starts_in_one_session_have_one_winner
+        );
+        behaviour!(
+            $backend,
+            runs::update_run_keeps_seq_continuous_and_renews_the_lease
+        );
+        behaviour!(
+            $backend,
+            runs::update_run_without_the_lease_is_lease_lost_and_writes_nothing
+        );
+        behaviour!($backend, runs::steps_are_upserted_by_index);
+        behaviour!(
+            $backend,
+            takeover::claim_run_takes_over_a_suspended_or_abandoned_run
+        );
+        behaviour!($backend, takeover::concurrent_claims_have_one_winner);
+        behaviour!($backend, runs::cancel_run_ends_a_live_run_whoever_holds_it);
+        behaviour!(
+            $backend,
+            takeover::stalled_runs_are_the_ones_that_should_move
+        );
+        behaviour!($backend, takeover::a_run_survives_a_restart);
+        behaviour!($backend, journal::session_runs_are_oldest_first);
+        behaviour!($backend, journal::run_events_are_read_after_a_seq);
+        behaviour!($backend, journal::session_messages_round_trip_in_order);
+        behaviour!(
+            $backend,
+            outbox::redeem_for_run_spends_the_grant_with_its_outbox_row_and_update
+        );
+        behaviour!($backend, outbox::redeem_for_run_refusals_write_nothing);
+        behaviour!(
+            $backend,
+            outbox::outbox_lists_newest_first_and_delivers_what_is_due
         );
     };
 }

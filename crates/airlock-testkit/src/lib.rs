@@ -15,6 +15,8 @@ pub mod client;
 
 pub use client::{Client, Reply};
 
+use airlock_agent::toolset::ClientOptionsSpec;
+use airlock_agent::{Runtime, RuntimeConfig};
 use airlock_gate::clock::{Clock, ManualClock, SystemClock};
 use airlock_gate::{Gate, GateError};
 use airlock_protocol::Role;
@@ -119,12 +121,7 @@ impl TestServer {
         owner_token: Option<String>,
         backend: Backend,
     ) -> Result<TestServer> {
-        let store: Arc<dyn Store> = match &backend {
-            Backend::Sqlite => Arc::new(SqliteStore::open(&data.path().join(DATABASE_FILE)).await?),
-            Backend::Postgres { url } => {
-                Arc::new(PostgresStore::connect(url, PgOptions::default()).await?)
-            }
-        };
+        let store = open_store(&backend, data.path()).await?;
         let gate_clock: Arc<dyn Clock> = match &clock {
             Some(clock) => clock.clone(),
             None => Arc::new(SystemClock),
@@ -137,11 +134,16 @@ impl TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let shutdown = CancellationToken::new();
-        let task = tokio::spawn(airlock_server::serve(
-            listener,
-            gate.clone(),
-            shutdown.clone(),
-        ));
+        let mut config = RuntimeConfig::under(data.path());
+        config.single_node = matches!(backend, Backend::Sqlite);
+        // Tests use a local fake model: fail fast instead of waiting minutes.
+        config.client = ClientOptionsSpec {
+            timeout: std::time::Duration::from_secs(2),
+            max_retries: 2,
+            backoff: std::time::Duration::from_millis(20),
+        };
+        let runtime = Runtime::new(gate.clone(), config);
+        let task = tokio::spawn(airlock_server::serve(listener, runtime, shutdown.clone()));
         Ok(TestServer {
             client: Client::new(&url),
             url,
@@ -153,6 +155,18 @@ impl TestServer {
             task: Some(task),
             data,
         })
+    }
+
+    /// A gate of its own over this server's database, on the server's clock, with no
+    /// server and no runtime: what another process sharing the database would do (stop
+    /// the server first on SQLite, whose file one process writes).
+    pub async fn offline_gate(&self) -> Result<Gate> {
+        let store = open_store(&self.backend, self.data.path()).await?;
+        let clock: Arc<dyn Clock> = match &self.clock {
+            Some(clock) => clock.clone(),
+            None => Arc::new(SystemClock),
+        };
+        Ok(Gate::new(store, clock).await?)
     }
 
     /// The data folder (holds `airlock.db` and its `-wal` and `-shm` files).
@@ -338,6 +352,15 @@ async fn bootstrap(gate: &Gate, workspace: &str) -> Result<String> {
         .await?
         .ok_or_else(|| TestkitError::Unexpected(format!("workspace `{workspace}` exists")))?;
     Ok(created.owner_token)
+}
+
+async fn open_store(backend: &Backend, data: &Path) -> Result<Arc<dyn Store>> {
+    Ok(match backend {
+        Backend::Sqlite => Arc::new(SqliteStore::open(&data.join(DATABASE_FILE)).await?),
+        Backend::Postgres { url } => {
+            Arc::new(PostgresStore::connect(url, PgOptions::default()).await?)
+        }
+    })
 }
 
 fn text(value: &Value) -> Result<String> {

@@ -1,7 +1,9 @@
 //! `airlock mcp proxy [--server-name NAME] -- COMMAND ARGS…`: put airlock between an MCP
-//! client and a stdio MCP server. The MCP client launches this command in place of the
-//! real server; [`airlock_mcp`] relays the protocol and asks the [`HttpGate`] below about
-//! every `tools/call`, as the agent whose token is given.
+//! client and a stdio MCP server; with `--upstream-url URL --server-name NAME` instead of
+//! the command, between the client and a Streamable HTTP MCP server. The MCP client
+//! launches this command in place of the real server; [`airlock_mcp`] relays the protocol
+//! and asks the [`HttpGate`] below about every `tools/call`, as the agent whose token is
+//! given.
 //!
 //! The gate is the hook's flow ([`super::hook::gate`]): submit, long-poll an asked call,
 //! redeem the grant before allowing. Anything that prevents a verdict is a deny with the
@@ -11,7 +13,7 @@ use super::hook;
 use crate::client::{Client, ClientArgs};
 use crate::Outcome;
 use airlock_mcp::gate::server_name;
-use airlock_mcp::upstream::Command;
+use airlock_mcp::upstream::{Command, Endpoint};
 use airlock_mcp::{Gate, ProxyConfig, Verdict};
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -25,7 +27,8 @@ pub struct McpArgs {
 
 #[derive(Debug, Subcommand)]
 enum McpCommand {
-    /// Run a stdio MCP server behind airlock: every tool call is gated first.
+    /// Run an MCP server (stdio, or Streamable HTTP) behind airlock: every tool call is
+    /// gated first.
     Proxy(ProxyArgs),
 }
 
@@ -34,30 +37,66 @@ struct ProxyArgs {
     #[command(flatten)]
     client: ClientArgs,
     /// `<server>` in the gated tool name `mcp__<server>__<tool>` [default: the basename
-    /// of COMMAND, other characters than letters and digits as `_`].
+    /// of COMMAND, other characters than letters and digits as `_`; required with
+    /// --upstream-url].
     #[arg(long, value_name = "NAME")]
     server_name: Option<String>,
+    /// Relay to the Streamable HTTP MCP server at this URL instead of starting COMMAND.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "server_name",
+        value_parser = http_url
+    )]
+    upstream_url: Option<String>,
     /// Wait up to this many seconds for a person to decide an asked call, then deny
     /// (an approval that expires earlier ends the wait at its deadline).
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     wait: u64,
-    /// The real MCP server's command line, after `--`.
-    #[arg(required = true, last = true, value_name = "COMMAND")]
+    /// The real MCP server's command line, after `--` (or --upstream-url).
+    #[arg(
+        last = true,
+        value_name = "COMMAND",
+        required_unless_present = "upstream_url",
+        conflicts_with = "upstream_url"
+    )]
     command: Vec<String>,
+}
+
+/// An `http://` or `https://` URL, checked before anything starts.
+fn http_url(value: &str) -> Result<String, String> {
+    let rest = value
+        .strip_prefix("http://")
+        .or_else(|| value.strip_prefix("https://"))
+        .ok_or("the URL must start with http:// or https://")?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err("the URL names no host".into());
+    }
+    Ok(value.to_owned())
 }
 
 pub fn run(args: McpArgs) -> anyhow::Result<Outcome> {
     let McpCommand::Proxy(args) = args.command;
-    let mut command = args.command.into_iter();
-    let program = command
-        .next()
-        .context("no MCP server command was given after `--`")?;
-    let config = ProxyConfig {
-        server_name: args.server_name.unwrap_or_else(|| server_name(&program)),
-        command: Command {
-            program,
-            args: command.collect(),
+    let config = match args.upstream_url {
+        Some(url) => ProxyConfig {
+            server_name: args
+                .server_name
+                .context("--upstream-url needs --server-name")?,
+            upstream: Endpoint::StreamableHttp { url },
         },
+        None => {
+            let mut command = args.command.into_iter();
+            let program = command
+                .next()
+                .context("no MCP server command was given after `--`")?;
+            ProxyConfig {
+                server_name: args.server_name.unwrap_or_else(|| server_name(&program)),
+                upstream: Endpoint::Stdio(Command {
+                    program,
+                    args: command.collect(),
+                }),
+            }
+        }
     };
     let gate = HttpGate {
         client: args.client,

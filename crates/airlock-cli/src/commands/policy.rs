@@ -131,6 +131,7 @@ fn eval(
         agent,
         mode,
         standing: &[],
+        declared: None,
     });
     println!("{}", serde_json::to_string_pretty(&verdict)?);
     Ok(if verdict.decision == airlock_policy::Decision::Deny {

@@ -12,6 +12,7 @@ mod demo;
 mod watch;
 
 use crate::Outcome;
+use airlock_agent::{Runtime, RuntimeConfig};
 use airlock_gate::clock::SystemClock;
 use airlock_gate::policy::STARTER_POLICY;
 use airlock_gate::Gate;
@@ -258,7 +259,12 @@ async fn serve(
             shutdown.clone(),
         ))
     });
-    let served = airlock_server::serve(listener, gate, shutdown.clone()).await;
+    let mut config = RuntimeConfig::under(&args.data_dir);
+    config.single_node = matches!(database, Database::Sqlite(_));
+    config.http_allow = http_allow_from_env();
+    config.smtp = smtp_from_env()?;
+    let runtime = Runtime::new(gate, config);
+    let served = airlock_server::serve(listener, runtime, shutdown.clone()).await;
     shutdown.cancel();
     if let Some(watcher) = watcher {
         let _ = watcher.await;
@@ -321,6 +327,41 @@ fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
     file.write_all(format!("{secret}\n").as_bytes())?;
     file.sync_all()?;
     Ok(())
+}
+
+/// `AIRLOCK_HTTP_ALLOW`: comma-separated host globs the built-in `http.fetch` may reach
+/// (none by default).
+fn http_allow_from_env() -> Vec<String> {
+    std::env::var("AIRLOCK_HTTP_ALLOW")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|host| !host.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `AIRLOCK_SMTP=host:port` (with `AIRLOCK_SMTP_FROM`, and optionally `AIRLOCK_SMTP_USER`,
+/// `AIRLOCK_SMTP_PASSWORD_ENV` naming the variable that holds the password, and
+/// `AIRLOCK_SMTP_STARTTLS=1`): where the outbox's email is delivered. Without it, email
+/// stays in the outbox.
+fn smtp_from_env() -> anyhow::Result<Option<airlock_tools::SmtpConfig>> {
+    let Some(address) = std::env::var("AIRLOCK_SMTP").ok().filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let (host, port) = address
+        .rsplit_once(':')
+        .and_then(|(host, port)| Some((host.to_owned(), port.parse::<u16>().ok()?)))
+        .ok_or_else(|| anyhow!("AIRLOCK_SMTP must be host:port, got {address:?}"))?;
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    Ok(Some(airlock_tools::SmtpConfig {
+        host,
+        port,
+        from: var("AIRLOCK_SMTP_FROM").unwrap_or_else(|| "airlock@localhost".into()),
+        username: var("AIRLOCK_SMTP_USER"),
+        password_env: var("AIRLOCK_SMTP_PASSWORD_ENV"),
+        starttls: var("AIRLOCK_SMTP_STARTTLS").is_some_and(|v| v == "1" || v == "true"),
+    }))
 }
 
 #[cfg(test)]

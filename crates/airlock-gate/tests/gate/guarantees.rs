@@ -14,6 +14,7 @@ fn submission(tool: &str, arguments: Value) -> Submission {
         tool: tool.into(),
         arguments,
         session_id: None,
+        declared: None,
     }
 }
 

@@ -97,6 +97,7 @@ pub async fn submit(
                 tool: body.tool,
                 arguments: body.arguments,
                 session_id: body.session_id,
+                declared: None,
             },
         )
         .await?;

@@ -215,6 +215,7 @@ async fn gate(
                 tool: hook.tool_name,
                 arguments: hook.tool_input,
                 session_id: None,
+                declared: None,
             },
         )
         .await?;

@@ -13,7 +13,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::ToSchema;
 
 /// The body of `POST /v1/users`.
@@ -54,9 +53,8 @@ pub struct NewSession {
 pub struct SessionSnapshot {
     #[serde(flatten)]
     pub session: Session,
-    /// Runs of the built-in runtime (none yet: the runtime is not part of this server).
-    #[schema(value_type = Vec<Object>)]
-    pub runs: Vec<Value>,
+    /// Runs of the built-in runtime in this session, oldest first.
+    pub runs: Vec<airlock_protocol::Run>,
     pub pending_approvals: Vec<Approval>,
 }
 
@@ -171,9 +169,10 @@ pub async fn get_session(
 ) -> Result<Json<SessionSnapshot>, ApiError> {
     let session = state.gate.get_session(&principal, &id).await?;
     let pending_approvals = state.gate.session_approvals(&principal, &id).await?;
+    let runs = state.runtime.session_runs(&principal, &id).await?;
     Ok(Json(SessionSnapshot {
         session,
-        runs: Vec::new(),
+        runs,
         pending_approvals,
     }))
 }

@@ -22,6 +22,7 @@ mod decisions;
 mod durability;
 mod hooks;
 mod identity;
+mod runtime;
 mod secrets;
 mod story;
 mod support;

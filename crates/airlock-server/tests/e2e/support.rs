@@ -182,9 +182,19 @@ pub struct SseReader {
 impl SseReader {
     /// Opens `/v1/events`, optionally from a `Last-Event-ID`.
     pub async fn open(server: &TestServer, token: &str, last_event_id: Option<u64>) -> SseReader {
+        SseReader::open_path(server, token, "/v1/events", last_event_id).await
+    }
+
+    /// Opens any event stream, optionally from a `Last-Event-ID`.
+    pub async fn open_path(
+        server: &TestServer,
+        token: &str,
+        path: &str,
+        last_event_id: Option<u64>,
+    ) -> SseReader {
         let mut request = server
             .client
-            .request(reqwest::Method::GET, "/v1/events", Some(token));
+            .request(reqwest::Method::GET, path, Some(token));
         if let Some(id) = last_event_id {
             request = request.header("Last-Event-ID", id.to_string());
         }
@@ -248,6 +258,28 @@ impl SseReader {
                 continue;
             }
             let chunk = self.stream.next().await.expect("the stream ended").unwrap();
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// Every event until the stream ends, within [`PATIENCE`].
+    pub async fn read_to_end(&mut self) -> Vec<SseEvent> {
+        let mut events = Vec::new();
+        loop {
+            match tokio::time::timeout(PATIENCE, self.read_or_end()).await {
+                Ok(Some(event)) => events.push(event),
+                Ok(None) => return events,
+                Err(_) => panic!("the stream did not end in time; got {events:?}"),
+            }
+        }
+    }
+
+    async fn read_or_end(&mut self) -> Option<SseEvent> {
+        loop {
+            if self.buffer.contains("\n\n") {
+                return Some(self.read().await);
+            }
+            let chunk = self.stream.next().await?.unwrap();
             self.buffer.push_str(&String::from_utf8_lossy(&chunk));
         }
     }

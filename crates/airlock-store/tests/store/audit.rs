@@ -10,7 +10,7 @@ use serde_json::json;
 
 /// Checks `records` form a whole chain from the genesis: seq 1..n, each `prev_hash` the
 /// previous hash, each hash recomputed from the record as stored.
-fn assert_chain(records: &[AuditRecord]) {
+pub fn assert_chain(records: &[AuditRecord]) {
     let mut prev_hash = GENESIS_HASH.to_owned();
     for (index, record) in records.iter().enumerate() {
         assert_eq!(

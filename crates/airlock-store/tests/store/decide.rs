@@ -1,4 +1,5 @@
-//! Deciding an approval: the happy paths, and every refusal writing nothing (G2, G3, G4).
+//! Deciding an approval: the happy paths, and every refusal writing nothing (G2, G3, G4);
+//! closing one without a decision (`cancel_approval`), refused the same way.
 
 use super::fixtures::{effects, policy, snapshot, t, world, Spec, World, POLICY_2};
 use super::harness::Ctx;
@@ -382,4 +383,115 @@ pub async fn approve_and_remember_mints_or_reuses_a_rule(ctx: Ctx) {
         .map(|rule| rule.id)
         .collect();
     assert_eq!(ids, ["rule_1"]);
+}
+
+pub async fn cancel_approval_closes_a_pending_approval_once(ctx: Ctx) {
+    let world = world(ctx.store.as_ref()).await;
+    let gone = world.spec("gone");
+    let done = world.spec("done");
+    ask(&ctx, &world, &gone).await;
+    ask(&ctx, &world, &done).await;
+    ctx.store
+        .decide(&world.ws, &done.approve(t(2)), &Effects::none())
+        .await
+        .unwrap();
+    let store = ctx.store.as_ref();
+    let reason = "run cancelled by user:usr_a";
+
+    let approval = store
+        .cancel_approval(
+            &world.ws,
+            "apr_gone",
+            t(5),
+            reason,
+            &effects("approval.cancelled", "apr_gone", t(5)),
+        )
+        .await
+        .unwrap();
+    let expected = Approval {
+        status: ApprovalStatus::Cancelled,
+        decided_at: Some(t(5)),
+        decided_by: Some("system".into()),
+        decision_reason: Some(reason.into()),
+        ..gone.asked().approval.unwrap()
+    };
+    assert_eq!(approval, expected);
+    assert_eq!(
+        store.get_approval(&world.ws, "apr_gone").await.unwrap(),
+        Some(expected)
+    );
+    let call = store
+        .get_call(&world.ws, "call_gone")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            call.status,
+            call.decided_by,
+            call.decided_at,
+            call.reason.as_deref()
+        ),
+        (
+            CallStatus::Cancelled,
+            DecidedBy::System,
+            Some(t(5)),
+            Some(reason)
+        )
+    );
+    let audit = store.audit_after(&world.ws, 0, 100).await.unwrap();
+    assert_eq!(
+        audit.last().map(|record| record.kind.as_str()),
+        Some("approval.cancelled")
+    );
+    let events = store.events_after(&world.ws, 0, 100).await.unwrap();
+    assert_eq!(
+        events.last().map(|event| event.kind.as_str()),
+        Some("approval.cancelled")
+    );
+
+    // Refused like a decision, writing nothing.
+    let before = snapshot(&ctx, &world, &[&gone, &done]).await;
+    for (workspace, approval_id) in [
+        (&world.ws, "apr_gone"),
+        (&world.ws, "apr_done"),
+        (&world.ws, "apr_nope"),
+        (&world.other, "apr_gone"),
+    ] {
+        let outcome = store
+            .cancel_approval(
+                workspace,
+                approval_id,
+                t(6),
+                reason,
+                &effects("approval.cancelled", approval_id, t(6)),
+            )
+            .await;
+        let refused = match approval_id {
+            "apr_gone" if workspace == &world.ws => matches!(
+                outcome,
+                Err(DecideError::AlreadyDecided(ApprovalStatus::Cancelled))
+            ),
+            "apr_done" => matches!(
+                outcome,
+                Err(DecideError::AlreadyDecided(ApprovalStatus::Approved))
+            ),
+            _ => matches!(outcome, Err(DecideError::NotFound)),
+        };
+        assert!(refused, "{workspace}/{approval_id}: {outcome:?}");
+    }
+    assert_eq!(snapshot(&ctx, &world, &[&gone, &done]).await, before);
+
+    // Nobody decides it afterwards, and its call never gets a grant.
+    assert_refused(&ctx, &world, &[&gone, &done], &gone.approve(t(7)), |e| {
+        matches!(e, DecideError::AlreadyDecided(ApprovalStatus::Cancelled))
+    })
+    .await;
+    let redeemed = store
+        .redeem(&world.ws, "call_gone", t(8), &Effects::none())
+        .await;
+    assert!(
+        matches!(redeemed, Err(RedeemError::NoGrant)),
+        "{redeemed:?}"
+    );
 }

@@ -5,13 +5,18 @@
 
 use airlock_policy::digest::sha256_hex;
 use airlock_protocol::{
-    Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, DecidedBy, Mode, PolicyInfo,
-    Preview, Risk, Role, Session, User, WorkspaceEvent,
+    Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, DecidedBy, Message, Mode,
+    OutboxItem, PolicyInfo, Preview, Risk, Role, Run, RunEvent, RunState, Session, Step, StepState,
+    StepStatus, User, WorkspaceEvent,
 };
-use airlock_store::{AuditEntry, Decision, Effects, EventEntry, Grant, NewCall, Store, Workspace};
+use airlock_store::{
+    AuditEntry, Decision, Effects, EventEntry, Grant, Lease, NewCall, RunEventEntry, RunUpdate,
+    Store, StoredStep, Workspace,
+};
 use jiff::Timestamp;
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::future::Future;
 
 /// 2025-01-01T00:00:00Z plus `seconds`.
 pub fn t(seconds: i64) -> Timestamp {
@@ -346,4 +351,219 @@ pub async fn snapshot(ctx: &super::harness::Ctx, world: &World, specs: &[&Spec])
             .push(store.get_call(&world.ws, &spec.call_id()).await.unwrap());
     }
     snapshot
+}
+
+// ----- the built-in runtime
+
+impl World {
+    /// Creates another session of the world's agent in `ws`.
+    pub async fn add_session(&self, store: &dyn Store, id: &str) {
+        store
+            .create_session(
+                &self.ws,
+                &Session {
+                    id: id.into(),
+                    agent_id: Some(self.agent.clone()),
+                    title: None,
+                    created_at: t(0),
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    /// A run of the world's agent in `session`, created (and last updated) at `t(at)`.
+    pub fn run(&self, id: &str, session: &str, at: i64) -> Run {
+        Run {
+            id: id.into(),
+            session_id: session.into(),
+            agent_id: self.agent.clone(),
+            state: RunState::Running,
+            error: None,
+            last_seq: 0,
+            created_at: t(at),
+            updated_at: t(at),
+        }
+    }
+
+    /// A message of `run` in the world's session, every optional field set by `role`:
+    /// a user's text, an assistant's tool calls, a tool's call id and result text.
+    pub fn message(&self, id: &str, run: &str, role: &str, at: i64) -> Message {
+        Message {
+            id: id.into(),
+            session_id: self.session.clone(),
+            run_id: run.into(),
+            role: role.into(),
+            text: (role != "assistant").then(|| format!("{role} says {id} ✓")),
+            tool_calls: if role == "assistant" {
+                vec![
+                    json!({"id": "tc_1", "tool": "email.send", "arguments": {"to": "bob@acme.test"}}),
+                    json!({"id": "tc_2", "tool": "fs.read", "arguments": {"path": "a/b", "n": [1, 2.5, null]}}),
+                ]
+            } else {
+                Vec::new()
+            },
+            tool_call_id: (role == "tool").then(|| "tc_1".to_owned()),
+            steps: Vec::new(),
+            created_at: t(at),
+        }
+    }
+}
+
+/// A lease held by `owner` until `t(until)`.
+pub fn lease(owner: &str, until: i64) -> Lease {
+    Lease {
+        owner: owner.into(),
+        until: t(until),
+    }
+}
+
+/// A journal event of `kind` at `t(at)`.
+pub fn run_event(kind: &str, at: i64) -> RunEventEntry {
+    RunEventEntry {
+        at: t(at),
+        kind: kind.into(),
+        data: json!({"kind": kind, "nested": {"list": [1, "two", null], "f": 0.5}}),
+    }
+}
+
+/// An update at `t(at)` appending one journal event per kind, and nothing else.
+pub fn run_events(at: i64, kinds: &[&str]) -> RunUpdate {
+    RunUpdate {
+        at: Some(t(at)),
+        events: kinds.iter().map(|kind| run_event(kind, at)).collect(),
+        ..RunUpdate::default()
+    }
+}
+
+/// An update at `t(at)` moving the run to `state` with one event of `kind`.
+pub fn run_moves(at: i64, state: RunState, kind: &str) -> RunUpdate {
+    RunUpdate {
+        state: Some((state, None)),
+        ..run_events(at, &[kind])
+    }
+}
+
+/// A step just submitted to the gate: no outcome fields, arguments not exact.
+pub fn gated_step(index: u32, call_id: Option<&str>) -> StoredStep {
+    StoredStep {
+        step: Step {
+            index,
+            tool_call_id: format!("tc_{index}"),
+            tool: "email.send".into(),
+            arguments: json!({"to": "bob@acme.test", "body": "[REDACTED:api_key]"}),
+            call_id: call_id.map(str::to_owned),
+            state: StepState::Gated,
+            status: None,
+            output: None,
+            rule: None,
+            standing_rule: None,
+            approver: None,
+            finished_at: None,
+        },
+        exact: false,
+    }
+}
+
+/// `gated_step` finished at `t(at)`, with every optional field set.
+pub fn finished_step(index: u32, call_id: Option<&str>, at: i64) -> StoredStep {
+    let mut stored = gated_step(index, call_id);
+    stored.step = Step {
+        state: StepState::Finished,
+        status: Some(StepStatus::Ok),
+        output: Some(json!({"sent": true, "id": "m-1", "lines": ["a", "b"]})),
+        rule: Some("rules[2]".into()),
+        standing_rule: Some("srl_1".into()),
+        approver: Some("user:usr_a".into()),
+        finished_at: Some(t(at)),
+        ..stored.step
+    };
+    stored
+}
+
+/// An email for the outbox, the effect of `call_id`, made at `t(at)`.
+pub fn outbox_item(id: &str, call_id: &str, run_id: Option<&str>, at: i64) -> OutboxItem {
+    OutboxItem {
+        id: id.into(),
+        kind: "email".into(),
+        recipient: "bob@acme.test".into(),
+        payload: json!({"subject": format!("about {id}"), "body": "hello ✓", "cc": []}),
+        run_id: run_id.map(str::to_owned),
+        call_id: call_id.into(),
+        created_at: t(at),
+        delivered_at: None,
+        attempts: 0,
+        last_error: None,
+    }
+}
+
+/// What the trait shows of one run: the run, its whole journal and its steps.
+pub async fn run_view(
+    store: &dyn Store,
+    workspace: &str,
+    run_id: &str,
+) -> (Option<Run>, Vec<RunEvent>, Vec<StoredStep>) {
+    (
+        store.get_run(workspace, run_id).await.unwrap(),
+        store
+            .run_events_after(workspace, run_id, 0, 10_000)
+            .await
+            .unwrap(),
+        store.run_steps(workspace, run_id).await.unwrap(),
+    )
+}
+
+/// Awaits `attempt` and checks that it wrote nothing: the same rows in every table, the
+/// same [`Snapshot`], the same run `run_id`, conversation of the world's session and
+/// outbox of `ws`. Returns what the attempt returned.
+pub async fn writes_nothing<T>(
+    ctx: &super::harness::Ctx,
+    world: &World,
+    run_id: &str,
+    attempt: impl Future<Output = T>,
+) -> T {
+    let store = ctx.store.as_ref();
+    let view = || async {
+        (
+            snapshot(ctx, world, &[]).await,
+            run_view(store, &world.ws, run_id).await,
+            store
+                .session_messages(&world.ws, &world.session)
+                .await
+                .unwrap(),
+            store.list_outbox(&world.ws, 1000).await.unwrap(),
+        )
+    };
+    let before = view().await;
+    let outcome = attempt.await;
+    assert_eq!(view().await, before, "a refused write changed something");
+    outcome
+}
+
+/// Starts run `id` in `session` at `t(at)` with its `run_started` event, held by `owner`
+/// for 30 seconds; returns it as stored.
+pub async fn start_run_held(
+    store: &dyn Store,
+    world: &World,
+    id: &str,
+    session: &str,
+    at: i64,
+    owner: &str,
+) -> Run {
+    let events = store
+        .start_run(
+            &world.ws,
+            &world.run(id, session, at),
+            &lease(owner, at + 30),
+            &run_events(at, &["run_started"]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(seqs(&events), [1]);
+    store.get_run(&world.ws, id).await.unwrap().unwrap()
+}
+
+/// The `seq`s of `events`, in order.
+pub fn seqs(events: &[RunEvent]) -> Vec<u64> {
+    events.iter().map(|event| event.seq).collect()
 }

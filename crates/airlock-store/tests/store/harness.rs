@@ -31,6 +31,11 @@ pub const TABLES: &[&str] = &[
     "standing_rules",
     "audit",
     "events",
+    "runs",
+    "run_events",
+    "run_steps",
+    "messages",
+    "outbox",
 ];
 
 /// One database of one backend, for one test.

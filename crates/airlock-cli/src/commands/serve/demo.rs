@@ -2,20 +2,26 @@
 //!
 //! It creates an agent `demo` (once; its token goes to DIR/demo-agent.token, mode 0600),
 //! and prints one command that submits an `email.send` needing approval as that agent and
-//! waits, and one that approves the newest pending approval as the owner. The demo policy
+//! waits, and one that approves the newest pending approval as the owner. It also creates
+//! `assistant`, a built-in agent on a scripted model, and prints the `airlock chat`
+//! command that talks to it. The demo policy
 //! (unless `--policy` is given) asks for mail to outside addresses, allows mail within
 //! `example.com` and forbids `rm -rf`.
 
 use super::write_secret;
 use airlock_gate::identity::AgentSpec;
 use airlock_gate::Gate;
-use airlock_protocol::Role;
+use airlock_protocol::{LlmConfig, Role};
 use airlock_store::{Principal, Subject};
 use anyhow::{bail, Context};
 use std::path::Path;
 
 /// The demo agent's name.
 const AGENT: &str = "demo";
+
+/// The demo's built-in agent: airlock runs it with a scripted model whose scenarios are
+/// picked by words in the message ("email", "time").
+const ASSISTANT: &str = "assistant";
 
 /// The demo policy. Mail outside `example.com` matches no rule and so is asked (the
 /// default); each rule's `examples` are checked whenever the policy loads.
@@ -34,6 +40,11 @@ body = "{body}"
 [tools."shell.exec"]
 risk = "exec"
 summary = "Run `{command}`"
+
+[[rules]]
+name = "reading-the-clock"
+tool = "clock.now"
+decision = "allow"
 
 [[rules]]
 name = "no-destructive-shell"
@@ -67,20 +78,7 @@ pub async fn prepare(
     let token_file = data_dir.join("demo-agent.token");
     let store = gate.store();
     if store.agent_by_name(workspace, AGENT).await?.is_none() {
-        let owner = store
-            .list_users(workspace)
-            .await?
-            .into_iter()
-            .find(|user| user.role == Role::Owner)
-            .context("the workspace has no owner to create the demo agent")?;
-        let principal = Principal {
-            workspace: workspace.to_owned(),
-            subject: Subject::User {
-                id: owner.id,
-                name: owner.name,
-                role: owner.role,
-            },
-        };
+        let principal = owner_principal(gate, workspace).await?;
         let spec = AgentSpec {
             name: AGENT.to_owned(),
             ..AgentSpec::default()
@@ -95,6 +93,22 @@ pub async fn prepare(
         );
     }
 
+    if store.agent_by_name(workspace, ASSISTANT).await?.is_none() {
+        let principal = owner_principal(gate, workspace).await?;
+        let spec = AgentSpec {
+            name: ASSISTANT.to_owned(),
+            system_prompt: Some("You are airlock's demo assistant.".into()),
+            llm: Some(LlmConfig {
+                base_url: "scripted:demo".into(),
+                model: "scripted".into(),
+                api_key_env: None,
+                stream: None,
+            }),
+            ..AgentSpec::default()
+        };
+        gate.create_agent(&principal, spec).await?;
+    }
+
     let exe = std::env::current_exe().context("cannot find the airlock executable")?;
     let exe = shell_quote(&exe.display().to_string());
     let url_arg = shell_quote(url);
@@ -106,11 +120,37 @@ pub async fn prepare(
         "{exe} approvals approve --latest --url {url_arg} --data-dir {dir}",
         dir = shell_quote(&data_dir.display().to_string()),
     );
+    let chat = format!(
+        "{exe} chat {ASSISTANT} --url {url_arg} --data-dir {dir}",
+        dir = shell_quote(&data_dir.display().to_string()),
+    );
     Ok(format!(
         "\ndemo: agent `{AGENT}` is ready. Submit an email that needs approval and wait for it:\n\n  \
          {call}\n\nthen, in another terminal, approve it:\n\n  \
-         {approve}\n"
+         {approve}\n\n\
+         or let airlock run an agent: chat with the scripted `{ASSISTANT}`, type \
+         \"email Bob the report\", and approve its email inline:\n\n  \
+         {chat}\n"
     ))
+}
+
+/// The workspace's owner, who creates the demo agents.
+async fn owner_principal(gate: &Gate, workspace: &str) -> anyhow::Result<Principal> {
+    let owner = gate
+        .store()
+        .list_users(workspace)
+        .await?
+        .into_iter()
+        .find(|user| user.role == Role::Owner)
+        .context("the workspace has no owner to create the demo agents")?;
+    Ok(Principal {
+        workspace: workspace.to_owned(),
+        subject: Subject::User {
+            id: owner.id,
+            name: owner.name,
+            role: owner.role,
+        },
+    })
 }
 
 /// Quotes a word for `sh` when it needs it.
@@ -141,6 +181,7 @@ mod tests {
                 agent: Some(AGENT),
                 mode: Mode::Ask,
                 standing: &[],
+                declared: None,
             })
             .decision
     }

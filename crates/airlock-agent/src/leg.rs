@@ -1,0 +1,971 @@
+//! One leg of a run: model turns and tool calls, until the run completes, fails, or
+//! suspends because a tool call waits for a person.
+//!
+//! A leg is stateless across restarts: each pass of its loop reads the run, its steps and
+//! the session's conversation from the store, so a leg started after a crash (or on
+//! another node) picks up exactly where the last committed write left off. The only thing
+//! held in memory is the exact arguments of the tool calls the model made in this leg,
+//! because arguments holding secrets are stored redacted (G9).
+
+use crate::toolset::{AgentTool, ToolKind, Toolset};
+use crate::{run_state_effects, Runtime};
+use airlock_gate::calls::{redeem_effects, Submission};
+use airlock_gate::ids::new_id;
+use airlock_llm::{ChatMessage, ChatRequest, Completion, ToolCall};
+use airlock_policy::secrets;
+use airlock_protocol::{
+    Agent, CallStatus, Message, OutboxItem, Run, RunState, Step, StepState, StepStatus,
+};
+use airlock_store::{
+    Principal, RedeemError, RunEventEntry, RunUpdate, StoreError, StoredStep, Subject,
+};
+use airlock_tools::{Builtins, Plan};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The longest an MCP tool may run.
+const MCP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The most model turns one run may take; a model that keeps calling tools is stopped.
+const MAX_TURNS: usize = 50;
+
+/// Why a leg stopped early. Either way the run stays in the store as it was last
+/// written, for the sweeper (or a person's cancel) to deal with.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LegError {
+    /// Another node took the run over, or it was cancelled.
+    #[error("the run is no longer held by this node")]
+    LeaseLost,
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl From<StoreError> for LegError {
+    fn from(error: StoreError) -> LegError {
+        match error {
+            StoreError::LeaseLost => LegError::LeaseLost,
+            other => LegError::Store(other),
+        }
+    }
+}
+
+/// What became of a step this pass.
+enum Settled {
+    Finished,
+    /// Waiting for a person: the approval's id.
+    Waiting(String),
+}
+
+/// The run being driven, and who it acts as.
+struct Ctx<'a> {
+    workspace: &'a str,
+    run: Run,
+    agent: Agent,
+    principal: Principal,
+    toolset: Arc<Toolset>,
+}
+
+impl Runtime {
+    /// Drives a run this node holds, in the background.
+    pub(crate) fn spawn_leg(&self, workspace: String, run_id: String, _first_text: Option<String>) {
+        let runtime = self.clone();
+        let stopping = self.inner.stopping.clone();
+        if stopping.is_cancelled() {
+            return;
+        }
+        tokio::spawn(async move {
+            let outcome = tokio::select! {
+                outcome = runtime.leg(&workspace, &run_id) => outcome,
+                _ = stopping.cancelled() => return,
+            };
+            match outcome {
+                Ok(()) => {}
+                Err(LegError::LeaseLost) => {
+                    tracing::info!(%run_id, "the run was cancelled or taken over; this leg stops");
+                }
+                Err(LegError::Store(error)) => {
+                    tracing::warn!(%run_id, %error, "a run's leg stopped on a storage error; the sweeper will take it over");
+                }
+            }
+        });
+    }
+
+    async fn leg(&self, workspace: &str, run_id: &str) -> Result<(), LegError> {
+        let store = self.gate().store();
+        // Exact arguments of the tool calls made in this leg, by tool call id.
+        let mut exact: HashMap<String, Value> = HashMap::new();
+        for _turn in 0..MAX_TURNS {
+            let Some(run) = store.get_run(workspace, run_id).await? else {
+                return Ok(());
+            };
+            if run.state != RunState::Running {
+                return Ok(());
+            }
+            let Some(agent) = store.get_agent(workspace, &run.agent_id).await? else {
+                return self
+                    .fail(workspace, &run, "the run's agent no longer exists")
+                    .await;
+            };
+            let toolset = match self.inner.toolsets.get(&agent, &self.inner.settings).await {
+                Ok(toolset) => toolset,
+                Err(error) => return self.fail(workspace, &run, &error).await,
+            };
+            let ctx = Ctx {
+                workspace,
+                principal: Principal {
+                    workspace: workspace.to_owned(),
+                    subject: Subject::Agent {
+                        id: agent.id.clone(),
+                        name: agent.name.clone(),
+                    },
+                },
+                run,
+                agent,
+                toolset,
+            };
+
+            let messages = store
+                .session_messages(workspace, &ctx.run.session_id)
+                .await?;
+            let mut steps = store.run_steps(workspace, run_id).await?;
+            // Tool calls of the model's last turn that were never put to the gate (the
+            // node died in between): put them now.
+            if let Some(last) = messages
+                .iter()
+                .rev()
+                .find(|m| m.run_id == run_id && m.role == "assistant")
+            {
+                for tool_call in &last.tool_calls {
+                    let id = tool_call
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    if !steps.iter().any(|s| s.step.tool_call_id == id) {
+                        let index = u32::try_from(steps.len()).unwrap_or(u32::MAX);
+                        let stored = self.gate_tool_call(&ctx, index, tool_call, &exact).await?;
+                        steps.push(stored);
+                    }
+                }
+            }
+
+            let open: Vec<&StoredStep> = steps
+                .iter()
+                .filter(|s| s.step.state != StepState::Finished)
+                .collect();
+            let had_open = !open.is_empty();
+            let mut waiting = Vec::new();
+            for stored in open {
+                let arguments = exact.get(&stored.step.tool_call_id);
+                if let Settled::Waiting(approval) =
+                    self.settle_step(&ctx, stored, arguments).await?
+                {
+                    waiting.push(approval);
+                }
+            }
+            if !waiting.is_empty() {
+                return self.suspend(&ctx, waiting).await;
+            }
+            if had_open {
+                let turn = messages
+                    .iter()
+                    .filter(|m| m.run_id == run_id && m.role == "assistant")
+                    .count();
+                self.write(
+                    &ctx,
+                    RunUpdate {
+                        events: vec![self.event("step_finished", json!({"turn": turn}))],
+                        ..RunUpdate::default()
+                    },
+                )
+                .await?;
+            }
+
+            // The model's turn, over the conversation as stored.
+            let messages = store
+                .session_messages(workspace, &ctx.run.session_id)
+                .await?;
+            let request = ChatRequest {
+                messages: transcript(ctx.agent.system_prompt.as_deref(), &messages),
+                tools: ctx.toolset.defs(),
+            };
+            let completion = match self.complete(&ctx, &request).await? {
+                Ok(completion) => completion,
+                Err(error) => {
+                    return self
+                        .fail(workspace, &ctx.run, &format!("the model failed: {error}"))
+                        .await
+                }
+            };
+            if completion.tool_calls.is_empty() {
+                return self.finish_run(&ctx, completion.text).await;
+            }
+            self.record_tool_calls(&ctx, completion, &mut exact).await?;
+        }
+        let run = store
+            .get_run(workspace, run_id)
+            .await?
+            .ok_or(LegError::LeaseLost)?;
+        self.fail(
+            workspace,
+            &run,
+            &format!("the model took more than {MAX_TURNS} turns; the run was stopped"),
+        )
+        .await
+    }
+
+    fn event(&self, kind: &str, data: Value) -> RunEventEntry {
+        RunEventEntry {
+            at: self.gate().now(),
+            kind: kind.to_owned(),
+            data,
+        }
+    }
+
+    /// Writes to the run this leg holds, renewing the lease.
+    async fn write(&self, ctx: &Ctx<'_>, mut update: RunUpdate) -> Result<(), LegError> {
+        update.at = Some(self.gate().now());
+        if update.lease.is_none() {
+            update.lease = Some(self.lease());
+        }
+        self.gate()
+            .store()
+            .update_run(ctx.workspace, &ctx.run.id, &self.inner.node, &update)
+            .await?;
+        self.journal_grew(&ctx.run.id);
+        Ok(())
+    }
+
+    /// Asks the model for its next turn, journaling its text as it streams.
+    async fn complete(
+        &self,
+        ctx: &Ctx<'_>,
+        request: &ChatRequest,
+    ) -> Result<Result<Completion, airlock_llm::LlmError>, LegError> {
+        let (sender, mut deltas) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let on_delta = move |text: &str| {
+            let _ = sender.send(text.to_owned());
+        };
+        let provider = ctx.toolset.provider.clone();
+        let completion = provider.complete(request, &on_delta);
+        tokio::pin!(completion);
+        let result = loop {
+            tokio::select! {
+                result = &mut completion => break result,
+                Some(first) = deltas.recv() => {
+                    let mut text = first;
+                    while let Ok(more) = deltas.try_recv() {
+                        text.push_str(&more);
+                    }
+                    self.write(ctx, RunUpdate {
+                        events: vec![self.event("text_delta", json!({"text": secrets::redact_text(&text)}))],
+                        ..RunUpdate::default()
+                    }).await?;
+                }
+            }
+        };
+        let mut rest = String::new();
+        while let Ok(more) = deltas.try_recv() {
+            rest.push_str(&more);
+        }
+        if !rest.is_empty() {
+            self.write(
+                ctx,
+                RunUpdate {
+                    events: vec![
+                        self.event("text_delta", json!({"text": secrets::redact_text(&rest)}))
+                    ],
+                    ..RunUpdate::default()
+                },
+            )
+            .await?;
+        }
+        Ok(result)
+    }
+
+    /// Stores the model's turn: its text and its tool calls (arguments redacted); the next
+    /// pass of the loop puts each call to the gate.
+    async fn record_tool_calls(
+        &self,
+        ctx: &Ctx<'_>,
+        completion: Completion,
+        exact: &mut HashMap<String, Value>,
+    ) -> Result<(), LegError> {
+        let mut tool_calls = Vec::with_capacity(completion.tool_calls.len());
+        for ToolCall {
+            id,
+            name,
+            arguments,
+        } in completion.tool_calls
+        {
+            let parsed = if arguments.trim().is_empty() {
+                Ok(json!({}))
+            } else {
+                serde_json::from_str::<Value>(&arguments)
+            };
+            let entry = match parsed {
+                Ok(value) => {
+                    let redacted = secrets::redact(&value);
+                    let is_exact = redacted == value;
+                    exact.insert(id.clone(), value);
+                    json!({"id": id, "tool": name, "arguments": redacted, "exact": is_exact})
+                }
+                Err(error) => json!({
+                    "id": id, "tool": name,
+                    "arguments": secrets::redact_text(&arguments),
+                    "invalid": format!("the arguments are not valid JSON: {error}"),
+                }),
+            };
+            tool_calls.push(entry);
+        }
+        let now = self.gate().now();
+        let message = Message {
+            id: new_id("msg"),
+            session_id: ctx.run.session_id.clone(),
+            run_id: ctx.run.id.clone(),
+            role: "assistant".into(),
+            text: completion
+                .text
+                .filter(|text| !text.trim().is_empty())
+                .map(|text| secrets::redact_text(&text)),
+            tool_calls,
+            tool_call_id: None,
+            steps: Vec::new(),
+            created_at: now,
+        };
+        self.write(
+            ctx,
+            RunUpdate {
+                messages: vec![message],
+                ..RunUpdate::default()
+            },
+        )
+        .await
+    }
+
+    /// Puts one tool call of the model to the gate and records the step.
+    async fn gate_tool_call(
+        &self,
+        ctx: &Ctx<'_>,
+        index: u32,
+        tool_call: &Value,
+        exact: &HashMap<String, Value>,
+    ) -> Result<StoredStep, LegError> {
+        let id = tool_call
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let tool = tool_call
+            .get("tool")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let stored_arguments = tool_call.get("arguments").cloned().unwrap_or(json!({}));
+        let stored_exact = tool_call.get("exact").and_then(Value::as_bool) == Some(true);
+        let mut step = StoredStep {
+            step: Step {
+                index,
+                tool_call_id: id.to_owned(),
+                tool: tool.to_owned(),
+                arguments: stored_arguments.clone(),
+                call_id: None,
+                state: StepState::Gated,
+                status: None,
+                output: None,
+                rule: None,
+                standing_rule: None,
+                approver: None,
+                finished_at: None,
+            },
+            exact: stored_exact,
+        };
+        let mut events = vec![self.event(
+            "tool_call",
+            json!({"step": index, "tool_call_id": id, "tool": tool, "arguments": stored_arguments}),
+        )];
+
+        // What never reaches the gate: unparsable calls, unknown tools, bad arguments.
+        let arguments = match exact.get(id) {
+            Some(arguments) => Some(arguments.clone()),
+            None if stored_exact => Some(stored_arguments.clone()),
+            None => None,
+        };
+        let refusal = if let Some(invalid) = tool_call.get("invalid").and_then(Value::as_str) {
+            Some(invalid.to_owned())
+        } else if arguments.is_none() {
+            Some(NOT_STORED.to_owned())
+        } else if !arguments.as_ref().is_some_and(Value::is_object) {
+            Some("the arguments must be a JSON object".to_owned())
+        } else if let Some(agent_tool) = ctx.toolset.tools.get(tool) {
+            validate(agent_tool, tool, arguments.as_ref().unwrap_or(&Value::Null))
+        } else {
+            Some(format!(
+                "unknown tool `{tool}`; the tools are: {}",
+                ctx.toolset
+                    .defs()
+                    .iter()
+                    .map(|def| def.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        };
+        if let Some(error) = refusal {
+            self.finish_step(
+                ctx,
+                &mut step,
+                StepStatus::Error,
+                json!({ "error": error }),
+                None,
+                events,
+            )
+            .await?;
+            return Ok(step);
+        }
+        let arguments = arguments.unwrap_or_default();
+        let declared = ctx.toolset.tools.get(tool).and_then(|t| t.declared.clone());
+        let submitted = self
+            .gate()
+            .submit_call(
+                &ctx.principal,
+                Submission {
+                    tool: tool.to_owned(),
+                    arguments,
+                    session_id: Some(ctx.run.session_id.clone()),
+                    declared,
+                },
+            )
+            .await;
+        let call = match submitted {
+            Ok(call) => call,
+            Err(error) => {
+                // Fail closed: a call the gate could not decide does not run.
+                self.finish_step(
+                    ctx,
+                    &mut step,
+                    StepStatus::Denied,
+                    Value::String(format!(
+                        "Denied: the gate could not decide the call: {error}"
+                    )),
+                    None,
+                    events,
+                )
+                .await?;
+                return Ok(step);
+            }
+        };
+        step.step.call_id = Some(call.id.clone());
+        step.step.rule = call.rule.clone();
+        events.push(self.event(
+            "tool_decided",
+            json!({
+                "step": index, "call_id": call.id, "status": call.status,
+                "decided_by": call.decided_by, "rule": call.rule, "reason": call.reason,
+            }),
+        ));
+        if let Some(approval_id) = &call.approval_id {
+            if let Some(approval) = self
+                .gate()
+                .store()
+                .get_approval(ctx.workspace, approval_id)
+                .await?
+            {
+                events.push(self.event(
+                    "approval_required",
+                    json!({
+                        "step": index, "call_id": call.id, "approval_id": approval.id,
+                        "tool": approval.tool, "risk": approval.risk,
+                        "preview": approval.preview, "rule": approval.rule,
+                        "reason": approval.reason, "deadline": approval.deadline,
+                        "binding_digest": approval.binding_digest,
+                    }),
+                ));
+            }
+        }
+        self.write(
+            ctx,
+            RunUpdate {
+                events,
+                steps: vec![step.clone()],
+                ..RunUpdate::default()
+            },
+        )
+        .await?;
+        Ok(step)
+    }
+
+    /// Moves a step on as far as it can go now: executes an allowed call, reports a
+    /// refused one, or says it waits for a person.
+    async fn settle_step(
+        &self,
+        ctx: &Ctx<'_>,
+        stored: &StoredStep,
+        exact: Option<&Value>,
+    ) -> Result<Settled, LegError> {
+        let mut step = stored.clone();
+        if step.step.state == StepState::Started {
+            // The grant was consumed and the tool started, then the node died: whether
+            // the effect happened is unknown, and it is never tried again.
+            self.finish_step(
+                ctx,
+                &mut step,
+                StepStatus::Error,
+                json!({"error": "unknown outcome: airlock stopped while the tool was running; it was not run again"}),
+                None,
+                Vec::new(),
+            )
+            .await?;
+            return Ok(Settled::Finished);
+        }
+        let store = self.gate().store();
+        let Some(call_id) = step.step.call_id.clone() else {
+            self.finish_step(
+                ctx,
+                &mut step,
+                StepStatus::Error,
+                json!({"error": "the call never reached the gate"}),
+                None,
+                Vec::new(),
+            )
+            .await?;
+            return Ok(Settled::Finished);
+        };
+        let Some(call) = store.get_call(ctx.workspace, &call_id).await? else {
+            return Err(LegError::Store(StoreError::Corrupt {
+                table: "run_steps",
+                detail: format!("step names call {call_id}, which does not exist"),
+            }));
+        };
+        let approval = match &call.approval_id {
+            Some(id) => store.get_approval(ctx.workspace, id).await?,
+            None => None,
+        };
+        let approver = approval.as_ref().and_then(|a| a.decided_by.clone());
+        let reason = call.reason.clone().unwrap_or_default();
+        let (status, output) = match call.status {
+            CallStatus::Pending => {
+                return Ok(Settled::Waiting(call.approval_id.unwrap_or_default()));
+            }
+            CallStatus::Allowed | CallStatus::Approved => {
+                self.execute(ctx, &mut step, &call, exact, approver).await?;
+                return Ok(Settled::Finished);
+            }
+            CallStatus::Denied => (
+                StepStatus::Denied,
+                Value::String(format!("Denied: {reason}")),
+            ),
+            CallStatus::Rejected => {
+                let why = approval
+                    .as_ref()
+                    .and_then(|a| a.decision_reason.clone())
+                    .filter(|r| !r.is_empty());
+                let who = approver.clone().unwrap_or_else(|| "a person".into());
+                let text = match why {
+                    Some(why) => format!("rejected by {who}: {why}"),
+                    None => format!("rejected by {who}"),
+                };
+                // DESIGN.md §10 behaviour 3: a rejection is an `error` step whose output
+                // says `rejected`.
+                (StepStatus::Error, json!({ "rejected": text }))
+            }
+            CallStatus::Expired => (
+                StepStatus::Expired,
+                json!({"expired": "nobody decided before the approval's deadline; the call did not run"}),
+            ),
+            CallStatus::Cancelled => (
+                StepStatus::Denied,
+                Value::String(format!("Denied: the approval was cancelled: {reason}")),
+            ),
+        };
+        self.finish_step(ctx, &mut step, status, output, approver, Vec::new())
+            .await?;
+        Ok(Settled::Finished)
+    }
+
+    /// Consumes the grant and runs the tool (G1): in one transaction with the outbox row
+    /// for `email.send`, after a committed `tool_started` for everything else.
+    async fn execute(
+        &self,
+        ctx: &Ctx<'_>,
+        step: &mut StoredStep,
+        call: &airlock_protocol::Call,
+        exact: Option<&Value>,
+        approver: Option<String>,
+    ) -> Result<(), LegError> {
+        let arguments = match exact {
+            Some(arguments) => arguments.clone(),
+            None if step.exact => step.step.arguments.clone(),
+            None => {
+                return self
+                    .finish_step(
+                        ctx,
+                        step,
+                        StepStatus::Error,
+                        json!({ "error": NOT_STORED }),
+                        approver,
+                        Vec::new(),
+                    )
+                    .await;
+            }
+        };
+        let tool = step.step.tool.clone();
+        let Some(agent_tool) = ctx.toolset.tools.get(&tool).cloned() else {
+            return self
+                .finish_step(
+                    ctx,
+                    step,
+                    StepStatus::Error,
+                    json!({"error": format!("the agent no longer has the tool `{tool}`")}),
+                    approver,
+                    Vec::new(),
+                )
+                .await;
+        };
+        let now = self.gate().now();
+        let index = step.step.index;
+        let started = self.event(
+            "tool_started",
+            json!({"step": index, "call_id": call.id, "tool": tool}),
+        );
+        let effects = redeem_effects(&ctx.principal, call, now);
+        step.step.approver = approver.clone();
+
+        let plan = match agent_tool.kind {
+            ToolKind::Builtin => match Builtins::plan(&tool, &arguments) {
+                Ok(plan) => plan,
+                Err(error) => {
+                    return self
+                        .finish_step(
+                            ctx,
+                            step,
+                            StepStatus::Error,
+                            json!({"error": error.to_string()}),
+                            approver,
+                            Vec::new(),
+                        )
+                        .await;
+                }
+            },
+            ToolKind::Mcp => Plan::Run,
+        };
+
+        if let Plan::Outbox(effect) = plan {
+            // The effect is a row: it commits with the grant's consumption, or not at all.
+            let item = OutboxItem {
+                id: new_id("out"),
+                kind: effect.kind,
+                recipient: effect.recipient,
+                payload: secrets::redact(&effect.payload),
+                run_id: Some(ctx.run.id.clone()),
+                call_id: call.id.clone(),
+                created_at: now,
+                delivered_at: None,
+                attempts: 0,
+                last_error: None,
+            };
+            let output = json!({"queued": item.id, "kind": item.kind, "recipient": item.recipient});
+            let (update, finished) = self.finished_update(
+                ctx,
+                step,
+                StepStatus::Ok,
+                output,
+                approver.clone(),
+                vec![started],
+            );
+            let redeemed = self
+                .gate()
+                .store()
+                .redeem_for_run(
+                    ctx.workspace,
+                    &call.id,
+                    now,
+                    &effects,
+                    Some(&item),
+                    &ctx.run.id,
+                    &self.inner.node,
+                    &update,
+                )
+                .await;
+            return match redeemed {
+                Ok(_) => {
+                    *step = finished;
+                    self.journal_grew(&ctx.run.id);
+                    Ok(())
+                }
+                Err(error) => self.redeem_refused(ctx, step, error, approver).await,
+            };
+        }
+
+        // Anything else: consume the grant and journal the start, then run.
+        let mut started_step = step.clone();
+        started_step.step.state = StepState::Started;
+        let update = RunUpdate {
+            at: Some(now),
+            events: vec![started],
+            steps: vec![started_step.clone()],
+            lease: Some(self.lease()),
+            ..RunUpdate::default()
+        };
+        let redeemed = self
+            .gate()
+            .store()
+            .redeem_for_run(
+                ctx.workspace,
+                &call.id,
+                now,
+                &effects,
+                None,
+                &ctx.run.id,
+                &self.inner.node,
+                &update,
+            )
+            .await;
+        if let Err(error) = redeemed {
+            return self.redeem_refused(ctx, step, error, approver).await;
+        }
+        self.journal_grew(&ctx.run.id);
+        *step = started_step;
+        let (ok, output) = match agent_tool.kind {
+            ToolKind::Builtin => {
+                let output = Builtins::execute(&tool, &arguments, &ctx.toolset.context).await;
+                (output.ok, output.output)
+            }
+            ToolKind::Mcp => match &ctx.toolset.mcp {
+                Some(host) => match host.call(&tool, arguments, MCP_TIMEOUT).await {
+                    Ok(result) => {
+                        let mut output = json!({"text": result.text});
+                        if let Some(structured) = result.structured {
+                            output["structured"] = structured;
+                        }
+                        (!result.is_error, output)
+                    }
+                    Err(error) => (false, json!({"error": error.to_string()})),
+                },
+                None => (
+                    false,
+                    json!({"error": "the agent's MCP servers are not running"}),
+                ),
+            },
+        };
+        let status = if ok {
+            StepStatus::Ok
+        } else {
+            StepStatus::Error
+        };
+        self.finish_step(ctx, step, status, output, approver, Vec::new())
+            .await
+    }
+
+    /// A grant that could not be consumed: the call does not run (again).
+    async fn redeem_refused(
+        &self,
+        ctx: &Ctx<'_>,
+        step: &mut StoredStep,
+        error: RedeemError,
+        approver: Option<String>,
+    ) -> Result<(), LegError> {
+        let output = match error {
+            RedeemError::Spent => {
+                json!({"error": "the call's grant was already consumed; it did not run again"})
+            }
+            RedeemError::NoGrant | RedeemError::NotFound => {
+                json!({"error": "the call has no grant; it did not run"})
+            }
+            RedeemError::Store(error) => return Err(error.into()),
+        };
+        self.finish_step(ctx, step, StepStatus::Error, output, approver, Vec::new())
+            .await
+    }
+
+    fn finished_update(
+        &self,
+        ctx: &Ctx<'_>,
+        step: &StoredStep,
+        status: StepStatus,
+        output: Value,
+        approver: Option<String>,
+        mut events: Vec<RunEventEntry>,
+    ) -> (RunUpdate, StoredStep) {
+        let now = self.gate().now();
+        let output = secrets::redact(&output);
+        let mut finished = step.clone();
+        finished.step.state = StepState::Finished;
+        finished.step.status = Some(status);
+        finished.step.output = Some(output.clone());
+        finished.step.approver = approver.clone();
+        finished.step.finished_at = Some(now);
+        events.push(self.event(
+            "tool_finished",
+            json!({
+                "step": step.step.index, "call_id": step.step.call_id, "tool": step.step.tool,
+                "status": status, "output": output, "rule": step.step.rule,
+                "standing_rule": step.step.standing_rule, "approver": approver,
+            }),
+        ));
+        let message = Message {
+            id: new_id("msg"),
+            session_id: ctx.run.session_id.clone(),
+            run_id: ctx.run.id.clone(),
+            role: "tool".into(),
+            text: Some(match &output {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            }),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(step.step.tool_call_id.clone()),
+            steps: Vec::new(),
+            created_at: now,
+        };
+        (
+            RunUpdate {
+                at: Some(now),
+                events,
+                messages: vec![message],
+                steps: vec![finished.clone()],
+                lease: Some(self.lease()),
+                ..RunUpdate::default()
+            },
+            finished,
+        )
+    }
+
+    async fn finish_step(
+        &self,
+        ctx: &Ctx<'_>,
+        step: &mut StoredStep,
+        status: StepStatus,
+        output: Value,
+        approver: Option<String>,
+        events: Vec<RunEventEntry>,
+    ) -> Result<(), LegError> {
+        let (update, finished) = self.finished_update(ctx, step, status, output, approver, events);
+        self.write(ctx, update).await?;
+        *step = finished;
+        Ok(())
+    }
+
+    /// Parks the run until its approvals are decided. Nothing in memory is needed later.
+    async fn suspend(&self, ctx: &Ctx<'_>, waiting: Vec<String>) -> Result<(), LegError> {
+        let now = self.gate().now();
+        self.write(
+            ctx,
+            RunUpdate {
+                events: vec![self.event("run_suspended", json!({"waiting_for": waiting}))],
+                state: Some((RunState::AwaitingApproval, None)),
+                effects: run_state_effects(now, &ctx.run, RunState::AwaitingApproval, "system"),
+                ..RunUpdate::default()
+            },
+        )
+        .await?;
+        // A decision that landed between the check and the suspension found the run
+        // still running and could not resume it: look again.
+        self.try_resume(ctx.workspace, &ctx.run.id).await;
+        Ok(())
+    }
+
+    async fn finish_run(&self, ctx: &Ctx<'_>, text: Option<String>) -> Result<(), LegError> {
+        let now = self.gate().now();
+        let steps = self
+            .gate()
+            .store()
+            .run_steps(ctx.workspace, &ctx.run.id)
+            .await?
+            .into_iter()
+            .map(|stored| stored.step)
+            .collect();
+        let text = text.map(|text| secrets::redact_text(&text));
+        let message = Message {
+            id: new_id("msg"),
+            session_id: ctx.run.session_id.clone(),
+            run_id: ctx.run.id.clone(),
+            role: "assistant".into(),
+            text: text.clone(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            steps,
+            created_at: now,
+        };
+        self.write(
+            ctx,
+            RunUpdate {
+                events: vec![self.event("run_completed", json!({"text": text}))],
+                state: Some((RunState::Completed, None)),
+                messages: vec![message],
+                effects: run_state_effects(now, &ctx.run, RunState::Completed, "system"),
+                ..RunUpdate::default()
+            },
+        )
+        .await
+    }
+
+    pub(crate) async fn fail(
+        &self,
+        workspace: &str,
+        run: &Run,
+        error: &str,
+    ) -> Result<(), LegError> {
+        let now = self.gate().now();
+        let error = secrets::redact_text(error);
+        let update = RunUpdate {
+            at: Some(now),
+            events: vec![self.event("run_failed", json!({"error": error}))],
+            state: Some((RunState::Failed, Some(error.clone()))),
+            effects: run_state_effects(now, run, RunState::Failed, "system"),
+            ..RunUpdate::default()
+        };
+        self.gate()
+            .store()
+            .update_run(workspace, &run.id, &self.inner.node, &update)
+            .await?;
+        self.journal_grew(&run.id);
+        Ok(())
+    }
+}
+
+/// Why a call cannot run from what is stored.
+const NOT_STORED: &str = "the call's arguments held secret material, which airlock does not store, and the run was resumed from storage; the call cannot run as the model made it";
+
+/// A tool's own argument check, before anything reaches the gate.
+fn validate(tool: &AgentTool, name: &str, arguments: &Value) -> Option<String> {
+    match tool.kind {
+        ToolKind::Builtin => Builtins::plan(name, arguments).err().map(|e| e.to_string()),
+        ToolKind::Mcp => None,
+    }
+}
+
+/// The conversation in the model's terms.
+fn transcript(system_prompt: Option<&str>, messages: &[Message]) -> Vec<ChatMessage> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if let Some(prompt) = system_prompt.filter(|p| !p.trim().is_empty()) {
+        out.push(ChatMessage::System {
+            content: prompt.to_owned(),
+        });
+    }
+    for message in messages {
+        match message.role.as_str() {
+            "user" => out.push(ChatMessage::User {
+                content: message.text.clone().unwrap_or_default(),
+            }),
+            "assistant" => out.push(ChatMessage::Assistant {
+                content: message.text.clone(),
+                tool_calls: message
+                    .tool_calls
+                    .iter()
+                    .map(|call| ToolCall {
+                        id: call["id"].as_str().unwrap_or_default().to_owned(),
+                        name: call["tool"].as_str().unwrap_or_default().to_owned(),
+                        arguments: match &call["arguments"] {
+                            Value::String(text) => text.clone(),
+                            other => other.to_string(),
+                        },
+                    })
+                    .collect(),
+            }),
+            "tool" => out.push(ChatMessage::Tool {
+                tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
+                content: message.text.clone().unwrap_or_default(),
+            }),
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,365 @@
+//! The built-in agent runtime (DESIGN.md §1 way 2): airlock runs the agent's turn loop
+//! itself against an OpenAI-compatible LLM, and every tool call the model makes goes
+//! through the gate first.
+//!
+//! - [`Runtime`] (this file): starting runs from user messages, reading runs, messages and
+//!   journals, cancelling runs.
+//! - `leg`: one leg of a run — model turns and tool calls until the run completes, fails
+//!   or suspends on an approval.
+//! - `background`: resuming runs when their approvals are decided (here or on another
+//!   node), taking over runs whose node died, delivering the outbox.
+//! - `toolset`: an agent's provider and tools.
+//!
+//! INVARIANT: nothing in memory is needed to resume a run. A run's state, journal, steps
+//! and conversation are in the store; a leg holds the run under a lease that every write
+//! renews and checks, so two nodes never drive one run.
+//!
+//! INVARIANT: a tool executes only after its grant was consumed (G1). An effect that is a
+//! database write (the outbox) commits in the transaction that consumes the grant; any
+//! other effect runs after a committed `tool_started`, and a crash between the two is
+//! reported to the model as an unknown outcome, never retried.
+
+mod background;
+mod leg;
+pub mod toolset;
+
+use airlock_gate::identity::require_role;
+use airlock_gate::ids::new_id;
+use airlock_gate::{Gate, GateError};
+use airlock_protocol::{Message, OutboxItem, Role, Run, RunEvent, RunState, Session, StepState};
+use airlock_store::{Lease, Principal, RunEventEntry, RunUpdate, Subject};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+pub use toolset::RuntimeConfig;
+use toolset::Toolsets;
+
+/// How long a leg holds its run without writing; every write renews it.
+pub const LEASE: Duration = Duration::from_secs(120);
+
+/// The longest user message.
+const MAX_MESSAGE_CHARS: usize = 100_000;
+
+/// The runtime. Cheap to clone; every clone shares the same state.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    gate: Gate,
+    /// This node's lease owner name.
+    node: String,
+    settings: RuntimeConfig,
+    toolsets: Toolsets,
+    /// Carries a run id whenever journal events were appended to it here.
+    journal: broadcast::Sender<String>,
+    /// Cancelled by [`Runtime::shutdown`]: legs stop where they are (every write they
+    /// made is committed or rolled back whole) and are taken over after a restart.
+    stopping: tokio_util::sync::CancellationToken,
+}
+
+impl Runtime {
+    pub fn new(gate: Gate, settings: RuntimeConfig) -> Runtime {
+        let (journal, _) = broadcast::channel(4096);
+        Runtime {
+            inner: Arc::new(Inner {
+                gate,
+                node: new_id("node"),
+                settings,
+                toolsets: Toolsets::default(),
+                journal,
+                stopping: tokio_util::sync::CancellationToken::new(),
+            }),
+        }
+    }
+
+    pub fn gate(&self) -> &Gate {
+        &self.inner.gate
+    }
+
+    /// A receiver of run ids whose journals grew on this node.
+    pub fn subscribe_journal(&self) -> broadcast::Receiver<String> {
+        self.inner.journal.subscribe()
+    }
+
+    fn journal_grew(&self, run_id: &str) {
+        let _ = self.inner.journal.send(run_id.to_owned());
+    }
+
+    fn lease(&self) -> Lease {
+        Lease {
+            owner: self.inner.node.clone(),
+            until: airlock_gate::clock::add_seconds(self.gate().now(), LEASE.as_secs()),
+        }
+    }
+
+    /// A user's message to the session's agent starts a run (`POST
+    /// /v1/sessions/{id}/messages`). Users with role ≥ approver, or the session's own
+    /// agent, may post. One live run per session.
+    pub async fn post_message(
+        &self,
+        principal: &Principal,
+        session_id: &str,
+        text: &str,
+    ) -> Result<Run, GateError> {
+        if let Subject::User { .. } = principal.subject {
+            require_role(principal, Role::Approver, "talk to agents")?;
+        }
+        let session = self.gate().get_session(principal, session_id).await?;
+        let workspace = principal.workspace.as_str();
+        let agent_id = session.agent_id.clone().ok_or_else(|| {
+            GateError::Invalid("the session has no agent; open one with an agent_id".into())
+        })?;
+        let agent = self
+            .gate()
+            .store()
+            .get_agent(workspace, &agent_id)
+            .await?
+            .ok_or(GateError::NotFound("agent"))?;
+        if agent.llm.is_none() {
+            return Err(GateError::Invalid(format!(
+                "agent `{}` has no `llm` settings, so airlock cannot run it; set them with PATCH /v1/agents/{}",
+                agent.name, agent.id
+            )));
+        }
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(GateError::Invalid("text is empty".into()));
+        }
+        if text.chars().count() > MAX_MESSAGE_CHARS {
+            return Err(GateError::Invalid(format!(
+                "text is longer than {MAX_MESSAGE_CHARS} characters"
+            )));
+        }
+        let now = self.gate().now();
+        let run = Run {
+            id: new_id("run"),
+            session_id: session.id.clone(),
+            agent_id: agent.id.clone(),
+            state: RunState::Running,
+            error: None,
+            last_seq: 0,
+            created_at: now,
+            updated_at: now,
+        };
+        // A message is stored as the person wrote it, secrets redacted (G9).
+        let stored_text = airlock_policy::secrets::redact_text(text);
+        let message = Message {
+            id: new_id("msg"),
+            session_id: session.id.clone(),
+            run_id: run.id.clone(),
+            role: "user".into(),
+            text: Some(stored_text.clone()),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            steps: Vec::new(),
+            created_at: now,
+        };
+        let update = RunUpdate {
+            at: Some(now),
+            events: vec![RunEventEntry {
+                at: now,
+                kind: "run_started".into(),
+                data: json!({"run_id": run.id, "session_id": session.id, "agent_id": agent.id, "text": stored_text}),
+            }],
+            messages: vec![message],
+            effects: run_state_effects(now, &run, RunState::Running, &principal.actor()),
+            ..RunUpdate::default()
+        };
+        self.gate()
+            .store()
+            .start_run(workspace, &run, &self.lease(), &update)
+            .await?;
+        self.journal_grew(&run.id);
+        self.spawn_leg(workspace.to_owned(), run.id.clone(), Some(text.to_owned()));
+        Ok(run)
+    }
+
+    /// A run, for users of its workspace or its agent.
+    pub async fn get_run(&self, principal: &Principal, run_id: &str) -> Result<Run, GateError> {
+        let run = self
+            .gate()
+            .store()
+            .get_run(&principal.workspace, run_id)
+            .await?
+            .ok_or(GateError::NotFound("run"))?;
+        if let Subject::Agent { id, .. } = &principal.subject {
+            if *id != run.agent_id {
+                return Err(GateError::NotFound("run"));
+            }
+        }
+        Ok(run)
+    }
+
+    /// A run with its steps and the approvals it waits for (`GET /v1/runs/{id}`).
+    pub async fn run_view(&self, principal: &Principal, run_id: &str) -> Result<Value, GateError> {
+        let run = self.get_run(principal, run_id).await?;
+        let store = self.gate().store();
+        let steps = store.run_steps(&principal.workspace, run_id).await?;
+        let mut pending = Vec::new();
+        for stored in &steps {
+            if stored.step.state != StepState::Gated {
+                continue;
+            }
+            if let Some(call_id) = &stored.step.call_id {
+                if let Some(call) = store.get_call(&principal.workspace, call_id).await? {
+                    if call.status == airlock_protocol::CallStatus::Pending {
+                        if let Some(approval_id) = call.approval_id {
+                            pending.push(approval_id);
+                        }
+                    }
+                }
+            }
+        }
+        let mut view = serde_json::to_value(&run)
+            .map_err(|error| GateError::Unavailable(error.to_string()))?;
+        if let Some(object) = view.as_object_mut() {
+            object.insert(
+                "steps".into(),
+                serde_json::to_value(steps.iter().map(|s| &s.step).collect::<Vec<_>>())
+                    .unwrap_or(Value::Null),
+            );
+            object.insert("pending_approvals".into(), json!(pending));
+        }
+        Ok(view)
+    }
+
+    /// Journal events of a run after `after`.
+    pub async fn run_events(
+        &self,
+        principal: &Principal,
+        run_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<RunEvent>, GateError> {
+        self.get_run(principal, run_id).await?;
+        Ok(self
+            .gate()
+            .store()
+            .run_events_after(&principal.workspace, run_id, after, limit)
+            .await?)
+    }
+
+    /// A session's history: user messages and the agent's replies; a run's final reply
+    /// carries the trace of its tool calls (`GET /v1/sessions/{id}/messages`).
+    pub async fn messages(
+        &self,
+        principal: &Principal,
+        session_id: &str,
+    ) -> Result<(Session, Vec<Message>), GateError> {
+        let session = self.gate().get_session(principal, session_id).await?;
+        let messages = self
+            .gate()
+            .store()
+            .session_messages(&principal.workspace, session_id)
+            .await?;
+        Ok((session, messages))
+    }
+
+    /// The runs of a session, oldest first.
+    pub async fn session_runs(
+        &self,
+        principal: &Principal,
+        session_id: &str,
+    ) -> Result<Vec<Run>, GateError> {
+        self.gate().get_session(principal, session_id).await?;
+        Ok(self
+            .gate()
+            .store()
+            .session_runs(&principal.workspace, session_id)
+            .await?)
+    }
+
+    /// Effects that left or will leave the system (`GET /v1/outbox`), for users.
+    pub async fn outbox(
+        &self,
+        principal: &Principal,
+        limit: u32,
+    ) -> Result<Vec<OutboxItem>, GateError> {
+        require_role(principal, Role::Viewer, "read the outbox")?;
+        Ok(self
+            .gate()
+            .store()
+            .list_outbox(&principal.workspace, limit)
+            .await?)
+    }
+
+    /// Cancels a live run and closes its pending approvals, so a later click on one is
+    /// refused (`POST /v1/runs/{id}/cancel`). Users with role ≥ approver, or the run's
+    /// agent.
+    pub async fn cancel_run(&self, principal: &Principal, run_id: &str) -> Result<Run, GateError> {
+        if let Subject::User { .. } = principal.subject {
+            require_role(principal, Role::Approver, "cancel runs")?;
+        }
+        let run = self.get_run(principal, run_id).await?;
+        let workspace = principal.workspace.as_str();
+        if !run.state.is_live() {
+            return Err(GateError::Conflict(format!(
+                "the run is already {}",
+                run.state
+            )));
+        }
+        let now = self.gate().now();
+        let actor = principal.actor();
+        let update = RunUpdate {
+            at: Some(now),
+            events: vec![RunEventEntry {
+                at: now,
+                kind: "run_cancelled".into(),
+                data: json!({"by": actor}),
+            }],
+            effects: run_state_effects(now, &run, RunState::Cancelled, &actor),
+            ..RunUpdate::default()
+        };
+        let Some(cancelled) = self
+            .gate()
+            .store()
+            .cancel_run(workspace, run_id, &update)
+            .await?
+        else {
+            return Err(GateError::Conflict("the run already ended".into()));
+        };
+        self.journal_grew(run_id);
+        // Close what it waits for; an approval decided in the meantime stays decided, and
+        // its grant is never consumed because the run will not resume.
+        for stored in self.gate().store().run_steps(workspace, run_id).await? {
+            if stored.step.state != StepState::Gated {
+                continue;
+            }
+            if let Some(call_id) = &stored.step.call_id {
+                match self
+                    .gate()
+                    .cancel_call(principal, call_id, "the run was cancelled")
+                    .await
+                {
+                    Ok(_) | Err(GateError::AlreadyDecided(_)) | Err(GateError::Invalid(_)) => {}
+                    Err(error) => return Err(error),
+                }
+            }
+        }
+        Ok(cancelled)
+    }
+
+    /// Stops every leg of this node and the agents' MCP servers.
+    pub async fn shutdown(&self) {
+        self.inner.stopping.cancel();
+        self.inner.toolsets.shutdown().await;
+    }
+}
+
+/// The `run.state` workspace event (and nothing in the audit: a run's state is not a
+/// decision; its tool calls are audited by the gate).
+fn run_state_effects(
+    at: jiff::Timestamp,
+    run: &Run,
+    state: RunState,
+    actor: &str,
+) -> airlock_store::Effects {
+    airlock_store::Effects::none().event(airlock_gate::effects::event(
+        at,
+        "run.state",
+        &json!({"run_id": run.id, "session_id": run.session_id, "agent_id": run.agent_id, "state": state, "by": actor}),
+    ))
+}

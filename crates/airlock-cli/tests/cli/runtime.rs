@@ -1,0 +1,207 @@
+//! The built-in runtime through real `airlock serve` processes: the demo's scripted agent
+//! driven by `airlock chat` with an inline approval, a run that survives `kill -9`, and a
+//! run resumed by another node on a shared PostgreSQL.
+
+use crate::support::{eventually, stdout, Server};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Duration;
+
+fn call(method: &str, url: &str, token: &str, body: Option<&Value>) -> Value {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let auth = format!("Bearer {token}");
+    let response = match body {
+        Some(body) => agent
+            .post(url)
+            .header("Authorization", &auth)
+            .send_json(body)
+            .unwrap(),
+        None if method == "GET" => agent
+            .get(url)
+            .header("Authorization", &auth)
+            .call()
+            .unwrap(),
+        None => agent
+            .post(url)
+            .header("Authorization", &auth)
+            .send_empty()
+            .unwrap(),
+    };
+    response.into_body().read_json().unwrap_or(Value::Null)
+}
+
+/// Opens a session with the agent named `name` and says `text`; returns the run id.
+fn start_run(server: &Server, owner: &str, name: &str, text: &str) -> String {
+    let agents = call("GET", &format!("{}/v1/agents", server.url), owner, None);
+    let agent = agents["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no agent {name}: {agents}"))
+        .clone();
+    let session = call(
+        "POST",
+        &format!("{}/v1/sessions", server.url),
+        owner,
+        Some(&json!({"agent_id": agent["id"]})),
+    );
+    let started = call(
+        "POST",
+        &format!(
+            "{}/v1/sessions/{}/messages",
+            server.url,
+            session["id"].as_str().unwrap()
+        ),
+        owner,
+        Some(&json!({ "text": text })),
+    );
+    started["run_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_owned()
+}
+
+fn run_state(server: &Server, owner: &str, run_id: &str) -> String {
+    call(
+        "GET",
+        &format!("{}/v1/runs/{run_id}", server.url),
+        owner,
+        None,
+    )["state"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn outbox(server: &Server, owner: &str) -> Vec<Value> {
+    call("GET", &format!("{}/v1/outbox", server.url), owner, None)["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `serve --demo`, then `airlock chat assistant`: the scripted agent's email waits for
+/// approval, `y` approves it inline, the run completes and the email is in the outbox.
+#[test]
+fn demo_chat_approves_inline() {
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(work.path(), &["--demo"]);
+    assert!(
+        server.stdout.text().contains("chat assistant"),
+        "{}",
+        server.stdout.text()
+    );
+    let mut chat = server
+        .client_command(&server.owner_token(), &["chat", "assistant"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    chat.stdin
+        .take()
+        .unwrap()
+        .write_all(b"email Bob the report\ny\n")
+        .unwrap();
+    let output = chat.wait_with_output().unwrap();
+    let text = stdout(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(text.contains("→ email.send"), "{text}");
+    assert!(text.contains("needs approval"), "{text}");
+    assert!(text.contains("Send email to bob@elsewhere.test"), "{text}");
+    assert!(text.contains("ok:"), "{text}");
+    let owner = server.owner_token();
+    let items = outbox(&server, &owner);
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["recipient"], "bob@elsewhere.test");
+}
+
+/// G7 with a real process: `kill -9` while a run awaits approval; after a restart the
+/// approval is decided and the run completes, its email once.
+#[test]
+fn a_run_awaiting_approval_survives_kill_9() {
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(work.path(), &["--demo"]);
+    let owner = server.owner_token();
+    let run_id = start_run(&server, &owner, "assistant", "email Bob");
+    eventually(Duration::from_secs(10), "the run waits", || {
+        run_state(&server, &owner, &run_id) == "awaiting_approval"
+    });
+    drop(server); // SIGKILL
+
+    let server = Server::start(work.path(), &["--demo"]);
+    assert_eq!(run_state(&server, &owner, &run_id), "awaiting_approval");
+    let approved = server.client(&["approvals", "approve", "--latest"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", stdout(&approved));
+    eventually(Duration::from_secs(10), "the run completes", || {
+        run_state(&server, &owner, &run_id) == "completed"
+    });
+    assert_eq!(outbox(&server, &owner).len(), 1);
+}
+
+/// Several nodes on one PostgreSQL: the node that started a run is killed while the run
+/// waits; the decision made on the other node resumes it there, once.
+#[test]
+fn another_node_resumes_a_run_after_its_node_died() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(airlock_pgtest::fresh_database());
+    let node = |name: &str| {
+        let work = dir.path().join(name);
+        std::fs::create_dir_all(&work).unwrap();
+        Server::start(&work, &["--db", &db])
+    };
+    let a = node("a");
+    let owner = a.owner_token();
+    let b = node("b");
+    let created = call(
+        "POST",
+        &format!("{}/v1/agents", a.url),
+        &owner,
+        Some(
+            &json!({"name": "assistant", "llm": {"base_url": "scripted:demo", "model": "scripted"}}),
+        ),
+    );
+    assert!(created["token"].is_string(), "{created}");
+    let run_id = start_run(&a, &owner, "assistant", "email Bob");
+    eventually(Duration::from_secs(10), "the run waits", || {
+        run_state(&b, &owner, &run_id) == "awaiting_approval"
+    });
+    drop(a); // SIGKILL
+
+    let approval_id = call("GET", &format!("{}/v1/runs/{run_id}", b.url), &owner, None)
+        ["pending_approvals"][0]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let approval = call(
+        "GET",
+        &format!("{}/v1/approvals/{approval_id}", b.url),
+        &owner,
+        None,
+    );
+    let decided = call(
+        "POST",
+        &format!("{}/v1/approvals/{approval_id}/decision", b.url),
+        &owner,
+        Some(&json!({"decision": "approve", "binding_digest": approval["binding_digest"]})),
+    );
+    assert_eq!(decided["status"], "approved", "{decided}");
+    eventually(Duration::from_secs(15), "node b completes the run", || {
+        run_state(&b, &owner, &run_id) == "completed"
+    });
+    assert_eq!(outbox(&b, &owner).len(), 1);
+}

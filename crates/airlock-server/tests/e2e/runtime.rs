@@ -1,0 +1,7 @@
+//! The built-in agent runtime over HTTP: DESIGN.md §10 behaviours 1–11 and 13, the real
+//! OpenAI-compatible client path, and restarts.
+
+mod behaviours;
+mod llm;
+mod restarts;
+mod support;

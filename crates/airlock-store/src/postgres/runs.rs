@@ -1,0 +1,517 @@
+//! The built-in runtime's rows: runs held under a lease, their journal and steps, the
+//! sessions' conversations, and the outbox written with the grant it spends.
+
+use super::audit::{append_effects, lock_workspace};
+use super::codec::{database, enum_text, json_text, millis, opt_json_text, opt_millis, to_i64};
+use super::grants;
+use crate::codec::{
+    message_from_row, outbox_from_row, run_event_from_row, run_from_row, step_from_row,
+    MESSAGE_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+};
+use crate::{Effects, Grant, Lease, RedeemError, RunUpdate, StoreError, StoreResult, StoredStep};
+use airlock_protocol::{Message, OutboxItem, Run, RunEvent, RunState};
+use jiff::Timestamp;
+use sqlx::{Executor, PgConnection, PgPool, Postgres};
+
+pub(crate) async fn fetch_run<'e, E>(
+    executor: E,
+    workspace: &str,
+    id: &str,
+) -> StoreResult<Option<Run>>
+where
+    E: Executor<'e, Database = Postgres>,
+{
+    let row = sqlx::query(&format!(
+        "SELECT {RUN_COLUMNS} FROM runs WHERE id = $1 AND workspace = $2"
+    ))
+    .bind(id)
+    .bind(workspace)
+    .fetch_optional(executor)
+    .await
+    .map_err(database)?;
+    row.as_ref().map(run_from_row).transpose()
+}
+
+/// Writes `update` to a run whose right to be written was checked by the caller.
+async fn apply(
+    conn: &mut PgConnection,
+    workspace: &str,
+    run_id: &str,
+    update: &RunUpdate,
+) -> StoreResult<Vec<RunEvent>> {
+    let run = fetch_run(&mut *conn, workspace, run_id)
+        .await?
+        .ok_or_else(|| StoreError::Conflict("no such run".into()))?;
+    let at = update.at.unwrap_or(run.updated_at);
+    let mut seq = run.last_seq;
+    let mut appended = Vec::with_capacity(update.events.len());
+    for event in &update.events {
+        seq += 1;
+        // Returned as stored, to the millisecond: whoever gets the event live and whoever
+        // replays the journal must see the same event.
+        let event_at = Timestamp::from_millisecond(millis(event.at))
+            .map_err(|error| StoreError::Database(error.to_string()))?;
+        sqlx::query(
+            "INSERT INTO run_events (workspace, run_id, seq, at, kind, data)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(workspace)
+        .bind(run_id)
+        .bind(to_i64(seq)?)
+        .bind(millis(event_at))
+        .bind(&event.kind)
+        .bind(json_text(&event.data)?)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+        appended.push(RunEvent {
+            seq,
+            kind: event.kind.clone(),
+            at: event_at,
+            data: event.data.clone(),
+        });
+    }
+    for message in &update.messages {
+        sqlx::query(
+            "INSERT INTO messages (id, workspace, session_id, run_id, role, text, tool_calls,
+                                   tool_call_id, steps, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(&message.id)
+        .bind(workspace)
+        .bind(&message.session_id)
+        .bind(run_id)
+        .bind(&message.role)
+        .bind(&message.text)
+        .bind(json_text(&message.tool_calls)?)
+        .bind(&message.tool_call_id)
+        .bind(json_text(&message.steps)?)
+        .bind(millis(message.created_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    }
+    for stored in &update.steps {
+        let step = &stored.step;
+        sqlx::query(
+            "INSERT INTO run_steps (workspace, run_id, idx, tool_call_id, tool, arguments, exact,
+                                    call_id, state, status, output, rule, standing_rule,
+                                    approver, finished_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+             ON CONFLICT (run_id, idx) DO UPDATE SET
+                call_id = excluded.call_id, state = excluded.state, status = excluded.status,
+                output = excluded.output, rule = excluded.rule,
+                standing_rule = excluded.standing_rule, approver = excluded.approver,
+                finished_at = excluded.finished_at",
+        )
+        .bind(workspace)
+        .bind(run_id)
+        .bind(i64::from(step.index))
+        .bind(&step.tool_call_id)
+        .bind(&step.tool)
+        .bind(json_text(&step.arguments)?)
+        .bind(i64::from(stored.exact))
+        .bind(&step.call_id)
+        .bind(step.state.as_str())
+        .bind(step.status.map(|status| status.as_str()))
+        .bind(opt_json_text(&step.output)?)
+        .bind(&step.rule)
+        .bind(&step.standing_rule)
+        .bind(&step.approver)
+        .bind(opt_millis(step.finished_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    }
+    let (state, error) = match &update.state {
+        Some((state, error)) => (*state, error.clone()),
+        None => (run.state, run.error.clone()),
+    };
+    // The lease only lives while the run runs.
+    let lease = update.lease.as_ref().filter(|_| state == RunState::Running);
+    sqlx::query(
+        "UPDATE runs SET last_seq = $1, updated_at = $2, state = $3, error = $4,
+            lease_owner = CASE WHEN $5 = 'running' THEN COALESCE($6, lease_owner) END,
+            lease_until = CASE WHEN $7 = 'running' THEN COALESCE($8, lease_until) END
+         WHERE id = $9 AND workspace = $10",
+    )
+    .bind(to_i64(seq)?)
+    .bind(millis(at))
+    .bind(enum_text(&state)?)
+    .bind(error)
+    .bind(state.as_str())
+    .bind(lease.map(|lease| lease.owner.clone()))
+    .bind(state.as_str())
+    .bind(lease.map(|lease| millis(lease.until)))
+    .bind(run_id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    append_effects(conn, workspace, &update.effects).await?;
+    Ok(appended)
+}
+
+/// `LeaseLost` unless the run is running and held by `owner`.
+async fn check_held(
+    conn: &mut PgConnection,
+    workspace: &str,
+    run_id: &str,
+    owner: &str,
+) -> StoreResult<()> {
+    let held: Option<i64> = sqlx::query_scalar(
+        "SELECT 1::BIGINT FROM runs WHERE id = $1 AND workspace = $2 AND state = 'running'
+            AND lease_owner = $3",
+    )
+    .bind(run_id)
+    .bind(workspace)
+    .bind(owner)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(database)?;
+    held.map(|_| ()).ok_or(StoreError::LeaseLost)
+}
+
+pub(crate) async fn start_run(
+    conn: &mut PgConnection,
+    workspace: &str,
+    run: &Run,
+    lease: &Lease,
+    update: &RunUpdate,
+) -> StoreResult<Vec<RunEvent>> {
+    lock_workspace(conn, workspace).await?;
+    let live: Option<String> = sqlx::query_scalar(
+        "SELECT id FROM runs WHERE workspace = $1 AND session_id = $2
+            AND state IN ('running', 'awaiting_approval') LIMIT 1",
+    )
+    .bind(workspace)
+    .bind(&run.session_id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(database)?;
+    if let Some(live) = live {
+        return Err(StoreError::Conflict(format!(
+            "the session already has a run in progress ({live}); wait for it or cancel it"
+        )));
+    }
+    sqlx::query(
+        "INSERT INTO runs (id, workspace, session_id, agent_id, state, error, last_seq,
+                           lease_owner, lease_until, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'running', NULL, 0, $5, $6, $7, $8)",
+    )
+    .bind(&run.id)
+    .bind(workspace)
+    .bind(&run.session_id)
+    .bind(&run.agent_id)
+    .bind(&lease.owner)
+    .bind(millis(lease.until))
+    .bind(millis(run.created_at))
+    .bind(millis(run.updated_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    apply(conn, workspace, &run.id, update).await
+}
+
+pub(crate) async fn update_run(
+    conn: &mut PgConnection,
+    workspace: &str,
+    run_id: &str,
+    owner: &str,
+    update: &RunUpdate,
+) -> StoreResult<Vec<RunEvent>> {
+    lock_workspace(conn, workspace).await?;
+    check_held(conn, workspace, run_id, owner).await?;
+    apply(conn, workspace, run_id, update).await
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn redeem_for_run(
+    conn: &mut PgConnection,
+    workspace: &str,
+    call_id: &str,
+    at: Timestamp,
+    effects: &Effects,
+    outbox: Option<&OutboxItem>,
+    run_id: &str,
+    owner: &str,
+    update: &RunUpdate,
+) -> Result<Grant, RedeemError> {
+    lock_workspace(conn, workspace).await?;
+    check_held(conn, workspace, run_id, owner).await?;
+    let grant = grants::redeem(conn, workspace, call_id, at, effects).await?;
+    if let Some(item) = outbox {
+        sqlx::query(
+            "INSERT INTO outbox (id, workspace, kind, recipient, payload, run_id, call_id,
+                                 created_at, attempts, next_attempt_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9)",
+        )
+        .bind(&item.id)
+        .bind(workspace)
+        .bind(&item.kind)
+        .bind(&item.recipient)
+        .bind(json_text(&item.payload)?)
+        .bind(&item.run_id)
+        .bind(&item.call_id)
+        .bind(millis(item.created_at))
+        .bind(millis(item.created_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    }
+    apply(conn, workspace, run_id, update).await?;
+    Ok(grant)
+}
+
+pub(crate) async fn claim_run(
+    conn: &mut PgConnection,
+    workspace: &str,
+    run_id: &str,
+    now: Timestamp,
+    lease: &Lease,
+    update: &RunUpdate,
+) -> StoreResult<Option<Run>> {
+    lock_workspace(conn, workspace).await?;
+    let claimed = sqlx::query(
+        "UPDATE runs SET state = 'running', lease_owner = $1, lease_until = $2
+         WHERE id = $3 AND workspace = $4
+           AND (state = 'awaiting_approval' OR (state = 'running' AND lease_until < $5))",
+    )
+    .bind(&lease.owner)
+    .bind(millis(lease.until))
+    .bind(run_id)
+    .bind(workspace)
+    .bind(millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if claimed.rows_affected() != 1 {
+        return Ok(None);
+    }
+    apply(conn, workspace, run_id, update).await?;
+    fetch_run(&mut *conn, workspace, run_id).await
+}
+
+pub(crate) async fn cancel_run(
+    conn: &mut PgConnection,
+    workspace: &str,
+    run_id: &str,
+    update: &RunUpdate,
+) -> StoreResult<Option<Run>> {
+    lock_workspace(conn, workspace).await?;
+    let cancelled = sqlx::query(
+        "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval')",
+    )
+    .bind(run_id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if cancelled.rows_affected() != 1 {
+        return Ok(None);
+    }
+    apply(conn, workspace, run_id, update).await?;
+    fetch_run(&mut *conn, workspace, run_id).await
+}
+
+pub(crate) async fn stalled_runs(
+    readers: &PgPool,
+    now: Timestamp,
+    limit: u32,
+) -> StoreResult<Vec<(String, String)>> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT workspace, id FROM runs r
+         WHERE (r.state = 'awaiting_approval' AND NOT EXISTS (
+                  SELECT 1::BIGINT FROM run_steps s JOIN calls c ON c.id = s.call_id
+                  WHERE s.run_id = r.id AND s.state = 'gated' AND c.status = 'pending'))
+            OR (r.state = 'running' AND r.lease_until < $1)
+         ORDER BY r.updated_at LIMIT $2",
+    )
+    .bind(millis(now))
+    .bind(i64::from(limit))
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    Ok(rows)
+}
+
+pub(crate) async fn session_runs(
+    readers: &PgPool,
+    workspace: &str,
+    session_id: &str,
+) -> StoreResult<Vec<Run>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {RUN_COLUMNS} FROM runs WHERE workspace = $1 AND session_id = $2
+         ORDER BY created_at, ord"
+    ))
+    .bind(workspace)
+    .bind(session_id)
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter().map(run_from_row).collect()
+}
+
+pub(crate) async fn run_events_after(
+    readers: &PgPool,
+    workspace: &str,
+    run_id: &str,
+    after: u64,
+    limit: u32,
+) -> StoreResult<Vec<RunEvent>> {
+    let rows = sqlx::query(
+        "SELECT seq, kind, at, data FROM run_events
+         WHERE workspace = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
+    )
+    .bind(workspace)
+    .bind(run_id)
+    .bind(to_i64(after)?)
+    .bind(i64::from(limit))
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter().map(run_event_from_row).collect()
+}
+
+pub(crate) async fn run_steps(
+    readers: &PgPool,
+    workspace: &str,
+    run_id: &str,
+) -> StoreResult<Vec<StoredStep>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {STEP_COLUMNS} FROM run_steps WHERE workspace = $1 AND run_id = $2 ORDER BY idx"
+    ))
+    .bind(workspace)
+    .bind(run_id)
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter().map(step_from_row).collect()
+}
+
+pub(crate) async fn run_of_call(
+    readers: &PgPool,
+    workspace: &str,
+    call_id: &str,
+) -> StoreResult<Option<String>> {
+    sqlx::query_scalar("SELECT run_id FROM run_steps WHERE workspace = $1 AND call_id = $2")
+        .bind(workspace)
+        .bind(call_id)
+        .fetch_optional(readers)
+        .await
+        .map_err(database)
+}
+
+pub(crate) async fn session_messages(
+    readers: &PgPool,
+    workspace: &str,
+    session_id: &str,
+) -> StoreResult<Vec<Message>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE workspace = $1 AND session_id = $2
+         ORDER BY created_at, ord"
+    ))
+    .bind(workspace)
+    .bind(session_id)
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter().map(message_from_row).collect()
+}
+
+pub(crate) async fn list_outbox(
+    readers: &PgPool,
+    workspace: &str,
+    limit: u32,
+) -> StoreResult<Vec<OutboxItem>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {OUTBOX_COLUMNS} FROM outbox WHERE workspace = $1
+         ORDER BY created_at DESC, ord DESC LIMIT $2"
+    ))
+    .bind(workspace)
+    .bind(i64::from(limit))
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter().map(outbox_from_row).collect()
+}
+
+pub(crate) async fn outbox_due(
+    readers: &PgPool,
+    now: Timestamp,
+    limit: u32,
+) -> StoreResult<Vec<(String, OutboxItem)>> {
+    let rows = sqlx::query(&format!(
+        "SELECT workspace, {OUTBOX_COLUMNS} FROM outbox
+         WHERE delivered_at IS NULL AND next_attempt_at <= $1
+         ORDER BY next_attempt_at, ord LIMIT $2"
+    ))
+    .bind(millis(now))
+    .bind(i64::from(limit))
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter()
+        .map(|row| {
+            let workspace: String = sqlx::Row::try_get(row, "workspace").map_err(database)?;
+            Ok((workspace, outbox_from_row(row)?))
+        })
+        .collect()
+}
+
+pub(crate) async fn outbox_attempt(
+    conn: &mut PgConnection,
+    workspace: &str,
+    id: &str,
+    at: Timestamp,
+    error: Option<&str>,
+    retry_at: Option<Timestamp>,
+) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
+    sqlx::query(
+        "UPDATE outbox SET attempts = attempts + 1, last_error = $1,
+            delivered_at = CASE WHEN $2 IS NULL THEN $3 END,
+            next_attempt_at = COALESCE($4, next_attempt_at)
+         WHERE id = $5 AND workspace = $6 AND delivered_at IS NULL",
+    )
+    .bind(error)
+    .bind(error)
+    .bind(millis(at))
+    .bind(opt_millis(retry_at))
+    .bind(id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    Ok(())
+}
+
+pub(crate) async fn cancel_approval(
+    conn: &mut PgConnection,
+    workspace: &str,
+    approval_id: &str,
+    at: Timestamp,
+    reason: &str,
+    effects: &Effects,
+) -> Result<airlock_protocol::Approval, crate::DecideError> {
+    lock_workspace(conn, workspace).await?;
+    use super::calls::{close_by_system, fetch_approval, SystemClose};
+    use airlock_protocol::{ApprovalStatus, CallStatus};
+    let close = SystemClose {
+        status: ApprovalStatus::Cancelled,
+        call_status: CallStatus::Cancelled,
+        at,
+        reason,
+    };
+    match close_by_system(conn, workspace, approval_id, close).await? {
+        Some(approval) => {
+            append_effects(conn, workspace, effects).await?;
+            Ok(approval)
+        }
+        None => match fetch_approval(&mut *conn, workspace, approval_id).await? {
+            None => Err(crate::DecideError::NotFound),
+            Some(approval) => Err(crate::DecideError::AlreadyDecided(approval.status)),
+        },
+    }
+}
