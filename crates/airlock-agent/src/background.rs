@@ -17,6 +17,9 @@ use tokio_util::sync::CancellationToken;
 /// How often the sweeper looks for stalled runs and due outbox items.
 const SWEEP_EVERY: Duration = Duration::from_secs(2);
 
+/// How long a node holds an outbox item it is delivering.
+const CLAIM: Duration = Duration::from_secs(300);
+
 /// The first retry of a failed delivery; doubled per attempt up to an hour.
 const RETRY_FIRST: Duration = Duration::from_secs(30);
 
@@ -148,6 +151,17 @@ impl Runtime {
         for (workspace, item) in due {
             if item.kind != "email" {
                 continue;
+            }
+            // One node per attempt; a node dying mid-attempt leaves it for a retry.
+            let now = self.gate().now();
+            let until = airlock_gate::clock::add_seconds(now, CLAIM.as_secs());
+            match store.claim_outbox(&workspace, &item.id, now, until).await {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(error) => {
+                    tracing::warn!(%error, id = %item.id, "claiming an outbox item failed");
+                    continue;
+                }
             }
             let effect = airlock_tools::OutboxEffect {
                 kind: item.kind.clone(),

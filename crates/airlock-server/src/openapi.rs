@@ -24,7 +24,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
     paths(
         system::healthz, system::metrics, system::openapi,
         identity::create_user, identity::list_users,
-        identity::create_agent, identity::list_agents, identity::get_agent, identity::update_agent,
+        identity::create_agent, identity::list_agents, identity::get_agent, identity::get_own_agent, identity::update_agent,
         identity::create_session, identity::get_session,
         policy::get_policy, policy::put_policy, policy::evaluate,
         calls::submit, calls::get_call, calls::redeem, runs::cancel_call,

@@ -29,6 +29,7 @@ pub fn router(state: AppState) -> Router {
             "/v1/agents",
             post(identity::create_agent).get(identity::list_agents),
         )
+        .route("/v1/agents/me", get(identity::get_own_agent))
         .route(
             "/v1/agents/{id}",
             get(identity::get_agent).patch(identity::update_agent),

@@ -377,6 +377,18 @@ pub trait Store: Send + Sync + 'static {
         limit: u32,
     ) -> StoreResult<Vec<(String, OutboxItem)>>;
 
+    /// Claims an outbox item for one delivery attempt: moves its next attempt to `until`
+    /// if it is undelivered and due at `now`. Of several nodes claiming the same item,
+    /// exactly one gets `true`; a node that dies mid-attempt leaves it to be retried at
+    /// `until`.
+    async fn claim_outbox(
+        &self,
+        workspace: &str,
+        id: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool>;
+
     /// Records one delivery attempt: delivered (`error` None) or failed, to be tried again
     /// at `retry_at`. An unknown or already delivered item is left as it is.
     async fn outbox_attempt(

@@ -512,6 +512,18 @@ impl Store for PostgresStore {
         runs::outbox_due(&self.pool, now, limit).await
     }
 
+    async fn claim_outbox(
+        &self,
+        workspace: &str,
+        id: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| runs::claim_outbox(
+            conn, workspace, id, now, until
+        ))
+    }
+
     async fn outbox_attempt(
         &self,
         workspace: &str,

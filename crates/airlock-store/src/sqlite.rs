@@ -486,6 +486,18 @@ impl Store for SqliteStore {
         runs::outbox_due(&self.readers, now, limit).await
     }
 
+    async fn claim_outbox(
+        &self,
+        workspace: &str,
+        id: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| runs::claim_outbox(
+            conn, workspace, id, now, until
+        ))
+    }
+
     async fn outbox_attempt(
         &self,
         workspace: &str,

@@ -175,6 +175,10 @@ macro_rules! conformance_suite {
             $backend,
             outbox::outbox_lists_newest_first_and_delivers_what_is_due
         );
+        behaviour!(
+            $backend,
+            outbox::outbox_items_are_claimed_by_one_node_at_a_time
+        );
     };
 }
 

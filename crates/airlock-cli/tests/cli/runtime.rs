@@ -205,3 +205,55 @@ fn another_node_resumes_a_run_after_its_node_died() {
     });
     assert_eq!(outbox(&b, &owner).len(), 1);
 }
+
+/// With `AIRLOCK_SMTP` set, the approved email leaves the outbox for a real SMTP server
+/// (the `aiosmtpd` sink from PyPI), once, and the outbox records the delivery.
+#[test]
+fn an_approved_email_is_delivered_over_smtp() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sink = std::process::Command::new("python3")
+        .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 -m aiosmtpd starts (scripts/test.sh installs aiosmtpd)");
+    let mut sink = crate::support::KillOnDrop(sink);
+    let received = crate::support::Captured::default();
+    received.collect(sink.0.stdout.take().unwrap());
+    eventually(Duration::from_secs(10), "the SMTP sink listens", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+
+    let work = tempfile::tempdir().unwrap();
+    let smtp = format!("127.0.0.1:{port}");
+    let server = Server::start_with_env(
+        work.path(),
+        &["--demo"],
+        &[
+            ("AIRLOCK_SMTP", &smtp),
+            ("AIRLOCK_SMTP_FROM", "airlock@demo.test"),
+        ],
+    );
+    let owner = server.owner_token();
+    let run_id = start_run(&server, &owner, "assistant", "email Bob");
+    eventually(Duration::from_secs(10), "the run waits", || {
+        run_state(&server, &owner, &run_id) == "awaiting_approval"
+    });
+    let approved = server.client(&["approvals", "approve", "--latest"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", stdout(&approved));
+    eventually(Duration::from_secs(20), "the email is delivered", || {
+        outbox(&server, &owner)
+            .first()
+            .is_some_and(|item| item["delivered_at"].is_string())
+    });
+    let item = outbox(&server, &owner).remove(0);
+    assert_eq!(item["attempts"], 1, "{item}");
+    let mail = received.text();
+    assert!(mail.contains("bob@elsewhere.test"), "{mail}");
+    assert!(mail.contains("Weekly report"), "{mail}");
+    assert_eq!(mail.matches("Subject: Weekly report").count(), 1, "{mail}");
+}

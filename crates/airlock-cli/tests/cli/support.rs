@@ -42,7 +42,7 @@ fn free_port() -> u16 {
 pub struct Captured(Arc<Mutex<String>>);
 
 impl Captured {
-    fn collect(&self, mut pipe: impl Read + Send + 'static) {
+    pub fn collect(&self, mut pipe: impl Read + Send + 'static) {
         let text = self.0.clone();
         std::thread::spawn(move || {
             let mut buffer = [0u8; 4096];
@@ -100,12 +100,18 @@ impl Server {
     /// Starts `airlock serve --data-dir WORK/data --listen 127.0.0.1:PORT ARGS…` and waits
     /// until `/healthz` answers.
     pub fn start(work_dir: &Path, args: &[&str]) -> Server {
+        Server::start_with_env(work_dir, args, &[])
+    }
+
+    /// [`Server::start`] with extra environment variables.
+    pub fn start_with_env(work_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let data_dir = work_dir.join("data");
         for _attempt in 0..5 {
             let port = free_port();
             let listen = format!("127.0.0.1:{port}");
             let mut child = command(work_dir)
                 .env("RUST_LOG", "info")
+                .envs(env.iter().copied())
                 .arg("serve")
                 .arg("--data-dir")
                 .arg(&data_dir)

@@ -31,6 +31,40 @@ pub struct SubmitCall {
     /// Seconds to wait for the verdict of a pending call (at most 60).
     #[serde(default)]
     pub wait_s: Option<u64>,
+    /// What the tool's server says about it (MCP tool annotations). Used only for a tool
+    /// the policy does not list: `read_only_hint: true` gives it risk `read`; anything
+    /// else leaves it `exec` (fail closed).
+    #[serde(default)]
+    pub annotations: Option<Annotations>,
+}
+
+/// MCP tool annotations, as a proxy forwards them.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Annotations {
+    #[serde(default)]
+    pub read_only_hint: Option<bool>,
+    #[serde(default)]
+    pub destructive_hint: Option<bool>,
+}
+
+impl Annotations {
+    /// What the annotations declare: only a tool that says it is read-only and not
+    /// destructive is `read`; without a declaration the tool stays `exec`.
+    fn declared(&self) -> Option<airlock_policy::CompiledTool> {
+        let read_only = self.read_only_hint == Some(true) && self.destructive_hint != Some(true);
+        read_only
+            .then(|| {
+                airlock_policy::CompiledTool::declare(
+                    airlock_protocol::Risk::Read,
+                    None,
+                    None,
+                    None,
+                )
+                .ok()
+            })
+            .flatten()
+    }
 }
 
 /// `?wait_s=N`.
@@ -97,7 +131,7 @@ pub async fn submit(
                 tool: body.tool,
                 arguments: body.arguments,
                 session_id: body.session_id,
-                declared: None,
+                declared: body.annotations.as_ref().and_then(Annotations::declared),
             },
         )
         .await?;

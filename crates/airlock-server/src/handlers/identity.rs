@@ -110,6 +110,19 @@ pub async fn list_agents(
     Ok(Json(Items::new(state.gate.list_agents(&principal).await?)))
 }
 
+/// The agent an agent token belongs to (so a proxy or hook can check whom it acts as).
+#[utoipa::path(get, path = "/v1/agents/me", operation_id = "get_own_agent", tag = "identity",
+    responses(
+        (status = 200, description = "The token's agent", body = Agent),
+        (status = 403, description = "Not an agent token", body = Problem)))]
+pub async fn get_own_agent(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+) -> Result<Json<Agent>, ApiError> {
+    let (id, _) = airlock_gate::identity::require_agent(&principal, "have an own agent")?;
+    Ok(Json(state.gate.get_agent(&principal, id).await?))
+}
+
 /// One agent (an agent token may read itself).
 #[utoipa::path(get, path = "/v1/agents/{id}", tag = "identity",
     params(("id" = String, Path, description = "Agent id")),

@@ -209,3 +209,86 @@ async fn long_poll_without_a_decision_returns_pending_when_wait_s_passes() {
         started.elapsed()
     );
 }
+
+/// MCP annotations set the risk of a tool the policy does not list: read-only (and not
+/// destructive) is `read`, anything else stays `exec`; a listed tool keeps the policy's
+/// risk whatever the annotations say. Seen through an agent in `read_only` mode, which
+/// denies every risk but `read`.
+#[tokio::test]
+async fn annotations_inform_the_risk_of_unlisted_tools_only() {
+    let server = airlock_testkit::TestServer::start().await.unwrap();
+    server
+        .put_policy("version = 1\ndefault = \"allow\"\n[tools.\"shell.exec\"]\nrisk = \"exec\"\n")
+        .await
+        .unwrap();
+    let created = server
+        .client
+        .post(
+            "/v1/agents",
+            &server.owner_token,
+            &json!({"name": "reader", "mode": "read_only"}),
+        )
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    let agent = created["token"].as_str().unwrap();
+    let submit = |tool: &'static str, annotations: serde_json::Value| {
+        let server = &server;
+        async move {
+            let mut body = json!({"tool": tool, "arguments": {}});
+            if !annotations.is_null() {
+                body["annotations"] = annotations;
+            }
+            server
+                .client
+                .post("/v1/calls", agent, &body)
+                .await
+                .unwrap()
+                .expect_status(201)
+                .unwrap()
+        }
+    };
+    let cases = [
+        (
+            "mcp__fs__list",
+            json!({"read_only_hint": true}),
+            "read",
+            "allowed",
+        ),
+        ("mcp__fs__list", serde_json::Value::Null, "exec", "denied"),
+        (
+            "mcp__fs__list",
+            json!({"read_only_hint": false}),
+            "exec",
+            "denied",
+        ),
+        (
+            "mcp__fs__wipe",
+            json!({"read_only_hint": true, "destructive_hint": true}),
+            "exec",
+            "denied",
+        ),
+        (
+            "shell.exec",
+            json!({"read_only_hint": true}),
+            "exec",
+            "denied",
+        ),
+    ];
+    for (tool, annotations, risk, status) in cases {
+        let call = submit(tool, annotations.clone()).await;
+        assert_eq!(call["risk"], risk, "{tool} {annotations}: {call}");
+        assert_eq!(call["status"], status, "{tool} {annotations}: {call}");
+    }
+    let bad = server
+        .client
+        .post(
+            "/v1/calls",
+            agent,
+            &json!({"tool": "x", "arguments": {}, "annotations": {"readOnly": true}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(bad.status, 422);
+}

@@ -152,3 +152,24 @@ async fn sessions_belong_to_their_agent() {
         .unwrap();
     assert_eq!(reply.status, 404, "{}", reply.text);
 }
+
+/// `GET /v1/agents/me` names the agent behind an agent token; a user token has none.
+#[tokio::test]
+async fn an_agent_token_learns_its_own_agent() {
+    let (server, agent) = server().await;
+    let me = server
+        .client
+        .get("/v1/agents/me", &agent)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(me["name"], "scout");
+    let user = server
+        .client
+        .get("/v1/agents/me", &server.owner_token)
+        .await
+        .unwrap();
+    assert_eq!(user.status, 403);
+    assert_eq!(user.problem_type(), "forbidden");
+}

@@ -3,5 +3,6 @@
 
 mod behaviours;
 mod llm;
+mod mcp;
 mod restarts;
 mod support;

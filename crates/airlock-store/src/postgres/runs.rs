@@ -515,3 +515,25 @@ pub(crate) async fn cancel_approval(
         },
     }
 }
+
+pub(crate) async fn claim_outbox(
+    conn: &mut PgConnection,
+    workspace: &str,
+    id: &str,
+    now: Timestamp,
+    until: Timestamp,
+) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
+    let claimed = sqlx::query(
+        "UPDATE outbox SET next_attempt_at = $1
+         WHERE id = $2 AND workspace = $3 AND delivered_at IS NULL AND next_attempt_at <= $4",
+    )
+    .bind(millis(until))
+    .bind(id)
+    .bind(workspace)
+    .bind(millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    Ok(claimed.rows_affected() == 1)
+}

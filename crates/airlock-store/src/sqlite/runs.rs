@@ -508,3 +508,24 @@ pub(crate) async fn cancel_approval(
         },
     }
 }
+
+pub(crate) async fn claim_outbox(
+    conn: &mut SqliteConnection,
+    workspace: &str,
+    id: &str,
+    now: Timestamp,
+    until: Timestamp,
+) -> StoreResult<bool> {
+    let claimed = sqlx::query(
+        "UPDATE outbox SET next_attempt_at = ?
+         WHERE id = ? AND workspace = ? AND delivered_at IS NULL AND next_attempt_at <= ?",
+    )
+    .bind(millis(until))
+    .bind(id)
+    .bind(workspace)
+    .bind(millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    Ok(claimed.rows_affected() == 1)
+}

@@ -398,3 +398,67 @@ pub async fn outbox_lists_newest_first_and_delivers_what_is_due(ctx: Ctx) {
         items[4].1
     );
 }
+
+/// Of several nodes claiming one outbox item for delivery, exactly one gets it; a claimed
+/// item is not due again until the claim runs out, and a delivered one is never claimed.
+pub async fn outbox_items_are_claimed_by_one_node_at_a_time(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    run_with_allowed_calls(store, &world, &["mail"]).await;
+    let item = outbox_item("obx_1", "call_mail", Some("run_1"), 20);
+    store
+        .redeem_for_run(
+            &world.ws,
+            "call_mail",
+            t(20),
+            &Effects::none(),
+            Some(&item),
+            "run_1",
+            "node_a",
+            &RunUpdate::default(),
+        )
+        .await
+        .unwrap();
+
+    for round in 0..5 {
+        let now = t(30 + round * 1000);
+        let until = t(30 + round * 1000 + 500);
+        let claims = futures::future::join_all(
+            (0..6).map(|_| store.claim_outbox(&world.ws, "obx_1", now, until)),
+        )
+        .await;
+        let won = claims
+            .iter()
+            .filter(|claim| *claim.as_ref().unwrap())
+            .count();
+        assert_eq!(won, 1, "round {round}: {claims:?}");
+        // Claimed: not due before the claim runs out, claimable again after.
+        assert!(store
+            .outbox_due(t(30 + round * 1000 + 499), 10)
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(!store
+            .claim_outbox(&world.ws, "obx_1", t(30 + round * 1000 + 499), until)
+            .await
+            .unwrap());
+    }
+    assert!(
+        !store
+            .claim_outbox(&world.other, "obx_1", t(10_000), t(20_000))
+            .await
+            .unwrap(),
+        "another workspace's item"
+    );
+    store
+        .outbox_attempt(&world.ws, "obx_1", t(10_000), None, None)
+        .await
+        .unwrap();
+    assert!(
+        !store
+            .claim_outbox(&world.ws, "obx_1", t(20_000), t(30_000))
+            .await
+            .unwrap(),
+        "a delivered item"
+    );
+}
