@@ -14,8 +14,9 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-/// How often the sweeper looks for stalled runs and due outbox items.
-const SWEEP_EVERY: Duration = Duration::from_secs(2);
+/// How often the scheduler ticks and the sweeper looks for stalled runs and due outbox
+/// items.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a node holds an outbox item it is delivering.
 const CLAIM: Duration = Duration::from_secs(300);
@@ -38,6 +39,7 @@ impl Runtime {
             tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = tick.tick() => {
+                    self.tick().await;
                     self.sweep(false).await;
                     self.deliver_outbox().await;
                 }

@@ -6,8 +6,10 @@
 //!   journals, cancelling runs.
 //! - `leg`: one leg of a run — model turns and tool calls until the run completes, fails
 //!   or suspends on an approval.
+//! - `steps`: executing an allowed call exactly once, or telling the model why not.
 //! - `background`: resuming runs when their approvals are decided (here or on another
 //!   node), taking over runs whose node died, delivering the outbox.
+//! - `scheduler`: starting runs of scheduled tasks (overlap guard claimed at dispatch).
 //! - `toolset`: an agent's provider and tools.
 //!
 //! INVARIANT: nothing in memory is needed to resume a run. A run's state, journal, steps
@@ -20,7 +22,10 @@
 //! reported to the model as an unknown outcome, never retried.
 
 mod background;
+mod execute;
 mod leg;
+mod scheduler;
+mod steps;
 pub mod toolset;
 
 use airlock_gate::identity::require_role;
@@ -62,6 +67,9 @@ struct Inner {
 
 impl Runtime {
     pub fn new(gate: Gate, settings: RuntimeConfig) -> Runtime {
+        // The built-in tools' risk, target and preview count where the policy is silent,
+        // for standing-rule eligibility too.
+        gate.declare_tools(toolset::declarations());
         let (journal, _) = broadcast::channel(4096);
         Runtime {
             inner: Arc::new(Inner {

@@ -28,6 +28,54 @@ pub struct AgentTool {
 pub enum ToolKind {
     Builtin,
     Mcp,
+    /// `task.create`: the runtime schedules a task for the agent itself.
+    Task,
+}
+
+/// The name of the tool through which an agent schedules work for itself.
+pub const TASK_CREATE: &str = "task.create";
+
+/// `task.create`: an agent may schedule a task for itself, never with permissions —
+/// standing rules are minted by people only.
+fn task_create_spec() -> airlock_tools::ToolSpec {
+    airlock_tools::ToolSpec {
+        name: TASK_CREATE.into(),
+        description: "Schedule a task: on the cron schedule (five fields, minute hour day-of-month month day-of-week, in the time zone given, UTC by default) a new run of this agent starts with the instructions as its message.".into(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "instructions": {"type": "string"},
+                "cron": {"type": "string"},
+                "timezone": {"type": "string"},
+            },
+            "required": ["title", "instructions", "cron"],
+            "additionalProperties": false,
+        }),
+        risk: Risk::Write,
+        target: None,
+        summary: Some("Schedule task {title} ({cron})".into()),
+        body: Some("{instructions}".into()),
+    }
+}
+
+/// Every tool the runtime provides itself, as the gate should see it where the policy is
+/// silent.
+pub fn declarations() -> Vec<(String, CompiledTool)> {
+    Builtins::specs()
+        .into_iter()
+        .chain(std::iter::once(task_create_spec()))
+        .filter_map(|spec| {
+            let declared = CompiledTool::declare(
+                spec.risk,
+                spec.target.as_deref(),
+                spec.summary.as_deref(),
+                spec.body.as_deref(),
+            )
+            .ok()?;
+            Some((spec.name, declared))
+        })
+        .collect()
 }
 
 /// An agent's model and tools, built once per agent settings and shared by its runs.
@@ -144,7 +192,11 @@ async fn build(agent: &Agent, settings: &RuntimeConfig) -> Result<Toolset, Strin
     })?;
     let provider = provider(llm, settings)?;
     let mut tools = HashMap::new();
-    for spec in Builtins::specs() {
+    let specs = Builtins::specs()
+        .into_iter()
+        .map(|spec| (spec, ToolKind::Builtin))
+        .chain(std::iter::once((task_create_spec(), ToolKind::Task)));
+    for (spec, kind) in specs {
         let listed = agent
             .tools
             .as_ref()
@@ -168,7 +220,7 @@ async fn build(agent: &Agent, settings: &RuntimeConfig) -> Result<Toolset, Strin
                     parameters: spec.parameters,
                 },
                 declared: Some(declared),
-                kind: ToolKind::Builtin,
+                kind,
             },
         );
     }

@@ -66,3 +66,29 @@ pub fn traffic(rules: usize, count: usize) -> Vec<TrafficCall> {
         .map(|n| call_for_rule((n * 7919) % rules.max(1)))
         .collect()
 }
+
+/// `count` requests for the oracle check: the mixed traffic plus the cases where the
+/// engines could plausibly disagree. Of every ten requests, eight are ordinary calls
+/// decided by a rule, one pairs rule `i`'s tool with rule `i + 1`'s resource (the tool glob
+/// matches, the argument does not: the default applies), and one names a tool no rule
+/// selects. The no-match worst case comes first.
+pub fn oracle_traffic(rules: usize, count: usize) -> Vec<TrafficCall> {
+    let mut calls = vec![no_match_call(rules)];
+    calls.extend((1..count).map(|n| {
+        let i = (n * 7919) % rules.max(1);
+        match n % 10 {
+            8 if rules > 1 => TrafficCall {
+                tool: format!("svc{i}.op"),
+                arguments: json!({ "resource": format!("res{}/item", (i + 1) % rules) }),
+                expected: Decision::Deny,
+            },
+            9 => TrafficCall {
+                tool: format!("other{i}.op"),
+                arguments: json!({ "resource": format!("res{i}/item") }),
+                expected: Decision::Deny,
+            },
+            _ => call_for_rule(i),
+        }
+    }));
+    calls
+}

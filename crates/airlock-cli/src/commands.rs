@@ -1,7 +1,8 @@
 //! One module per top-level command.
 //!
 //! `policy` works on files offline; `serve` runs the server; `approvals`, `audit`,
-//! `agents`, `call`, `chat`, `hook` and `mcp` are clients of a running server (through [`crate::client`]).
+//! `agents`, `call`, `chat`, `hook`, `mcp`, `rules`, `tasks` and `insights` are clients
+//! of a running server (through [`crate::client`]).
 
 pub mod agents;
 pub mod approvals;
@@ -9,6 +10,9 @@ pub mod audit;
 pub mod call;
 pub mod chat;
 pub mod hook;
+pub mod insights;
 pub mod mcp;
 pub mod policy;
+pub mod rules;
 pub mod serve;
+pub mod tasks;

@@ -48,6 +48,12 @@ enum Command {
     Chat(commands::chat::ChatArgs),
     /// Run an MCP server behind airlock (`mcp proxy -- COMMAND ARGS…`).
     Mcp(commands::mcp::McpArgs),
+    /// List, add and revoke standing rules: "allow this tool for this exact target".
+    Rules(commands::rules::RulesArgs),
+    /// List, create, run and revoke scheduled tasks.
+    Tasks(commands::tasks::TasksArgs),
+    /// How often people were asked, and the standing rules that would ask them less.
+    Insights(commands::insights::InsightsArgs),
 }
 
 /// How a command ended, mapped to the exit codes of DESIGN.md §7.
@@ -71,6 +77,9 @@ fn main() -> ExitCode {
         Command::Hook(args) => commands::hook::run(args),
         Command::Mcp(args) => commands::mcp::run(args),
         Command::Chat(args) => commands::chat::run(args),
+        Command::Rules(args) => commands::rules::run(args),
+        Command::Tasks(args) => commands::tasks::run(args),
+        Command::Insights(args) => commands::insights::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -16,6 +16,8 @@ mod clients;
 mod cluster;
 #[path = "cli/hooks.rs"]
 mod hooks;
+#[path = "cli/manage.rs"]
+mod manage;
 #[path = "cli/mcp.rs"]
 mod mcp;
 #[path = "cli/runtime.rs"]

@@ -76,10 +76,11 @@ impl Gate {
         if !submission.arguments.is_object() {
             return Err(GateError::Invalid("arguments must be a JSON object".into()));
         }
-        if let Some(session_id) = &submission.session_id {
+        let session = match &submission.session_id {
             // Another agent's session is as invisible as another workspace's.
-            self.get_session(principal, session_id).await?;
-        }
+            Some(session_id) => Some(self.get_session(principal, session_id).await?),
+            None => None,
+        };
         let agent = self
             .store()
             .get_agent(workspace, agent_id)
@@ -88,8 +89,12 @@ impl Gate {
         let now = self.now();
 
         let mut scopes = vec![(RuleScope::Agent, agent_id.to_owned())];
-        if let Some(session_id) = &submission.session_id {
-            scopes.push((RuleScope::Session, session_id.clone()));
+        if let Some(session) = &session {
+            scopes.push((RuleScope::Session, session.id.clone()));
+            // A task's run is held to the rules people gave that task.
+            if let Some(task_id) = &session.task_id {
+                scopes.push((RuleScope::Task, task_id.clone()));
+            }
         }
         let standing: Vec<Standing> = self
             .store()
@@ -129,7 +134,12 @@ impl Gate {
             risk: verdict.risk,
             status: CallStatus::Pending,
             decided_by: verdict.decided_by,
-            rule: verdict.rule.clone(),
+            // An allow by a standing rule cites that rule.
+            rule: if verdict.decided_by == airlock_protocol::DecidedBy::StandingRule {
+                verdict.standing_rule.clone()
+            } else {
+                verdict.rule.clone()
+            },
             reason: verdict.reason.clone(),
             approval_id: None,
             grant_id: None,

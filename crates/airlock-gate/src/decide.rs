@@ -156,7 +156,15 @@ impl Gate {
                 return Err(GateError::Invalid("remember only goes with approve".into()))
             }
             (Some(remember), true) => {
-                let rule = self.standing_rule_for(&approval, remember, &actor)?;
+                let task_id = match &approval.session_id {
+                    Some(session_id) => self
+                        .store()
+                        .get_session(workspace, session_id)
+                        .await?
+                        .and_then(|session| session.task_id),
+                    None => None,
+                };
+                let rule = self.standing_rule_for(&approval, remember, &actor, task_id)?;
                 // An identical live rule already says "every time": mint nothing, audit
                 // nothing beyond the decision itself.
                 let live = self
@@ -303,6 +311,7 @@ impl Gate {
         approval: &Approval,
         remember: &Remember,
         actor: &str,
+        task_id: Option<String>,
     ) -> Result<StandingRule, GateError> {
         let Some(target) = approval.standing_target.clone() else {
             return Err(GateError::Invalid(format!(
@@ -315,11 +324,12 @@ impl Gate {
                 GateError::Invalid("remember scope `session` needs a call made in a session".into())
             })?,
             RuleScope::Agent => approval.agent_id.clone(),
-            RuleScope::Task => {
-                return Err(GateError::Invalid(
-                    "remember scope `task` needs a call made by a task; this call has none".into(),
-                ))
-            }
+            RuleScope::Task => task_id.ok_or_else(|| {
+                GateError::Invalid(
+                    "remember scope `task` needs a call made by a task's run; this call has none"
+                        .into(),
+                )
+            })?,
         };
         let now = self.now();
         let expires_at = match &remember.expires_in {

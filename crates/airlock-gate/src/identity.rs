@@ -328,12 +328,61 @@ impl Gate {
             id: new_id("ses"),
             agent_id,
             title,
+            task_id: None,
+            external_id: None,
             created_at: self.now(),
         };
         self.store()
             .create_session(&principal.workspace, &session)
             .await?;
         Ok(session)
+    }
+
+    /// The agent's session that another system names `external_id` (a coding agent's
+    /// session id), opened on first use: hooks group their calls by it, so that session
+    /// standing rules and the inbox follow the agent's own sessions. Agent tokens only.
+    /// Returns whether it was opened now.
+    pub async fn session_for_external(
+        &self,
+        principal: &Principal,
+        external_id: &str,
+        title: Option<String>,
+    ) -> Result<(Session, bool), GateError> {
+        let (agent_id, _) = require_agent(principal, "map external sessions")?;
+        if external_id.is_empty() || external_id.chars().count() > 200 {
+            return Err(GateError::Invalid(
+                "external_id must be 1 to 200 characters".into(),
+            ));
+        }
+        let workspace = principal.workspace.as_str();
+        if let Some(session) = self
+            .store()
+            .session_by_external(workspace, agent_id, external_id)
+            .await?
+        {
+            return Ok((session, false));
+        }
+        let session = Session {
+            id: new_id("ses"),
+            agent_id: Some(agent_id.to_owned()),
+            title: title.map(|title| title.chars().take(200).collect()),
+            task_id: None,
+            external_id: Some(external_id.to_owned()),
+            created_at: self.now(),
+        };
+        match self.store().create_session(workspace, &session).await {
+            Ok(()) => Ok((session, true)),
+            // Opened by a concurrent hook a moment ago: that one is the session.
+            Err(airlock_store::StoreError::Conflict(_)) => self
+                .store()
+                .session_by_external(workspace, agent_id, external_id)
+                .await?
+                .map(|session| (session, false))
+                .ok_or(GateError::Conflict(
+                    "the session could not be opened".into(),
+                )),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// A session, for its agent or for users.

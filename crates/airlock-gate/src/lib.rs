@@ -7,6 +7,7 @@
 //! - [`calls`]: submit, long-poll, redeem.
 //! - [`decide`]: approvals and the decision on them (G2, G3, G4, G6).
 //! - [`rules`]: standing rules.
+//! - [`tasks`]: scheduled tasks and their task-scoped rules; [`cron`]: their schedules.
 //! - [`expiry`]: the sweeper that moves overdue approvals to `expired`.
 //! - `listen`: changes committed by other nodes (PostgreSQL), applied here.
 //! - [`audit`]: listing and verifying the hash chain.
@@ -19,15 +20,18 @@
 pub mod audit;
 pub mod calls;
 pub mod clock;
+pub mod cron;
 pub mod decide;
 pub mod effects;
 mod error;
 pub mod expiry;
 pub mod identity;
 pub mod ids;
+pub mod insights;
 mod listen;
 pub mod policy;
 pub mod rules;
+pub mod tasks;
 pub mod waiters;
 
 pub use error::GateError;
@@ -59,6 +63,10 @@ struct Inner {
     /// expired, cancelled), here or on another node; `("", "")` when some may have been
     /// missed. The built-in runtime resumes runs from it.
     settled: broadcast::Sender<(String, String)>,
+    /// What trusted providers (the built-in runtime) declare about their tools: used
+    /// where the policy's catalogue is silent, for standing-rule eligibility and for the
+    /// runtime's own calls.
+    declared: std::sync::RwLock<std::collections::HashMap<String, airlock_policy::CompiledTool>>,
 }
 
 impl Gate {
@@ -76,6 +84,7 @@ impl Gate {
                 pokes,
                 sweeper_wake: tokio::sync::Notify::new(),
                 settled,
+                declared: Default::default(),
             }),
         })
     }
@@ -96,6 +105,26 @@ impl Gate {
     /// How many callers are long-polling right now (for metrics).
     pub fn waiting(&self) -> usize {
         self.inner.waiters.waiting()
+    }
+
+    /// Registers what a trusted provider declares about its tools (the built-in runtime,
+    /// at start).
+    pub fn declare_tools(
+        &self,
+        tools: impl IntoIterator<Item = (String, airlock_policy::CompiledTool)>,
+    ) {
+        if let Ok(mut declared) = self.inner.declared.write() {
+            declared.extend(tools);
+        }
+    }
+
+    /// The declaration of a tool, if a trusted provider made one.
+    pub fn declared_tool(&self, name: &str) -> Option<airlock_policy::CompiledTool> {
+        self.inner
+            .declared
+            .read()
+            .ok()
+            .and_then(|declared| declared.get(name).cloned())
     }
 
     /// A receiver of `(workspace, call_id)` for every call that stopped pending; `("",

@@ -29,6 +29,33 @@ pub struct NewRule {
 }
 
 impl Gate {
+    /// Whether standing rules may name this tool: its risk (the policy's catalogue, else
+    /// a trusted provider's declaration) is `write` or `external` and it names a target.
+    pub fn check_eligible(&self, workspace: &str, tool: &str) -> Result<Risk, GateError> {
+        let declared = self.declared_tool(tool);
+        let entry = self.loaded_policy(workspace).and_then(|loaded| {
+            loaded
+                .policy
+                .tool_or_declared(tool, declared.as_ref())
+                .cloned()
+        });
+        match entry {
+            Some(entry)
+                if matches!(entry.risk, Risk::Write | Risk::External) && entry.target.is_some() =>
+            {
+                Ok(entry.risk)
+            }
+            Some(entry) => Err(GateError::Invalid(format!(
+                "`{tool}` is not eligible for standing rules: its risk is {} {}; only write or external tools with a target are (exec tools never are)",
+                entry.risk,
+                if entry.target.is_some() { "" } else { "and it names no target" }
+            ))),
+            None => Err(GateError::Invalid(format!(
+                "`{tool}` is not eligible for standing rules: the policy must list it with risk write or external and a target (unlisted tools are exec)"
+            ))),
+        }
+    }
+
     pub async fn list_rules(&self, principal: &Principal) -> Result<Vec<StandingRule>, GateError> {
         require_role(principal, Role::Viewer, "list standing rules")?;
         Ok(self
@@ -50,17 +77,7 @@ impl Gate {
                 "target is empty; a standing rule binds to one exact target".into(),
             ));
         }
-        let eligible = self.loaded_policy(workspace).is_some_and(|loaded| {
-            loaded.policy.tool(&rule.tool).is_some_and(|tool| {
-                matches!(tool.risk, Risk::Write | Risk::External) && tool.target.is_some()
-            })
-        });
-        if !eligible {
-            return Err(GateError::Invalid(format!(
-                "`{}` is not eligible for standing rules: the policy must list it with risk write or external and a target (exec tools never are)",
-                rule.tool
-            )));
-        }
+        self.check_eligible(workspace, &rule.tool)?;
         match rule.scope {
             RuleScope::Session => {
                 self.store()
@@ -75,9 +92,10 @@ impl Gate {
                     .ok_or(GateError::NotFound("agent"))?;
             }
             RuleScope::Task => {
-                return Err(GateError::Invalid(
-                    "tasks do not exist yet in this workspace".into(),
-                ))
+                self.store()
+                    .get_task(workspace, &rule.scope_id)
+                    .await?
+                    .ok_or(GateError::NotFound("task"))?;
             }
         }
         let now = self.now();

@@ -12,6 +12,10 @@
 //!
 //! - [`gate`]: what the proxy asks the gate ([`Gate`]) and what it gets back ([`Verdict`]).
 //! - [`proxy`]: the server leg, facing the MCP client; gates `tools/call`.
+//! - `asked`: an asked call while a person decides (progress, inline approval through the
+//!   client's elicitation, the client giving up).
+//! - [`catalog`]: the real server's tool annotations, sent with each gated call.
+//! - `disconnect`: noticing at once that the client closed stdin.
 //! - [`upstream`]: the client leg, facing the real server; relays its requests and
 //!   notifications back to the MCP client.
 //! - [`host`]: the tool host of the agent runtime ([`McpHost`]).
@@ -21,12 +25,18 @@
 //! real server): the binary supplies the [`Gate`] (submit, wait, redeem the grant), and
 //! the runtime gates a hosted call before it calls [`McpHost::call`].
 
+mod asked;
+pub mod catalog;
+mod disconnect;
 pub mod gate;
 pub mod host;
 pub mod proxy;
 pub mod upstream;
 
-pub use gate::{tool_name, Gate, Verdict};
+pub use gate::{
+    tool_name, ApprovalPrompt, Gate, GateCall, Hints, InlineDecision, Pending, Submitted, Verdict,
+    Waited,
+};
 pub use host::{HostError, HostedResult, HostedTool, McpHost};
 pub use proxy::{run, ProxyConfig};
 

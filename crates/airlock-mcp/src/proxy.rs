@@ -10,23 +10,24 @@
 //! Both legs speak the protocol up to 2025-11-25 (the `initialize` era); the 2026-07-28
 //! stateless lifecycle is not offered yet, so clients negotiate down to it.
 
-use crate::gate::{tool_name, Gate, Verdict};
+use crate::asked::{self, CLIENT_CANCELLED};
+use crate::catalog::Catalog;
+use crate::disconnect::WatchEof;
+use crate::gate::{tool_name, Gate, GateCall, Hints, Pending, Submitted, Verdict, Waited};
 use crate::upstream::{self, Endpoint, Upstream};
 use crate::ProxyError;
 use rmcp::model::{
     CallToolRequest, CallToolResult, ClientNotification, ClientRequest, ContentBlock,
-    Implementation, InitializeRequestParams, ProgressNotificationParam, ProtocolVersion,
-    ServerConfig, ServerPeerInfo, ServerResult,
+    Implementation, InitializeRequestParams, ProtocolVersion, ServerConfig, ServerPeerInfo,
+    ServerResult,
 };
 use rmcp::service::{NotificationContext, RequestContext, ServiceError};
 use rmcp::{ErrorData as McpError, RoleServer, Service, ServiceExt};
 use std::borrow::Cow;
-use std::time::Duration;
-use tokio::sync::OnceCell;
-
-/// How often a waiting call tells the client it is still alive (when it asked for
-/// progress), well inside the usual 60 s request timeouts.
-const PROGRESS_EVERY: Duration = Duration::from_secs(10);
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{watch, OnceCell};
 
 /// The newest protocol version the proxy speaks on either leg.
 const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
@@ -40,27 +41,82 @@ pub struct ProxyConfig {
     pub upstream: Endpoint,
 }
 
-/// Serves the MCP client on stdin/stdout until it disconnects, then stops the real server
-/// (or ends the session with it).
-pub async fn run<G: Gate>(config: ProxyConfig, gate: G) -> Result<(), ProxyError> {
+/// Serves the MCP client on stdin/stdout until it disconnects or `shutdown` completes (a
+/// signal, say), then cancels the approvals still waiting for a person (nobody will use
+/// their verdict) and stops the real server (or ends the session with it).
+pub async fn run<G: Gate>(
+    config: ProxyConfig,
+    gate: G,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ProxyError> {
+    let gate = Arc::new(gate);
+    let waiting = Arc::new(Waiting::default());
+    let (gone, client_gone) = watch::channel(false);
+    let gone = Arc::new(gone);
     let proxy = Proxy {
         config,
-        gate,
+        gate: gate.clone(),
         upstream: OnceCell::new(),
+        catalog: Arc::new(Catalog::default()),
+        waiting: waiting.clone(),
+        client_gone,
     };
+    let stdin = WatchEof::new(tokio::io::stdin(), gone.clone());
     let running = proxy
-        .serve(rmcp::transport::stdio())
+        .serve((stdin, tokio::io::stdout()))
         .await
         .map_err(|error| ProxyError::Initialize(Box::new(error)))?;
-    running.waiting().await?;
+    let stopped = tokio::select! {
+        stopped = running.waiting() => stopped.map(|_| ()),
+        () = shutdown => {
+            gone.send_replace(true);
+            Ok(())
+        }
+    };
+    // Normally each call cancels its own approval when the client goes; these are the
+    // ones whose handler was stopped before it could.
+    for call_id in waiting.drain() {
+        gate.cancel(call_id).await;
+    }
+    stopped?;
     Ok(())
+}
+
+/// The calls waiting for a person, by call id.
+#[derive(Debug, Default)]
+struct Waiting(Mutex<HashSet<String>>);
+
+impl Waiting {
+    fn insert(&self, call_id: &str) {
+        self.lock().insert(call_id.to_owned());
+    }
+
+    fn remove(&self, call_id: &str) {
+        self.lock().remove(call_id);
+    }
+
+    fn drain(&self) -> Vec<String> {
+        self.lock().drain().collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        // Every operation leaves the set whole, so a poisoned lock still holds a good set.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 struct Proxy<G> {
     config: ProxyConfig,
-    gate: G,
+    gate: Arc<G>,
     /// Set once, when the client initializes.
     upstream: OnceCell<Upstream>,
+    /// The real server's tool annotations.
+    catalog: Arc<Catalog>,
+    waiting: Arc<Waiting>,
+    /// Becomes `true` when the client closed stdin (or the proxy is shutting down).
+    client_gone: watch::Receiver<bool>,
 }
 
 impl<G: Gate> Proxy<G> {
@@ -79,9 +135,14 @@ impl<G: Gate> Proxy<G> {
         if client.protocol_version.as_str() > NEWEST_PROTOCOL.as_str() {
             client.protocol_version = NEWEST_PROTOCOL;
         }
-        let started = upstream::start(&self.config.upstream, client, context.peer)
-            .await
-            .map_err(|error| McpError::internal_error(error, None))?;
+        let started = upstream::start(
+            &self.config.upstream,
+            client,
+            context.peer,
+            self.catalog.clone(),
+        )
+        .await
+        .map_err(|error| McpError::internal_error(error, None))?;
         let info = started.peer_info().map(|info| server_config(&info));
         self.upstream
             .set(started)
@@ -99,9 +160,22 @@ impl<G: Gate> Proxy<G> {
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
         let upstream = self.upstream()?;
-        let tool = tool_name(&self.config.server_name, &request.params.name);
-        let arguments = request.params.arguments.clone().unwrap_or_default();
-        match self.wait_for_verdict(tool, arguments, &context).await {
+        let call = GateCall {
+            tool: tool_name(&self.config.server_name, &request.params.name),
+            arguments: request.params.arguments.clone().unwrap_or_default(),
+            hints: self.hints(upstream, &request.params.name).await,
+        };
+        let verdict = match self.gate.submit(call).await {
+            Submitted::Denied { reason } => Verdict::Deny { reason },
+            Submitted::Allowed { call_id } => self.gate.redeem(call_id).await,
+            Submitted::Pending(pending) => self.ask(&pending, &context).await,
+        };
+        // INVARIANT: nothing is forwarded once the client gave up on the call; an unused
+        // grant executes nothing (G1).
+        if context.ct.is_cancelled() {
+            return Err(McpError::invalid_request(CLIENT_CANCELLED, None));
+        }
+        match verdict {
             Verdict::Allow => upstream
                 .send_request(ClientRequest::CallToolRequest(request))
                 .await
@@ -116,36 +190,39 @@ impl<G: Gate> Proxy<G> {
         }
     }
 
-    /// Waits for the gate, sending progress notifications meanwhile when the client gave
-    /// a progress token, so its request timeout does not fire while a person decides.
-    async fn wait_for_verdict(
-        &self,
-        tool: String,
-        arguments: serde_json::Map<String, serde_json::Value>,
-        context: &RequestContext<RoleServer>,
-    ) -> Verdict {
-        let progress_token = context.meta.get_progress_token();
-        let check = self.gate.check(tool, arguments);
-        tokio::pin!(check);
-        let mut ticks =
-            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
-        let mut progress = 0.0;
-        loop {
-            tokio::select! {
-                verdict = &mut check => return verdict,
-                () = context.ct.cancelled() => {
-                    return Verdict::Deny { reason: "the MCP client cancelled the call".into() };
-                }
-                _ = ticks.tick() => {
-                    let Some(token) = progress_token.clone() else { continue };
-                    progress += 1.0;
-                    let mut notification = ProgressNotificationParam::new(token, progress);
-                    notification.message = Some("waiting for approval in airlock".into());
-                    // A client that cannot take it will cancel or disconnect; keep waiting.
-                    let _ = context.peer.notify_progress(notification).await;
-                }
-            }
+    /// What the server says about `tool`: from the catalog, or, for a tool it has not
+    /// listed yet, from a fresh `tools/list`. `None` when the server does not list it.
+    async fn hints(&self, upstream: &Upstream, tool: &str) -> Option<Hints> {
+        if let Some(hints) = self.catalog.hints(tool) {
+            return Some(hints);
         }
+        match upstream.list_all_tools().await {
+            Ok(tools) => self.catalog.record(&tools),
+            Err(error) => tracing::warn!(%error, "cannot list the MCP server's tools"),
+        }
+        self.catalog.hints(tool)
+    }
+
+    /// Waits for a person; redeems an approved call's grant unless the client gave up,
+    /// and cancels the approval when nobody waits for it anymore.
+    async fn ask(&self, pending: &Pending, context: &RequestContext<RoleServer>) -> Verdict {
+        self.waiting.insert(&pending.call_id);
+        let waited =
+            asked::wait_for_person(&*self.gate, pending, context, self.client_gone.clone()).await;
+        let verdict = match waited {
+            Waited::Approved if context.ct.is_cancelled() => Verdict::Deny {
+                reason: CLIENT_CANCELLED.into(),
+            },
+            Waited::Approved => self.gate.redeem(pending.call_id.clone()).await,
+            Waited::Closed { reason, gave_up } => {
+                if gave_up {
+                    self.gate.cancel(pending.call_id.clone()).await;
+                }
+                Verdict::Deny { reason }
+            }
+        };
+        self.waiting.remove(&pending.call_id);
+        verdict
     }
 }
 
@@ -160,6 +237,17 @@ impl<G: Gate> Service<RoleServer> for Proxy<G> {
                 self.initialize(request.params, context).await
             }
             ClientRequest::CallToolRequest(request) => self.call_tool(request, context).await,
+            ClientRequest::ListToolsRequest(request) => {
+                let listed = self
+                    .upstream()?
+                    .send_request(ClientRequest::ListToolsRequest(request))
+                    .await
+                    .map_err(relay_error)?;
+                if let ServerResult::ListToolsResult(list) = &listed {
+                    self.catalog.record(&list.tools);
+                }
+                Ok(listed)
+            }
             other => self
                 .upstream()?
                 .send_request(other)

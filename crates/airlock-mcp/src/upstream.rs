@@ -1,8 +1,10 @@
 //! The client leg: reaches the real MCP server (a child process over stdio, or a
 //! Streamable HTTP server by URL) and speaks to it as the MCP client would, relaying what
 //! the server asks of its client (sampling, roots, elicitation, pings) and what it
-//! notifies (progress, logging, list changes) back to the real MCP client.
+//! notifies (progress, logging, list changes) back to the real MCP client. A change of
+//! the server's tool list also empties the proxy's [`Catalog`] of tool annotations.
 
+use crate::catalog::Catalog;
 use rmcp::model::{
     ClientConfig, ClientNotification, ClientResult, ServerNotification, ServerRequest,
 };
@@ -10,6 +12,7 @@ use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, Service, ServiceExt};
 use std::process::Stdio;
+use std::sync::Arc;
 
 /// The running client leg; dropping it stops the real server.
 pub type Upstream = RunningService<RoleClient, Relay>;
@@ -36,16 +39,22 @@ pub struct Command {
 pub struct Relay {
     client: ClientConfig,
     downstream: Peer<RoleServer>,
+    catalog: Arc<Catalog>,
 }
 
 /// Starts (or connects to) the real server and completes its `initialize` handshake as
-/// `client`.
+/// `client`; the server's tool-list changes empty `catalog`.
 pub async fn start(
     endpoint: &Endpoint,
     client: ClientConfig,
     downstream: Peer<RoleServer>,
+    catalog: Arc<Catalog>,
 ) -> Result<Upstream, String> {
-    let relay = Relay { client, downstream };
+    let relay = Relay {
+        client,
+        downstream,
+        catalog,
+    };
     match endpoint {
         Endpoint::Stdio(command) => {
             let mut child = tokio::process::Command::new(&command.program);
@@ -90,6 +99,12 @@ impl Service<RoleClient> for Relay {
         notification: ServerNotification,
         _context: NotificationContext<RoleClient>,
     ) -> Result<(), McpError> {
+        if matches!(
+            notification,
+            ServerNotification::ToolListChangedNotification(_)
+        ) {
+            self.catalog.forget();
+        }
         // A client that went away is noticed by the server leg; nothing to do here.
         let _ = self.downstream.send_notification(notification).await;
         Ok(())

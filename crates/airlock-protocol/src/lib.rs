@@ -15,4 +15,4 @@ pub use records::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, LlmConfig, McpServerConfig,
     PolicyInfo, Preview, Problem, Role, RuleScope, Session, StandingRule, User, WorkspaceEvent,
 };
-pub use runs::{Message, OutboxItem, Run, RunEvent, RunState, Step, StepState, StepStatus};
+pub use runs::{Message, OutboxItem, Run, RunEvent, RunState, Step, StepState, StepStatus, Task};

@@ -253,6 +253,12 @@ pub struct Session {
     pub id: String,
     pub agent_id: Option<String>,
     pub title: Option<String>,
+    /// The scheduled task whose run opened the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    /// What another system calls this session (a coding agent's session id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
 }

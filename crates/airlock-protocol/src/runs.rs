@@ -172,3 +172,37 @@ pub struct OutboxItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
 }
+
+/// A scheduled instruction: on its cron schedule, a run of its agent starts with the
+/// instructions as the user's message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub instructions: String,
+    pub agent_id: String,
+    /// Five fields: minute hour day-of-month month day-of-week.
+    pub cron: String,
+    /// IANA time zone the cron is read in (`Europe/Paris`); `UTC` by default.
+    pub timezone: String,
+    pub enabled: bool,
+    /// `user:<id>`, or `agent:<id>` for a task an agent created (`task.create`).
+    pub created_by: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub created_at: Timestamp,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub updated_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub revoked_at: Option<Timestamp>,
+    /// When the scheduler next starts it (none while disabled or revoked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub next_run_at: Option<Timestamp>,
+    /// The run in progress; while it is set, no tick starts another (the overlap guard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run_id: Option<String>,
+}

@@ -11,6 +11,7 @@
 //! - [`audit`]: list, verify, export.
 //! - [`events`]: the workspace event stream (SSE).
 //! - [`runs`]: the built-in runtime: messages, runs, run journals, the outbox.
+//! - [`tasks`]: scheduled tasks and the "fewer prompts" report.
 //! - [`hooks`]: coding-agent hooks (Claude Code's `http` hook) and what a verdict means to one.
 
 pub mod approvals;
@@ -23,6 +24,7 @@ pub mod policy;
 pub mod rules;
 pub mod runs;
 pub mod system;
+pub mod tasks;
 
 use serde::Serialize;
 use utoipa::ToSchema;

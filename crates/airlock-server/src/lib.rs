@@ -8,6 +8,7 @@
 //! - [`error`]: [`ApiError`], its status table and problem+json bodies.
 //! - [`metrics`]: Prometheus counters.
 //! - [`openapi`]: the spec served at `/openapi.json`, generated from the handlers.
+//! - [`web`]: the web inbox: server-rendered pages, session cookies, CSRF.
 //! - [`serve`] (this file): run the router with the gate's expiry sweeper until shutdown.
 //!
 //! INVARIANT: handlers hold no state of their own; everything durable is behind the gate,
@@ -20,6 +21,7 @@ pub mod handlers;
 pub mod metrics;
 pub mod openapi;
 pub mod router;
+pub mod web;
 
 pub use error::ApiError;
 pub use router::router;

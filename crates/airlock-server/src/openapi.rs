@@ -8,7 +8,7 @@
 
 use crate::error::PROBLEM_JSON;
 use crate::handlers::{
-    approvals, audit, calls, events, hooks, identity, policy, rules, runs, system,
+    approvals, audit, calls, events, hooks, identity, policy, rules, runs, system, tasks,
 };
 use airlock_protocol::{LlmConfig, McpServerConfig, Mode, RuleScope};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -30,6 +30,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         calls::submit, calls::get_call, calls::redeem, runs::cancel_call,
         runs::post_message, runs::list_messages, runs::get_run, runs::stream_events,
         runs::cancel_run, runs::list_outbox,
+        tasks::create, tasks::list, tasks::get, tasks::update, tasks::run, tasks::insights,
         approvals::list, approvals::get, approvals::decide,
         rules::list, rules::create, rules::revoke,
         audit::list, audit::verify, audit::export,
@@ -47,6 +48,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "audit", description = "The hash-chained audit log"),
         (name = "events", description = "The workspace event stream"),
         (name = "hooks", description = "Coding-agent hooks (Claude Code `http` hooks)"),
+        (name = "tasks", description = "Scheduled tasks"),
         (name = "runs", description = "The built-in agent runtime: messages, runs, run journals, the outbox"),
         (name = "identity", description = "Users and agents"),
         (name = "sessions", description = "Sessions"),

@@ -1,12 +1,13 @@
-//! Every route of the API in one table (DESIGN.md §6.1), with the layers all of them share:
+//! Every route of the API in one table (DESIGN.md §6.1), the web pages merged in from
+//! [`crate::web::routes`], with the layers all of them share:
 //! tracing, panic → 500 problem, response metrics, and problem+json for unknown routes
 //! (404) and wrong methods (405).
 
 use crate::error::ApiError;
 use crate::handlers::{
-    approvals, audit, calls, events, hooks, identity, policy, rules, runs, system,
+    approvals, audit, calls, events, hooks, identity, policy, rules, runs, system, tasks,
 };
-use crate::{metrics, AppState};
+use crate::{metrics, web, AppState};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{middleware, Router};
@@ -17,7 +18,6 @@ use tower_http::trace::TraceLayer;
 /// The API, ready to serve.
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/", get(system::home))
         .route("/healthz", get(system::healthz))
         .route("/metrics", get(system::metrics))
         .route("/openapi.json", get(system::openapi))
@@ -53,6 +53,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/runs/{id}/events", get(runs::stream_events))
         .route("/v1/runs/{id}/cancel", post(runs::cancel_run))
         .route("/v1/outbox", get(runs::list_outbox))
+        .route("/v1/tasks", post(tasks::create).get(tasks::list))
+        .route("/v1/tasks/{id}", get(tasks::get).patch(tasks::update))
+        .route("/v1/tasks/{id}/run", post(tasks::run))
+        .route("/v1/insights/prompts", get(tasks::insights))
         .route("/v1/approvals", get(approvals::list))
         .route("/v1/approvals/{id}", get(approvals::get))
         .route("/v1/approvals/{id}/decision", post(approvals::decide))
@@ -63,6 +67,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/audit/export", get(audit::export))
         .route("/v1/events", get(events::stream))
         .route("/v1/hooks/claude-code", post(hooks::claude_code))
+        // The web inbox: `/`, `/login`, `/approvals/{id}`, … (see `web::routes`).
+        .merge(web::routes())
         .fallback(unknown_route)
         .method_not_allowed_fallback(wrong_method)
         .layer(CatchPanicLayer::custom(panicked))

@@ -12,7 +12,7 @@
 use crate::{Grant, StoreError, StoreResult, StoredStep};
 use airlock_protocol::{
     Agent, Approval, Call, Message, OutboxItem, PolicyInfo, Preview, Run, RunEvent, StandingRule,
-    Step,
+    Step, Task,
 };
 use jiff::Timestamp;
 use serde::de::DeserializeOwned;
@@ -364,5 +364,29 @@ pub(crate) fn outbox_from_row<R: RawRow>(row: &R) -> StoreResult<OutboxItem> {
             detail: "attempts: out of range".into(),
         })?,
         last_error: columns.opt_text("last_error")?,
+    })
+}
+
+pub(crate) const TASK_COLUMNS: &str = "id, title, instructions, agent_id, cron, timezone, \
+     enabled, created_by, created_at, updated_at, revoked_at, next_run_at, active_run_id, \
+     last_run_id";
+
+pub(crate) fn task_from_row<R: RawRow>(row: &R) -> StoreResult<Task> {
+    let columns = Columns::new(row, "tasks");
+    Ok(Task {
+        id: columns.text("id")?,
+        title: columns.text("title")?,
+        instructions: columns.text("instructions")?,
+        agent_id: columns.text("agent_id")?,
+        cron: columns.text("cron")?,
+        timezone: columns.text("timezone")?,
+        enabled: columns.int("enabled")? != 0,
+        created_by: columns.text("created_by")?,
+        created_at: columns.time("created_at")?,
+        updated_at: columns.time("updated_at")?,
+        revoked_at: columns.opt_time("revoked_at")?,
+        next_run_at: columns.opt_time("next_run_at")?,
+        active_run_id: columns.opt_text("active_run_id")?,
+        last_run_id: columns.opt_text("last_run_id")?,
     })
 }

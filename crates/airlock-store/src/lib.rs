@@ -22,7 +22,7 @@ pub use types::*;
 
 use airlock_protocol::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, Message, OutboxItem, PolicyInfo, Run,
-    RunEvent, Session, StandingRule, User, WorkspaceEvent,
+    RunEvent, Session, StandingRule, Task, User, WorkspaceEvent,
 };
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -160,6 +160,15 @@ pub trait Store: Send + Sync + 'static {
     async fn create_session(&self, workspace: &str, session: &Session) -> StoreResult<()>;
 
     async fn get_session(&self, workspace: &str, id: &str) -> StoreResult<Option<Session>>;
+
+    /// The agent's session that another system names `external_id`, if any. Creating a
+    /// second one with the same agent and external id is a `Conflict`.
+    async fn session_by_external(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        external_id: &str,
+    ) -> StoreResult<Option<Session>>;
 
     // ----- calls, approvals, grants
 
@@ -400,6 +409,67 @@ pub trait Store: Send + Sync + 'static {
         retry_at: Option<Timestamp>,
     ) -> StoreResult<()>;
 
+    // ----- scheduled tasks
+
+    /// Creates a task with its task-scoped standing rules (minted by the person creating
+    /// it), appending `effects`.
+    async fn create_task(
+        &self,
+        workspace: &str,
+        task: &Task,
+        rules: &[StandingRule],
+        effects: &Effects,
+    ) -> StoreResult<()>;
+
+    async fn get_task(&self, workspace: &str, id: &str) -> StoreResult<Option<Task>>;
+
+    /// Every task of the workspace, newest first.
+    async fn list_tasks(&self, workspace: &str) -> StoreResult<Vec<Task>>;
+
+    /// Writes a task's settings (title, instructions, cron, time zone, enabled, next run,
+    /// revocation), never its run bookkeeping. With `revoke_rules_at`, also revokes every
+    /// live standing rule scoped to the task. Appends `effects`.
+    async fn update_task(
+        &self,
+        workspace: &str,
+        task: &Task,
+        revoke_rules_at: Option<Timestamp>,
+        effects: &Effects,
+    ) -> StoreResult<()>;
+
+    /// Enabled, unrevoked tasks of every workspace whose next run is due at `now`, at most
+    /// `limit`.
+    async fn due_tasks(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<(String, Task)>>;
+
+    /// Dispatches a task, in one transaction: claims it (only if enabled, unrevoked, with
+    /// no run in progress, and — unless `manual` — due at `now`), sets its next run, and
+    /// creates `session` and `run` (held under `lease`, with `update` applied). `false`
+    /// and nothing written when the claim fails: another node dispatched it, or its run
+    /// is still in progress (the overlap guard).
+    #[allow(clippy::too_many_arguments)]
+    async fn dispatch_task(
+        &self,
+        workspace: &str,
+        task_id: &str,
+        now: Timestamp,
+        manual: bool,
+        next_run_at: Option<Timestamp>,
+        session: &Session,
+        run: &Run,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<bool>;
+
+    /// A due tick of a task whose run is still in progress is skipped, not queued: moves
+    /// its next run to `next_run_at`. `false` when the task is not in that situation.
+    async fn skip_task_tick(
+        &self,
+        workspace: &str,
+        task_id: &str,
+        now: Timestamp,
+        next_run_at: Option<Timestamp>,
+    ) -> StoreResult<bool>;
+
     // ----- audit and events
 
     /// Audit records with `seq > after`, in order, at most `limit`.
@@ -429,4 +499,51 @@ pub trait Store: Send + Sync + 'static {
     async fn listen(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
         Ok(None)
     }
+
+    // ----- web sessions (the browser inbox)
+
+    /// Stores a signed-in browser, appending `effects`. In the same transaction, removes
+    /// the workspace's sessions that expired at or before `session.created_at`, so that
+    /// the table only ever holds about as many rows as there are people signed in.
+    async fn create_web_session(
+        &self,
+        workspace: &str,
+        session: &WebSession,
+        effects: &Effects,
+    ) -> StoreResult<()>;
+
+    /// The session whose cookie has this hash and who it acts as, if it is live at `now`:
+    /// not expired, and the token it was opened with is a user's and is not revoked
+    /// (revoking the token ends every session opened with it). The principal carries the
+    /// user's role as it is now.
+    async fn web_session(
+        &self,
+        cookie_hash: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<(WebSession, Principal)>>;
+
+    /// Ends the session whose cookie has this hash; appends `effects` only when there was
+    /// one. `false` (nothing written) when the workspace has no such session.
+    async fn delete_web_session(
+        &self,
+        workspace: &str,
+        cookie_hash: &str,
+        effects: &Effects,
+    ) -> StoreResult<bool>;
+}
+
+// ----- web sessions
+
+/// A browser signed in to the web inbox. The cookie value itself is never stored, only
+/// its SHA-256; the session acts as whoever holds `token_hash`, for as long as that token
+/// is unrevoked and `expires_at` has not passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSession {
+    pub id: String,
+    /// Hex SHA-256 of the cookie value.
+    pub cookie_hash: String,
+    /// The hash of the user token the person signed in with.
+    pub token_hash: String,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
 }

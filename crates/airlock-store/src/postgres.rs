@@ -31,6 +31,7 @@
 //! - `calls`: call, approval and grant rows.
 //! - `decide`, `grants`, `expiry`: the three operations that end a wait.
 //! - `rules`: standing rules.
+//! - `web`: the browser inbox's sessions (cookie hash → principal).
 //! - `listen`: other nodes' changes (LISTEN/NOTIFY).
 
 mod audit;
@@ -44,14 +45,17 @@ mod listen;
 mod policy;
 mod rules;
 mod runs;
+mod tasks;
+mod web;
 
 use crate::{
     ApprovalFilter, Change, DecideError, Decided, Decision, Effects, Grant, Lease, NewCall,
-    Principal, RedeemError, RunUpdate, Store, StoreError, StoreResult, StoredStep, Workspace,
+    Principal, RedeemError, RunUpdate, Store, StoreError, StoreResult, StoredStep, WebSession,
+    Workspace,
 };
 use airlock_protocol::{
     Agent, Approval, AuditRecord, Call, Message, OutboxItem, PolicyInfo, RuleScope, Run, RunEvent,
-    Session, StandingRule, User, WorkspaceEvent,
+    Session, StandingRule, Task, User, WorkspaceEvent,
 };
 use async_trait::async_trait;
 use codec::database;
@@ -275,6 +279,15 @@ impl Store for PostgresStore {
         write_transaction!(self, |conn| identity::create_session(
             conn, workspace, session
         ))
+    }
+
+    async fn session_by_external(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        external_id: &str,
+    ) -> StoreResult<Option<Session>> {
+        identity::session_by_external(&self.pool, workspace, agent_id, external_id).await
     }
 
     async fn get_session(&self, workspace: &str, id: &str) -> StoreResult<Option<Session>> {
@@ -537,6 +550,88 @@ impl Store for PostgresStore {
         ))
     }
 
+    async fn create_task(
+        &self,
+        workspace: &str,
+        task: &Task,
+        rules: &[StandingRule],
+        effects: &Effects,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| tasks::create_task(
+            conn, workspace, task, rules, effects
+        ))
+    }
+
+    async fn get_task(&self, workspace: &str, id: &str) -> StoreResult<Option<Task>> {
+        tasks::get_task(&self.pool, workspace, id).await
+    }
+
+    async fn list_tasks(&self, workspace: &str) -> StoreResult<Vec<Task>> {
+        tasks::list_tasks(&self.pool, workspace).await
+    }
+
+    async fn update_task(
+        &self,
+        workspace: &str,
+        task: &Task,
+        revoke_rules_at: Option<Timestamp>,
+        effects: &Effects,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| tasks::update_task(
+            conn,
+            workspace,
+            task,
+            revoke_rules_at,
+            effects
+        ))
+    }
+
+    async fn due_tasks(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<(String, Task)>> {
+        tasks::due_tasks(&self.pool, now, limit).await
+    }
+
+    async fn dispatch_task(
+        &self,
+        workspace: &str,
+        task_id: &str,
+        now: Timestamp,
+        manual: bool,
+        next_run_at: Option<Timestamp>,
+        session: &Session,
+        run: &Run,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| tasks::dispatch_task(
+            conn,
+            workspace,
+            task_id,
+            now,
+            manual,
+            next_run_at,
+            session,
+            run,
+            lease,
+            update
+        ))
+    }
+
+    async fn skip_task_tick(
+        &self,
+        workspace: &str,
+        task_id: &str,
+        now: Timestamp,
+        next_run_at: Option<Timestamp>,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| tasks::skip_task_tick(
+            conn,
+            workspace,
+            task_id,
+            now,
+            next_run_at
+        ))
+    }
+
     async fn audit_after(
         &self,
         workspace: &str,
@@ -557,6 +652,39 @@ impl Store for PostgresStore {
 
     async fn last_event_id(&self, workspace: &str) -> StoreResult<u64> {
         audit::last_event_id(&self.pool, workspace).await
+    }
+
+    async fn create_web_session(
+        &self,
+        workspace: &str,
+        session: &WebSession,
+        effects: &Effects,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| web::create_web_session(
+            conn, workspace, session, effects
+        ))
+    }
+
+    async fn web_session(
+        &self,
+        cookie_hash: &str,
+        now: Timestamp,
+    ) -> StoreResult<Option<(WebSession, Principal)>> {
+        web::web_session(&self.pool, cookie_hash, now).await
+    }
+
+    async fn delete_web_session(
+        &self,
+        workspace: &str,
+        cookie_hash: &str,
+        effects: &Effects,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| web::delete_web_session(
+            conn,
+            workspace,
+            cookie_hash,
+            effects
+        ))
     }
 
     async fn listen(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {

@@ -12,6 +12,7 @@
 //! - `runs`, `takeover`, `journal`, `outbox`: the built-in runtime's runs and leases,
 //!   claiming them back (and the sweeper's view of them), reading them back, and the
 //!   grants spent inside a run with the outbox written beside them.
+//! - `web`: the browser inbox's sessions.
 //! - `sqlite`: what only the SQLite backend promises (file creation, pragmas).
 //! - `postgres`: the PostgreSQL backend, and what only it promises (several nodes on one
 //!   database, notifications between them).
@@ -37,6 +38,8 @@ mod store {
     pub mod runs;
     pub mod sqlite;
     pub mod takeover;
+    pub mod tasks;
+    pub mod web;
 }
 
 /// One test of one behaviour on one backend. Every test runs on two worker threads, so
@@ -179,6 +182,21 @@ macro_rules! conformance_suite {
             $backend,
             outbox::outbox_items_are_claimed_by_one_node_at_a_time
         );
+        behaviour!(
+            $backend,
+            tasks::tasks_keep_their_settings_and_rules_and_revoke_them
+        );
+        behaviour!(
+            $backend,
+            tasks::dispatch_claims_the_overlap_guard_once_and_the_end_of_the_run_frees_it
+        );
+        behaviour!(
+            $backend,
+            web::web_sessions_resolve_by_cookie_hash_until_they_expire
+        );
+        behaviour!($backend, web::web_sessions_act_only_as_a_live_user_token);
+        behaviour!($backend, web::web_sessions_survive_a_restart_and_end_once);
+        behaviour!($backend, web::opening_a_web_session_clears_the_expired_ones);
     };
 }
 

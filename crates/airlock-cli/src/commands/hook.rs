@@ -73,27 +73,53 @@ fn decide(args: &HookArgs) -> anyhow::Result<(bool, String)> {
     let call = args.agent.parse(&text).map_err(|error| anyhow!(error))?;
 
     let client = Client::new(&args.client);
-    gate(
+    // Calls of one agent session share one airlock session (session rules, the inbox).
+    let session = match &call.session_id {
+        Some(external) => {
+            let title = match &call.cwd {
+                Some(cwd) => format!("{} in {cwd}", args.agent.display_name()),
+                None => args.agent.display_name().to_owned(),
+            };
+            let session = client.post(
+                "/v1/sessions",
+                &json!({"external_id": external, "title": title}),
+            )?;
+            Some(
+                session["id"]
+                    .as_str()
+                    .context("the server did not return a session id")?
+                    .to_owned(),
+            )
+        }
+        None => None,
+    };
+    gate_in_session(
         &client,
         &args.client.url,
         &call.tool,
         call.arguments,
+        session.as_deref(),
         args.wait,
     )
 }
 
-/// Submits one call as the agent, waits up to `wait` seconds for a pending call's verdict
-/// and, when it is allowed or approved, redeems its grant: `(allow, reason)`. `Err` is
-/// anything that prevents a verdict (the caller fails closed). Shared with `mcp proxy`.
-pub(crate) fn gate(
+/// Submits one call as the agent (in an airlock session when given), waits up to `wait`
+/// seconds for a pending call's verdict and, when it is allowed or approved, redeems its
+/// grant: `(allow, reason)`. `Err` is anything that prevents a verdict (the caller fails
+/// closed).
+fn gate_in_session(
     client: &Client,
     url: &str,
     tool: &str,
     arguments: serde_json::Value,
+    session: Option<&str>,
     wait: u64,
 ) -> anyhow::Result<(bool, String)> {
     let until = Instant::now() + Duration::from_secs(wait);
     let mut body = json!({"tool": tool, "arguments": arguments});
+    if let Some(session) = session {
+        body["session_id"] = session.into();
+    }
     if wait > 0 {
         body["wait_s"] = wait.min(MAX_POLL_SECONDS).into();
     }

@@ -1,23 +1,37 @@
-//! `airlock mcp proxy [--server-name NAME] -- COMMAND ARGS…`: put airlock between an MCP
-//! client and a stdio MCP server; with `--upstream-url URL --server-name NAME` instead of
-//! the command, between the client and a Streamable HTTP MCP server. The MCP client
-//! launches this command in place of the real server; [`airlock_mcp`] relays the protocol
-//! and asks the [`HttpGate`] below about every `tools/call`, as the agent whose token is
-//! given.
+//! `airlock mcp proxy [--agent NAME] [--server-name NAME] -- COMMAND ARGS…`: put airlock
+//! between an MCP client and a stdio MCP server; with `--upstream-url URL --server-name
+//! NAME` instead of the command, between the client and a Streamable HTTP MCP server. The
+//! MCP client launches this command in place of the real server; [`airlock_mcp`] relays
+//! the protocol and asks the [`HttpGate`] below about every `tools/call`, as the agent
+//! whose token is given.
 //!
-//! The gate is the hook's flow ([`super::hook::gate`]): submit, long-poll an asked call,
-//! redeem the grant before allowing. Anything that prevents a verdict is a deny with the
-//! reason (fail closed, G4): the real server never sees the call.
+//! The gate's steps are the hook's flow over the HTTP API — submit, long-poll an asked
+//! call, redeem the grant before allowing — plus what only an MCP client can do: cancel
+//! the approval of a call the client gave up on, and record a person's inline answer with
+//! the person's own token (`--approver-token-env`). Anything that prevents a verdict is a
+//! deny with the reason (fail closed, G4): the real server never sees the call.
+//!
+//! Checked before the real server starts (exit 2 otherwise): `--agent NAME` is the token's
+//! agent, and the approver token is not an agent's.
 
-use super::hook;
-use crate::client::{Client, ClientArgs};
+use crate::client::{encode, parse, Client, ClientArgs, Refused};
 use crate::Outcome;
 use airlock_mcp::gate::server_name;
 use airlock_mcp::upstream::{Command, Endpoint};
-use airlock_mcp::{Gate, ProxyConfig, Verdict};
-use anyhow::Context;
+use airlock_mcp::{
+    ApprovalPrompt, Gate, GateCall, InlineDecision, Pending, ProxyConfig, Submitted, Verdict,
+    Waited,
+};
+use airlock_protocol::{Agent, Approval, Call, CallStatus};
+use airlock_server::handlers::hooks::{answer, Answer};
+use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
-use serde_json::{Map, Value};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The longest one request may wait on the server (DESIGN.md §6.1).
+const MAX_POLL_SECONDS: u64 = 60;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -36,6 +50,10 @@ enum McpCommand {
 struct ProxyArgs {
     #[command(flatten)]
     client: ClientArgs,
+    /// Refuse to start unless the token is this agent's (checked before the real server
+    /// starts).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
     /// `<server>` in the gated tool name `mcp__<server>__<tool>` [default: the basename
     /// of COMMAND, other characters than letters and digits as `_`; required with
     /// --upstream-url].
@@ -49,10 +67,17 @@ struct ProxyArgs {
         value_parser = http_url
     )]
     upstream_url: Option<String>,
-    /// Wait up to this many seconds for a person to decide an asked call, then deny
-    /// (an approval that expires earlier ends the wait at its deadline).
+    /// Wait up to this many seconds for a person to decide an asked call, then deny and
+    /// withdraw the approval (an approval that expires earlier ends the wait at its
+    /// deadline).
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     wait: u64,
+    /// The environment variable that holds a person's token (role approver or above):
+    /// with it, an asked call is also put to the person in the MCP client (elicitation),
+    /// and their answer is recorded as their decision. Never the token itself: command
+    /// lines are visible to every local user.
+    #[arg(long, value_name = "VAR")]
+    approver_token_env: Option<String>,
     /// The real MCP server's command line, after `--` (or --upstream-url).
     #[arg(
         last = true,
@@ -98,44 +123,269 @@ pub fn run(args: McpArgs) -> anyhow::Result<Outcome> {
             }
         }
     };
+    let agent = Client::new(&args.client);
+    if let Some(name) = &args.agent {
+        check_agent(&agent, name)?;
+    }
+    let approver = match &args.approver_token_env {
+        Some(variable) => Some(Arc::new(approver(&args.client, variable)?)),
+        None => None,
+    };
     let gate = HttpGate {
-        client: args.client,
+        agent: Arc::new(agent),
+        approver,
+        url: args.client.url.trim_end_matches('/').to_owned(),
         wait: args.wait,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(airlock_mcp::run(config, gate))?;
+    let served = runtime.block_on(airlock_mcp::run(config, gate, terminated()));
+    // A read of stdin cannot be interrupted: after a signal, do not wait for it.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served?;
     Ok(Outcome::Ok)
 }
 
-/// The gate over airlock's HTTP API, as the agent whose token is in `client`.
+/// `--agent NAME`: the token must be that agent's. Every failure is exit 2 (not a
+/// refusal): the proxy cannot run as asked.
+fn check_agent(client: &Client, name: &str) -> anyhow::Result<()> {
+    let me = match client.get("/v1/agents/me") {
+        Ok(me) => me,
+        Err(error) if error.downcast_ref::<Refused>().is_some() => {
+            return Err(anyhow!(
+                "--agent {name}: the token is not an agent's token (a person's token cannot \
+                 make tool calls through the MCP proxy); give the token of agent `{name}`"
+            ))
+        }
+        Err(error) => return Err(anyhow!("--agent {name}: cannot check the token: {error:#}")),
+    };
+    let agent: Agent = parse(&me, "an agent").map_err(|error| anyhow!("{error:#}"))?;
+    if agent.name != name {
+        return Err(anyhow!(
+            "--agent {name}: the token belongs to agent `{}`, not `{name}`",
+            agent.name
+        ));
+    }
+    Ok(())
+}
+
+/// The client of `--approver-token-env VAR`: the person's token from the environment,
+/// checked not to be an agent's (an agent never decides, G6).
+fn approver(args: &ClientArgs, variable: &str) -> anyhow::Result<Client> {
+    let token = std::env::var(variable)
+        .ok()
+        .filter(|token| !token.trim().is_empty())
+        .ok_or_else(|| {
+            anyhow!("--approver-token-env {variable}: the variable is not set or empty")
+        })?;
+    let client = Client::new(&ClientArgs {
+        token: Some(token),
+        ..args.clone()
+    });
+    match client.get("/v1/agents/me") {
+        // Only an agent's token has an agent.
+        Ok(_) => Err(anyhow!(
+            "--approver-token-env {variable}: this is an agent's token; an agent must not \
+             approve its own calls, give a person's token (role approver or above)"
+        )),
+        Err(error) if error.downcast_ref::<Refused>().is_some() => Ok(client),
+        Err(error) => Err(anyhow!(
+            "--approver-token-env {variable}: cannot check the token: {error:#}"
+        )),
+    }
+}
+
+/// Completes on SIGTERM or Ctrl-C: the proxy then withdraws the approvals it waits for.
+async fn terminated() {
+    let terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    let terminate = async {
+        match terminate {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
+
+/// The gate over airlock's HTTP API: calls as the agent, inline decisions as the person.
 struct HttpGate {
-    client: ClientArgs,
+    agent: Arc<Client>,
+    /// The person of `--approver-token-env`.
+    approver: Option<Arc<Client>>,
+    /// The server, as named in reasons.
+    url: String,
     wait: u64,
 }
 
+/// Runs a blocking (ureq) exchange off the async threads.
+async fn blocking<T: Send + 'static>(
+    exchange: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    tokio::task::spawn_blocking(exchange)
+        .await
+        .map_err(|error| anyhow!("{error}"))?
+}
+
+fn unreachable(error: anyhow::Error) -> String {
+    format!("airlock is unreachable: {error:#}")
+}
+
+impl HttpGate {
+    fn approver(&self) -> Result<Arc<Client>, String> {
+        self.approver
+            .clone()
+            .ok_or_else(|| "no approver token (--approver-token-env)".to_owned())
+    }
+}
+
 impl Gate for HttpGate {
-    async fn check(&self, tool: String, arguments: Map<String, Value>) -> Verdict {
-        let (args, wait) = (self.client.clone(), self.wait);
-        // The client is blocking (ureq): run the whole exchange off the async threads.
-        let decided = tokio::task::spawn_blocking(move || {
-            hook::gate(
-                &Client::new(&args),
-                &args.url,
-                &tool,
-                Value::Object(arguments),
-                wait,
-            )
-        })
-        .await;
-        match decided {
-            Ok(Ok((true, _))) => Verdict::Allow,
-            Ok(Ok((false, reason))) => Verdict::Deny { reason },
-            Ok(Err(error)) => Verdict::Deny {
-                reason: format!("airlock is unreachable: {error:#}"),
-            },
-            Err(error) => Verdict::Deny {
-                reason: format!("airlock is unreachable: {error}"),
+    async fn submit(&self, call: GateCall) -> Submitted {
+        let mut body = json!({"tool": call.tool, "arguments": call.arguments});
+        if let Some(hints) = call.hints.filter(|hints| !hints.is_empty()) {
+            let mut annotations = serde_json::Map::new();
+            if let Some(read_only) = hints.read_only {
+                annotations.insert("read_only_hint".into(), read_only.into());
+            }
+            if let Some(destructive) = hints.destructive {
+                annotations.insert("destructive_hint".into(), destructive.into());
+            }
+            body["annotations"] = Value::Object(annotations);
+        }
+        let client = self.agent.clone();
+        let submitted =
+            blocking(move || parse::<Call>(&client.post("/v1/calls", &body)?, "a call")).await;
+        let call = match submitted {
+            Ok(call) => call,
+            Err(error) => {
+                return Submitted::Denied {
+                    reason: unreachable(error),
+                }
+            }
+        };
+        match (call.status, call.approval_id.clone()) {
+            (CallStatus::Pending, Some(approval_id)) => Submitted::Pending(Pending {
+                call_id: call.id,
+                approval_id,
+            }),
+            _ => match answer(&call) {
+                Answer::RedeemThenAllow { .. } => Submitted::Allowed { call_id: call.id },
+                Answer::Deny { reason } => Submitted::Denied { reason },
             },
         }
+    }
+
+    async fn wait(&self, call_id: String) -> Waited {
+        let (client, wait) = (self.agent.clone(), self.wait);
+        let waited = blocking(move || {
+            let until = Instant::now() + Duration::from_secs(wait);
+            loop {
+                let left = until.saturating_duration_since(Instant::now()).as_secs();
+                let path = format!(
+                    "/v1/calls/{}?wait_s={}",
+                    encode(&call_id),
+                    left.min(MAX_POLL_SECONDS)
+                );
+                let call: Call = parse(&client.get(&path)?, "a call")?;
+                if call.status != CallStatus::Pending || left == 0 {
+                    return Ok(call);
+                }
+            }
+        })
+        .await;
+        let call = match waited {
+            Ok(call) => call,
+            Err(error) => {
+                return Waited::Closed {
+                    reason: unreachable(error),
+                    gave_up: true,
+                }
+            }
+        };
+        if call.status == CallStatus::Pending {
+            let approval = call.approval_id.as_deref().unwrap_or("(unknown)");
+            return Waited::Closed {
+                reason: format!(
+                    "nobody decided within {} s, so the airlock approval {approval} was \
+                     withdrawn (airlock at {}); try the call again to ask again",
+                    self.wait, self.url
+                ),
+                gave_up: true,
+            };
+        }
+        match answer(&call) {
+            Answer::RedeemThenAllow { .. } => Waited::Approved,
+            Answer::Deny { reason } => Waited::Closed {
+                reason,
+                gave_up: false,
+            },
+        }
+    }
+
+    async fn redeem(&self, call_id: String) -> Verdict {
+        let client = self.agent.clone();
+        let path = format!("/v1/calls/{}/redeem", encode(&call_id));
+        match blocking(move || client.post(&path, &json!({}))).await {
+            Ok(_) => Verdict::Allow,
+            Err(error) => Verdict::Deny {
+                reason: format!("the call's grant could not be redeemed: {error:#}"),
+            },
+        }
+    }
+
+    async fn cancel(&self, call_id: String) {
+        let client = self.agent.clone();
+        let path = format!("/v1/calls/{}/cancel", encode(&call_id));
+        match blocking(move || client.post(&path, &json!({}))).await {
+            Ok(_) => {}
+            // Decided first, or not waiting for a person: nothing to withdraw.
+            Err(error) if error.downcast_ref::<Refused>().is_some() => {}
+            // The MCP server's stderr is its log, which MCP clients keep.
+            Err(error) => eprintln!("airlock mcp proxy: cannot cancel call {call_id}: {error:#}"),
+        }
+    }
+
+    fn decides_inline(&self) -> bool {
+        self.approver.is_some()
+    }
+
+    async fn prompt(&self, approval_id: String) -> Result<ApprovalPrompt, String> {
+        let client = self.approver()?;
+        let path = format!("/v1/approvals/{}", encode(&approval_id));
+        let approval = blocking(move || parse::<Approval>(&client.get(&path)?, "an approval"))
+            .await
+            .map_err(|error| format!("{error:#}"))?;
+        Ok(ApprovalPrompt {
+            approval_id: approval.id,
+            summary: approval.preview.summary,
+            body: approval.preview.body,
+            binding_digest: approval.binding_digest,
+        })
+    }
+
+    async fn decide(&self, prompt: ApprovalPrompt, decision: InlineDecision) -> Result<(), String> {
+        let client = self.approver()?;
+        let mut body = json!({"binding_digest": prompt.binding_digest});
+        match decision {
+            InlineDecision::Approve => body["decision"] = "approve".into(),
+            InlineDecision::Reject => {
+                body["decision"] = "reject".into();
+                body["reason"] = InlineDecision::REJECT_REASON.into();
+            }
+        }
+        let path = format!("/v1/approvals/{}/decision", encode(&prompt.approval_id));
+        let decided = blocking(move || client.post(&path, &body)).await;
+        decided.map(|_| ()).map_err(|error| {
+            // The MCP server's stderr is its log: a refused inline answer (decided first
+            // in the inbox, or a token below approver) shows there.
+            eprintln!(
+                "airlock mcp proxy: the inline decision on {} was not recorded: {error:#}",
+                prompt.approval_id
+            );
+            format!("{error:#}")
+        })
     }
 }

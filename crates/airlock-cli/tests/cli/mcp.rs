@@ -7,9 +7,9 @@
 //! One folder per filesystem test; the files in it tell whether a call reached the real
 //! server.
 
-use crate::support::{eventually, stderr, wait_exit, KillOnDrop, Server};
-use serde_json::Value;
-use std::io::Read;
+use crate::support::{eventually, stderr, wait_exit, Captured, KillOnDrop, Server};
+use serde_json::{json, Value};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -88,6 +88,110 @@ fn filesystem_upstream(folder: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The Python client (tests/fixtures/mcp/client.py) on one scenario, through
+/// `airlock mcp proxy --url URL PROXY_ARGS…`.
+struct McpClient {
+    command: Command,
+}
+
+/// A running client: its stdin (the scenario's go-aheads) and what it printed so far.
+struct Running {
+    child: KillOnDrop,
+    stdout: Captured,
+    stderr: Captured,
+}
+
+impl McpClient {
+    fn new(url: &str, token: &str, scenario: &str, folder: &Path, proxy_args: &[String]) -> Self {
+        let fixture =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/client.py");
+        let mut command = Command::new("python3");
+        command
+            .arg(&fixture)
+            .args([
+                scenario,
+                folder.to_str().unwrap(),
+                "--",
+                env!("CARGO_BIN_EXE_airlock"),
+            ])
+            .args(["mcp", "proxy", "--url", url])
+            .args(proxy_args)
+            .env("AIRLOCK_TOKEN", token)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        McpClient { command }
+    }
+
+    fn env(mut self, name: &str, value: &str) -> Self {
+        self.command.env(name, value);
+        self
+    }
+
+    fn start(mut self) -> Running {
+        let mut child = KillOnDrop(
+            self.command
+                .spawn()
+                .expect("python3 runs (pip install mcp, see scripts/test.sh)"),
+        );
+        let (stdout, stderr) = (Captured::default(), Captured::default());
+        stdout.collect(child.0.stdout.take().unwrap());
+        stderr.collect(child.0.stderr.take().unwrap());
+        Running {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Runs the scenario to its end; `while_running` is called once the client started.
+    fn run(self, while_running: impl FnOnce(&mut Running)) -> Vec<Value> {
+        let mut running = self.start();
+        while_running(&mut running);
+        running.finish()
+    }
+}
+
+impl Running {
+    fn steps(&self) -> Vec<Value> {
+        self.stdout
+            .text()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+            .collect()
+    }
+
+    /// Waits until the client printed `name`.
+    fn wait_for_step(&self, name: &str) {
+        eventually(Duration::from_secs(30), name, || {
+            self.steps().iter().any(|step| step["step"] == name)
+        });
+    }
+
+    /// The scenario's go-ahead: one line on the client's stdin.
+    fn go_on(&mut self) {
+        let stdin = self.child.0.stdin.as_mut().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn finish(mut self) -> Vec<Value> {
+        let status = wait_exit(&mut self.child.0, Duration::from_secs(60));
+        // Let the reader threads drain the pipes.
+        eventually(Duration::from_secs(5), "the client's output", || {
+            self.stdout.text().ends_with('\n') || self.stdout.text().is_empty()
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            status.success(),
+            "the MCP client failed ({status}):\n{}\n{}",
+            self.stdout.text(),
+            self.stderr.text()
+        );
+        self.steps()
+    }
+}
+
 /// Runs the Python client on `scenario` (with `folder`) through
 /// `airlock mcp proxy --url URL UPSTREAM…` with `token`; `while_running` is called once
 /// the client has started.
@@ -99,44 +203,7 @@ fn run_client(
     upstream: &[String],
     while_running: impl FnOnce(),
 ) -> Vec<Value> {
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/client.py");
-    let folder = folder.to_str().unwrap();
-    let mut client = KillOnDrop(
-        Command::new("python3")
-            .arg(&fixture)
-            .args([scenario, folder, "--", env!("CARGO_BIN_EXE_airlock")])
-            .args(["mcp", "proxy", "--url", url])
-            .args(upstream)
-            .env("AIRLOCK_TOKEN", token)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("python3 runs (pip install mcp, see scripts/test.sh)"),
-    );
-    while_running();
-    let status = wait_exit(&mut client.0, Duration::from_secs(60));
-    let (mut out, mut err) = (String::new(), String::new());
-    client
-        .0
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    client
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    assert!(
-        status.success(),
-        "the MCP client failed ({status}):\n{out}\n{err}"
-    );
-    out.lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect()
+    McpClient::new(url, token, scenario, folder, upstream).run(|_| while_running())
 }
 
 fn step<'a>(steps: &'a [Value], name: &str) -> &'a Value {
@@ -357,4 +424,361 @@ fn start_everything_over_http() -> (KillOnDrop, u16) {
         }
     }
     panic!("the everything server did not start over HTTP");
+}
+
+/// Every tool may run, as far as the rules go: only the agent's mode and the tools' risk
+/// decide.
+const ALLOW_ALL_POLICY: &str = r#"version = 1
+default = "allow"
+"#;
+
+/// `POST path` with `token` and a JSON body: the status and the answer.
+fn post_json(server: &Server, token: &str, path: &str, body: &Value) -> (u16, Value) {
+    let mut response = ureq::post(format!("{}{path}", server.url))
+        .config()
+        .http_status_as_error(false)
+        .build()
+        .header("Authorization", format!("Bearer {token}"))
+        .send_json(body)
+        .unwrap();
+    let status = response.status().as_u16();
+    (
+        status,
+        response.body_mut().read_json().unwrap_or(Value::Null),
+    )
+}
+
+/// Creates an agent in `mode` and returns its token.
+fn create_agent_in_mode(server: &Server, name: &str, mode: &str) -> String {
+    let (status, created) = post_json(
+        server,
+        &server.owner_token(),
+        "/v1/agents",
+        &json!({"name": name, "mode": mode}),
+    );
+    assert_eq!(status, 201, "{created}");
+    created["token"].as_str().unwrap().to_owned()
+}
+
+/// Creates a person with role approver: `(user id, token)`.
+fn create_approver(server: &Server, name: &str) -> (String, String) {
+    let (status, created) = post_json(
+        server,
+        &server.owner_token(),
+        "/v1/users",
+        &json!({"name": name, "role": "approver"}),
+    );
+    assert_eq!(status, 201, "{created}");
+    (
+        created["user"]["id"].as_str().unwrap().to_owned(),
+        created["token"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// The only approval of the server, in whatever status.
+fn only_approval(server: &Server) -> Value {
+    let mut all = Vec::new();
+    for status in ["pending", "approved", "rejected", "expired", "cancelled"] {
+        let page = server.get_json(&format!("/v1/approvals?status={status}"));
+        all.extend(page["items"].as_array().unwrap().iter().cloned());
+    }
+    assert_eq!(all.len(), 1, "{all:?}");
+    all.remove(0)
+}
+
+fn has_step(steps: &[Value], name: &str) -> bool {
+    steps.iter().any(|step| step["step"] == name)
+}
+
+#[test]
+fn server_annotations_give_unlisted_tools_their_risk() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, ALLOW_ALL_POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    // Read-only: anything whose risk is not `read` is denied, whatever the rules say.
+    let agent = create_agent_in_mode(&server, "desktop", "read_only");
+    let proxy_args = [
+        "--agent",
+        "desktop",
+        "--server-name",
+        "everything",
+        "--",
+        "node",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain([everything_server(), "stdio".into()])
+    .collect::<Vec<_>>();
+
+    let steps =
+        McpClient::new(&server.url, &agent, "annotations", work.path(), &proxy_args).run(|_| {});
+
+    // `echo` says readOnlyHint: the proxy learned it (before the client listed anything)
+    // and the gate made the unlisted tool `read`.
+    let echo = step(&steps, "echo");
+    assert_eq!(echo["is_error"], false, "{echo}");
+    assert_eq!(echo["text"], "Echo: read-only", "{echo}");
+    // `trigger-elicitation-request` says readOnlyHint: false, so it stays `exec`: denied,
+    // and the server never ran it (it would have sent the client an elicitation).
+    let tools = step(&steps, "list")["tools"].as_array().unwrap().clone();
+    assert!(
+        tools
+            .iter()
+            .any(|tool| tool == "trigger-elicitation-request"),
+        "{tools:?}"
+    );
+    let unhinted = step(&steps, "unhinted");
+    assert_eq!(unhinted["is_error"], true, "{unhinted}");
+    assert!(
+        unhinted["text"].as_str().unwrap().starts_with("Denied: "),
+        "{unhinted}"
+    );
+    assert_eq!(step(&steps, "elicitations")["count"], 0, "{steps:?}");
+}
+
+#[test]
+fn the_agent_flag_and_the_approver_token_are_checked_before_the_server_starts() {
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(work.path(), &[]);
+    let agent = server.create_agent("desktop");
+    let started = work.path().join("started");
+    // The "real server" leaves a mark when it starts.
+    let proxy = |token: &str, flags: &[&str], env: &[(&str, &str)]| {
+        let output = crate::support::command(work.path())
+            .args(["mcp", "proxy", "--url", &server.url])
+            .args(flags)
+            .args(["--", "sh", "-c", &format!("touch {}", started.display())])
+            .env("AIRLOCK_TOKEN", token)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(!started.exists(), "the real server was started");
+        stderr(&output)
+    };
+
+    let text = proxy(&agent, &["--agent", "other"], &[]);
+    assert!(
+        text.contains("belongs to agent `desktop`, not `other`"),
+        "{text}"
+    );
+    let text = proxy(&server.owner_token(), &["--agent", "desktop"], &[]);
+    assert!(text.contains("not an agent's token"), "{text}");
+
+    let approver = ["--approver-token-env", "AIRLOCK_APPROVER"];
+    let text = proxy(&agent, &approver, &[("AIRLOCK_APPROVER", &agent)]);
+    assert!(
+        text.contains("an agent's token") && text.contains("must not approve its own calls"),
+        "{text}"
+    );
+    let text = proxy(&agent, &approver, &[]);
+    assert!(text.contains("AIRLOCK_APPROVER"), "{text}");
+}
+
+/// A server with the filesystem policy (moves are asked), its agent, and a folder with
+/// `hello.txt`.
+fn filesystem_setup() -> (
+    tempfile::TempDir,
+    Server,
+    String,
+    tempfile::TempDir,
+    PathBuf,
+) {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("desktop");
+    let folder = folder_with_hello();
+    let root = folder.path().canonicalize().unwrap();
+    (work, server, agent, folder, root)
+}
+
+fn assert_not_moved(root: &Path) {
+    assert!(
+        root.join("hello.txt").is_file() && !root.join("moved.txt").exists(),
+        "the move reached the server"
+    );
+}
+
+#[test]
+fn a_client_cancelling_an_asked_call_cancels_its_approval() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let upstream = filesystem_upstream(&root);
+
+    let steps = McpClient::new(&server.url, &agent, "cancel", &root, &upstream).run(|client| {
+        eventually(Duration::from_secs(30), "the move to be asked", || {
+            !server.pending().is_empty()
+        });
+        let approval = server.pending().remove(0);
+        client.go_on();
+        eventually(Duration::from_secs(10), "the approval cancelled", || {
+            server.get_json(&format!("/v1/approvals/{approval}"))["status"] == "cancelled"
+        });
+        // Nobody can approve it anymore, so the call can never run.
+        let output = server.client(&["approvals", "approve", &approval]);
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        client.wait_for_step("cancelled");
+        client.go_on();
+    });
+
+    assert!(!has_step(&steps, "move"), "{steps:?}");
+    // The session goes on, and the file was never moved.
+    let read = step(&steps, "read");
+    assert_eq!(read["is_error"], false, "{read}");
+    assert_not_moved(&root);
+    assert_eq!(only_approval(&server)["status"], "cancelled");
+}
+
+#[test]
+fn a_client_that_disconnects_cancels_its_approval() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let upstream = filesystem_upstream(&root);
+
+    let mut client = McpClient::new(&server.url, &agent, "hang", &root, &upstream).start();
+    eventually(Duration::from_secs(30), "the move to be asked", || {
+        !server.pending().is_empty()
+    });
+    let approval = server.pending().remove(0);
+    // Killed: the proxy's stdin just ends, as when an MCP client quits.
+    client.child.0.kill().unwrap();
+    client.child.0.wait().unwrap();
+    eventually(Duration::from_secs(10), "the approval cancelled", || {
+        server.get_json(&format!("/v1/approvals/{approval}"))["status"] == "cancelled"
+    });
+    assert_not_moved(&root);
+}
+
+/// The proxy arguments for inline approval with the filesystem server.
+fn inline_upstream(root: &Path) -> Vec<String> {
+    ["--approver-token-env", "AIRLOCK_APPROVER"]
+        .map(String::from)
+        .into_iter()
+        .chain(filesystem_upstream(root))
+        .collect()
+}
+
+#[test]
+fn approving_inline_in_the_client_is_that_persons_decision() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let (approver_id, approver) = create_approver(&server, "alice");
+
+    let steps = McpClient::new(
+        &server.url,
+        &agent,
+        "inline-accept",
+        &root,
+        &inline_upstream(&root),
+    )
+    .env("AIRLOCK_APPROVER", &approver)
+    .run(|_| {});
+
+    let approval = only_approval(&server);
+    let elicited = step(&steps, "elicited");
+    let message = elicited["message"].as_str().unwrap();
+    assert!(
+        message.contains(approval["preview"]["summary"].as_str().unwrap())
+            && message.contains(approval["id"].as_str().unwrap()),
+        "{message}\n{approval}"
+    );
+    assert_eq!(
+        elicited["schema"]["properties"]["approve"]["type"], "boolean",
+        "{elicited}"
+    );
+    // Forwarded once: a second move would have failed (no hello.txt left).
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], false, "{moved}");
+    assert!(root.join("moved.txt").is_file() && !root.join("hello.txt").exists());
+    assert_eq!(approval["status"], "approved", "{approval}");
+    assert_eq!(
+        approval["decided_by"],
+        format!("user:{approver_id}"),
+        "{approval}"
+    );
+}
+
+#[test]
+fn declining_inline_in_the_client_rejects_the_call() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let (approver_id, approver) = create_approver(&server, "alice");
+
+    let steps = McpClient::new(
+        &server.url,
+        &agent,
+        "inline-decline",
+        &root,
+        &inline_upstream(&root),
+    )
+    .env("AIRLOCK_APPROVER", &approver)
+    .run(|_| {});
+
+    assert!(has_step(&steps, "elicited"), "{steps:?}");
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], true, "{moved}");
+    let text = moved["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Denied: ") && text.contains("declined in the MCP client"),
+        "{text}"
+    );
+    assert_not_moved(&root);
+    let approval = only_approval(&server);
+    assert_eq!(approval["status"], "rejected", "{approval}");
+    assert_eq!(
+        approval["decided_by"],
+        format!("user:{approver_id}"),
+        "{approval}"
+    );
+}
+
+#[test]
+fn an_inbox_decision_first_wins_over_a_late_inline_answer() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let (approver_id, approver) = create_approver(&server, "alice");
+
+    let steps = McpClient::new(
+        &server.url,
+        &agent,
+        "inline-late",
+        &root,
+        &inline_upstream(&root),
+    )
+    .env("AIRLOCK_APPROVER", &approver)
+    .run(|client| {
+        client.wait_for_step("elicited");
+        let output = server.client(&["approvals", "approve", "--latest"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    });
+
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], false, "{moved}");
+    assert!(root.join("moved.txt").is_file());
+    // The proxy withdrew the question; the client's (declining) answer never counted.
+    assert!(has_step(&steps, "withdrawn"), "{steps:?}");
+    let approval = only_approval(&server);
+    assert_eq!(approval["status"], "approved", "{approval}");
+    assert_ne!(
+        approval["decided_by"],
+        format!("user:{approver_id}"),
+        "{approval}"
+    );
+}
+
+#[test]
+fn without_an_approver_token_the_client_is_not_asked_inline() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let upstream = filesystem_upstream(&root);
+
+    // The client would decline, if it were asked.
+    let steps = McpClient::new(&server.url, &agent, "inline-decline", &root, &upstream).run(|_| {
+        eventually(Duration::from_secs(30), "the move to be asked", || {
+            !server.pending().is_empty()
+        });
+        let output = server.client(&["approvals", "approve", "--latest"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    });
+
+    assert!(!has_step(&steps, "elicited"), "{steps:?}");
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], false, "{moved}");
 }

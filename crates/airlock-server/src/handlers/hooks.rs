@@ -105,7 +105,7 @@ pub struct HookQuery {
     pub wait_s: Option<u64>,
 }
 
-/// Claude Code's `PreToolUse` hook input. Only the tool matters to the gate; the other
+/// Claude Code's `PreToolUse` hook input. The tool and the session matter to the gate; the other
 /// documented fields are accepted and ignored, and so are fields not known today.
 #[derive(Debug, Deserialize, ToSchema)]
 #[schema(example = json!({
@@ -126,6 +126,13 @@ pub struct ClaudeCodeHook {
     /// `PreToolUse` when present; any other event is refused (with a deny).
     #[serde(default)]
     pub hook_event_name: Option<String>,
+    /// Claude Code's session: its calls share one airlock session (so session-scoped
+    /// standing rules and the inbox follow it).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The working folder, shown in the session's title.
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 /// Claude Code's hook output.
@@ -207,6 +214,22 @@ async fn gate(
             )));
         }
     }
+    // Calls of one Claude Code session share one airlock session.
+    let session_id = match hook.session_id.as_deref().filter(|id| !id.is_empty()) {
+        Some(external) => Some(
+            state
+                .gate
+                .session_for_external(
+                    &principal,
+                    external,
+                    Some(session_title(hook.cwd.as_deref())),
+                )
+                .await?
+                .0
+                .id,
+        ),
+        None => None,
+    };
     let call = state
         .gate
         .submit_call(
@@ -214,7 +237,7 @@ async fn gate(
             Submission {
                 tool: hook.tool_name,
                 arguments: hook.tool_input,
-                session_id: None,
+                session_id,
                 declared: None,
             },
         )
@@ -251,4 +274,12 @@ fn failure(error: &ApiError) -> String {
         tracing::error!(error = %message, "hook denied: storage unavailable");
     }
     format!("airlock could not decide this call: {}", error.detail())
+}
+
+/// The title of a coding agent's session in airlock.
+pub fn session_title(cwd: Option<&str>) -> String {
+    match cwd {
+        Some(cwd) => format!("Claude Code in {cwd}"),
+        None => "Claude Code".into(),
+    }
 }

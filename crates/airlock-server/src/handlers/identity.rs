@@ -46,6 +46,10 @@ pub struct NewSession {
     pub agent_id: Option<String>,
     #[serde(default)]
     pub title: Option<String>,
+    /// What another system calls this session (an agent token only): the agent's
+    /// session with this external id is returned (200) when it exists, else opened (201).
+    #[serde(default)]
+    pub external_id: Option<String>,
 }
 
 /// A session with its runs and the approvals still waiting in it.
@@ -156,12 +160,30 @@ pub async fn update_agent(
 #[utoipa::path(post, path = "/v1/sessions", tag = "sessions", request_body = NewSession,
     responses(
         (status = 201, description = "The session", body = Session),
+        (status = 200, description = "The agent's existing session with this `external_id`", body = Session),
         (status = 404, description = "No such agent here", body = Problem)))]
 pub async fn create_session(
     State(state): State<AppState>,
     Auth(principal): Auth,
     JsonBody(body): JsonBody<NewSession>,
 ) -> Result<(StatusCode, Json<Session>), ApiError> {
+    if let Some(external_id) = &body.external_id {
+        if body.agent_id.is_some() {
+            return Err(ApiError::Invalid(
+                "external_id goes with an agent token and no agent_id".into(),
+            ));
+        }
+        let (session, created) = state
+            .gate
+            .session_for_external(&principal, external_id, body.title)
+            .await?;
+        let status = if created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        return Ok((status, Json(session)));
+    }
     let session = state
         .gate
         .create_session(&principal, body.agent_id, body.title)

@@ -5,4 +5,6 @@ mod behaviours;
 mod llm;
 mod mcp;
 mod restarts;
+mod standing;
 mod support;
+mod tasks;

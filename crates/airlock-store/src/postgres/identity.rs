@@ -298,12 +298,14 @@ pub(crate) async fn create_session(
     session: &Session,
 ) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO sessions (id, workspace, agent_id, title, created_at) VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO sessions (id, workspace, agent_id, title, task_id, external_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(&session.id)
     .bind(workspace)
     .bind(&session.agent_id)
     .bind(&session.title)
+    .bind(&session.task_id)
+    .bind(&session.external_id)
     .bind(millis(session.created_at))
     .execute(conn)
     .await
@@ -317,7 +319,7 @@ pub(crate) async fn get_session(
     id: &str,
 ) -> StoreResult<Option<Session>> {
     let row = sqlx::query(
-        "SELECT id, agent_id, title, created_at FROM sessions WHERE workspace = $1 AND id = $2",
+        "SELECT id, agent_id, title, task_id, external_id, created_at FROM sessions WHERE workspace = $1 AND id = $2",
     )
     .bind(workspace)
     .bind(id)
@@ -330,8 +332,31 @@ pub(crate) async fn get_session(
             id: columns.text("id")?,
             agent_id: columns.opt_text("agent_id")?,
             title: columns.opt_text("title")?,
+            task_id: columns.opt_text("task_id")?,
+            external_id: columns.opt_text("external_id")?,
             created_at: columns.time("created_at")?,
         })
     })
     .transpose()
+}
+
+pub(crate) async fn session_by_external(
+    readers: &PgPool,
+    workspace: &str,
+    agent_id: &str,
+    external_id: &str,
+) -> StoreResult<Option<Session>> {
+    let id: Option<String> = sqlx::query_scalar(
+        "SELECT id FROM sessions WHERE workspace = $1 AND agent_id = $2 AND external_id = $3",
+    )
+    .bind(workspace)
+    .bind(agent_id)
+    .bind(external_id)
+    .fetch_optional(readers)
+    .await
+    .map_err(database)?;
+    match id {
+        Some(id) => get_session(readers, workspace, &id).await,
+        None => Ok(None),
+    }
 }

@@ -289,12 +289,14 @@ pub(crate) async fn create_session(
     session: &Session,
 ) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO sessions (id, workspace, agent_id, title, created_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO sessions (id, workspace, agent_id, title, task_id, external_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&session.id)
     .bind(workspace)
     .bind(&session.agent_id)
     .bind(&session.title)
+    .bind(&session.task_id)
+    .bind(&session.external_id)
     .bind(millis(session.created_at))
     .execute(conn)
     .await
@@ -308,7 +310,7 @@ pub(crate) async fn get_session(
     id: &str,
 ) -> StoreResult<Option<Session>> {
     let row = sqlx::query(
-        "SELECT id, agent_id, title, created_at FROM sessions WHERE workspace = ? AND id = ?",
+        "SELECT id, agent_id, title, task_id, external_id, created_at FROM sessions WHERE workspace = ? AND id = ?",
     )
     .bind(workspace)
     .bind(id)
@@ -321,8 +323,31 @@ pub(crate) async fn get_session(
             id: columns.text("id")?,
             agent_id: columns.opt_text("agent_id")?,
             title: columns.opt_text("title")?,
+            task_id: columns.opt_text("task_id")?,
+            external_id: columns.opt_text("external_id")?,
             created_at: columns.time("created_at")?,
         })
     })
     .transpose()
+}
+
+pub(crate) async fn session_by_external(
+    readers: &SqlitePool,
+    workspace: &str,
+    agent_id: &str,
+    external_id: &str,
+) -> StoreResult<Option<Session>> {
+    let id: Option<String> = sqlx::query_scalar(
+        "SELECT id FROM sessions WHERE workspace = ? AND agent_id = ? AND external_id = ?",
+    )
+    .bind(workspace)
+    .bind(agent_id)
+    .bind(external_id)
+    .fetch_optional(readers)
+    .await
+    .map_err(database)?;
+    match id {
+        Some(id) => get_session(readers, workspace, &id).await,
+        None => Ok(None),
+    }
 }

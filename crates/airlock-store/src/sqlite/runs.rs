@@ -148,6 +148,17 @@ async fn apply(
     .execute(&mut *conn)
     .await
     .map_err(database)?;
+    if !state.is_live() {
+        // The run ended: its task (if a task started it) may be dispatched again.
+        sqlx::query(
+            "UPDATE tasks SET active_run_id = NULL WHERE workspace = ? AND active_run_id = ?",
+        )
+        .bind(workspace)
+        .bind(run_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    }
     append_effects(conn, workspace, &update.effects).await?;
     Ok(appended)
 }

@@ -102,6 +102,8 @@ pub async fn world(store: &dyn Store) -> World {
                 id: world.session.clone(),
                 agent_id: Some(world.agent.clone()),
                 title: Some("first".into()),
+                task_id: None,
+                external_id: None,
                 created_at: t(0),
             },
         )
@@ -365,6 +367,8 @@ impl World {
                     id: id.into(),
                     agent_id: Some(self.agent.clone()),
                     title: None,
+                    task_id: None,
+                    external_id: None,
                     created_at: t(0),
                 },
             )

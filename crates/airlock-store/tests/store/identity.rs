@@ -244,6 +244,8 @@ pub async fn sessions_are_created_and_read(ctx: Ctx) {
         id: "ses_untitled".into(),
         agent_id: None,
         title: None,
+        task_id: None,
+        external_id: None,
         created_at: t(4),
     };
     store.create_session(&world.ws, &session).await.unwrap();

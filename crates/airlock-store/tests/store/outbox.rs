@@ -238,6 +238,8 @@ pub async fn outbox_lists_newest_first_and_delivers_what_is_due(ctx: Ctx) {
                 id: "ses_other".into(),
                 agent_id: Some(world.other_agent.clone()),
                 title: None,
+                task_id: None,
+                external_id: None,
                 created_at: t(0),
             },
         )

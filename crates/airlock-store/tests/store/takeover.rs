@@ -276,6 +276,8 @@ pub async fn stalled_runs_are_the_ones_that_should_move(ctx: Ctx) {
                 id: "ses_other".into(),
                 agent_id: Some(world.other_agent.clone()),
                 title: None,
+                task_id: None,
+                external_id: None,
                 created_at: t(0),
             },
         )

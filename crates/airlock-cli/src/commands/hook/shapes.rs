@@ -40,6 +40,10 @@ pub struct ToolCall {
     /// As the agent names it (`Bash`, `mcp__srv__tool`, `run_shell_command`…).
     pub tool: String,
     pub arguments: Value,
+    /// The agent's own session id, when it gives one: its calls share one airlock
+    /// session.
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
 }
 
 /// The parts of every agent's payload that matter here.
@@ -51,6 +55,8 @@ struct Payload {
     #[serde(alias = "tool_args")]
     arguments: Option<Value>,
     hook_event_name: Option<String>,
+    session_id: Option<String>,
+    cwd: Option<String>,
 }
 
 impl Agent {
@@ -60,6 +66,15 @@ impl Agent {
             Agent::ClaudeCode => "PreToolUse",
             Agent::Codex => "PermissionRequest",
             Agent::Gemini => "BeforeTool",
+        }
+    }
+
+    /// The agent's name for people.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code",
+            Agent::Codex => "Codex",
+            Agent::Gemini => "Gemini CLI",
         }
     }
 
@@ -87,7 +102,12 @@ impl Agent {
             Some(Value::Object(arguments)) => Value::Object(arguments),
             Some(_) => return Err("the hook input's `tool_input` is not a JSON object".into()),
         };
-        Ok(ToolCall { tool, arguments })
+        Ok(ToolCall {
+            tool,
+            arguments,
+            session_id: payload.session_id.filter(|id| !id.trim().is_empty()),
+            cwd: payload.cwd,
+        })
     }
 
     /// What the agent reads on stdout for a verdict.

@@ -1,0 +1,140 @@
+//! Scheduled tasks (create with permissions, list, read, change or revoke, run now) and
+//! the "fewer prompts" report.
+
+use super::Items;
+use crate::auth::Auth;
+use crate::body::{JsonBody, PathId};
+use crate::error::ApiError;
+use crate::AppState;
+use airlock_gate::tasks::{NewTask, TaskPatch};
+use airlock_protocol::{Problem, Run, Task};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The body of `POST /v1/tasks`.
+#[derive(ToSchema)]
+#[schema(as = NewTask, example = json!({"title": "Nightly report", "instructions": "Email the report to ops@acme.test", "agent": "reporter", "cron": "0 3 * * *", "timezone": "Europe/Paris", "permissions": [{"tool": "email.send", "target": "ops@acme.test", "access": "external"}]}))]
+#[allow(dead_code)]
+pub struct NewTaskDoc {
+    title: String,
+    instructions: String,
+    /// The agent's id or name.
+    agent: String,
+    /// Five fields: minute hour day-of-month month day-of-week.
+    cron: String,
+    /// IANA time zone (default `UTC`).
+    timezone: Option<String>,
+    enabled: Option<bool>,
+    /// Grants minted as task-scoped standing rules; invalid ones are reported as dropped.
+    permissions: Option<Vec<PermissionDoc>>,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct PermissionDoc {
+    tool: String,
+    target: String,
+    /// `write` or `external`.
+    access: String,
+}
+
+/// The body of `PATCH /v1/tasks/{id}`.
+#[derive(ToSchema)]
+#[schema(as = TaskPatch)]
+#[allow(dead_code)]
+pub struct TaskPatchDoc {
+    title: Option<String>,
+    instructions: Option<String>,
+    cron: Option<String>,
+    timezone: Option<String>,
+    enabled: Option<bool>,
+    /// `true` ends the task for good and revokes its rules.
+    revoke: Option<bool>,
+}
+
+/// Creates a task (users with role ≥ approver); its permissions become task rules.
+#[utoipa::path(post, path = "/v1/tasks", operation_id = "create_task", tag = "tasks", request_body = NewTaskDoc,
+    responses(
+        (status = 201, description = "`{task, rules, dropped}`: the task, the rules minted from its permissions, and the permissions dropped with the reason", body = Object),
+        (status = 403, description = "Viewers cannot create tasks; agents cannot give permissions", body = Problem),
+        (status = 422, description = "Bad cron, time zone, title or instructions", body = Problem)))]
+pub async fn create(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    JsonBody(task): JsonBody<NewTask>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let created = state.gate.create_task(&principal, task).await?;
+    let body = serde_json::to_value(created).map_err(|_| ApiError::Internal)?;
+    Ok((StatusCode::CREATED, Json(body)))
+}
+
+/// Every task, newest first.
+#[utoipa::path(get, path = "/v1/tasks", operation_id = "list_tasks", tag = "tasks",
+    responses((status = 200, description = "Tasks", body = Items<Task>)))]
+pub async fn list(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+) -> Result<Json<Items<Task>>, ApiError> {
+    Ok(Json(Items::new(state.gate.list_tasks(&principal).await?)))
+}
+
+#[utoipa::path(get, path = "/v1/tasks/{id}", operation_id = "get_task", tag = "tasks",
+    params(("id" = String, Path, description = "Task id")),
+    responses(
+        (status = 200, description = "The task", body = Task),
+        (status = 404, description = "No such task here", body = Problem)))]
+pub async fn get(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> Result<Json<Task>, ApiError> {
+    Ok(Json(state.gate.get_task(&principal, &id).await?))
+}
+
+/// Changes a task, or revokes it (`{"revoke": true}`) with its rules.
+#[utoipa::path(patch, path = "/v1/tasks/{id}", operation_id = "update_task", tag = "tasks", request_body = TaskPatchDoc,
+    params(("id" = String, Path, description = "Task id")),
+    responses(
+        (status = 200, description = "The task as changed", body = Task),
+        (status = 409, description = "The task was revoked", body = Problem),
+        (status = 422, description = "Bad cron or time zone", body = Problem)))]
+pub async fn update(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    JsonBody(patch): JsonBody<TaskPatch>,
+) -> Result<Json<Task>, ApiError> {
+    Ok(Json(state.gate.update_task(&principal, &id, patch).await?))
+}
+
+/// Starts a run of the task now, whatever its schedule.
+#[utoipa::path(post, path = "/v1/tasks/{id}/run", operation_id = "run_task", tag = "tasks",
+    params(("id" = String, Path, description = "Task id")),
+    responses(
+        (status = 202, description = "The run started", body = Run),
+        (status = 409, description = "A run of the task is in progress, or the task is disabled or revoked", body = Problem)))]
+pub async fn run(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> Result<(StatusCode, Json<Run>), ApiError> {
+    let run = state.runtime.run_task_now(&principal, &id).await?;
+    Ok((StatusCode::ACCEPTED, Json(run)))
+}
+
+/// Per tool and target: how often people were asked and what they decided, and the
+/// standing rules that would have removed the most prompts (suggestions only).
+#[utoipa::path(get, path = "/v1/insights/prompts", operation_id = "prompt_insights", tag = "rules",
+    responses((status = 200, description = "`{items: [{tool, target, asked, approved, rejected, expired, cancelled, pending}], suggestions: [{tool, target, scope, scope_id, would_remove, reason}]}`", body = Object)))]
+pub async fn insights(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+) -> Result<Json<Value>, ApiError> {
+    let report = state.gate.prompt_insights(&principal).await?;
+    Ok(Json(
+        serde_json::to_value(report).map_err(|_| ApiError::Internal)?,
+    ))
+}

@@ -1,0 +1,200 @@
+// airlock's web inbox: the little script the pages use. Plain JS, no build step, loaded
+// from this origin only (the Content-Security-Policy forbids inline script).
+//
+// - Every page: times in the reader's zone; "time left" kept current.
+// - The inbox: cards arrive and leave live over the workspace event stream
+//   (/web/events, from the event id the page was rendered at); keyboard shortcuts
+//   j / k move, a approves, r focuses the reject reason.
+// - An approval page: a banner when the approval is decided elsewhere meanwhile.
+"use strict";
+
+(function () {
+  const ENDED = ["approval.decided", "approval.expired", "approval.cancelled"];
+
+  function localTimes(root) {
+    for (const node of root.querySelectorAll("time.local[datetime]")) {
+      const at = new Date(node.getAttribute("datetime"));
+      if (!isNaN(at)) {
+        node.title = node.textContent;
+        node.textContent = at.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+      }
+    }
+  }
+
+  function timeLeft(deadline) {
+    const seconds = Math.floor((deadline - Date.now()) / 1000);
+    if (seconds <= 0) return "overdue";
+    const minutes = Math.ceil(seconds / 60);
+    if (minutes < 60) return minutes + " min left";
+    if (minutes < 1440) {
+      const rest = minutes % 60;
+      return Math.floor(minutes / 60) + " h" + (rest ? " " + rest + " min" : "") + " left";
+    }
+    return Math.floor(minutes / 1440) + " d " + Math.floor((minutes % 1440) / 60) + " h left";
+  }
+
+  function refreshDeadlines() {
+    for (const node of document.querySelectorAll("[data-deadline]")) {
+      const deadline = Date.parse(node.dataset.deadline);
+      if (isNaN(deadline)) continue;
+      node.textContent = timeLeft(deadline);
+      node.classList.toggle("soon", deadline - Date.now() < 10 * 60 * 1000);
+    }
+  }
+
+  // The workspace stream from `after`; `handlers` maps event kinds to functions of the
+  // event's data. Shows the connection's state in #live when the page has one.
+  function stream(after, handlers) {
+    const live = document.getElementById("live");
+    const show = (state, text) => {
+      if (live) {
+        live.dataset.state = state;
+        live.textContent = text;
+      }
+    };
+    const source = new EventSource("/web/events?after=" + encodeURIComponent(after || "0"));
+    source.onopen = () => show("live", "live");
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) {
+        show("offline", "offline — reload the page");
+      } else {
+        show("connecting", "reconnecting…");
+      }
+    };
+    for (const [kind, handle] of Object.entries(handlers)) {
+      source.addEventListener(kind, (message) => {
+        try {
+          handle(JSON.parse(message.data).data || {}, kind);
+        } catch (error) {
+          console.error("airlock: bad event", kind, error);
+        }
+      });
+    }
+    window.addEventListener("pagehide", () => source.close());
+    return source;
+  }
+
+  function inbox(root) {
+    const cards = document.getElementById("cards");
+    const empty = document.getElementById("empty");
+    const count = document.getElementById("count");
+    const gone = new Set();
+
+    const all = () => Array.from(cards.querySelectorAll("article.card"));
+    const selected = () => cards.querySelector("article.card.selected");
+    const tally = () => {
+      const n = all().length;
+      if (count) count.textContent = String(n);
+      if (empty) empty.hidden = n > 0;
+    };
+    const select = (card) => {
+      for (const other of all()) other.classList.remove("selected");
+      if (card) {
+        card.classList.add("selected");
+        card.focus({ preventScroll: true });
+        card.scrollIntoView({ block: "nearest", behavior: "smooth" });
+      }
+    };
+
+    async function arrive(approval) {
+      const id = approval.id;
+      if (!id || gone.has(id) || document.getElementById("card-" + id)) return;
+      const answer = await fetch("/web/cards/" + encodeURIComponent(id), {
+        credentials: "same-origin",
+        headers: { Accept: "text/html" },
+      });
+      if (!answer.ok) return;
+      const template = document.createElement("template");
+      template.innerHTML = (await answer.text()).trim();
+      const card = template.content.firstElementChild;
+      // It may have been decided, or have arrived twice, while it was fetched.
+      if (!card || gone.has(id) || document.getElementById("card-" + id)) return;
+      card.classList.add("arrived");
+      cards.prepend(card);
+      localTimes(card);
+      refreshDeadlines();
+      tally();
+    }
+
+    function leave(approval) {
+      const id = approval.id;
+      if (!id) return;
+      gone.add(id);
+      const card = document.getElementById("card-" + id);
+      if (!card) return;
+      const wasSelected = card.classList.contains("selected");
+      const next = card.nextElementSibling || card.previousElementSibling;
+      card.remove();
+      if (wasSelected) select(next);
+      tally();
+    }
+
+    stream(root.dataset.after, {
+      "approval.requested": arrive,
+      "approval.decided": leave,
+      "approval.expired": leave,
+      "approval.cancelled": leave,
+    });
+
+    document.addEventListener("keydown", (event) => {
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      const target = event.target;
+      if (target && target.closest && target.closest("input, textarea, select")) {
+        if (event.key === "Escape") target.blur();
+        return;
+      }
+      const list = all();
+      if (list.length === 0) return;
+      const current = selected();
+      const index = current ? list.indexOf(current) : -1;
+      switch (event.key) {
+        case "j":
+          select(list[Math.min(index + 1, list.length - 1)]);
+          break;
+        case "k":
+          select(list[Math.max(index - 1, 0)]);
+          break;
+        case "a": {
+          const button = current && current.querySelector('button[value="approve"]');
+          if (!button) return;
+          button.form.requestSubmit(button);
+          break;
+        }
+        case "r": {
+          const reason = current && current.querySelector("input.reason");
+          if (!reason) return;
+          reason.focus();
+          break;
+        }
+        default:
+          return;
+      }
+      event.preventDefault();
+    });
+  }
+
+  function approvalPage(root) {
+    const id = root.dataset.approvalId;
+    const banner = document.getElementById("live-banner");
+    const ended = (approval, kind) => {
+      if (approval.id !== id || !banner) return;
+      const what = kind === "approval.decided" ? approval.status : kind.split(".")[1];
+      banner.textContent =
+        "This approval was just " + what + " elsewhere. Reload the page to see it; a decision from this page will be refused.";
+      banner.hidden = false;
+    };
+    const handlers = {};
+    for (const kind of ENDED) handlers[kind] = ended;
+    stream(root.dataset.after, handlers);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    localTimes(document);
+    refreshDeadlines();
+    setInterval(refreshDeadlines, 20000);
+    const inboxRoot = document.getElementById("inbox");
+    if (inboxRoot) inbox(inboxRoot);
+    const approvalRoot = document.getElementById("approval");
+    if (approvalRoot && approvalRoot.dataset.approvalId) approvalPage(approvalRoot);
+  });
+})();

@@ -1,0 +1,204 @@
+//! Scheduled tasks: their settings, their task-scoped rules, and dispatch — the claim of
+//! the overlap guard together with the run it starts, in one transaction.
+
+use super::audit::{append_effects, lock_workspace};
+use super::codec::{database, millis, opt_millis};
+use super::identity::create_session;
+use super::rules::mint_or_reuse;
+use super::runs::start_run;
+use crate::codec::{task_from_row, TASK_COLUMNS};
+use crate::{Effects, Lease, RunUpdate, StoreResult};
+use airlock_protocol::{Run, Session, StandingRule, Task};
+use jiff::Timestamp;
+use sqlx::{PgConnection, PgPool};
+
+pub(crate) async fn create_task(
+    conn: &mut PgConnection,
+    workspace: &str,
+    task: &Task,
+    rules: &[StandingRule],
+    effects: &Effects,
+) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
+    sqlx::query(
+        "INSERT INTO tasks (id, workspace, title, instructions, agent_id, cron, timezone,
+                            enabled, created_by, created_at, updated_at, revoked_at,
+                            next_run_at, active_run_id, last_run_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)",
+    )
+    .bind(&task.id)
+    .bind(workspace)
+    .bind(&task.title)
+    .bind(&task.instructions)
+    .bind(&task.agent_id)
+    .bind(&task.cron)
+    .bind(&task.timezone)
+    .bind(i64::from(task.enabled))
+    .bind(&task.created_by)
+    .bind(millis(task.created_at))
+    .bind(millis(task.updated_at))
+    .bind(opt_millis(task.revoked_at))
+    .bind(opt_millis(task.next_run_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    for rule in rules {
+        mint_or_reuse(conn, workspace, rule).await?;
+    }
+    append_effects(conn, workspace, effects).await
+}
+
+pub(crate) async fn get_task(
+    readers: &PgPool,
+    workspace: &str,
+    id: &str,
+) -> StoreResult<Option<Task>> {
+    let row = sqlx::query(&format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = $1 AND id = $2"
+    ))
+    .bind(workspace)
+    .bind(id)
+    .fetch_optional(readers)
+    .await
+    .map_err(database)?;
+    row.as_ref().map(task_from_row).transpose()
+}
+
+pub(crate) async fn list_tasks(readers: &PgPool, workspace: &str) -> StoreResult<Vec<Task>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = $1 ORDER BY created_at DESC, ord DESC"
+    ))
+    .bind(workspace)
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter().map(task_from_row).collect()
+}
+
+pub(crate) async fn update_task(
+    conn: &mut PgConnection,
+    workspace: &str,
+    task: &Task,
+    revoke_rules_at: Option<Timestamp>,
+    effects: &Effects,
+) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
+    sqlx::query(
+        "UPDATE tasks SET title = $1, instructions = $2, cron = $3, timezone = $4, enabled = $5,
+            updated_at = $6, revoked_at = $7, next_run_at = $8
+         WHERE workspace = $9 AND id = $10",
+    )
+    .bind(&task.title)
+    .bind(&task.instructions)
+    .bind(&task.cron)
+    .bind(&task.timezone)
+    .bind(i64::from(task.enabled))
+    .bind(millis(task.updated_at))
+    .bind(opt_millis(task.revoked_at))
+    .bind(opt_millis(task.next_run_at))
+    .bind(workspace)
+    .bind(&task.id)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if let Some(at) = revoke_rules_at {
+        sqlx::query(
+            "UPDATE standing_rules SET revoked_at = $1
+             WHERE workspace = $2 AND scope = 'task' AND scope_id = $3 AND revoked_at IS NULL",
+        )
+        .bind(millis(at))
+        .bind(workspace)
+        .bind(&task.id)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    }
+    append_effects(conn, workspace, effects).await
+}
+
+pub(crate) async fn due_tasks(
+    readers: &PgPool,
+    now: Timestamp,
+    limit: u32,
+) -> StoreResult<Vec<(String, Task)>> {
+    let rows = sqlx::query(&format!(
+        "SELECT workspace, {TASK_COLUMNS} FROM tasks
+         WHERE enabled = 1 AND revoked_at IS NULL AND next_run_at IS NOT NULL
+           AND next_run_at <= $1
+         ORDER BY next_run_at, ord LIMIT $2"
+    ))
+    .bind(millis(now))
+    .bind(i64::from(limit))
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter()
+        .map(|row| {
+            let workspace: String = sqlx::Row::try_get(row, "workspace").map_err(database)?;
+            Ok((workspace, task_from_row(row)?))
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn dispatch_task(
+    conn: &mut PgConnection,
+    workspace: &str,
+    task_id: &str,
+    now: Timestamp,
+    manual: bool,
+    next_run_at: Option<Timestamp>,
+    session: &Session,
+    run: &Run,
+    lease: &Lease,
+    update: &RunUpdate,
+) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
+    let claimed = sqlx::query(
+        "UPDATE tasks SET active_run_id = $1, last_run_id = $2,
+            next_run_at = CASE WHEN $3 THEN next_run_at ELSE $4 END
+         WHERE workspace = $5 AND id = $6 AND enabled = 1 AND revoked_at IS NULL
+           AND active_run_id IS NULL
+           AND ($7 OR (next_run_at IS NOT NULL AND next_run_at <= $8))",
+    )
+    .bind(&run.id)
+    .bind(&run.id)
+    .bind(manual)
+    .bind(opt_millis(next_run_at))
+    .bind(workspace)
+    .bind(task_id)
+    .bind(manual)
+    .bind(millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if claimed.rows_affected() != 1 {
+        return Ok(false);
+    }
+    create_session(&mut *conn, workspace, session).await?;
+    start_run(conn, workspace, run, lease, update).await?;
+    Ok(true)
+}
+
+pub(crate) async fn skip_task_tick(
+    conn: &mut PgConnection,
+    workspace: &str,
+    task_id: &str,
+    now: Timestamp,
+    next_run_at: Option<Timestamp>,
+) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
+    let skipped = sqlx::query(
+        "UPDATE tasks SET next_run_at = $1
+         WHERE workspace = $2 AND id = $3 AND active_run_id IS NOT NULL
+           AND next_run_at IS NOT NULL AND next_run_at <= $4",
+    )
+    .bind(opt_millis(next_run_at))
+    .bind(workspace)
+    .bind(task_id)
+    .bind(millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    Ok(skipped.rows_affected() == 1)
+}

@@ -1,0 +1,102 @@
+//! Web sessions: browsers signed in to the inbox.
+//!
+//! A session is found by the SHA-256 hex of its cookie and nothing else, and resolves to
+//! a principal only through the user token it was opened with: while that token is
+//! unrevoked and still a user's, and before the session's expiry. So revoking a token
+//! signs out its browsers, and a changed role applies at the next request.
+
+use super::audit::append_effects;
+use super::codec::{database, millis, Columns};
+use crate::{Effects, Principal, StoreResult, Subject, WebSession};
+use jiff::Timestamp;
+use sqlx::{SqliteConnection, SqlitePool};
+
+pub(crate) async fn create_web_session(
+    conn: &mut SqliteConnection,
+    workspace: &str,
+    session: &WebSession,
+    effects: &Effects,
+) -> StoreResult<()> {
+    sqlx::query("DELETE FROM web_sessions WHERE workspace = ? AND expires_at <= ?")
+        .bind(workspace)
+        .bind(millis(session.created_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    sqlx::query(
+        "INSERT INTO web_sessions (id, cookie_hash, workspace, token_hash, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&session.id)
+    .bind(&session.cookie_hash)
+    .bind(workspace)
+    .bind(&session.token_hash)
+    .bind(millis(session.created_at))
+    .bind(millis(session.expires_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    append_effects(conn, workspace, effects).await
+}
+
+pub(crate) async fn web_session(
+    readers: &SqlitePool,
+    cookie_hash: &str,
+    now: Timestamp,
+) -> StoreResult<Option<(WebSession, Principal)>> {
+    // The joins also check the user's workspace, as a bearer token's lookup does.
+    let row = sqlx::query(
+        "SELECT w.id, w.cookie_hash, w.workspace, w.token_hash, w.created_at, w.expires_at,
+                u.id AS user_id, u.name AS user_name, u.role AS user_role
+         FROM web_sessions w
+         JOIN tokens t
+           ON t.hash = w.token_hash AND t.workspace = w.workspace
+              AND t.subject_kind = 'user' AND t.revoked_at IS NULL
+         JOIN users u ON u.id = t.subject_id AND u.workspace = t.workspace
+         WHERE w.cookie_hash = ? AND w.expires_at > ?",
+    )
+    .bind(cookie_hash)
+    .bind(millis(now))
+    .fetch_optional(readers)
+    .await
+    .map_err(database)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let columns = Columns::new(&row, "web_sessions");
+    let session = WebSession {
+        id: columns.text("id")?,
+        cookie_hash: columns.text("cookie_hash")?,
+        token_hash: columns.text("token_hash")?,
+        created_at: columns.time("created_at")?,
+        expires_at: columns.time("expires_at")?,
+    };
+    let principal = Principal {
+        workspace: columns.text("workspace")?,
+        subject: Subject::User {
+            id: columns.text("user_id")?,
+            name: columns.text("user_name")?,
+            role: columns.enumeration("user_role")?,
+        },
+    };
+    Ok(Some((session, principal)))
+}
+
+pub(crate) async fn delete_web_session(
+    conn: &mut SqliteConnection,
+    workspace: &str,
+    cookie_hash: &str,
+    effects: &Effects,
+) -> StoreResult<bool> {
+    let deleted = sqlx::query("DELETE FROM web_sessions WHERE workspace = ? AND cookie_hash = ?")
+        .bind(workspace)
+        .bind(cookie_hash)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    if deleted.rows_affected() == 0 {
+        return Ok(false);
+    }
+    append_effects(conn, workspace, effects).await?;
+    Ok(true)
+}

@@ -1,0 +1,81 @@
+# Sourced by scripts/test.sh (and by hand, for a development shell): starts the services
+# the tests need and exports where they are. `start_postgres` starts a throwaway
+# PostgreSQL cluster (stopped by `stop_postgres`); `install_mcp_peers` installs the MCP and
+# SMTP test peers. By hand:
+#   source scripts/services.sh && start_postgres && install_mcp_peers
+# and `stop_postgres` when done.
+
+# ---------------------------------------------------------------- PostgreSQL
+# One throwaway cluster for the whole run, in a temp folder on a free port, removed on
+# exit (also on failure). Tests create a fresh database on it each; the store's tests and
+# the multi-node tests run on it. initdb refuses root, so as root it runs as `postgres`.
+PG_DIR=""
+start_postgres() {
+  if [[ -n "${AIRLOCK_TEST_PG_URL:-}" ]]; then
+    echo "using the PostgreSQL server in AIRLOCK_TEST_PG_URL"
+    return
+  fi
+  local bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+  if [[ -z "$bin" || ! -x "$bin/initdb" ]]; then
+    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+      echo "installing PostgreSQL (apt-get)"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+      bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+    else
+      echo "PostgreSQL is not installed and cannot be installed here (need root and apt-get)" >&2
+      exit 1
+    fi
+  fi
+  local as=()
+  PG_DIR=$(mktemp -d /tmp/airlock-pg.XXXXXX)
+  if [[ $(id -u) == 0 ]]; then
+    id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+    chown postgres "$PG_DIR"
+    as=(runuser -u postgres --)
+  fi
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "${as[@]}" "$bin/initdb" -D "$PG_DIR/data" -U airlock --auth=trust -E UTF8 >"$PG_DIR/initdb.log" 2>&1 \
+    || { cat "$PG_DIR/initdb.log" >&2; exit 1; }
+  "${as[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w \
+    -o "-p $port -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=on" start >/dev/null \
+    || { cat "$PG_DIR/server.log" >&2; exit 1; }
+  PG_STOP=("${as[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -m immediate stop)
+  export AIRLOCK_TEST_PG_URL="postgres://airlock@127.0.0.1:$port/postgres"
+  echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on port $port"
+}
+stop_postgres() {
+  if [[ -n "$PG_DIR" ]]; then
+    "${PG_STOP[@]}" >/dev/null 2>&1 || true
+    rm -rf "$PG_DIR"
+  fi
+}
+
+# ---------------------------------------------------------------- MCP test peers
+# The MCP tests run real MCP servers (npm: server-filesystem, server-everything) and a real
+# MCP client (Python SDK). Installed once into target/test-peers; the tests fail (never
+# skip) when they are missing.
+MCP_FILESYSTEM_VERSION=2026.8.31
+MCP_EVERYTHING_VERSION=2026.8.31
+MCP_PYTHON_VERSION=2.3.0
+# The SMTP sink of airlock-tools' email delivery test (`python3 -m aiosmtpd`).
+AIOSMTPD_VERSION=1.4.6
+install_mcp_peers() {
+  local peers="$PWD/target/test-peers/node_modules/@modelcontextprotocol"
+  local package
+  for package in "server-filesystem@$MCP_FILESYSTEM_VERSION" "server-everything@$MCP_EVERYTHING_VERSION"; do
+    if [[ ! -f "$peers/${package%@*}/dist/index.js" ]]; then
+      npm install --silent --prefix "$PWD/target/test-peers" "@modelcontextprotocol/$package"
+    fi
+  done
+  export AIRLOCK_TEST_MCP_FILESYSTEM="$peers/server-filesystem"
+  export AIRLOCK_TEST_MCP_EVERYTHING="$peers/server-everything"
+  if ! python3 -c "import mcp" 2>/dev/null; then
+    pip install --quiet "mcp==$MCP_PYTHON_VERSION"
+  fi
+  if ! python3 -c "import aiosmtpd" 2>/dev/null; then
+    pip install --quiet "aiosmtpd==$AIOSMTPD_VERSION"
+  fi
+}
+
