@@ -412,3 +412,75 @@ fn the_event_stream_of_node_a_shows_events_made_on_node_b() {
         seen.push(line);
     }
 }
+
+/// Two nodes run the scheduler on one PostgreSQL: a task due each minute is dispatched
+/// once at its tick (both nodes tick every second), and while that run waits for an
+/// approval neither node starts it again, by schedule or by hand.
+#[test]
+fn two_schedulers_on_one_database_dispatch_a_task_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database();
+    let a = node(dir.path(), "a", &db);
+    let owner = a.owner_token();
+    let b = node(dir.path(), "b", &db);
+    let (status, agent) = post(
+        &format!("{}/v1/agents", a.url),
+        &owner,
+        &json!({"name": "assistant", "llm": {"base_url": "scripted:demo", "model": "scripted"}}),
+    );
+    assert_eq!(status, 201, "{agent}");
+    let agent_id = agent["agent"]["id"]
+        .as_str()
+        .or(agent["id"].as_str())
+        .unwrap_or_else(|| panic!("no agent id in {agent}"))
+        .to_owned();
+    let (status, created) = post(
+        &format!("{}/v1/tasks", b.url),
+        &owner,
+        &json!({"title": "Mail Bob", "instructions": "email Bob", "agent": agent_id,
+                "cron": "* * * * *", "timezone": "UTC"}),
+    );
+    assert_eq!(status, 201, "{created}");
+    let task_id = created["task"]["id"].as_str().unwrap().to_owned();
+    let task = |node: &Server| get(&format!("{}/v1/tasks/{task_id}", node.url), &owner);
+
+    // The next minute's tick: one run, whichever node won the claim.
+    eventually(Duration::from_secs(75), "the task's first run", || {
+        task(&a)["last_run_id"].is_string()
+    });
+    let run_id = task(&a)["last_run_id"].as_str().unwrap().to_owned();
+    let pending = |node: &Server| {
+        get(&format!("{}/v1/approvals?status=pending", node.url), &owner)["items"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    eventually(
+        Duration::from_secs(15),
+        "the run asks about the email",
+        || pending(&b) == 1,
+    );
+
+    // Starting it by hand on both nodes at once while the run is parked: refused.
+    let barrier = Arc::new(Barrier::new(10));
+    let starts: Vec<_> = (0..10)
+        .map(|n| {
+            let url = format!(
+                "{}/v1/tasks/{task_id}/run",
+                if n % 2 == 0 { &a.url } else { &b.url }
+            );
+            let (owner, barrier) = (owner.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                post(&url, &owner, &json!({})).0
+            })
+        })
+        .collect();
+    for start in starts {
+        assert_eq!(start.join().unwrap(), 409);
+    }
+    let now = task(&b);
+    assert_eq!(now["active_run_id"], run_id.as_str(), "{now}");
+    assert_eq!(now["last_run_id"], run_id.as_str(), "{now}");
+    assert_eq!(pending(&a), 1);
+}
