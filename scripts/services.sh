@@ -1,7 +1,8 @@
 # Sourced by scripts/test.sh (and by hand, for a development shell): starts the services
 # the tests need and exports where they are. `start_postgres` starts a throwaway
 # PostgreSQL cluster (stopped by `stop_postgres`); `install_mcp_peers` installs the MCP and
-# SMTP test peers. By hand:
+# SMTP test peers; `install_browser` installs chromium and playwright-core for the browser
+# tests. By hand:
 #   source scripts/services.sh && start_postgres && install_mcp_peers
 # and `stop_postgres` when done.
 
@@ -79,3 +80,25 @@ install_mcp_peers() {
   fi
 }
 
+
+# ---------------------------------------------------------------- browser tests
+# The web inbox's browser tests (crates/airlock-server/tests/browser) drive Debian's
+# chromium with playwright-core (no browser download: it only speaks to /usr/bin/chromium).
+# The tests fail (never skip) when either is missing.
+PLAYWRIGHT_CORE_VERSION=1.65.1
+install_browser() {
+  if [[ ! -x /usr/bin/chromium ]]; then
+    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+      echo "installing chromium (apt-get)"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      echo "/usr/bin/chromium is missing and cannot be installed here (need root and apt-get)" >&2
+      exit 1
+    fi
+  fi
+  local modules="$PWD/target/test-peers/node_modules"
+  if [[ "$(node -p "require('$modules/playwright-core/package.json').version" 2>/dev/null)" != "$PLAYWRIGHT_CORE_VERSION" ]]; then
+    npm install --silent --prefix "$PWD/target/test-peers" "playwright-core@$PLAYWRIGHT_CORE_VERSION"
+  fi
+  export AIRLOCK_TEST_PLAYWRIGHT="$modules"
+}

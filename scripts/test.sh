@@ -23,6 +23,9 @@ start_postgres
 step "MCP test peers (server-filesystem and server-everything from npm, the mcp Python SDK)"
 install_mcp_peers
 
+step "chromium and playwright-core for the web inbox's browser tests"
+install_browser
+
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast

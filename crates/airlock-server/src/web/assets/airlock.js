@@ -47,6 +47,8 @@
   function stream(after, handlers) {
     const live = document.getElementById("live");
     const show = (state, text) => {
+      // For tests and styles: whether this page's stream is connected.
+      document.documentElement.dataset.stream = state;
       if (live) {
         live.dataset.state = state;
         live.textContent = text;

@@ -1,0 +1,191 @@
+//! Browser end-to-end tests of the web inbox: a real server on `127.0.0.1:0`, Debian's
+//! chromium (headless) driven by playwright-core from the `*.mjs` scripts of this folder,
+//! and assertions on both sides: the script checks what a person sees, these tests check
+//! what the API and the audit log say happened.
+//!
+//! Screenshots at 1280 and 360 px land in `target/browser-artifacts/`. The tests fail,
+//! never skip, when chromium or playwright-core (`AIRLOCK_TEST_PLAYWRIGHT`) is missing;
+//! `scripts/test.sh` installs both.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    // A scenario's own output is passed on to the test's.
+    clippy::print_stderr
+)]
+
+mod support;
+
+use serde_json::json;
+use support::{Fixture, Scenario};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_asked_through_the_api_appears_live_and_a_click_approves_the_waiting_call() {
+    let fixture = Fixture::start().await;
+    let mut browser = Scenario::start("inbox", &fixture.server, &fixture.approver, json!({}));
+    browser.until("ready").await;
+
+    let (call, approval) = fixture
+        .ask(
+            "email.send",
+            json!({"to": "bob@acme.test", "body": "the report"}),
+        )
+        .await;
+    let waiter = fixture.wait_for(&call).await;
+    browser
+        .send(json!({
+            "approval_id": approval["id"],
+            "agent": fixture.agent,
+            "summary": approval["preview"]["summary"],
+        }))
+        .await;
+    browser.finish().await;
+
+    let decided = waiter.await.unwrap();
+    assert_eq!(decided["status"], "approved", "{decided}");
+    let approval = fixture.approval(approval["id"].as_str().unwrap()).await;
+    assert_eq!(approval["status"], "approved");
+    assert_eq!(
+        approval["decided_by"],
+        format!("user:{}", fixture.approver_id)
+    );
+    // The same gate call as the API: one audit record, by the person.
+    let approved = fixture.audit("approval.approved").await;
+    assert_eq!(approved.len(), 1, "{approved:?}");
+    assert_eq!(
+        approved[0]["actor"],
+        format!("user:{}", fixture.approver_id)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_newest_comes_first_and_a_keyboard_rejection_hands_its_reason_to_the_caller() {
+    let fixture = Fixture::start().await;
+    let (_, oldest) = fixture
+        .ask("email.send", json!({"to": "old@acme.test", "body": "1"}))
+        .await;
+    let (call, newest) = fixture
+        .ask("email.send", json!({"to": "new@acme.test", "body": "2"}))
+        .await;
+    let waiter = fixture.wait_for(&call).await;
+    let reason = "not to customers before Monday";
+    let input = json!({"newest": newest["id"], "oldest": oldest["id"], "reason": reason});
+    Scenario::start("reject", &fixture.server, &fixture.approver, input)
+        .finish()
+        .await;
+
+    let decided = waiter.await.unwrap();
+    assert_eq!(decided["status"], "rejected", "{decided}");
+    assert_eq!(
+        decided["reason"], reason,
+        "the caller gets the person's reason"
+    );
+    assert!(decided["grant_id"].is_null());
+    let oldest = fixture.approval(oldest["id"].as_str().unwrap()).await;
+    assert_eq!(oldest["status"], "pending");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stale_page_is_told_live_and_its_click_is_refused_without_a_change() {
+    let fixture = Fixture::start().await;
+    let (_, mail) = fixture
+        .ask("email.send", json!({"to": "bob@acme.test", "body": "hi"}))
+        .await;
+    let (_, edit) = fixture
+        .ask(
+            "fs.edit",
+            json!({
+                "path": "src/lib.rs",
+                "old_string": "fn answer() -> u32 {\n    41\n}",
+                "new_string": "fn answer() -> u32 {\n    42\n}\n// checked",
+            }),
+        )
+        .await;
+    let input = json!({
+        "mail": {"id": mail["id"]},
+        "edit": {
+            "id": edit["id"],
+            "summary": edit["preview"]["summary"],
+            "binding_digest": edit["binding_digest"],
+            "arguments": edit["preview"]["arguments"].to_string(),
+            "rule": "edits-need-a-person",
+            "removed": ["    41"],
+            "added": ["    42", "// checked"],
+        },
+    });
+    let mut browser = Scenario::start("stale", &fixture.server, &fixture.approver, input);
+    browser.until("ready").await;
+    let reason = "sent by the on-call";
+    fixture
+        .server
+        .client
+        .post(
+            &format!("/v1/approvals/{}/decision", mail["id"].as_str().unwrap()),
+            &fixture.server.owner_token,
+            &json!({"decision": "approve", "binding_digest": mail["binding_digest"], "reason": reason}),
+        )
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let audit_before = fixture.audit("approval.rejected").await.len()
+        + fixture.audit("approval.approved").await.len();
+    browser
+        .send(json!({"decided_by": "owner", "reason": reason}))
+        .await;
+    browser.finish().await;
+
+    let mail = fixture.approval(mail["id"].as_str().unwrap()).await;
+    assert_eq!(mail["status"], "approved");
+    assert_eq!(mail["decision_reason"], reason);
+    let edit = fixture.approval(edit["id"].as_str().unwrap()).await;
+    assert_eq!(
+        edit["status"], "pending",
+        "a mismatched digest changes nothing"
+    );
+    let audit_after = fixture.audit("approval.rejected").await.len()
+        + fixture.audit("approval.approved").await.len();
+    assert_eq!(
+        audit_after, audit_before,
+        "refused clicks leave no decision"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_viewer_sees_no_decision_buttons_and_cannot_decide() {
+    let fixture = Fixture::start().await;
+    let (_, approval) = fixture
+        .ask("email.send", json!({"to": "bob@acme.test", "body": "hi"}))
+        .await;
+    let input =
+        json!({"approval_id": approval["id"], "binding_digest": approval["binding_digest"]});
+    Scenario::start("viewer", &fixture.server, &fixture.viewer, input)
+        .finish()
+        .await;
+    let approval = fixture.approval(approval["id"].as_str().unwrap()).await;
+    assert_eq!(approval["status"], "pending");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sign_in_sign_out_and_forms_without_this_sessions_csrf_token_are_refused() {
+    let fixture = Fixture::start().await;
+    let (_, approval) = fixture
+        .ask("email.send", json!({"to": "bob@acme.test", "body": "hi"}))
+        .await;
+    let input = json!({
+        "approval_id": approval["id"],
+        "binding_digest": approval["binding_digest"],
+        "agent_token": fixture.agent_token,
+    });
+    Scenario::start("session", &fixture.server, &fixture.approver, input)
+        .finish()
+        .await;
+    let approval = fixture.approval(approval["id"].as_str().unwrap()).await;
+    assert_eq!(
+        approval["status"], "pending",
+        "refused forms change nothing"
+    );
+    assert_eq!(fixture.audit("web_session.created").await.len(), 1);
+    assert_eq!(fixture.audit("web_session.ended").await.len(), 1);
+}

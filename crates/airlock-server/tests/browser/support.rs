@@ -1,0 +1,268 @@
+//! What the browser tests share: the server they run against (a policy, an agent, an
+//! approver and a viewer), asking calls through the API, and [`Scenario`], one node
+//! process that drives a headless chromium through a `*.mjs` script of this folder.
+
+use airlock_protocol::Role;
+use airlock_testkit::TestServer;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// Mail and edits are asked; everything else too (the default).
+pub const POLICY: &str = r#"
+version = 1
+default = "ask"
+deadline = "1h"
+secrets = "deny"
+
+[tools."email.send"]
+risk = "external"
+target = "to"
+summary = "Send email to {to}"
+body = "{body}"
+
+[tools."fs.edit"]
+risk = "write"
+target = "path"
+summary = "Edit {path}"
+
+[[rules]]
+name = "mail-needs-a-person"
+tool = "email.send"
+decision = "ask"
+reason = "mail leaves the company"
+
+[[rules]]
+name = "edits-need-a-person"
+tool = "fs.edit"
+decision = "ask"
+"#;
+
+/// The environment variable naming the `node_modules` folder that holds playwright-core.
+pub const PLAYWRIGHT_VAR: &str = "AIRLOCK_TEST_PLAYWRIGHT";
+
+/// How long one step of a scenario may take (a cold chromium start included).
+const STEP_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// A server with the people and the agent the scenarios use.
+pub struct Fixture {
+    pub server: TestServer,
+    pub agent: String,
+    pub agent_token: String,
+    pub approver_id: String,
+    pub approver: String,
+    pub viewer: String,
+}
+
+impl Fixture {
+    pub async fn start() -> Fixture {
+        let server = TestServer::start().await.unwrap();
+        server.put_policy(POLICY).await.unwrap();
+        let (_, agent_token) = server.create_agent("scout").await.unwrap();
+        let (approver_id, approver) = server.create_user("ana", Role::Approver).await.unwrap();
+        let (_, viewer) = server.create_user("vic", Role::Viewer).await.unwrap();
+        Fixture {
+            server,
+            agent: "scout".into(),
+            agent_token,
+            approver_id,
+            approver,
+            viewer,
+        }
+    }
+
+    /// Submits a call the policy asks about; returns the call and its approval.
+    pub async fn ask(&self, tool: &str, arguments: Value) -> (Value, Value) {
+        self.ask_in(tool, arguments, None).await
+    }
+
+    /// Like [`Fixture::ask`], in a session.
+    pub async fn ask_in(
+        &self,
+        tool: &str,
+        arguments: Value,
+        session_id: Option<&str>,
+    ) -> (Value, Value) {
+        let mut body = json!({"tool": tool, "arguments": arguments});
+        if let Some(session) = session_id {
+            body["session_id"] = json!(session);
+        }
+        let call = self
+            .server
+            .client
+            .post("/v1/calls", &self.agent_token, &body)
+            .await
+            .unwrap()
+            .expect_status(201)
+            .unwrap();
+        assert_eq!(call["status"], "pending", "{call}");
+        let approval = self.approval(call["approval_id"].as_str().unwrap()).await;
+        (call, approval)
+    }
+
+    pub async fn approval(&self, id: &str) -> Value {
+        self.server
+            .client
+            .get(&format!("/v1/approvals/{id}"), &self.server.owner_token)
+            .await
+            .unwrap()
+            .expect_status(200)
+            .unwrap()
+    }
+
+    /// Long-polls the call as its agent, the way a waiting caller does; resolves with the
+    /// call once it is decided (or after 60 s, still pending).
+    pub async fn wait_for(&self, call: &Value) -> tokio::task::JoinHandle<Value> {
+        let before = self.server.gate().waiting();
+        let client = self.server.client.clone();
+        let token = self.agent_token.clone();
+        let path = format!("/v1/calls/{}?wait_s=60", call["id"].as_str().unwrap());
+        let waiter = tokio::spawn(async move {
+            client
+                .get(&path, &token)
+                .await
+                .unwrap()
+                .expect_status(200)
+                .unwrap()
+        });
+        let start = Instant::now();
+        while self.server.gate().waiting() <= before {
+            assert!(start.elapsed() < Duration::from_secs(10), "nobody waits");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        waiter
+    }
+
+    /// Every audit record of the workspace of `kind`.
+    pub async fn audit(&self, kind: &str) -> Vec<Value> {
+        let page = self
+            .server
+            .client
+            .get("/v1/audit?after=0&limit=1000", &self.server.owner_token)
+            .await
+            .unwrap()
+            .expect_status(200)
+            .unwrap();
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|record| record["kind"] == kind)
+            .cloned()
+            .collect()
+    }
+}
+
+/// One browser scenario: `node tests/browser/<name>.mjs`, with the server's URL, a user
+/// token and `input` in its environment.
+pub struct Scenario {
+    name: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Lines<BufReader<ChildStdout>>,
+}
+
+impl Scenario {
+    /// Starts the scenario. Fails (never skips) when chromium, node or playwright-core is
+    /// missing.
+    pub fn start(name: &str, server: &TestServer, token: &str, input: Value) -> Scenario {
+        let modules = std::env::var(PLAYWRIGHT_VAR).unwrap_or_else(|_| {
+            panic!(
+                "{PLAYWRIGHT_VAR} is not set: it names the node_modules folder with \
+                 playwright-core (scripts/test.sh installs it and sets it)"
+            )
+        });
+        assert!(
+            Path::new(&modules)
+                .join("playwright-core/package.json")
+                .is_file(),
+            "{PLAYWRIGHT_VAR}={modules} holds no playwright-core (scripts/test.sh installs it)"
+        );
+        assert!(
+            Path::new("/usr/bin/chromium").is_file(),
+            "/usr/bin/chromium is missing (scripts/test.sh installs Debian's chromium)"
+        );
+        let script = here().join(format!("{name}.mjs"));
+        let mut child = Command::new("node")
+            .arg(&script)
+            .env(PLAYWRIGHT_VAR, &modules)
+            .env("AIRLOCK_URL", &server.url)
+            .env("AIRLOCK_TOKEN", token)
+            .env("AIRLOCK_ARTIFACTS", artifacts())
+            .env("AIRLOCK_INPUT", input.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot run node {}: {error}", script.display()));
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        Scenario {
+            name: name.to_owned(),
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Waits until the script reports `step`; returns the data it sent with it.
+    pub async fn until(&mut self, step: &str) -> Value {
+        loop {
+            let line = tokio::time::timeout(STEP_TIMEOUT, self.stdout.next_line())
+                .await
+                .unwrap_or_else(|_| panic!("{}: no `{step}` within {STEP_TIMEOUT:?}", self.name))
+                .unwrap();
+            let Some(line) = line else {
+                let status = self.child.wait().await.unwrap();
+                panic!("{}: ended ({status}) before `{step}`", self.name);
+            };
+            match line
+                .strip_prefix("step ")
+                .and_then(|rest| rest.split_once(' '))
+            {
+                Some((name, data)) if name == step => return serde_json::from_str(data).unwrap(),
+                Some(("done", _)) => {
+                    panic!("{}: finished before `{step}`", self.name)
+                }
+                _ => eprintln!("[{}] {line}", self.name),
+            }
+        }
+    }
+
+    /// Sends the script the message it waits for.
+    pub async fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Waits for the script to report `done` and exit 0.
+    pub async fn finish(mut self) {
+        self.until("done").await;
+        drop(self.stdin.take());
+        let status = tokio::time::timeout(STEP_TIMEOUT, self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("{}: did not exit", self.name))
+            .unwrap();
+        assert!(status.success(), "{}: {status}", self.name);
+    }
+}
+
+fn here() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
+}
+
+/// `target/browser-artifacts` of the workspace (or of `CARGO_TARGET_DIR`).
+pub fn artifacts() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    target.join("browser-artifacts")
+}
