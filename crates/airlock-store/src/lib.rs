@@ -530,6 +530,10 @@ pub trait Store: Send + Sync + 'static {
         cookie_hash: &str,
         effects: &Effects,
     ) -> StoreResult<bool>;
+
+    /// The workspace's policy versions, newest first, at most `limit` (the policy page's
+    /// history; `source` included).
+    async fn policy_versions(&self, workspace: &str, limit: u32) -> StoreResult<Vec<PolicyInfo>>;
 }
 
 // ----- web sessions

@@ -687,6 +687,10 @@ impl Store for PostgresStore {
         ))
     }
 
+    async fn policy_versions(&self, workspace: &str, limit: u32) -> StoreResult<Vec<PolicyInfo>> {
+        web::policy_versions(&self.pool, workspace, limit).await
+    }
+
     async fn listen(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
         listen::listen(&self.pool).await.map(Some)
     }

@@ -659,6 +659,10 @@ impl Store for SqliteStore {
             effects
         ))
     }
+
+    async fn policy_versions(&self, workspace: &str, limit: u32) -> StoreResult<Vec<PolicyInfo>> {
+        web::policy_versions(&self.readers, workspace, limit).await
+    }
 }
 
 #[cfg(test)]

@@ -197,6 +197,10 @@ macro_rules! conformance_suite {
         behaviour!($backend, web::web_sessions_act_only_as_a_live_user_token);
         behaviour!($backend, web::web_sessions_survive_a_restart_and_end_once);
         behaviour!($backend, web::opening_a_web_session_clears_the_expired_ones);
+        behaviour!(
+            $backend,
+            web::policy_versions_list_newest_first_in_their_workspace_only
+        );
     };
 }
 

@@ -1,32 +1,77 @@
-//! The policy in force (`GET /policy`): its version, digest, when it took effect, and its
-//! text. Changing it stays an API and CLI operation (`PUT /v1/policy`), which checks and
-//! reports errors by line and column.
+//! The policy in force (`GET /policy`): its version, digest, when it took effect, its
+//! text, and the versions before it (`?version=N` shows an older one's text). Changing it
+//! stays an API and CLI operation (`PUT /v1/policy`), which checks and reports errors by
+//! line and column.
 
 use crate::web::error::WebError;
-use crate::web::layout::{self, when};
+use crate::web::form::PageQuery;
+use crate::web::layout::{self, shorten, when};
 use crate::web::session::WebUser;
 use crate::AppState;
+use airlock_protocol::PolicyInfo;
 use axum::extract::State;
 use axum::response::Response;
-use maud::html;
+use maud::{html, Markup};
+use serde::Deserialize;
+
+/// Versions listed in the history.
+const HISTORY: u32 = 50;
+
+/// `?version=N`: an older version to show.
+#[derive(Debug, Default, Deserialize)]
+pub struct PolicyQuery {
+    #[serde(default)]
+    version: Option<u64>,
+}
 
 /// `GET /policy`.
-pub async fn page(State(state): State<AppState>, user: WebUser) -> Result<Response, WebError> {
+pub async fn page(
+    State(state): State<AppState>,
+    user: WebUser,
+    PageQuery(query): PageQuery<PolicyQuery>,
+) -> Result<Response, WebError> {
+    // The gate's read checks the role; the history is the same workspace's.
     let policy = state.gate.policy(&user.principal).await?;
+    let history = state
+        .gate
+        .store()
+        .policy_versions(&user.principal.workspace, HISTORY)
+        .await
+        .map_err(|error| WebError::Unavailable(error.to_string()))?;
+    let shown = match query.version {
+        None => &policy,
+        Some(version) if version == policy.version => &policy,
+        Some(version) => history
+            .iter()
+            .find(|old| old.version == version)
+            .ok_or_else(|| {
+                WebError::NotFound(format!(
+                    "There is no policy version {version} among the last {HISTORY}."
+                ))
+            })?,
+    };
+    let in_force = shown.version == policy.version;
     let body = html! {
         section.policy {
-            h1 { "Policy " small { "version " (policy.version) } }
+            h1 { "Policy " small { "version " (shown.version) } }
+            @if !in_force {
+                p.notice.warn role="status" {
+                    "This is version " (shown.version) ", no longer in force. "
+                    a href="/policy" { "See the policy in force (version " (policy.version) ")" }
+                }
+            }
             dl.facts {
-                dt { "Version" } dd #policy-version { (policy.version) }
-                dt { "Digest" } dd { code.digest #policy-digest { (policy.digest) } }
-                dt { "In force since" } dd { (when(policy.updated_at)) }
+                dt { "Version" } dd #policy-version { (shown.version) }
+                dt { "Digest" } dd { code.digest #policy-digest { (shown.digest) } }
+                dt { @if in_force { "In force since" } @else { "Stored" } } dd { (when(shown.updated_at)) }
             }
             p.hint {
                 "Pending approvals carry the digest of the policy they were asked under; when "
                 "the policy changes they are cancelled, and the agent is told. Replace the policy with "
                 code { "PUT /v1/policy" } " (owners and admins)."
             }
-            pre.block.source { (policy.source) }
+            pre.block.source { (shown.source) }
+            (versions(&history, shown.version, policy.version))
         }
     };
     Ok(layout::ok(layout::page(
@@ -34,4 +79,32 @@ pub async fn page(State(state): State<AppState>, user: WebUser) -> Result<Respon
         Some((&user, "/policy")),
         body,
     )))
+}
+
+/// The version history, newest first, the shown one marked.
+fn versions(history: &[PolicyInfo], shown: u64, in_force: u64) -> Markup {
+    html! {
+        section.history {
+            h2 { "Version history" }
+            ol.versions #policy-history {
+                @for version in history {
+                    li data-version=(version.version) {
+                        @if version.version == shown {
+                            strong { "version " (version.version) }
+                        } @else {
+                            a href=(format!("/policy?version={}", version.version)) {
+                                "version " (version.version)
+                            }
+                        }
+                        " " code.digest title=(version.digest) { (shorten(&version.digest, 13)) }
+                        " " (when(version.updated_at))
+                        @if version.version == in_force { " " span.badge.status-approved { "in force" } }
+                    }
+                }
+            }
+            @if history.len() == HISTORY as usize {
+                p.more { "Showing the newest " (HISTORY) " versions." }
+            }
+        }
+    }
 }

@@ -89,7 +89,7 @@ fn row(rule: &StandingRule, user: &WebUser, people: &People, now: Timestamp) -> 
     };
     let live = is_live(rule, now);
     html! {
-        tr class=(if live { "live" } else { "ended" }) {
+        tr class=(if live { "rule-live" } else { "ended" }) {
             td { code { (rule.tool) } }
             td { code { (rule.target) } }
             td { (scope) }

@@ -189,3 +189,95 @@ async fn sign_in_sign_out_and_forms_without_this_sessions_csrf_token_are_refused
     assert_eq!(fixture.audit("web_session.created").await.len(), 1);
     assert_eq!(fixture.audit("web_session.ended").await.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remember_revoke_and_every_other_page_from_a_run_waiting_on_a_person() {
+    let fixture = Fixture::start().await;
+    let (agent, session_id) = fixture.scripted_agent("writer").await;
+    let message = "#email the report to Bob";
+    let run = fixture
+        .server
+        .client
+        .post(
+            &format!("/v1/sessions/{session_id}/messages"),
+            &agent,
+            &json!({"text": message}),
+        )
+        .await
+        .unwrap()
+        .expect_status(202)
+        .unwrap();
+    let run_id = run["run_id"].as_str().unwrap();
+    let approval = fixture.first_pending().await;
+    let policy = fixture
+        .server
+        .client
+        .get("/v1/policy", &fixture.server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let input = json!({
+        "approval_id": approval["id"],
+        "session_id": session_id,
+        "message": message,
+        "policy_digest": policy["digest"],
+    });
+    let mut browser = Scenario::start("tour", &fixture.server, &fixture.approver, input);
+    browser.until("remembered").await;
+
+    let finished = fixture.run_until_ended(run_id).await;
+    assert_eq!(finished["state"], "completed", "{finished}");
+    let rules = fixture.rules().await;
+    assert_eq!(rules.len(), 1, "{rules:?}");
+    let rule = &rules[0];
+    assert_eq!(rule["tool"], "email.send");
+    assert_eq!(rule["target"], "bob@example.com");
+    assert_eq!(rule["scope"], "agent");
+    assert_eq!(rule["created_by"], format!("user:{}", fixture.approver_id));
+    let expires: jiff::Timestamp = rule["expires_at"].as_str().unwrap().parse().unwrap();
+    let created: jiff::Timestamp = rule["created_at"].as_str().unwrap().parse().unwrap();
+    assert_eq!(expires.as_second() - created.as_second(), 86_400, "{rule}");
+    browser
+        .send(json!({"rule_id": rule["id"], "reply": "Carrying on after the email step."}))
+        .await;
+    browser.finish().await;
+
+    let rules = fixture.rules().await;
+    assert!(rules[0]["revoked_at"].is_string(), "{rules:?}");
+    let verified = fixture
+        .server
+        .client
+        .get("/v1/audit/verify", &fixture.server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(verified["ok"], true, "{verified}");
+}
+
+/// The badge is the server's own walk of the chain: edit one record behind the server's
+/// back and the page says where the chain breaks.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_audit_page_shows_a_broken_chain_where_it_breaks() {
+    let fixture = Fixture::start().await;
+    let cookie = fixture.sign_in(&fixture.approver).await;
+    let page = fixture.page("/audit", &cookie).await;
+    assert!(page.contains("✓ chain verified"), "{page}");
+    let records = fixture.audit("user.created").await;
+    let seq = records[0]["seq"].as_u64().unwrap();
+    assert_eq!(
+        fixture
+            .server
+            .tamper_audit_data(seq, &json!({"name": "mallory"}))
+            .await
+            .unwrap(),
+        1
+    );
+    let page = fixture.page("/audit", &cookie).await;
+    assert!(!page.contains("chain verified"), "{page}");
+    assert!(
+        page.contains("✗ chain broken") && page.contains(&format!("at record #{seq}")),
+        "{page}"
+    );
+}

@@ -266,3 +266,148 @@ pub fn artifacts() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
     target.join("browser-artifacts")
 }
+
+/// Scripted model turns for [`Fixture::scripted_agent`]: a message with `#email` makes the
+/// agent send a mail, then say so.
+const SCENARIOS: &str = r##"
+[[scenario]]
+marker = "#email"
+[[scenario.turn]]
+events = [
+  { type = "text", text = "Sending the report." },
+  { type = "tool_use", name = "email.send", arguments = { to = "bob@example.com", subject = "Report", body = "Hi Bob, the report." } },
+]
+[[scenario.turn]]
+events = [{ type = "text", text = "Carrying on after the email step." }]
+"##;
+
+impl Fixture {
+    /// A built-in agent whose model is scripted, and a session of it; returns the agent's
+    /// token and the session id.
+    pub async fn scripted_agent(&self, name: &str) -> (String, String) {
+        let server = &self.server;
+        let scenarios = server.data_dir().join(format!("{name}.scenarios.toml"));
+        std::fs::write(&scenarios, SCENARIOS).unwrap();
+        let body = json!({
+            "name": name,
+            "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
+            "system_prompt": "You are a test agent.",
+        });
+        let created = server
+            .client
+            .post("/v1/agents", &server.owner_token, &body)
+            .await
+            .unwrap()
+            .expect_status(201)
+            .unwrap();
+        let session = server
+            .client
+            .post(
+                "/v1/sessions",
+                &server.owner_token,
+                &json!({"agent_id": created["agent"]["id"], "title": "weekly report"}),
+            )
+            .await
+            .unwrap()
+            .expect_status(201)
+            .unwrap();
+        (
+            created["token"].as_str().unwrap().to_owned(),
+            session["id"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    /// The first pending approval, once there is one.
+    pub async fn first_pending(&self) -> Value {
+        let start = Instant::now();
+        loop {
+            let list = self
+                .server
+                .client
+                .get("/v1/approvals?status=pending", &self.server.owner_token)
+                .await
+                .unwrap()
+                .expect_status(200)
+                .unwrap();
+            if let Some(first) = list["items"].as_array().and_then(|items| items.first()) {
+                return first.clone();
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "nothing asked");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The run once it has ended.
+    pub async fn run_until_ended(&self, run_id: &str) -> Value {
+        let start = Instant::now();
+        loop {
+            let run = self
+                .server
+                .client
+                .get(&format!("/v1/runs/{run_id}"), &self.server.owner_token)
+                .await
+                .unwrap()
+                .expect_status(200)
+                .unwrap();
+            if matches!(
+                run["state"].as_str(),
+                Some("completed" | "failed" | "cancelled")
+            ) {
+                return run;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the run hangs: {run}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn rules(&self) -> Vec<Value> {
+        let list = self
+            .server
+            .client
+            .get("/v1/rules", &self.server.owner_token)
+            .await
+            .unwrap()
+            .expect_status(200)
+            .unwrap();
+        list["items"].as_array().unwrap().clone()
+    }
+
+    /// Signs in over plain HTTP; returns the `Cookie` header value.
+    pub async fn sign_in(&self, token: &str) -> String {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let reply = http
+            .post(format!("{}/login", self.server.url))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(serde_urlencoded_token(token))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 303);
+        let set = reply.headers()["set-cookie"].to_str().unwrap();
+        set.split(';').next().unwrap().to_owned()
+    }
+
+    /// A page's HTML (200 expected).
+    pub async fn page(&self, path: &str, cookie: &str) -> String {
+        let reply = reqwest::Client::new()
+            .get(format!("{}{path}", self.server.url))
+            .header("cookie", cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 200, "{path}");
+        reply.text().await.unwrap()
+    }
+}
+
+fn serde_urlencoded_token(token: &str) -> String {
+    // Tokens are `alk_` + hex: nothing to escape.
+    assert!(token.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    format!("token={token}")
+}

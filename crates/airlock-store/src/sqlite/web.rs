@@ -100,3 +100,21 @@ pub(crate) async fn delete_web_session(
     append_effects(conn, workspace, effects).await?;
     Ok(true)
 }
+
+/// The workspace's policy versions, newest first (the policy page's history).
+pub(crate) async fn policy_versions(
+    readers: &SqlitePool,
+    workspace: &str,
+    limit: u32,
+) -> StoreResult<Vec<airlock_protocol::PolicyInfo>> {
+    let rows = sqlx::query(
+        "SELECT version, digest, source, created_at FROM policies WHERE workspace = ?
+         ORDER BY version DESC LIMIT ?",
+    )
+    .bind(workspace)
+    .bind(i64::from(limit))
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    rows.iter().map(crate::codec::policy_from_row).collect()
+}

@@ -176,3 +176,40 @@ pub async fn opening_a_web_session_clears_the_expired_ones(ctx: Ctx) {
         .await
         .unwrap());
 }
+
+pub async fn policy_versions_list_newest_first_in_their_workspace_only(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    store
+        .put_policy(
+            &world.ws,
+            &super::fixtures::policy(2, super::fixtures::POLICY_2),
+            &Effects::none(),
+            "stale",
+            &|_| Effects::none(),
+        )
+        .await
+        .unwrap();
+    let versions = store.policy_versions(&world.ws, 10).await.unwrap();
+    let listed: Vec<(u64, &str)> = versions
+        .iter()
+        .map(|policy| (policy.version, policy.digest.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (2, super::fixtures::POLICY_2),
+            (1, super::fixtures::POLICY_1)
+        ]
+    );
+    let newest = store.policy_versions(&world.ws, 1).await.unwrap();
+    assert_eq!(newest.len(), 1);
+    assert_eq!(newest[0].version, 2);
+    let other = store.policy_versions(&world.other, 10).await.unwrap();
+    assert_eq!(other.len(), 1, "the other workspace has its own history");
+    assert!(store
+        .policy_versions("ws_nobody", 10)
+        .await
+        .unwrap()
+        .is_empty());
+}
