@@ -153,18 +153,36 @@ async fn a_stale_page_is_told_live_and_its_click_is_refused_without_a_change() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_viewer_sees_no_decision_buttons_and_cannot_decide() {
+async fn a_viewer_sees_no_decision_buttons_cannot_decide_and_sees_cards_leave_live() {
     let fixture = Fixture::start().await;
     let (_, approval) = fixture
         .ask("email.send", json!({"to": "bob@acme.test", "body": "hi"}))
         .await;
     let input =
         json!({"approval_id": approval["id"], "binding_digest": approval["binding_digest"]});
-    Scenario::start("viewer", &fixture.server, &fixture.viewer, input)
-        .finish()
-        .await;
-    let approval = fixture.approval(approval["id"].as_str().unwrap()).await;
-    assert_eq!(approval["status"], "pending");
+    let mut browser = Scenario::start("viewer", &fixture.server, &fixture.viewer, input);
+    browser.until("watching").await;
+    let id = approval["id"].as_str().unwrap();
+    let now = fixture.approval(id).await;
+    assert_eq!(
+        now["status"], "pending",
+        "the viewer's forged decision changed nothing"
+    );
+    fixture
+        .server
+        .client
+        .post(
+            &format!("/v1/approvals/{id}/decision"),
+            &fixture.approver,
+            &json!({"decision": "approve", "binding_digest": approval["binding_digest"]}),
+        )
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    browser.send(json!({})).await;
+    browser.finish().await;
+    assert_eq!(fixture.audit("approval.approved").await.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]

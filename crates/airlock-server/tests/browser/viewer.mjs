@@ -1,6 +1,7 @@
 // A viewer sees what waits but no decision buttons, on the inbox and on the approval page;
-// a decision forged with the viewer's own session and CSRF token is refused by the gate.
-import { URL, INPUT, check, live, run, shot, signIn, text } from "./lib.mjs";
+// a decision forged with the viewer's own session and CSRF token is refused by the gate;
+// an approval decided elsewhere leaves the open inbox without a reload.
+import { URL, INPUT, check, live, next, run, shot, signIn, step, text } from "./lib.mjs";
 
 run("viewer", async ({ page }) => {
   const { approval_id: id, binding_digest } = INPUT;
@@ -24,7 +25,7 @@ run("viewer", async ({ page }) => {
   check((await text(page, "p.notice.info")).includes("deciding needs the approver role"), "it says why");
 
   // The session's CSRF token is in the sign-out form; the role check is the gate's.
-  const answer = await page.evaluate(
+  const forged = await page.evaluate(
     async ({ id, binding_digest }) => {
       const csrf = document.querySelector("form[action='/logout'] input[name='csrf']").value;
       const body = new URLSearchParams({ csrf, decision: "approve", binding_digest });
@@ -33,6 +34,20 @@ run("viewer", async ({ page }) => {
     },
     { id, binding_digest },
   );
-  check(answer.status === 403, `a viewer's decision is refused: ${answer.status}`);
-  check(answer.text.includes("Not allowed") && answer.text.includes("approver"), "the refusal says why");
+  check(forged.status === 403, `a viewer's decision is refused: ${forged.status}`);
+  check(forged.text.includes("Not allowed") && forged.text.includes("approver"), "the refusal says why");
+
+  // Someone else decides while the inbox is open: the card leaves by itself.
+  await page.goto(`${URL}/`);
+  await live(page);
+  await page.evaluate(() => {
+    window.airlockNoReload = true;
+  });
+  check((await text(page, "#count")) === "1", "one waits");
+  step("watching");
+  await next();
+  await page.waitForSelector(`#card-${id}`, { state: "detached" });
+  check(await page.evaluate(() => window.airlockNoReload === true), "the page reloaded");
+  check((await text(page, "#count")) === "0", "the count follows");
+  check(await page.isVisible("#empty"), "the empty note is back");
 });
