@@ -19,6 +19,15 @@
 //! | `gitlab_token`         | `glpat-…`                                                           |
 //! | `slack_token`          | `xoxb- xoxp- xoxa- xoxr- xoxs-` tokens, `hooks.slack.com/services/…` |
 //! | `api_key`              | `sk-…`, `sk-proj-…`, `sk-ant-…` (≥ 20 characters, with a digit)     |
+//! | `stripe_key`           | `sk_live_…`, `rk_live_…` (and `_test_`), `whsec_…`                   |
+//! | `google_api_key`       | `AIza…` (35 more characters)                                        |
+//! | `google_oauth_token`   | `ya29.…` access tokens                                              |
+//! | `azure_key`            | `AccountKey=`/`SharedAccessKey=` of connection strings, SAS `sig=`  |
+//! | `npm_token`            | `npm_…` (36 characters)                                             |
+//! | `pypi_token`           | `pypi-AgE…` upload tokens                                           |
+//! | `huggingface_token`    | `hf_…`                                                              |
+//! | `sendgrid_key`         | `SG.<id>.<secret>`                                                  |
+//! | `service_token`        | DigitalOcean `dop_v1_`, Shopify `shpat_`, Docker `dckr_pat_`, Doppler `dp.st.`, Linear `lin_api_` |
 //! | `jwt`                  | three base64url parts, the header starting `eyJ`                    |
 //! | `private_key`          | PEM `-----BEGIN … PRIVATE KEY-----` through its END line (or to the end) |
 //! | `url_password`         | the password in `scheme://user:password@host`                       |
@@ -99,6 +108,60 @@ const PATTERNS: &[Pattern] = &[
         kind: "api_key",
         source: r"(?-u:\b)sk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
         confirm: Confirm::HasDigit,
+    },
+    Pattern {
+        kind: "stripe_key",
+        // Secret and restricted keys, and webhook signing secrets (`pk_` keys are public).
+        source: r"(?-u:\b)(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "google_api_key",
+        source: r"(?-u:\b)AIza[0-9A-Za-z_-]{35}",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "google_oauth_token",
+        source: r"(?-u:\b)ya29\.[0-9A-Za-z_-]{20,}",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "azure_key",
+        // Storage and Service Bus connection strings.
+        source: r"(?i)(?-u:\b)(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/=]{20,})",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "azure_key",
+        // The signature of a shared access signature (SAS) URL.
+        source: r"[?&]sig=(?P<secret>[A-Za-z0-9%+/=]{16,})",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "npm_token",
+        source: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "pypi_token",
+        source: r"(?-u:\b)pypi-AgE[A-Za-z0-9_-]{20,}",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "huggingface_token",
+        source: r"(?-u:\b)hf_[A-Za-z0-9]{30,}",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "sendgrid_key",
+        source: r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}",
+        confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "service_token",
+        // DigitalOcean, Shopify, Docker Hub, Doppler, Linear, Vercel-style prefixed tokens.
+        source: r"(?-u:\b)(?:do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dckr_pat_[A-Za-z0-9_-]{20,}|dp\.(?:st|sa|ct)\.[A-Za-z0-9_.-]{20,}|lin_api_[A-Za-z0-9]{30,})",
+        confirm: Confirm::Always,
     },
     Pattern {
         kind: "jwt",
@@ -404,8 +467,8 @@ fn merge(mut spans: Vec<Span>) -> Vec<Span> {
 /// - it ends with `secret access key`, or holds `aws` and ends with `secret key`
 ///   (`aws_secret_key`);
 /// - its last component is `password passwd pwd secret token apikey credential(s)
-///   passphrase`, or its last two are `api key`, `access key`, `private key` or `secret key`
-///   (`secret_field`).
+///   passphrase`, or its last two are `api key`, `access key`, `private key`, `secret key`,
+///   `account key` (Azure), `signing key` or `master key` (`secret_field`).
 ///
 /// So `db_password`, `apiKey`, `X-Api-Key`, `refresh_token`, `client_secret` are secret and
 /// `max_tokens`, `token_count`, `tokenizer`, `secretary_name`, `sort_key` are not. The
@@ -440,7 +503,9 @@ pub fn key_kind(key: &str) -> Option<&'static str> {
     match words.as_slice() {
         [.., "password" | "passwd" | "pwd" | "secret" | "token" | "apikey" | "credential"
         | "credentials" | "passphrase"]
-        | [.., "api" | "access" | "private" | "secret", "key"] => Some("secret_field"),
+        | [.., "api" | "access" | "private" | "secret" | "account" | "signing" | "master", "key"] => {
+            Some("secret_field")
+        }
         _ => None,
     }
 }

@@ -149,7 +149,8 @@ async fn drain(mut stream: axum::body::BodyDataStream, mut seen: usize) {
 }
 
 /// Parses JSON, telling a syntax error (400) from a shape error (422, with the path).
-fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+/// Public for the fuzz target of request bodies (`fuzz/`).
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();

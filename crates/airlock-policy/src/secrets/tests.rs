@@ -502,3 +502,97 @@ fn merge_spans() {
         vec![span(0, 4, "a"), span(5, 12, "d")]
     );
 }
+
+/// The service-specific kinds added with the security harness (issue 10): each is found,
+/// named, and gone from the redacted text; look-alikes are left alone.
+#[test]
+fn service_token_kinds() {
+    let hex64 = fake("", "0123456789abcdef", 64);
+    let azure = fake(
+        "",
+        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1",
+        88,
+    );
+    let sendgrid = format!(
+        "{}.{}",
+        fake("SG.", "ngeVfQFYQlKU0u", 22),
+        fake("", "TTgCm0-xU9eKz9oP", 43)
+    );
+    // (text before the secret, the secret, its kind)
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "",
+            fake("sk_live_", "4eC39HqLyjWDarjtT1zdp7dc", 24),
+            "stripe_key",
+        ),
+        ("", fake("rk_test_", "51H8xYzAbCdEf", 30), "stripe_key"),
+        (
+            "",
+            fake("whsec_", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLYR", 32),
+            "stripe_key",
+        ),
+        (
+            "",
+            fake("AIza", "SyD-9tSrke72PouQMnMX7a7eZSW0jkFMBWY", 35),
+            "google_api_key",
+        ),
+        (
+            "",
+            fake("ya29.", "a0AfH6SMBx-3jT9", 60),
+            "google_oauth_token",
+        ),
+        (
+            "Protocol=https;AccountName=acme;AccountKey=",
+            azure,
+            "azure_key",
+        ),
+        (
+            "https://acme.blob.core.windows.net/c?sv=2022&sig=",
+            fake("", "a%2Bb9Qz7Kx", 44),
+            "azure_key",
+        ),
+        ("", fake("npm_", "Xy7Ab3Cd9Ef1Gh5Ij", 36), "npm_token"),
+        ("", fake("pypi-AgE", "IcHlwaS5vcmcCJDk5", 120), "pypi_token"),
+        (
+            "",
+            fake("hf_", "AbCdEfGhIjKlMnOpQrSt", 34),
+            "huggingface_token",
+        ),
+        ("", sendgrid, "sendgrid_key"),
+        ("", format!("dop_v1_{hex64}"), "service_token"),
+        ("", fake("shpat_", "0123456789abcdef", 32), "service_token"),
+        ("", fake("dckr_pat_", "Ab3-De6_Gh9", 27), "service_token"),
+        ("", fake("lin_api_", "Zx9Yw8Vu7Ts6", 40), "service_token"),
+    ];
+    for (before, secret, kind) in &cases {
+        let text = format!("use {before}{secret} now");
+        // (`AccountKey=` is also a secret key name: both kinds are reported.)
+        assert!(kinds(&json!(text)).contains(&(*kind).to_owned()), "{text}");
+        let redacted = redact_text(&text);
+        assert!(
+            redacted.contains(&format!("[REDACTED:{kind}]")),
+            "{redacted}"
+        );
+        assert!(
+            redacted.starts_with("use ") && redacted.ends_with(" now"),
+            "{redacted}"
+        );
+        // Nothing of the secret's distinctive tail survives.
+        let tail = &secret[secret.len() - 12..];
+        assert!(!redacted.contains(tail), "{redacted} keeps {tail}");
+        assert!(scan(&json!(redacted)).is_empty(), "{redacted}");
+    }
+    for benign in [
+        fake("pk_live_", "4eC39HqLyjWDarjtT1zdp7dc", 24),
+        "AIzaShort".to_owned(),
+        "hf_hub_download".to_owned(),
+        "npm_config_cache".to_owned(),
+        "SG.A.B".to_owned(),
+        "https://acme.test/?sig=abc".to_owned(),
+    ] {
+        assert!(kinds(&json!(benign)).is_empty(), "{benign}");
+    }
+    assert_eq!(key_kind("AccountKey"), Some("secret_field"));
+    assert_eq!(key_kind("signing_key"), Some("secret_field"));
+    assert_eq!(key_kind("sort_key"), None);
+}

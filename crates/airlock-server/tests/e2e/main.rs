@@ -22,6 +22,8 @@ mod decisions;
 mod durability;
 mod hooks;
 mod identity;
+mod matrix;
+mod notify;
 mod runtime;
 mod secrets;
 mod story;
