@@ -23,7 +23,6 @@ mod durability;
 mod hooks;
 mod identity;
 mod matrix;
-mod notify;
 mod runtime;
 mod secrets;
 mod story;
