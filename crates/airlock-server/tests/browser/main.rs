@@ -15,6 +15,7 @@
     clippy::print_stderr
 )]
 
+mod http;
 mod support;
 
 use serde_json::json;
@@ -298,4 +299,36 @@ async fn the_audit_page_shows_a_broken_chain_where_it_breaks() {
         page.contains("✗ chain broken") && page.contains(&format!("at record #{seq}")),
         "{page}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_click_after_the_deadline_is_refused_as_expired() {
+    let fixture = Fixture::start_manual().await;
+    let (call, approval) = fixture
+        .ask("email.send", json!({"to": "bob@acme.test", "body": "hi"}))
+        .await;
+    let input = json!({"approval_id": approval["id"]});
+    let mut browser = Scenario::start("expired", &fixture.server, &fixture.approver, input);
+    browser.until("ready").await;
+    // The policy's deadline is one hour.
+    fixture
+        .server
+        .advance(std::time::Duration::from_secs(3601))
+        .unwrap();
+    browser.send(json!({})).await;
+    browser.finish().await;
+
+    assert!(fixture.audit("approval.approved").await.is_empty());
+    let call = fixture
+        .server
+        .client
+        .get(
+            &format!("/v1/calls/{}", call["id"].as_str().unwrap()),
+            &fixture.agent_token,
+        )
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_ne!(call["status"], "approved", "{call}");
 }

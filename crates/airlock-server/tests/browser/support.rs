@@ -59,7 +59,15 @@ pub struct Fixture {
 
 impl Fixture {
     pub async fn start() -> Fixture {
-        let server = TestServer::start().await.unwrap();
+        Fixture::on(TestServer::start().await.unwrap()).await
+    }
+
+    /// A fixture whose server's time moves only when the test moves it.
+    pub async fn start_manual() -> Fixture {
+        Fixture::on(TestServer::start_manual().await.unwrap()).await
+    }
+
+    async fn on(server: TestServer) -> Fixture {
         server.put_policy(POLICY).await.unwrap();
         let (_, agent_token) = server.create_agent("scout").await.unwrap();
         let (approver_id, approver) = server.create_user("ana", Role::Approver).await.unwrap();
