@@ -20,6 +20,8 @@ mod hooks;
 mod manage;
 #[path = "cli/mcp.rs"]
 mod mcp;
+#[path = "cli/notify.rs"]
+mod notify;
 #[path = "cli/runtime.rs"]
 mod runtime;
 #[path = "cli/serving.rs"]

@@ -9,6 +9,7 @@
 //! - [`metrics`]: Prometheus counters.
 //! - [`openapi`]: the spec served at `/openapi.json`, generated from the handlers.
 //! - [`web`]: the web inbox: server-rendered pages, session cookies, CSRF.
+//! - [`notify`]: notifications of new approvals (webhooks, email) with signed links.
 //! - [`serve`] (this file): run the router with the gate's expiry sweeper until shutdown.
 //!
 //! INVARIANT: handlers hold no state of their own; everything durable is behind the gate,
@@ -19,6 +20,7 @@ pub mod body;
 pub mod error;
 pub mod handlers;
 pub mod metrics;
+pub mod notify;
 pub mod openapi;
 pub mod router;
 pub mod web;

@@ -8,16 +8,19 @@
 //!
 //! - [`sqlite`]: the embedded default (WAL, `synchronous=FULL`, one writer connection).
 //! - [`postgres`]: several nodes sharing one database (row locks, LISTEN/NOTIFY).
+//! - [`NotifyStore`] (`notify.rs`): notifications, their attempts, signed links' nonces.
 //!
 //! INVARIANT: the store never decides policy questions. It enforces the conditions that
 //! must be checked inside the transaction (status, deadline, binding digest, policy
 //! digest, single consumption) and nothing else; the gate decides everything else.
 
 pub(crate) mod codec;
+mod notify;
 pub mod postgres;
 pub mod sqlite;
 mod types;
 
+pub use notify::*;
 pub use types::*;
 
 use airlock_protocol::{
@@ -82,9 +85,10 @@ pub enum RedeemError {
     Store(#[from] StoreError),
 }
 
-/// Storage for one or many workspaces. Every method is one transaction.
+/// Storage for one or many workspaces. Every method is one transaction. The
+/// notification operations are in the supertrait [`NotifyStore`].
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: NotifyStore + Send + Sync + 'static {
     // ----- workspaces, identities, tokens
 
     /// The workspace with this name, if any.

@@ -33,6 +33,8 @@
 //! - `rules`: standing rules.
 //! - `web`: the browser inbox's sessions (cookie hash → principal).
 //! - `listen`: other nodes' changes (LISTEN/NOTIFY).
+//! - `notify`: notifications, used links, server secrets (notification rows are the
+//!   one exception to the workspace lock; the file says why).
 
 mod audit;
 mod calls;
@@ -183,6 +185,9 @@ macro_rules! write_transaction {
         }
     }};
 }
+
+// Declared after `write_transaction!`, which it uses.
+mod notify;
 
 #[async_trait]
 impl Store for PostgresStore {

@@ -16,6 +16,7 @@
 //! - `rules`: standing rules.
 //! - `web`: the browser inbox's sessions (cookie hash → principal).
 //! - `runs`: the built-in runtime's runs, journal, steps, messages and outbox.
+//! - `notify`: notifications of pending approvals, used links, server secrets.
 
 mod audit;
 mod calls;
@@ -156,6 +157,9 @@ macro_rules! write_transaction {
         }
     }};
 }
+
+// Declared after `write_transaction!`, which it uses.
+mod notify;
 
 #[async_trait]
 impl Store for SqliteStore {

@@ -13,6 +13,7 @@
 //!   claiming them back (and the sweeper's view of them), reading them back, and the
 //!   grants spent inside a run with the outbox written beside them.
 //! - `web`: the browser inbox's sessions.
+//! - `notify`: notifications of pending approvals, signed links, the server secret.
 //! - `sqlite`: what only the SQLite backend promises (file creation, pragmas).
 //! - `postgres`: the PostgreSQL backend, and what only it promises (several nodes on one
 //!   database, notifications between them).
@@ -31,6 +32,7 @@ mod store {
     pub mod harness;
     pub mod identity;
     pub mod journal;
+    pub mod notify;
     pub mod outbox;
     pub mod policy;
     pub mod postgres;
@@ -201,6 +203,16 @@ macro_rules! conformance_suite {
             $backend,
             web::policy_versions_list_newest_first_in_their_workspace_only
         );
+        behaviour!(
+            $backend,
+            notify::notifications_are_enqueued_once_per_approval_and_channel
+        );
+        behaviour!(
+            $backend,
+            notify::notifications_are_claimed_once_and_every_attempt_is_recorded
+        );
+        behaviour!($backend, notify::signed_links_sign_in_once_as_their_user);
+        behaviour!($backend, notify::the_server_secret_is_generated_once);
     };
 }
 

@@ -4,9 +4,12 @@
 //! - [`watch`]: reloads `--policy FILE` when it changes; a bad edit never replaces the
 //!   policy in force (DESIGN.md §4.3).
 //! - [`demo`]: `--demo`, a demo agent and policy and two commands to paste.
+//! - `--config FILE` (or `DIR/airlock.toml`): notification channels, run by
+//!   [`Notifier`] beside the server.
 //!
 //! Everything that can be wrong with the command line (a bad `--db`, a policy file that
-//! does not load, an address in use) is found before anything is served, and exits 2.
+//! does not load, a config file with an unknown key, an address in use) is found before
+//! anything is served, and exits 2.
 
 mod demo;
 mod watch;
@@ -17,6 +20,8 @@ use airlock_gate::clock::SystemClock;
 use airlock_gate::policy::STARTER_POLICY;
 use airlock_gate::Gate;
 use airlock_policy::{LoadOptions, Policy};
+use airlock_server::notify::config::{ServerConfig, Settings};
+use airlock_server::notify::Notifier;
 use airlock_store::postgres::{PgOptions, PostgresStore};
 use airlock_store::sqlite::SqliteStore;
 use airlock_store::Store;
@@ -50,6 +55,10 @@ pub struct ServeArgs {
     /// Also set up a demo agent and policy and print two commands to try the loop.
     #[arg(long)]
     demo: bool,
+    /// The server config file (notifications; see docs/notifications.md)
+    /// [default: DIR/airlock.toml when it exists].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
@@ -59,11 +68,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
         Some(file) => Some((file.clone(), read_policy(file)?)),
         None => None,
     };
+    let notifications = read_config(args.config.as_deref(), &args.data_dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(args, database, policy))?;
+    runtime.block_on(serve(args, database, policy, notifications))?;
     Ok(Outcome::Ok)
 }
 
@@ -184,6 +194,7 @@ async fn serve(
     args: ServeArgs,
     database: Database,
     policy: Option<(PathBuf, String)>,
+    notifications: Option<Settings>,
 ) -> anyhow::Result<()> {
     create_private_dir(&args.data_dir)?;
     let store = open_store(&database).await?;
@@ -263,9 +274,20 @@ async fn serve(
     config.single_node = matches!(database, Database::Sqlite(_));
     config.http_allow = http_allow_from_env();
     config.smtp = smtp_from_env()?;
+    let notifier = match notifications {
+        Some(settings) => {
+            let notifier =
+                Notifier::new(gate.clone(), settings, &url).map_err(|error| anyhow!(error))?;
+            Some(tokio::spawn(notifier.run(shutdown.clone())))
+        }
+        None => None,
+    };
     let runtime = Runtime::new(gate, config);
     let served = airlock_server::serve(listener, runtime, shutdown.clone()).await;
     shutdown.cancel();
+    if let Some(notifier) = notifier {
+        let _ = notifier.await;
+    }
     if let Some(watcher) = watcher {
         let _ = watcher.await;
     }
@@ -273,6 +295,24 @@ async fn serve(
     served.context("the server stopped")?;
     tracing::info!("airlock stopped");
     Ok(())
+}
+
+/// The server config file: `--config FILE`, else `DIR/airlock.toml` when it exists (one
+/// file is read, never both: `--config` wins). Its notification channels, resolved and
+/// checked (secrets from the environment, SMTP from the file or `AIRLOCK_SMTP*`).
+fn read_config(file: Option<&Path>, data_dir: &Path) -> anyhow::Result<Option<Settings>> {
+    let default = data_dir.join("airlock.toml");
+    let file = match file {
+        Some(file) => file.to_path_buf(),
+        None if default.is_file() => default,
+        None => return Ok(None),
+    };
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read the config file {}", file.display()))?;
+    let config = ServerConfig::parse(&text, &file.display().to_string())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let settings = config.notification_settings(&env, smtp_from_env()?)?;
+    Ok(settings)
 }
 
 /// Cancels `shutdown` on Ctrl-C or SIGTERM.

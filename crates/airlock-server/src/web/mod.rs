@@ -8,6 +8,7 @@
 //! - [`layout`]: the page shell and the small pieces every page shares (risk badges,
 //!   times, names).
 //! - [`login`]: `GET|POST /login`, `POST /logout`.
+//! - [`link`]: `GET /l/{token}`, the signed single-use link of a notification.
 //! - [`inbox`]: `GET /` (pending approvals, live over SSE), one card as a fragment, and
 //!   the cookie-authenticated event stream `GET /web/events`.
 //! - [`approval`]: `GET /approvals/{id}`: arguments, diff, the rule, session context.
@@ -33,6 +34,7 @@ pub mod error;
 pub mod form;
 pub mod inbox;
 pub mod layout;
+pub mod link;
 pub mod login;
 pub mod policy;
 pub mod rules;
@@ -58,6 +60,7 @@ pub fn routes() -> Router<AppState> {
         .route("/", get(inbox::page))
         .route("/login", get(login::page).post(login::sign_in))
         .route("/logout", post(login::sign_out))
+        .route("/l/{token}", get(link::open))
         .route("/approvals/{id}", get(approval::page))
         .route("/approvals/{id}/decision", post(decide::decide))
         .route("/sessions/{id}", get(sessions::page))

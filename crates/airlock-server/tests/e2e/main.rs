@@ -23,6 +23,7 @@ mod durability;
 mod hooks;
 mod identity;
 mod matrix;
+mod notify;
 mod runtime;
 mod secrets;
 mod story;

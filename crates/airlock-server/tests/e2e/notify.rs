@@ -1,0 +1,434 @@
+//! Notifications (issue 7): a real server with the notifier running beside it (on the
+//! server's own gate), a webhook receiver written here (axum on port 0), a real SMTP sink
+//! (`python3 -m aiosmtpd`), and the signed links opened over HTTP as a browser would.
+
+use crate::support::{ask, server, PATIENCE};
+use airlock_protocol::Role;
+use airlock_server::notify::config::{ServerConfig, Settings};
+use airlock_server::notify::sign::hmac_sha256;
+use airlock_server::notify::Notifier;
+use airlock_store::{NotificationStatus, Store};
+use airlock_testkit::TestServer;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use axum::Router;
+use serde_json::Value;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+const WEBHOOK_KEY: &str = "whsec_test_3f9a";
+
+/// One request the receiver got.
+#[derive(Debug)]
+struct Received {
+    path: String,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+#[derive(Clone)]
+struct Receiver {
+    sender: mpsc::UnboundedSender<Received>,
+    /// Requests to `/fails-once` answered so far (the first gets a 500).
+    seen: Arc<AtomicUsize>,
+}
+
+/// A webhook receiver on port 0: `/fails-once` answers 500 the first time, 200 after;
+/// `/ok` always 200. Returns its base URL and what it receives.
+async fn receiver() -> (String, mpsc::UnboundedReceiver<Received>) {
+    async fn record(
+        State(receiver): State<Receiver>,
+        uri: axum::http::Uri,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> StatusCode {
+        let path = uri.path().to_owned();
+        let first = path == "/fails-once" && receiver.seen.fetch_add(1, Ordering::SeqCst) == 0;
+        receiver
+            .sender
+            .send(Received {
+                path,
+                headers,
+                body,
+            })
+            .unwrap();
+        if first {
+            StatusCode::INTERNAL_SERVER_ERROR
+        } else {
+            StatusCode::OK
+        }
+    }
+    let (sender, received) = mpsc::unbounded_channel();
+    let state = Receiver {
+        sender,
+        seen: Arc::default(),
+    };
+    let app = Router::new()
+        .route("/fails-once", post(record))
+        .route("/ok", post(record))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, received)
+}
+
+fn settings(toml: &str) -> Settings {
+    let env = |name: &str| (name == "TEST_WEBHOOK_KEY").then(|| WEBHOOK_KEY.to_owned());
+    ServerConfig::parse(toml, "test.toml")
+        .unwrap()
+        .notification_settings(&env, None)
+        .unwrap()
+        .unwrap()
+}
+
+/// Runs the notifier on the server's gate until the returned token is cancelled.
+fn notify(server: &TestServer, settings: Settings) -> CancellationToken {
+    let stop = CancellationToken::new();
+    let notifier = Notifier::new(server.gate().clone(), settings, &server.url).unwrap();
+    tokio::spawn(notifier.run(stop.clone()));
+    stop
+}
+
+async fn next(received: &mut mpsc::UnboundedReceiver<Received>) -> Received {
+    tokio::time::timeout(PATIENCE, received.recv())
+        .await
+        .expect("no webhook arrived in time")
+        .unwrap()
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> &'h str {
+    headers
+        .get(name)
+        .unwrap_or_else(|| panic!("no {name} header"))
+        .to_str()
+        .unwrap()
+}
+
+/// A browser that does not follow redirects, so the test sees the 303 and the cookie.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+async fn workspace_id(server: &TestServer) -> String {
+    server
+        .gate()
+        .store()
+        .workspace_by_name("default")
+        .await
+        .unwrap()
+        .unwrap()
+        .id
+}
+
+#[tokio::test]
+async fn a_signed_webhook_is_retried_after_a_500_and_its_link_signs_in_once() {
+    let (server, agent) = server().await;
+    let (alice, _) = server.create_user("alice", Role::Approver).await.unwrap();
+    let (hooks, mut received) = receiver().await;
+    let stop = notify(
+        &server,
+        settings(&format!(
+            r#"
+            [notifications]
+            retry = {{ initial = "100ms", max = "1s", attempts = 5 }}
+            [[notifications.webhooks]]
+            name = "ops"
+            url = "{hooks}/fails-once"
+            secret_env = "TEST_WEBHOOK_KEY"
+            user = "alice"
+            [[notifications.webhooks]]
+            name = "chat"
+            url = "{hooks}/ok"
+            format = "slack"
+            [[notifications.webhooks]]
+            name = "exec-only"
+            url = "{hooks}/ok"
+            format = "slack"
+            min_risk = "exec"
+            "#
+        )),
+    );
+    let (_, approval) = ask(&server, &agent, "bob@acme.test").await;
+    let approval_id = approval["id"].as_str().unwrap();
+
+    // Two requests to the signed channel (500, then 200) and one Slack message.
+    let mut signed = Vec::new();
+    let mut slack = Vec::new();
+    while signed.len() < 2 || slack.is_empty() {
+        let request = next(&mut received).await;
+        match request.path.as_str() {
+            "/fails-once" => signed.push(request),
+            _ => slack.push(request),
+        }
+    }
+    for request in &signed {
+        // The signature verifies with the key over "<timestamp>.<raw body>".
+        let timestamp = header(&request.headers, "x-airlock-timestamp");
+        let mut material = format!("{timestamp}.").into_bytes();
+        material.extend_from_slice(&request.body);
+        let expected = format!(
+            "sha256={}",
+            hex::encode(hmac_sha256(WEBHOOK_KEY.as_bytes(), &material))
+        );
+        assert_eq!(header(&request.headers, "x-airlock-signature"), expected);
+        let wrong = hmac_sha256(b"another key", &material);
+        assert_ne!(expected, format!("sha256={}", hex::encode(wrong)));
+        assert_eq!(header(&request.headers, "content-type"), "application/json");
+    }
+    // Retries carry the same delivery id and the same body.
+    assert_eq!(signed[0].body, signed[1].body);
+    let body: Value = serde_json::from_slice(&signed[1].body).unwrap();
+    assert_eq!(body["event"], "approval.requested");
+    assert_eq!(
+        header(&signed[1].headers, "x-airlock-delivery"),
+        body["delivery"].as_str().unwrap()
+    );
+    assert_eq!(body["approval"]["id"], approval_id);
+    assert_eq!(body["approval"]["agent"], "scout");
+    assert_eq!(body["approval"]["tool"], "email.send");
+    assert_eq!(body["approval"]["risk"], "external");
+    assert_eq!(body["approval"]["summary"], "Send email to bob@acme.test");
+    assert_eq!(body["approval"]["deadline"], approval["deadline"]);
+    let link = body["link"].as_str().unwrap().to_owned();
+    assert!(link.starts_with(&format!("{}/l/v1.", server.url)), "{link}");
+
+    // The Slack shape: fallback text and blocks with a button to the page (no user:
+    // the plain approval page, which asks for a sign-in).
+    let message: Value = serde_json::from_slice(&slack[0].body).unwrap();
+    assert!(message["text"]
+        .as_str()
+        .unwrap()
+        .contains("Send email to bob@acme.test"));
+    let button = &message["blocks"][2]["elements"][0];
+    assert_eq!(button["type"], "button");
+    assert_eq!(
+        button["url"],
+        format!("{}/approvals/{approval_id}", server.url)
+    );
+    assert!(slack[0].headers.get("x-airlock-signature").is_none());
+
+    // Every attempt is recorded; the filtered channel is skipped, not sent.
+    let workspace = workspace_id(&server).await;
+    let store = server.gate().store();
+    let recorded = wait_for_delivered(store, &workspace, approval_id, "ops").await;
+    let by_channel: Vec<_> = recorded
+        .iter()
+        .map(|(n, attempts)| {
+            let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
+            (n.channel.as_str(), n.status, codes)
+        })
+        .collect();
+    assert_eq!(
+        by_channel,
+        vec![
+            ("chat", NotificationStatus::Delivered, vec![Some(200)]),
+            ("exec-only", NotificationStatus::Skipped, vec![]),
+            (
+                "ops",
+                NotificationStatus::Delivered,
+                vec![Some(500), Some(200)]
+            ),
+        ]
+    );
+    let ops = &recorded[2];
+    assert!(ops.1[0].error.as_deref().unwrap().contains("500"));
+    assert_eq!(ops.1[1].error, None);
+    assert!(ops.1[0].at < ops.1[1].at);
+
+    // The link signs alice in once and opens the approval page.
+    let browser = browser();
+    let opened = browser.get(&link).send().await.unwrap();
+    assert_eq!(opened.status(), 303);
+    assert_eq!(
+        opened.headers()["location"],
+        format!("/approvals/{approval_id}").as_str()
+    );
+    let cookie = opened.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let page = browser
+        .get(format!("{}/approvals/{approval_id}", server.url))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("alice"));
+    let audit = crate::support::audit_records(&server).await;
+    let sign_in = audit
+        .iter()
+        .find(|r| r["kind"] == "web_session.created" && r["data"]["via"] == "link")
+        .expect("the sign-in by link is audited");
+    assert_eq!(sign_in["actor"], format!("user:{alice}"));
+
+    let again = browser.get(&link).send().await.unwrap();
+    assert_eq!(again.status(), 410);
+    assert!(again.headers().get("set-cookie").is_none());
+    assert!(again.text().await.unwrap().contains("already used"));
+
+    // A link changed on the way (another user, a later expiry) is not valid.
+    let forged = link.replace(&alice, "usr_0000");
+    let refused = browser.get(&forged).send().await.unwrap();
+    assert_eq!(refused.status(), 404);
+    assert!(refused.text().await.unwrap().contains("not valid"));
+    stop.cancel();
+}
+
+async fn wait_for_delivered(
+    store: &dyn Store,
+    workspace: &str,
+    approval_id: &str,
+    channel: &str,
+) -> Vec<(
+    airlock_store::Notification,
+    Vec<airlock_store::NotificationAttempt>,
+)> {
+    let started = std::time::Instant::now();
+    loop {
+        let found = store
+            .approval_notifications(workspace, approval_id)
+            .await
+            .unwrap();
+        let done = found
+            .iter()
+            .all(|(n, _)| n.status != NotificationStatus::Pending)
+            && found.iter().any(|(n, _)| n.channel == channel);
+        if done {
+            return found;
+        }
+        assert!(started.elapsed() < PATIENCE, "not delivered: {found:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_expired_link_is_refused() {
+    let (server, agent) = crate::support::manual_server(crate::support::POLICY).await;
+    server.create_user("alice", Role::Approver).await.unwrap();
+    let (hooks, mut received) = receiver().await;
+    let stop = notify(
+        &server,
+        settings(&format!(
+            r#"
+            [notifications]
+            link_ttl = "10m"
+            [[notifications.webhooks]]
+            url = "{hooks}/ok"
+            secret_env = "TEST_WEBHOOK_KEY"
+            user = "alice"
+            "#
+        )),
+    );
+    ask(&server, &agent, "bob@acme.test").await;
+    let request = next(&mut received).await;
+    let body: Value = serde_json::from_slice(&request.body).unwrap();
+    let link = body["link"].as_str().unwrap();
+    // Ten minutes later (well before the approval's one-hour deadline): expired.
+    server.advance(Duration::from_secs(601)).unwrap();
+    let refused = browser().get(link).send().await.unwrap();
+    assert_eq!(refused.status(), 410);
+    assert!(refused.headers().get("set-cookie").is_none());
+    assert!(refused.text().await.unwrap().contains("expired"));
+    stop.cancel();
+}
+
+/// Starts `python3 -m aiosmtpd` on a free loopback port; lines it prints arrive on the
+/// returned channel.
+async fn smtp_sink() -> (tokio::process::Child, u16, mpsc::UnboundedReceiver<String>) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut sink = tokio::process::Command::new("python3")
+        .args(["-u", "-m", "aiosmtpd", "-n", "-l"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 is needed for the SMTP sink");
+    let (sender, lines) = mpsc::unbounded_channel();
+    let mut stdout = BufReader::new(sink.stdout.take().unwrap()).lines();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            let _ = sender.send(line);
+        }
+    });
+    for _ in 0..200 {
+        if let Some(status) = sink.try_wait().unwrap() {
+            panic!(
+                "the SMTP sink (python3 -m aiosmtpd) exited with {status}; pip install aiosmtpd"
+            );
+        }
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return (sink, port, lines);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the SMTP sink did not listen on port {port} within 10 s");
+}
+
+#[tokio::test]
+async fn an_email_with_the_link_reaches_the_smtp_sink() {
+    let (_sink, port, mut lines) = smtp_sink().await;
+    let (server, agent) = server().await;
+    server.create_user("alice", Role::Approver).await.unwrap();
+    let stop = notify(
+        &server,
+        settings(&format!(
+            r#"
+            [notifications.email]
+            to = ["alice@acme.test"]
+            user = "alice"
+            smtp = {{ host = "127.0.0.1", port = {port}, from = "airlock@acme.test" }}
+            "#
+        )),
+    );
+    let (_, approval) = ask(&server, &agent, "bob@acme.test").await;
+    let mut message = Vec::new();
+    loop {
+        let line = tokio::time::timeout(PATIENCE, lines.recv())
+            .await
+            .expect("no mail arrived in time")
+            .unwrap();
+        if line.contains("END MESSAGE") {
+            break;
+        }
+        message.push(line);
+    }
+    // The body is quoted-printable (its link is longer than a mail line): decode it as a
+    // mail client does (soft line breaks, then `=3D`).
+    let text = message.join("\n").replace("=\n", "").replace("=3D", "=");
+    let start = text
+        .find(&format!("{}/l/", server.url))
+        .unwrap_or_else(|| panic!("no link in {text}"));
+    let link = text[start..].split_whitespace().next().unwrap().to_owned();
+    assert!(text.contains("To: alice@acme.test"), "{text}");
+    assert!(
+        text.contains("Subject: [airlock] scout asks: Send email to bob@acme.test"),
+        "{text}"
+    );
+    let opened = browser().get(&link).send().await.unwrap();
+    assert_eq!(opened.status(), 303, "{link} in {text}");
+    assert_eq!(
+        opened.headers()["location"],
+        format!("/approvals/{}", approval["id"].as_str().unwrap()).as_str()
+    );
+    stop.cancel();
+}

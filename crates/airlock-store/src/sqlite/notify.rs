@@ -1,0 +1,337 @@
+//! [`NotifyStore`] on SQLite: notifications, their attempts, used links, server secrets.
+//!
+//! Writes go through the one writer connection (`BEGIN IMMEDIATE`), which already
+//! serialises them in the process; claiming is still a conditional update, so the code
+//! says what it relies on and matches the PostgreSQL backend.
+
+use super::codec::{database, millis, opt_millis, Columns};
+use super::{web, SqliteStore};
+use crate::codec::approval_from_row;
+use crate::notify::{
+    attempt_from_row, notification_from_row, outcome_columns, APPROVAL_COLUMNS_A,
+    NOTIFICATION_COLUMNS,
+};
+use crate::{
+    Effects, LinkError, LinkUse, NewNotification, Notification, NotificationAttempt,
+    NotificationOutcome, NotifyStore, StoreResult, WebSession,
+};
+use airlock_protocol::Approval;
+use async_trait::async_trait;
+use jiff::Timestamp;
+use sqlx::{Connection, SqliteConnection};
+
+#[async_trait]
+impl NotifyStore for SqliteStore {
+    async fn server_secret(
+        &self,
+        name: &str,
+        candidate: &str,
+        at: Timestamp,
+    ) -> StoreResult<String> {
+        write_transaction!(self, |conn| server_secret(conn, name, candidate, at))
+    }
+
+    async fn approvals_to_notify(
+        &self,
+        channels: &[String],
+        since: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<(String, Approval)>> {
+        if channels.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders: Vec<String> = (0..channels.len())
+            .map(|index| format!("?{}", index + 4))
+            .collect();
+        let sql = format!(
+            "SELECT a.workspace, {APPROVAL_COLUMNS_A} FROM approvals a
+             WHERE a.status = 'pending' AND a.created_at >= ?1
+               AND (SELECT COUNT(*) FROM notifications n
+                    WHERE n.approval_id = a.id AND n.channel IN ({})) < ?2
+             ORDER BY a.created_at DESC LIMIT ?3",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query(&sql)
+            .bind(millis(since))
+            .bind(i64::try_from(channels.len()).unwrap_or(i64::MAX))
+            .bind(i64::from(limit));
+        for channel in channels {
+            query = query.bind(channel);
+        }
+        let rows = query.fetch_all(&self.readers).await.map_err(database)?;
+        rows.iter()
+            .map(|row| {
+                let workspace = Columns::new(row, "approvals").text("workspace")?;
+                Ok((workspace, approval_from_row(row)?))
+            })
+            .collect()
+    }
+
+    async fn enqueue_notifications(
+        &self,
+        workspace: &str,
+        items: &[NewNotification],
+    ) -> StoreResult<u32> {
+        write_transaction!(self, |conn| enqueue(conn, workspace, items))
+    }
+
+    async fn notifications_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<Notification>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {NOTIFICATION_COLUMNS} FROM notifications
+             WHERE status = 'pending' AND next_at <= ?1 ORDER BY next_at, id LIMIT ?2"
+        ))
+        .bind(millis(now))
+        .bind(i64::from(limit))
+        .fetch_all(&self.readers)
+        .await
+        .map_err(database)?;
+        rows.iter().map(notification_from_row).collect()
+    }
+
+    async fn claim_notification(
+        &self,
+        id: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| claim(conn, id, now, until))
+    }
+
+    async fn record_notification(
+        &self,
+        id: &str,
+        attempt: Option<&NotificationAttempt>,
+        outcome: &NotificationOutcome,
+    ) -> StoreResult<()> {
+        write_transaction!(self, |conn| record(conn, id, attempt, outcome))
+    }
+
+    async fn approval_notifications(
+        &self,
+        workspace: &str,
+        approval_id: &str,
+    ) -> StoreResult<Vec<(Notification, Vec<NotificationAttempt>)>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {NOTIFICATION_COLUMNS} FROM notifications
+             WHERE workspace = ?1 AND approval_id = ?2 ORDER BY channel"
+        ))
+        .bind(workspace)
+        .bind(approval_id)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(database)?;
+        let mut found = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let notification = notification_from_row(row)?;
+            let attempts = sqlx::query(
+                "SELECT at, status_code, error FROM notification_attempts
+                 WHERE notification_id = ?1 ORDER BY attempt",
+            )
+            .bind(&notification.id)
+            .fetch_all(&self.readers)
+            .await
+            .map_err(database)?;
+            let attempts = attempts
+                .iter()
+                .map(attempt_from_row)
+                .collect::<StoreResult<Vec<_>>>()?;
+            found.push((notification, attempts));
+        }
+        Ok(found)
+    }
+
+    async fn use_link(
+        &self,
+        workspace: &str,
+        link: &LinkUse,
+        session: &WebSession,
+        effects: &Effects,
+    ) -> Result<WebSession, LinkError> {
+        let mut writer = self.writer.lock().await;
+        let mut transaction = writer
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(database)?;
+        let outcome = use_link(&mut transaction, workspace, link, session, effects).await;
+        match outcome {
+            Ok(session) => {
+                transaction.commit().await.map_err(database)?;
+                Ok(session)
+            }
+            Err(error) => {
+                if let Err(rollback) = transaction.rollback().await {
+                    tracing::warn!(error = %rollback, "rolling back a refused link failed");
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+async fn server_secret(
+    conn: &mut SqliteConnection,
+    name: &str,
+    candidate: &str,
+    at: Timestamp,
+) -> StoreResult<String> {
+    sqlx::query(
+        "INSERT INTO server_secrets (name, value, created_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(name)
+    .bind(candidate)
+    .bind(millis(at))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    let row = sqlx::query("SELECT value FROM server_secrets WHERE name = ?1")
+        .bind(name)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(database)?;
+    Columns::new(&row, "server_secrets").text("value")
+}
+
+async fn enqueue(
+    conn: &mut SqliteConnection,
+    workspace: &str,
+    items: &[NewNotification],
+) -> StoreResult<u32> {
+    let mut inserted = 0u32;
+    for item in items {
+        let done = sqlx::query(
+            "INSERT INTO notifications
+                (id, workspace, approval_id, channel, status, attempts, next_at, last_error,
+                 created_at)
+             SELECT ?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?6
+             WHERE EXISTS (SELECT 1 FROM approvals WHERE id = ?3 AND workspace = ?2)
+             ON CONFLICT (approval_id, channel) DO NOTHING",
+        )
+        .bind(&item.id)
+        .bind(workspace)
+        .bind(&item.approval_id)
+        .bind(&item.channel)
+        .bind(crate::codec::enum_text(&item.status)?)
+        .bind(millis(item.created_at))
+        .bind(&item.note)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+        inserted += u32::try_from(done.rows_affected()).unwrap_or(0);
+    }
+    Ok(inserted)
+}
+
+async fn claim(
+    conn: &mut SqliteConnection,
+    id: &str,
+    now: Timestamp,
+    until: Timestamp,
+) -> StoreResult<bool> {
+    let claimed = sqlx::query(
+        "UPDATE notifications SET next_at = ?1
+         WHERE id = ?2 AND status = 'pending' AND next_at <= ?3",
+    )
+    .bind(millis(until))
+    .bind(id)
+    .bind(millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    Ok(claimed.rows_affected() == 1)
+}
+
+async fn record(
+    conn: &mut SqliteConnection,
+    id: &str,
+    attempt: Option<&NotificationAttempt>,
+    outcome: &NotificationOutcome,
+) -> StoreResult<()> {
+    let (status, delivered_at, next_at, last_error) = outcome_columns(attempt, outcome);
+    let tried = i64::from(attempt.is_some());
+    let updated = sqlx::query(
+        "UPDATE notifications SET status = ?1, delivered_at = ?2,
+            next_at = COALESCE(?3, next_at), last_error = ?4, attempts = attempts + ?5
+         WHERE id = ?6 AND status = 'pending'",
+    )
+    .bind(status)
+    .bind(opt_millis(delivered_at))
+    .bind(opt_millis(next_at))
+    .bind(last_error)
+    .bind(tried)
+    .bind(id)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if updated.rows_affected() == 0 {
+        return Ok(());
+    }
+    if let Some(attempt) = attempt {
+        sqlx::query(
+            "INSERT INTO notification_attempts (notification_id, attempt, at, status_code, error)
+             SELECT ?1, attempts, ?2, ?3, ?4 FROM notifications WHERE id = ?1",
+        )
+        .bind(id)
+        .bind(millis(attempt.at))
+        .bind(attempt.status_code.map(i64::from))
+        .bind(&attempt.error)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    }
+    Ok(())
+}
+
+async fn use_link(
+    conn: &mut SqliteConnection,
+    workspace: &str,
+    link: &LinkUse,
+    session: &WebSession,
+    effects: &Effects,
+) -> Result<WebSession, LinkError> {
+    sqlx::query("DELETE FROM link_uses WHERE expires_at < ?1")
+        .bind(millis(link.used_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    let inserted = sqlx::query(
+        "INSERT INTO link_uses (nonce, workspace, approval_id, user_id, used_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (nonce) DO NOTHING",
+    )
+    .bind(&link.nonce)
+    .bind(workspace)
+    .bind(&link.approval_id)
+    .bind(&link.user_id)
+    .bind(millis(link.used_at))
+    .bind(millis(link.expires_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if inserted.rows_affected() == 0 {
+        return Err(LinkError::AlreadyUsed);
+    }
+    let token = sqlx::query(
+        "SELECT t.hash FROM tokens t JOIN users u ON u.id = t.subject_id AND u.workspace = t.workspace
+         WHERE t.workspace = ?1 AND t.subject_kind = 'user' AND t.subject_id = ?2
+           AND t.revoked_at IS NULL
+         ORDER BY t.created_at DESC, t.hash LIMIT 1",
+    )
+    .bind(workspace)
+    .bind(&link.user_id)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(database)?;
+    let Some(token) = token else {
+        return Err(LinkError::UnknownUser);
+    };
+    let session = WebSession {
+        token_hash: Columns::new(&token, "tokens").text("hash")?,
+        ..session.clone()
+    };
+    web::create_web_session(conn, workspace, &session, effects).await?;
+    Ok(session)
+}
