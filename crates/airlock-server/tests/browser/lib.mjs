@@ -86,7 +86,7 @@ export async function browser() {
       "--disable-sync",
     ],
   });
-  context.setDefaultTimeout(15000);
+  context.setDefaultTimeout(30000);
   const page = context.pages()[0] || (await context.newPage());
   const problems = [];
   watch(page, problems);

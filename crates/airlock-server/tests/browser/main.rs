@@ -61,7 +61,7 @@ async fn an_approval_asked_through_the_api_appears_live_and_a_click_approves_the
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_newest_comes_first_and_a_keyboard_rejection_hands_its_reason_to_the_caller() {
+async fn the_newest_comes_first_and_keyboard_decisions_hand_a_rejections_reason_to_the_caller() {
     let fixture = Fixture::start().await;
     let (_, oldest) = fixture
         .ask("email.send", json!({"to": "old@acme.test", "body": "1"}))
@@ -84,7 +84,8 @@ async fn the_newest_comes_first_and_a_keyboard_rejection_hands_its_reason_to_the
     );
     assert!(decided["grant_id"].is_null());
     let oldest = fixture.approval(oldest["id"].as_str().unwrap()).await;
-    assert_eq!(oldest["status"], "pending");
+    assert_eq!(oldest["status"], "approved", "`a` approved the other one");
+    assert_eq!(oldest["decided_by"], format!("user:{}", fixture.approver_id));
 }
 
 #[tokio::test(flavor = "multi_thread")]

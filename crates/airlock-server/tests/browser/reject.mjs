@@ -1,5 +1,5 @@
 // The inbox lists the newest first; keyboard only: j selects it, r goes to its reason,
-// Enter rejects with that reason.
+// Enter rejects with that reason; then j and a approve the other one.
 import { check, live, run, shot, signIn, INPUT, text } from "./lib.mjs";
 
 run("reject", async ({ page }) => {
@@ -36,4 +36,10 @@ run("reject", async ({ page }) => {
   check(notice.startsWith("Rejected:") && notice.includes(reason), `rejected with the reason: ${notice}`);
   check((await page.$(`#card-${newest}`)) === null, "the rejected card is gone");
   check((await page.$(`#card-${oldest}`)) !== null, "the other card stays");
+
+  // Then j selects the remaining one and a approves it.
+  await page.keyboard.press("j");
+  await Promise.all([page.waitForURL(new RegExp(`decided=${oldest}`)), page.keyboard.press("a")]);
+  check((await text(page, "p.notice.ok")).startsWith("Approved:"), "a approves");
+  check((await text(page, "#count")) === "0", "nothing left");
 });
