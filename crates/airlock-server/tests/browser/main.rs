@@ -85,7 +85,10 @@ async fn the_newest_comes_first_and_keyboard_decisions_hand_a_rejections_reason_
     assert!(decided["grant_id"].is_null());
     let oldest = fixture.approval(oldest["id"].as_str().unwrap()).await;
     assert_eq!(oldest["status"], "approved", "`a` approved the other one");
-    assert_eq!(oldest["decided_by"], format!("user:{}", fixture.approver_id));
+    assert_eq!(
+        oldest["decided_by"],
+        format!("user:{}", fixture.approver_id)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
