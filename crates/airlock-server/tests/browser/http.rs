@@ -142,3 +142,28 @@ async fn the_event_stream_opens_for_a_session_from_the_event_the_page_was_render
     }
     assert!(seen.contains("event: approval.requested"), "{seen}");
 }
+
+#[tokio::test]
+async fn a_person_of_another_workspace_sees_nothing_of_this_one() {
+    let fixture = Fixture::start().await;
+    let (_, approval) = fixture
+        .ask(
+            "email.send",
+            serde_json::json!({"to": "bob@acme.test", "body": "hi"}),
+        )
+        .await;
+    let id = approval["id"].as_str().unwrap();
+    let stranger = fixture.server.second_workspace("elsewhere").await.unwrap();
+    let cookie = fixture.sign_in(&stranger).await;
+    let inbox = fixture.page("/", &cookie).await;
+    assert!(!inbox.contains(id), "{inbox}");
+    for path in [format!("/approvals/{id}"), format!("/web/cards/{id}")] {
+        let reply = client()
+            .get(format!("{}{path}", fixture.server.url))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 404, "{path}");
+    }
+}
