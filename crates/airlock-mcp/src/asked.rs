@@ -47,7 +47,7 @@ pub async fn wait_for_person<G: Gate>(
 
     // Dropping `stop_inline` tells the inline question to withdraw.
     let (stop_inline, stopped) = oneshot::channel::<()>();
-    let asks_inline = gate.decides_inline() && elicits_forms(&context.peer);
+    let asks_inline = gate.decides_inline() && elicits_forms(context);
     let inline = ask_inline(gate, pending.approval_id.clone(), &context.peer, stopped);
     tokio::pin!(inline);
     let mut inline_done = !asks_inline;
@@ -99,10 +99,12 @@ fn gave_up(reason: &str) -> Waited {
     }
 }
 
-/// Whether the client declared form elicitation (a bare `elicitation: {}` means form).
-fn elicits_forms(peer: &Peer<RoleServer>) -> bool {
-    peer.peer_info()
-        .and_then(|info| info.capabilities.elicitation.clone())
+/// Whether the client declared form elicitation (a bare `elicitation: {}` means form), at
+/// `initialize` or, on 2026-07-28, in this request.
+pub fn elicits_forms(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|capabilities| capabilities.elicitation)
         .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
 }
 
@@ -140,7 +142,7 @@ async fn ask_inline<G: Gate>(
 }
 
 /// The form the person sees: the preview and the approval's id, one yes/no field.
-fn question(prompt: &ApprovalPrompt) -> Result<ElicitRequestParams, String> {
+pub fn question(prompt: &ApprovalPrompt) -> Result<ElicitRequestParams, String> {
     let mut message = format!("airlock: approve this tool call?\n\n{}", prompt.summary);
     if let Some(body) = prompt
         .body
@@ -172,7 +174,7 @@ fn question(prompt: &ApprovalPrompt) -> Result<ElicitRequestParams, String> {
 /// What the client's answer decides: approve only on an accepted form that says
 /// `approve: true`; a decline (or an accepted "no") rejects; a dismissed dialog decides
 /// nothing.
-fn decision(result: &ElicitResult) -> Option<InlineDecision> {
+pub fn decision(result: &ElicitResult) -> Option<InlineDecision> {
     match result.action {
         ElicitationAction::Accept => {
             let approved = result

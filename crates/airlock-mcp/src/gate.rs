@@ -4,8 +4,8 @@
 //! only it knows what the MCP client is doing meanwhile:
 //!
 //! 1. [`Gate::submit`] the call (with the server's [`Hints`] about the tool);
-//! 2. an asked call: [`Gate::wait`] for a person, [`Gate::cancel`] it when the client
-//!    gives up, and, with a person's token, record the client's inline answer with
+//! 2. an asked call: [`Gate::wait`] for a person (or, on 2026-07-28, [`Gate::check`] it
+//!    each time the client retries), [`Gate::cancel`] it when the client gives up, and, with a person's token, record the client's inline answer with
 //!    [`Gate::decide`];
 //! 3. [`Gate::redeem`] the grant of an allowed or approved call, and forward the call only
 //!    on [`Verdict::Allow`] (the grant is consumed exactly once, G1).
@@ -112,6 +112,10 @@ pub trait Gate: Send + Sync + 'static {
     /// Waits for a person to decide the asked call, as long as the gate allows (the
     /// approval's deadline, the proxy's `--wait`).
     fn wait(&self, call_id: String) -> impl Future<Output = Waited> + Send;
+
+    /// Where the asked call stands now, without waiting: `None` while a person has not
+    /// decided it (the 2026-07-28 protocol, where a retried request asks again).
+    fn check(&self, call_id: String) -> impl Future<Output = Option<Waited>> + Send;
 
     /// Consumes the grant of an allowed or approved call: [`Verdict::Allow`] only once.
     fn redeem(&self, call_id: String) -> impl Future<Output = Verdict> + Send;

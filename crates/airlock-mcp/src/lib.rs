@@ -15,6 +15,8 @@
 //! - `asked`: an asked call while a person decides (progress, inline approval through the
 //!   client's elicitation, the client giving up).
 //! - [`catalog`]: the real server's tool annotations, sent with each gated call.
+//! - `stateless`: an asked call on the 2026-07-28 protocol (input required, request
+//!   state, retries), where nothing is held open.
 //! - `disconnect`: noticing at once that the client closed stdin.
 //! - [`upstream`]: the client leg, facing the real server; relays its requests and
 //!   notifications back to the MCP client.
@@ -31,6 +33,7 @@ mod disconnect;
 pub mod gate;
 pub mod host;
 pub mod proxy;
+mod stateless;
 pub mod upstream;
 
 pub use gate::{

@@ -7,21 +7,32 @@
 //! the text `Denied: <reason>`: the model reads it and the session goes on. It never
 //! reaches the real server (fail closed, G4).
 //!
-//! Both legs speak the protocol up to 2025-11-25 (the `initialize` era); the 2026-07-28
-//! stateless lifecycle is not offered yet, so clients negotiate down to it.
+//! Protocol eras. The client leg takes both: the `initialize` era (up to 2025-11-25), and
+//! 2026-07-28, where a client may open with `server/discover` and every request carries
+//! its own protocol version, client info and capabilities in `_meta`. There an asked call
+//! is answered at once with an input-required result and retried with its request state
+//! ([`stateless`](crate::stateless)); in the older era the request stays open, with
+//! progress notifications, until a person decides ([`asked`](crate::asked)). The upstream
+//! leg speaks the `initialize` era (2025-11-25 at most) to the real server, with the
+//! client's capabilities, whatever era the client speaks.
+//!
+//! Request ids, progress and cancellation across the legs: rmcp gives each relayed
+//! request its own id and progress token; the real server's progress is relayed under the
+//! client's token ([`Progress`]), and a request the client cancels is cancelled upstream.
 
 use crate::asked::{self, CLIENT_CANCELLED};
 use crate::catalog::Catalog;
 use crate::disconnect::WatchEof;
 use crate::gate::{tool_name, Gate, GateCall, Hints, Pending, Submitted, Verdict, Waited};
-use crate::upstream::{self, Endpoint, Upstream};
+use crate::stateless::{HeldCalls, Step};
+use crate::upstream::{self, Downstream, Endpoint, Progress, Upstream};
 use crate::ProxyError;
 use rmcp::model::{
     CallToolRequest, CallToolResult, ClientNotification, ClientRequest, ContentBlock,
-    Implementation, InitializeRequestParams, ProtocolVersion, ServerConfig, ServerPeerInfo,
-    ServerResult,
+    DiscoverResult, Implementation, InitializeRequestParams, ProtocolVersion, ResultType,
+    ServerConfig, ServerPeerInfo, ServerResult,
 };
-use rmcp::service::{NotificationContext, RequestContext, ServiceError};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{ErrorData as McpError, RoleServer, Service, ServiceExt};
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -29,8 +40,14 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{watch, OnceCell};
 
-/// The newest protocol version the proxy speaks on either leg.
-const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The newest protocol version the proxy speaks to the client.
+const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// How long an answer waits for the progress the real server sent just before it.
+const PROGRESS_SETTLES: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The newest protocol version the proxy speaks to the real server (`initialize` era).
+const NEWEST_UPSTREAM: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// What the proxy runs and how the gate names its tools.
 #[derive(Debug, Clone)]
@@ -53,12 +70,16 @@ pub async fn run<G: Gate>(
     let waiting = Arc::new(Waiting::default());
     let (gone, client_gone) = watch::channel(false);
     let gone = Arc::new(gone);
+    let held = Arc::new(HeldCalls::default());
     let proxy = Proxy {
         config,
         gate: gate.clone(),
         upstream: OnceCell::new(),
         catalog: Arc::new(Catalog::default()),
+        downstream: Arc::new(Downstream::default()),
+        progress: Arc::new(Progress::default()),
         waiting: waiting.clone(),
+        held: held.clone(),
         client_gone,
     };
     let stdin = WatchEof::new(tokio::io::stdin(), gone.clone());
@@ -75,7 +96,8 @@ pub async fn run<G: Gate>(
     };
     // Normally each call cancels its own approval when the client goes; these are the
     // ones whose handler was stopped before it could.
-    for call_id in waiting.drain() {
+    // And the 2026-07-28 client's asked calls: nobody retries them anymore.
+    for call_id in waiting.drain().into_iter().chain(held.drain()) {
         gate.cancel(call_id).await;
     }
     stopped?;
@@ -114,7 +136,13 @@ struct Proxy<G> {
     upstream: OnceCell<Upstream>,
     /// The real server's tool annotations.
     catalog: Arc<Catalog>,
+    /// The way back to the client, for the real server's requests and notifications.
+    downstream: Arc<Downstream>,
+    /// The client's progress tokens of the requests in flight upstream.
+    progress: Arc<Progress>,
     waiting: Arc<Waiting>,
+    /// The asked calls of a 2026-07-28 client, until it retries them decided.
+    held: Arc<HeldCalls>,
     /// Becomes `true` when the client closed stdin (or the proxy is shutting down).
     client_gone: watch::Receiver<bool>,
 }
@@ -129,20 +157,11 @@ impl<G: Gate> Proxy<G> {
     /// Starts the real server as the client, and answers with the real server's info.
     async fn initialize(
         &self,
-        mut client: InitializeRequestParams,
+        client: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        if client.protocol_version.as_str() > NEWEST_PROTOCOL.as_str() {
-            client.protocol_version = NEWEST_PROTOCOL;
-        }
-        let started = upstream::start(
-            &self.config.upstream,
-            client,
-            context.peer,
-            self.catalog.clone(),
-        )
-        .await
-        .map_err(|error| McpError::internal_error(error, None))?;
+        self.downstream.reach(&context.peer);
+        let started = self.start_upstream(client).await?;
         let info = started.peer_info().map(|info| server_config(&info));
         self.upstream
             .set(started)
@@ -153,22 +172,155 @@ impl<G: Gate> Proxy<G> {
         Ok(ServerResult::InitializeResult(info))
     }
 
-    /// Gates the call, then forwards it or answers `Denied: …`.
+    /// Starts (or connects to) the real server, introducing the proxy with the client's
+    /// own capabilities and identity.
+    async fn start_upstream(
+        &self,
+        mut client: InitializeRequestParams,
+    ) -> Result<Upstream, McpError> {
+        if client.protocol_version.as_str() > NEWEST_UPSTREAM.as_str() {
+            client.protocol_version = NEWEST_UPSTREAM;
+        }
+        upstream::start(
+            &self.config.upstream,
+            client,
+            self.downstream.clone(),
+            self.catalog.clone(),
+            self.progress.clone(),
+        )
+        .await
+        .map_err(|error| McpError::internal_error(error, None))
+    }
+
+    /// The real server for a 2026-07-28 request: started on the client's first request,
+    /// with the capabilities and identity that request carries.
+    async fn upstream_for(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<&Upstream, McpError> {
+        if !is_2026(context) {
+            return self.upstream();
+        }
+        self.upstream
+            .get_or_try_init(|| async {
+                let capabilities = context.client_capabilities().unwrap_or_default();
+                let info = context
+                    .client_info()
+                    .unwrap_or_else(Implementation::from_build_env);
+                self.start_upstream(InitializeRequestParams::new(capabilities, info))
+                    .await
+            })
+            .await
+    }
+
+    /// `server/discover`: the real server's capabilities and identity, and the versions
+    /// the proxy speaks to the client.
+    async fn discover(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let upstream = self.upstream_for(context).await?;
+        let info = upstream.peer_info().ok_or_else(|| {
+            McpError::internal_error("the MCP server sent no initialize result", None)
+        })?;
+        Ok(ServerResult::DiscoverResult(
+            DiscoverResult::from_server_info(
+                self.supported_protocol_versions().into_owned(),
+                server_config(&info),
+            ),
+        ))
+    }
+
+    /// Relays one request to the real server: the client's progress token stands for
+    /// rmcp's own there, and the client cancelling the request cancels it upstream.
+    async fn forward(
+        &self,
+        upstream: &Upstream,
+        request: ClientRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let mut meta = context.meta.clone();
+        let theirs = meta.get_progress_token();
+        // The client's own lifecycle keys (2026-07-28) are not the real server's business:
+        // the client leg sends its own.
+        meta.0 .0.retain(|key, _| {
+            key != "progressToken" && !key.starts_with("io.modelcontextprotocol/")
+        });
+        let mut options = PeerRequestOptions::no_options();
+        if !meta.0 .0.is_empty() {
+            options = options.with_meta(meta);
+        }
+        let mut handle = upstream
+            .send_request_with_option(request, options)
+            .await
+            .map_err(relay_error)?;
+        let relayed =
+            theirs.map(|theirs| self.progress.relay(handle.progress_token.clone(), theirs));
+        tokio::select! {
+            answer = &mut handle.rx => {
+                if relayed.is_some() {
+                    // rmcp hands each notification of the real server to a task of its own,
+                    // and the answer straight to us: give the progress sent just before the
+                    // answer the moment it needs to reach the client first (a client drops
+                    // progress on a request it has its answer to).
+                    tokio::time::sleep(PROGRESS_SETTLES).await;
+                }
+                drop(relayed);
+                match answer {
+                    Ok(answer) => answer.map_err(relay_error),
+                    Err(_) => Err(relay_error(ServiceError::TransportClosed)),
+                }
+            }
+            () = context.ct.cancelled() => {
+                let _ = handle.cancel(Some(CLIENT_CANCELLED.into())).await;
+                Err(McpError::invalid_request(CLIENT_CANCELLED, None))
+            }
+        }
+    }
+
+    /// Gates the call, then forwards it or answers `Denied: …` (or, to a 2026-07-28
+    /// client while a person decides, that input is still required).
     async fn call_tool(
         &self,
-        request: CallToolRequest,
+        mut request: CallToolRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        let upstream = self.upstream()?;
-        let call = GateCall {
-            tool: tool_name(&self.config.server_name, &request.params.name),
-            arguments: request.params.arguments.clone().unwrap_or_default(),
-            hints: self.hints(upstream, &request.params.name).await,
-        };
-        let verdict = match self.gate.submit(call).await {
-            Submitted::Denied { reason } => Verdict::Deny { reason },
-            Submitted::Allowed { call_id } => self.gate.redeem(call_id).await,
-            Submitted::Pending(pending) => self.ask(&pending, &context).await,
+        let upstream = self.upstream_for(&context).await?;
+        let tool = tool_name(&self.config.server_name, &request.params.name);
+        let arguments = request.params.arguments.clone().unwrap_or_default();
+        // The state and answers are ours: the real server never sees them.
+        let state = request.params.request_state.take();
+        let answers = request.params.input_responses.take();
+        let verdict = match state {
+            Some(state) => {
+                let step = self
+                    .held
+                    .resume(&*self.gate, &state, &tool, &arguments, answers.as_ref())
+                    .await;
+                match step {
+                    Step::Ask(asking) => return Ok(ServerResult::InputRequiredResult(asking)),
+                    Step::Done(verdict) => verdict,
+                }
+            }
+            None => {
+                let call = GateCall {
+                    tool: tool.clone(),
+                    arguments: arguments.clone(),
+                    hints: self.hints(upstream, &request.params.name).await,
+                };
+                match self.gate.submit(call).await {
+                    Submitted::Denied { reason } => Verdict::Deny { reason },
+                    Submitted::Allowed { call_id } => self.gate.redeem(call_id).await,
+                    Submitted::Pending(pending) if is_2026(&context) => {
+                        let asking = self
+                            .held
+                            .ask(&*self.gate, pending, &tool, arguments, &context)
+                            .await;
+                        return Ok(ServerResult::InputRequiredResult(asking));
+                    }
+                    Submitted::Pending(pending) => self.ask(&pending, &context).await,
+                }
+            }
         };
         // INVARIANT: nothing is forwarded once the client gave up on the call; an unused
         // grant executes nothing (G1).
@@ -176,16 +328,14 @@ impl<G: Gate> Proxy<G> {
             return Err(McpError::invalid_request(CLIENT_CANCELLED, None));
         }
         match verdict {
-            Verdict::Allow => upstream
-                .send_request(ClientRequest::CallToolRequest(request))
-                .await
-                .map_err(relay_error),
+            Verdict::Allow => {
+                self.forward(upstream, ClientRequest::CallToolRequest(request), &context)
+                    .await
+            }
             Verdict::Deny { reason } => {
-                let mut result =
-                    CallToolResult::error(vec![ContentBlock::text(format!("Denied: {reason}"))]);
-                // The `resultType` field belongs to 2026-07-28, which we do not speak.
-                result.result_type = None;
-                Ok(ServerResult::CallToolResult(result))
+                Ok(ServerResult::CallToolResult(CallToolResult::error(vec![
+                    ContentBlock::text(format!("Denied: {reason}")),
+                ])))
             }
         }
     }
@@ -226,8 +376,8 @@ impl<G: Gate> Proxy<G> {
     }
 }
 
-impl<G: Gate> Service<RoleServer> for Proxy<G> {
-    async fn handle_request(
+impl<G: Gate> Proxy<G> {
+    async fn dispatch(
         &self,
         request: ClientRequest,
         context: RequestContext<RoleServer>,
@@ -236,24 +386,48 @@ impl<G: Gate> Service<RoleServer> for Proxy<G> {
             ClientRequest::InitializeRequest(request) => {
                 self.initialize(request.params, context).await
             }
+            ClientRequest::DiscoverRequest(_) => self.discover(&context).await,
             ClientRequest::CallToolRequest(request) => self.call_tool(request, context).await,
             ClientRequest::ListToolsRequest(request) => {
+                let upstream = self.upstream_for(&context).await?;
                 let listed = self
-                    .upstream()?
-                    .send_request(ClientRequest::ListToolsRequest(request))
-                    .await
-                    .map_err(relay_error)?;
+                    .forward(upstream, ClientRequest::ListToolsRequest(request), &context)
+                    .await?;
                 if let ServerResult::ListToolsResult(list) = &listed {
                     self.catalog.record(&list.tools);
                 }
                 Ok(listed)
             }
-            other => self
-                .upstream()?
-                .send_request(other)
-                .await
-                .map_err(relay_error),
+            other => {
+                let upstream = self.upstream_for(&context).await?;
+                self.forward(upstream, other, &context).await
+            }
         }
+    }
+}
+
+impl<G: Gate> Service<RoleServer> for Proxy<G> {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let modern = !matches!(request, ClientRequest::InitializeRequest(_)) && is_2026(&context);
+        // A 2026-07-28 `server/discover` comes before there is a way back to the client.
+        if modern && !matches!(request, ClientRequest::DiscoverRequest(_)) {
+            self.downstream.reach(&context.peer);
+        }
+        let mut result = self.dispatch(request, context).await?;
+        // Each era's shape, as rmcp's own servers answer: 2026-07-28 wants caching hints
+        // on lists, older clients know no `resultType`.
+        if modern {
+            mark_complete(&mut result);
+            result.fill_missing_cache_hints();
+        } else {
+            result.strip_result_type_for_legacy_peer();
+            result.strip_non_object_output_for_legacy_peer();
+        }
+        Ok(result)
     }
 
     async fn handle_notification(
@@ -278,6 +452,30 @@ impl<G: Gate> Service<RoleServer> for Proxy<G> {
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST_PROTOCOL))
     }
+}
+
+/// A result relayed from a real server of the older era, in the 2026-07-28 shape: a
+/// complete result says so (`resultType: "complete"`).
+fn mark_complete(result: &mut ServerResult) {
+    let result_type = match result {
+        ServerResult::CompleteResult(r) => &mut r.result_type,
+        ServerResult::GetPromptResult(r) => &mut r.result_type,
+        ServerResult::ListPromptsResult(r) => &mut r.result_type,
+        ServerResult::ListResourcesResult(r) => &mut r.result_type,
+        ServerResult::ListResourceTemplatesResult(r) => &mut r.result_type,
+        ServerResult::ReadResourceResult(r) => &mut r.result_type,
+        ServerResult::ListToolsResult(r) => &mut r.result_type,
+        ServerResult::CallToolResult(r) => &mut r.result_type,
+        _ => return,
+    };
+    result_type.get_or_insert(ResultType::COMPLETE);
+}
+
+/// Whether this request speaks the 2026-07-28 protocol (or newer).
+fn is_2026(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize())
 }
 
 /// The real server's own error passes through as it is; a broken leg is an internal error.

@@ -6,13 +6,15 @@
 
 use crate::catalog::Catalog;
 use rmcp::model::{
-    ClientConfig, ClientNotification, ClientResult, ServerNotification, ServerRequest,
+    ClientConfig, ClientNotification, ClientResult, ProgressToken, ServerNotification,
+    ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, Service, ServiceExt};
+use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 /// The running client leg; dropping it stops the real server.
 pub type Upstream = RunningService<RoleClient, Relay>;
@@ -38,8 +40,77 @@ pub struct Command {
 /// server sees the client's capabilities and does not hide capability-gated tools.
 pub struct Relay {
     client: ClientConfig,
-    downstream: Peer<RoleServer>,
+    downstream: Arc<Downstream>,
     catalog: Arc<Catalog>,
+    progress: Arc<Progress>,
+}
+
+/// The progress tokens of relayed requests. rmcp gives each request it sends its own
+/// progress token, so the real server reports progress under ours; the client knows only
+/// its own. Ours → the client's, while the request is in flight.
+#[derive(Debug, Default)]
+pub struct Progress(Mutex<HashMap<ProgressToken, ProgressToken>>);
+
+impl Progress {
+    /// Relays the real server's progress on `ours` to the client as `theirs` until the
+    /// returned guard is dropped.
+    pub fn relay(self: &Arc<Self>, ours: ProgressToken, theirs: ProgressToken) -> ProgressGuard {
+        self.lock().insert(ours.clone(), theirs);
+        ProgressGuard {
+            progress: self.clone(),
+            ours,
+        }
+    }
+
+    fn theirs(&self, ours: &ProgressToken) -> Option<ProgressToken> {
+        self.lock().get(ours).cloned()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, ProgressToken>> {
+        // Every operation leaves the map whole, so a poisoned lock still holds a good map.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Ends the relay of one request's progress.
+pub struct ProgressGuard {
+    progress: Arc<Progress>,
+    ours: ProgressToken,
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        self.progress.lock().remove(&self.ours);
+    }
+}
+
+/// The MCP client, as the real server's requests and notifications reach it. Unknown
+/// until the client's first request that can be answered with a message of our own: a
+/// 2026-07-28 client's `server/discover` comes before any way back to it.
+#[derive(Default)]
+pub struct Downstream(RwLock<Option<Peer<RoleServer>>>);
+
+impl Downstream {
+    /// Remembers the way to the client (the first one stays).
+    pub fn reach(&self, peer: &Peer<RoleServer>) {
+        let mut slot = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.is_none() {
+            *slot = Some(peer.clone());
+        }
+    }
+
+    fn peer(&self) -> Option<Peer<RoleServer>> {
+        // A poisoned lock still holds a whole `Option`.
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 /// Starts (or connects to) the real server and completes its `initialize` handshake as
@@ -47,13 +118,15 @@ pub struct Relay {
 pub async fn start(
     endpoint: &Endpoint,
     client: ClientConfig,
-    downstream: Peer<RoleServer>,
+    downstream: Arc<Downstream>,
     catalog: Arc<Catalog>,
+    progress: Arc<Progress>,
 ) -> Result<Upstream, String> {
     let relay = Relay {
         client,
         downstream,
         catalog,
+        progress,
     };
     match endpoint {
         Endpoint::Stdio(command) => {
@@ -88,7 +161,12 @@ impl Service<RoleClient> for Relay {
         request: ServerRequest,
         _context: RequestContext<RoleClient>,
     ) -> Result<ClientResult, McpError> {
-        self.downstream
+        let downstream = self.downstream.peer().ok_or_else(|| {
+            McpError::internal_error("the MCP client cannot be reached yet", None)
+        })?;
+        // On 2026-07-28 the client takes no requests from a server: rmcp refuses to send
+        // them, and the real server gets that error as the answer.
+        downstream
             .send_request(request)
             .await
             .map_err(|error| McpError::internal_error(format!("the MCP client: {error}"), None))
@@ -96,17 +174,25 @@ impl Service<RoleClient> for Relay {
 
     async fn handle_notification(
         &self,
-        notification: ServerNotification,
+        mut notification: ServerNotification,
         _context: NotificationContext<RoleClient>,
     ) -> Result<(), McpError> {
-        if matches!(
-            notification,
-            ServerNotification::ToolListChangedNotification(_)
-        ) {
-            self.catalog.forget();
+        match &mut notification {
+            ServerNotification::ToolListChangedNotification(_) => self.catalog.forget(),
+            // Progress on a request the client asked progress for, under the client's
+            // token; any other (a finished request, one without a token) is dropped.
+            ServerNotification::ProgressNotification(progress) => {
+                match self.progress.theirs(&progress.params.progress_token) {
+                    Some(theirs) => progress.params.progress_token = theirs,
+                    None => return Ok(()),
+                }
+            }
+            _ => {}
         }
         // A client that went away is noticed by the server leg; nothing to do here.
-        let _ = self.downstream.send_notification(notification).await;
+        if let Some(downstream) = self.downstream.peer() {
+            let _ = downstream.send_notification(notification).await;
+        }
         Ok(())
     }
 

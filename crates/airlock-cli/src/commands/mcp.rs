@@ -7,8 +7,9 @@
 //!
 //! The gate's steps are the hook's flow over the HTTP API — submit, long-poll an asked
 //! call, redeem the grant before allowing — plus what only an MCP client can do: cancel
-//! the approval of a call the client gave up on, and record a person's inline answer with
-//! the person's own token (`--approver-token-env`). Anything that prevents a verdict is a
+//! the approval of a call the client gave up on, look at an asked call without waiting
+//! (a 2026-07-28 client's retry), and record a person's inline answer with the person's
+//! own token (`--approver-token-env`). Anything that prevents a verdict is a
 //! deny with the reason (fail closed, G4): the real server never sees the call.
 //!
 //! Checked before the real server starts (exit 2 otherwise): `--agent NAME` is the token's
@@ -230,6 +231,17 @@ async fn blocking<T: Send + 'static>(
         .map_err(|error| anyhow!("{error}"))?
 }
 
+/// A decided (or closed) call: approved, or why not.
+fn settled(call: &Call) -> Waited {
+    match answer(call) {
+        Answer::RedeemThenAllow { .. } => Waited::Approved,
+        Answer::Deny { reason } => Waited::Closed {
+            reason,
+            gave_up: false,
+        },
+    }
+}
+
 fn unreachable(error: anyhow::Error) -> String {
     format!("airlock is unreachable: {error:#}")
 }
@@ -316,12 +328,19 @@ impl Gate for HttpGate {
                 gave_up: true,
             };
         }
-        match answer(&call) {
-            Answer::RedeemThenAllow { .. } => Waited::Approved,
-            Answer::Deny { reason } => Waited::Closed {
-                reason,
-                gave_up: false,
-            },
+        settled(&call)
+    }
+
+    async fn check(&self, call_id: String) -> Option<Waited> {
+        let client = self.agent.clone();
+        let path = format!("/v1/calls/{}", encode(&call_id));
+        match blocking(move || parse::<Call>(&client.get(&path)?, "a call")).await {
+            Ok(call) if call.status == CallStatus::Pending => None,
+            Ok(call) => Some(settled(&call)),
+            Err(error) => Some(Waited::Closed {
+                reason: unreachable(error),
+                gave_up: true,
+            }),
         }
     }
 

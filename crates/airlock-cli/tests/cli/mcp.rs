@@ -7,6 +7,9 @@
 //! One folder per filesystem test; the files in it tell whether a call reached the real
 //! server.
 
+#[path = "mcp/eras.rs"]
+mod eras;
+
 use crate::support::{eventually, stderr, wait_exit, Captured, KillOnDrop, Server};
 use serde_json::{json, Value};
 use std::io::Write;

@@ -1,0 +1,277 @@
+//! The proxy with a 2026-07-28 client (the `mcp` Python SDK pinned to 2026-07-28, or in
+//! `auto` mode, where it probes `server/discover`): an asked call is answered at once
+//! with an input-required result and its request state, and the retry carrying that state
+//! runs the call once a person approved it. Also: the real server's progress reaches the
+//! client under the client's own token, on either era.
+
+use super::*;
+
+const ERA: &str = "AIRLOCK_TEST_MCP_ERA";
+
+/// Allows the long-running operation of the everything server.
+const PROGRESS_POLICY: &str = r#"version = 1
+default = "deny"
+
+[[rules]]
+name = "long-is-fine"
+tool = "mcp__everything__trigger-long-running-operation"
+decision = "allow"
+"#;
+
+fn everything_upstream() -> Vec<String> {
+    ["--server-name", "everything", "--", "node"]
+        .map(String::from)
+        .into_iter()
+        .chain([everything_server(), "stdio".into()])
+        .collect()
+}
+
+#[test]
+fn a_2026_client_is_answered_at_once_and_its_retry_runs_the_approved_call_once() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let upstream = filesystem_upstream(&root);
+
+    let steps = McpClient::new(&server.url, &agent, "gated", &root, &upstream)
+        .env(ERA, "2026-07-28")
+        .run(|client| {
+            // Nothing is held open: the client has its answer before anybody decided.
+            client.wait_for_step("input-required");
+            assert_eq!(server.pending().len(), 1);
+            let output = server.client(&["approvals", "approve", "--latest"]);
+            assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        });
+
+    let list = step(&steps, "list");
+    assert_eq!(list["protocol"], "2026-07-28", "{list}");
+    let read = step(&steps, "read");
+    assert_eq!(read["is_error"], false, "{read}");
+    let write = step(&steps, "write");
+    assert_eq!(write["is_error"], true, "{write}");
+    let text = write["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Denied: ") && text.contains("no writing through MCP"),
+        "{write}"
+    );
+    assert!(!root.join("evil.txt").exists());
+
+    let asked = step(&steps, "input-required");
+    let approval = only_approval(&server);
+    let state = asked["state"].as_str().unwrap();
+    assert!(
+        state.contains(approval["call_id"].as_str().unwrap()),
+        "{asked} {approval}"
+    );
+    // No approver token: the client is not asked inline.
+    assert_eq!(asked["inputs"], json!([]), "{asked}");
+
+    // The move ran exactly once: a second run would have failed (no hello.txt left).
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], false, "{moved}");
+    assert!(root.join("moved.txt").is_file() && !root.join("hello.txt").exists());
+    assert_eq!(approval["status"], "approved", "{approval}");
+}
+
+#[test]
+fn a_request_state_runs_only_the_call_it_was_given_for() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let upstream = filesystem_upstream(&root);
+
+    let steps = McpClient::new(&server.url, &agent, "forged", &root, &upstream)
+        .env(ERA, "2026-07-28")
+        .run(|client| {
+            client.wait_for_step("input-required");
+            let output = server.client(&["approvals", "approve", "--latest"]);
+            assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+            client.go_on();
+        });
+
+    // The approved state with other arguments: denied, never forwarded (G2).
+    let forged = step(&steps, "forged");
+    assert_eq!(forged["is_error"], true, "{forged}");
+    assert!(
+        forged["text"]
+            .as_str()
+            .unwrap()
+            .contains("is not the call approval"),
+        "{forged}"
+    );
+    assert!(!root.join("stolen.txt").exists());
+    let unknown = step(&steps, "unknown");
+    assert_eq!(unknown["is_error"], true, "{unknown}");
+    assert!(
+        unknown["text"].as_str().unwrap().contains("names no call"),
+        "{unknown}"
+    );
+    // The call the person approved still runs, once.
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], false, "{moved}");
+    assert!(root.join("moved.txt").is_file() && !root.join("hello.txt").exists());
+}
+
+#[test]
+fn a_client_in_auto_mode_discovers_2026_through_the_proxy() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, EVERYTHING_POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("desktop");
+
+    let steps = McpClient::new(
+        &server.url,
+        &agent,
+        "everything",
+        work.path(),
+        &everything_upstream(),
+    )
+    .env(ERA, "auto")
+    .run(|_| {});
+
+    // `server/discover` answered with the real server's capabilities: the SDK adopted
+    // 2026-07-28, while the real server behind speaks 2025-11-25.
+    let list = step(&steps, "list");
+    assert_eq!(list["protocol"], "2026-07-28", "{list}");
+    assert!(
+        list["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "echo"),
+        "{list}"
+    );
+    let echo = step(&steps, "echo");
+    assert_eq!(echo["text"], "Echo: through airlock", "{echo}");
+    let sum = step(&steps, "sum");
+    assert_eq!(sum["is_error"], true, "{sum}");
+    assert!(
+        sum["text"]
+            .as_str()
+            .unwrap()
+            .contains("no arithmetic through MCP"),
+        "{sum}"
+    );
+}
+
+#[test]
+fn on_2026_the_approval_form_rides_the_input_request_and_its_answer_the_retry() {
+    for (scenario, status, is_error) in [
+        ("inline-accept", "approved", false),
+        ("inline-decline", "rejected", true),
+    ] {
+        let (_work, server, agent, _folder, root) = filesystem_setup();
+        let (approver_id, approver) = create_approver(&server, "alice");
+
+        let steps = McpClient::new(
+            &server.url,
+            &agent,
+            scenario,
+            &root,
+            &inline_upstream(&root),
+        )
+        .env("AIRLOCK_APPROVER", &approver)
+        .env(ERA, "2026-07-28")
+        .run(|_| {});
+
+        let asked = step(&steps, "input-required");
+        assert_eq!(asked["inputs"], json!(["airlock_approval"]), "{asked}");
+        let approval = only_approval(&server);
+        let elicited = step(&steps, "elicited");
+        assert!(
+            elicited["message"]
+                .as_str()
+                .unwrap()
+                .contains(approval["id"].as_str().unwrap()),
+            "{elicited}"
+        );
+        assert_eq!(approval["status"], status, "{approval}");
+        assert_eq!(
+            approval["decided_by"],
+            format!("user:{approver_id}"),
+            "{approval}"
+        );
+        let moved = step(&steps, "move");
+        assert_eq!(moved["is_error"], is_error, "{moved}");
+        if is_error {
+            assert!(
+                moved["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains("declined in the MCP client"),
+                "{moved}"
+            );
+            assert_not_moved(&root);
+        } else {
+            assert!(root.join("moved.txt").is_file() && !root.join("hello.txt").exists());
+        }
+    }
+}
+
+#[test]
+fn a_2026_client_that_disconnects_cancels_the_approval_it_was_retrying() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let upstream = filesystem_upstream(&root);
+
+    let mut client = McpClient::new(&server.url, &agent, "hang", &root, &upstream)
+        .env(ERA, "2026-07-28")
+        .start();
+    client.wait_for_step("input-required");
+    let approval = server.pending().remove(0);
+    client.child.0.kill().unwrap();
+    client.child.0.wait().unwrap();
+    eventually(Duration::from_secs(10), "the approval cancelled", || {
+        server.get_json(&format!("/v1/approvals/{approval}"))["status"] == "cancelled"
+    });
+    assert_not_moved(&root);
+}
+
+#[test]
+fn a_2026_client_is_denied_when_the_gateway_is_down() {
+    let folder = folder_with_hello();
+    let root = folder.path().canonicalize().unwrap();
+    let upstream = filesystem_upstream(&root);
+    let steps = McpClient::new("http://127.0.0.1:1", "any-token", "down", &root, &upstream)
+        .env(ERA, "2026-07-28")
+        .run(|_| {});
+    let read = step(&steps, "read");
+    assert_eq!(read["is_error"], true, "{read}");
+    assert!(
+        read["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Denied: airlock is unreachable: "),
+        "{read}"
+    );
+}
+
+#[test]
+fn the_real_servers_progress_reaches_the_client_under_its_own_token() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, PROGRESS_POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("desktop");
+
+    for era in ["legacy", "2026-07-28"] {
+        let steps = McpClient::new(
+            &server.url,
+            &agent,
+            "progress",
+            work.path(),
+            &everything_upstream(),
+        )
+        .env(ERA, era)
+        .run(|_| {});
+        let long = step(&steps, "long");
+        assert_eq!(long["is_error"], false, "{era}: {long}");
+        assert!(
+            long["text"].as_str().unwrap().contains("Steps: 4"),
+            "{era}: {long}"
+        );
+        // Every step, in order, under the token the client gave (the SDK drops progress
+        // on a token it does not know).
+        let seen = &step(&steps, "progress")["seen"];
+        let expected: Vec<Value> = (1..=4)
+            .map(|n| json!({"progress": n as f64, "total": 4.0}))
+            .collect();
+        assert_eq!(seen, &json!(expected), "{era}: {steps:?}");
+    }
+}
