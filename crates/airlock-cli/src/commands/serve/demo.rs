@@ -126,7 +126,8 @@ pub async fn prepare(
     );
     Ok(format!(
         "\ndemo: agent `{AGENT}` is ready. Submit an email that needs approval and wait for it:\n\n  \
-         {call}\n\nthen, in another terminal, approve it:\n\n  \
+         {call}\n\nthen approve it in the inbox at {url}/ (sign in with the owner token), or \
+         in another terminal:\n\n  \
          {approve}\n\n\
          or let airlock run an agent: chat with the scripted `{ASSISTANT}`, type \
          \"email Bob the report\", and approve its email inline:\n\n  \
