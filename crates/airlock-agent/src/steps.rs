@@ -211,6 +211,7 @@ impl Runtime {
                 .await;
             return match redeemed {
                 Ok(_) => {
+                    airlock_store::failpoint!("effect.written");
                     *step = finished;
                     self.journal_grew(&ctx.run.id);
                     Ok(())
@@ -246,6 +247,7 @@ impl Runtime {
         if let Err(error) = redeemed {
             return self.redeem_refused(ctx, step, error, approver).await;
         }
+        airlock_store::failpoint!("effect.written");
         self.journal_grew(&ctx.run.id);
         *step = started_step;
         let (ok, output) = self.run_tool(ctx, agent_tool.kind, &tool, arguments).await;

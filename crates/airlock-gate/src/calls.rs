@@ -252,10 +252,12 @@ impl Gate {
             }
         };
         new_call.call = call.clone();
+        airlock_store::failpoint!("call.submitted");
         self.store()
             .record_call(workspace, &new_call, &effects)
             .await?;
         if new_call.approval.is_some() {
+            airlock_store::failpoint!("approval.created");
             self.inner.sweeper_wake.notify_one();
         }
         self.poke(workspace);
@@ -318,6 +320,7 @@ impl Gate {
             .store()
             .redeem(&principal.workspace, call_id, now, &effects)
             .await?;
+        airlock_store::failpoint!("grant.redeemed");
         Ok(grant)
     }
 }

@@ -237,6 +237,7 @@ impl Gate {
             .await;
         match outcome {
             Ok(decided) => {
+                airlock_store::failpoint!("decision.committed");
                 self.settle(workspace, &decided.approval.call_id);
                 self.poke(workspace);
                 Ok(decided.approval)

@@ -15,6 +15,7 @@
 //! digest, single consumption) and nothing else; the gate decides everything else.
 
 pub(crate) mod codec;
+pub mod failpoint;
 mod notify;
 pub mod postgres;
 pub mod sqlite;

@@ -13,8 +13,9 @@
 //! (idempotent), and delivers the due rows, each attempt claimed by one node
 //! (`claim_notification`) and recorded (`record_notification`). It wakes on every
 //! workspace event the gate announces (here or, on PostgreSQL, from another node), so a
-//! new approval is notified at once, and once a second otherwise (the backstop for a
-//! node that died between committing an approval and notifying it, and for retries).
+//! new approval is notified at once, when its earliest retry is due, and once a second
+//! otherwise (the backstop for a node that died between committing an approval and
+//! notifying it, and for retries scheduled by another node).
 //!
 //! INVARIANT: delivery happens only after the approval committed (it is read back from
 //! the store), at least once per approval and channel while the approval is pending; a
@@ -99,34 +100,53 @@ impl Notifier {
             channels = self.settings.channels.len(),
             "notifications: sending to the configured channels"
         );
+        // The earliest retry scheduled by this node that no sweep has reached yet.
+        let mut next_retry: Option<Timestamp> = None;
         loop {
-            if let Err(error) = self.sweep().await {
-                tracing::warn!(%error, "notifications: a sweep failed; trying again");
+            let started = self.gate.now();
+            // A retry due by `started` was visible to this sweep's query for due rows.
+            next_retry = next_retry.filter(|at| *at > started);
+            match self.sweep().await {
+                Ok(Some(at)) => next_retry = Some(next_retry.map_or(at, |next| next.min(at))),
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "notifications: a sweep failed; trying again");
+                }
             }
+            // Sleep until that retry is due, a second at most.
+            let pause = next_retry.map_or(TICK, |at| {
+                let wait = at.as_millisecond() - self.gate.now().as_millisecond();
+                Duration::from_millis(u64::try_from(wait).unwrap_or(0)).min(TICK)
+            });
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 // A lagged receiver only means several events: one sweep covers them.
                 _ = pokes.recv() => {}
-                _ = tokio::time::sleep(TICK) => {}
+                _ = tokio::time::sleep(pause) => {}
             }
         }
     }
 
-    /// One pass: enqueue what lacks a notification, deliver what is due.
-    pub async fn sweep(&self) -> Result<(), StoreError> {
+    /// One pass: enqueue what lacks a notification, deliver what is due. Returns the
+    /// earliest retry it scheduled, so that the loop wakes for it.
+    pub async fn sweep(&self) -> Result<Option<Timestamp>, StoreError> {
         self.enqueue().await?;
         let now = self.gate.now();
         let due = self.gate.store().notifications_due(now, BATCH).await?;
         let attempts = due.into_iter().map(|notification| {
             let notifier = self.clone();
             async move {
-                if let Err(error) = notifier.attempt(notification).await {
-                    tracing::warn!(%error, "notifications: an attempt could not be recorded");
+                match notifier.attempt(notification).await {
+                    Ok(retry_at) => retry_at,
+                    Err(error) => {
+                        tracing::warn!(%error, "notifications: an attempt could not be recorded");
+                        None
+                    }
                 }
             }
         });
-        futures::future::join_all(attempts).await;
-        Ok(())
+        let retries = futures::future::join_all(attempts).await;
+        Ok(retries.into_iter().flatten().min())
     }
 
     async fn enqueue(&self) -> Result<(), StoreError> {
@@ -171,7 +191,8 @@ impl Notifier {
     }
 
     /// Claims `notification`, makes one attempt and records it.
-    async fn attempt(&self, notification: Notification) -> Result<(), StoreError> {
+    /// Returns when it is to be retried, if it is.
+    async fn attempt(&self, notification: Notification) -> Result<Option<Timestamp>, StoreError> {
         let store = self.gate.store();
         let now = self.gate.now();
         let until = add_seconds(now, CLAIM.as_secs());
@@ -179,7 +200,7 @@ impl Notifier {
             .claim_notification(&notification.id, now, until)
             .await?
         {
-            return Ok(());
+            return Ok(None);
         }
         let skip = |reason: String| NotificationOutcome::Skipped(reason);
         let Some(channel) = self
@@ -189,9 +210,10 @@ impl Notifier {
             .find(|c| c.name == notification.channel)
         else {
             let outcome = skip("the channel is no longer configured".into());
-            return store
+            store
                 .record_notification(&notification.id, None, &outcome)
-                .await;
+                .await?;
+            return Ok(None);
         };
         let approval = store
             .get_approval(&notification.workspace, &notification.approval_id)
@@ -203,15 +225,17 @@ impl Notifier {
                     "the approval is already {}",
                     status_text(approval.status)
                 ));
-                return store
+                store
                     .record_notification(&notification.id, None, &outcome)
-                    .await;
+                    .await?;
+                return Ok(None);
             }
             None => {
                 let outcome = skip("the approval is gone".into());
-                return store
+                store
                     .record_notification(&notification.id, None, &outcome)
-                    .await;
+                    .await?;
+                return Ok(None);
             }
         };
         let (link, signs_in) = self.link(&notification, channel, &approval).await?;
@@ -258,7 +282,11 @@ impl Notifier {
         }
         store
             .record_notification(&notification.id, Some(&attempt), &outcome)
-            .await
+            .await?;
+        Ok(match outcome {
+            NotificationOutcome::RetryAt(at) => Some(at),
+            _ => None,
+        })
     }
 
     /// The link the notification carries: signed for the channel's user when it has one

@@ -41,7 +41,7 @@ struct Receiver {
 }
 
 /// A webhook receiver on port 0: `/fails-once` answers 500 the first time, 200 after;
-/// `/ok` always 200. Returns its base URL and what it receives.
+/// `/ok` always 200, `/always-fails` always 500. Returns its base URL and what it receives.
 async fn receiver() -> (String, mpsc::UnboundedReceiver<Received>) {
     async fn record(
         State(receiver): State<Receiver>,
@@ -50,7 +50,8 @@ async fn receiver() -> (String, mpsc::UnboundedReceiver<Received>) {
         body: Bytes,
     ) -> StatusCode {
         let path = uri.path().to_owned();
-        let first = path == "/fails-once" && receiver.seen.fetch_add(1, Ordering::SeqCst) == 0;
+        let fail = path == "/always-fails"
+            || (path == "/fails-once" && receiver.seen.fetch_add(1, Ordering::SeqCst) == 0);
         receiver
             .sender
             .send(Received {
@@ -59,7 +60,7 @@ async fn receiver() -> (String, mpsc::UnboundedReceiver<Received>) {
                 body,
             })
             .unwrap();
-        if first {
+        if fail {
             StatusCode::INTERNAL_SERVER_ERROR
         } else {
             StatusCode::OK
@@ -73,6 +74,7 @@ async fn receiver() -> (String, mpsc::UnboundedReceiver<Received>) {
     let app = Router::new()
         .route("/fails-once", post(record))
         .route("/ok", post(record))
+        .route("/always-fails", post(record))
         .with_state(state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -429,6 +431,94 @@ async fn an_email_with_the_link_reaches_the_smtp_sink() {
     assert_eq!(
         opened.headers()["location"],
         format!("/approvals/{}", approval["id"].as_str().unwrap()).as_str()
+    );
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_webhook_that_keeps_failing_is_given_up_after_its_attempts() {
+    let (server, agent) = server().await;
+    let (hooks, mut received) = receiver().await;
+    let stop = notify(
+        &server,
+        settings(&format!(
+            r#"
+            [notifications]
+            retry = {{ initial = "50ms", attempts = 3 }}
+            [[notifications.webhooks]]
+            url = "{hooks}/always-fails"
+            secret_env = "TEST_WEBHOOK_KEY"
+            "#
+        )),
+    );
+    let (_, approval) = ask(&server, &agent, "bob@acme.test").await;
+    let approval_id = approval["id"].as_str().unwrap();
+    let workspace = workspace_id(&server).await;
+    let recorded = wait_for_delivered(
+        server.gate().store(),
+        &workspace,
+        approval_id,
+        "webhooks[0]",
+    )
+    .await;
+    let (notification, attempts) = &recorded[0];
+    assert_eq!(notification.status, NotificationStatus::GaveUp);
+    assert_eq!(notification.attempts, 3);
+    let codes: Vec<_> = attempts.iter().map(|a| a.status_code).collect();
+    assert_eq!(codes, vec![Some(500); 3]);
+    // Backed off: 50 ms, then 100 ms, between the attempts (and not a whole second: the
+    // sweeper sleeps until the next retry is due).
+    let gaps: Vec<_> = attempts
+        .windows(2)
+        .map(|pair| pair[1].at.as_millisecond() - pair[0].at.as_millisecond())
+        .collect();
+    assert!(gaps[0] >= 50 && gaps[1] >= 100, "{gaps:?}");
+    assert!(gaps[0] < 900 && gaps[1] < 900, "{gaps:?}");
+    for _ in 0..3 {
+        next(&mut received).await;
+    }
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn an_approval_decided_before_its_retry_is_not_notified_again() {
+    let (server, agent) = server().await;
+    let (hooks, mut received) = receiver().await;
+    let stop = notify(
+        &server,
+        settings(&format!(
+            r#"
+            [notifications]
+            retry = {{ initial = "300ms", attempts = 5 }}
+            [[notifications.webhooks]]
+            url = "{hooks}/always-fails"
+            secret_env = "TEST_WEBHOOK_KEY"
+            "#
+        )),
+    );
+    let (_, approval) = ask(&server, &agent, "bob@acme.test").await;
+    next(&mut received).await;
+    let decided = crate::support::decide(&server, &server.owner_token, &approval, "approve").await;
+    decided.expect_status(200).unwrap();
+    let workspace = workspace_id(&server).await;
+    let approval_id = approval["id"].as_str().unwrap();
+    let recorded = wait_for_delivered(
+        server.gate().store(),
+        &workspace,
+        approval_id,
+        "webhooks[0]",
+    )
+    .await;
+    let (notification, attempts) = &recorded[0];
+    assert_eq!(notification.status, NotificationStatus::Skipped);
+    assert_eq!(
+        notification.last_error.as_deref(),
+        Some("the approval is already approved")
+    );
+    assert_eq!(attempts.len(), 1);
+    assert!(
+        received.try_recv().is_err(),
+        "sent again after the decision"
     );
     stop.cancel();
 }
