@@ -304,3 +304,47 @@ fn unreadable_input_or_a_refused_token_blocks_with_exit_2() {
     assert!(err.contains("PermissionRequest"), "{err}");
     assert_eq!(consumed_grants(&server), 0);
 }
+
+#[test]
+fn calls_of_one_agent_session_share_one_airlock_session() {
+    let (_work, server, token) = start();
+    let names = [
+        ("claude-code", "Claude Code"),
+        ("codex", "Codex"),
+        ("gemini", "Gemini CLI"),
+    ];
+    let mut seen: Vec<String> = Vec::new();
+    for (agent, display) in names {
+        // The recorded payload, under the agent's session `one`, `two`, then `one` again.
+        let mut sessions = Vec::new();
+        for external in ["one", "two", "one"] {
+            let mut input: Value = serde_json::from_str(&fixture(agent, "allow")).unwrap();
+            input["session_id"] = format!("{agent}-{external}").into();
+            let hook = spawn_hook(&server, &token, agent, &[], &input.to_string());
+            assert_eq!(verdict(agent, finish(hook)).0, "allow", "{agent}");
+            // The call just allowed: the newest consumed grant's.
+            let audit = server.get_json("/v1/audit?limit=1000");
+            let call_id = audit["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|record| record["kind"] == "grant.consumed")
+                .map(|record| record["data"]["call_id"].as_str().unwrap().to_owned())
+                .find(|id| !seen.contains(id))
+                .unwrap();
+            seen.push(call_id.clone());
+            let call = server.get_json(&format!("/v1/calls/{call_id}"));
+            sessions.push(call["session_id"].as_str().unwrap().to_owned());
+        }
+        let (one, two, one_again) = (&sessions[0], &sessions[1], &sessions[2]);
+        assert_eq!(one, one_again, "{agent}: {sessions:?}");
+        assert_ne!(one, two, "{agent}: {sessions:?}");
+        let session = server.get_json(&format!("/v1/sessions/{one}"));
+        assert_eq!(session["external_id"], format!("{agent}-one"), "{session}");
+        assert_eq!(
+            session["title"],
+            format!("{display} in /home/ana/shop"),
+            "{session}"
+        );
+    }
+}

@@ -258,3 +258,67 @@ async fn every_failure_is_a_200_deny_never_an_error_claude_code_would_skip() {
         "{audit}"
     );
 }
+
+/// The session of every call whose grant was consumed, oldest first.
+async fn sessions_of_consumed_calls(server: &TestServer) -> Vec<String> {
+    let audit = server
+        .client
+        .get("/v1/audit?limit=1000", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let mut sessions = Vec::new();
+    for record in audit["items"].as_array().unwrap() {
+        if record["kind"] != "grant.consumed" {
+            continue;
+        }
+        let call_id = record["data"]["call_id"].as_str().unwrap();
+        let call = server
+            .client
+            .get(&format!("/v1/calls/{call_id}"), &server.owner_token)
+            .await
+            .unwrap()
+            .expect_status(200)
+            .unwrap();
+        sessions.push(call["session_id"].as_str().unwrap().to_owned());
+    }
+    sessions
+}
+
+#[tokio::test]
+async fn calls_of_one_claude_code_session_share_one_airlock_session() {
+    let (server, agent) = server().await;
+    let read = |session: &str| {
+        let mut body = payload("fs.read", json!({"path": "/etc/motd"}));
+        body["session_id"] = session.into();
+        body
+    };
+    for session in ["claude-one", "claude-one", "claude-two"] {
+        let reply = hook(&server, &agent, "", &read(session)).await;
+        assert_eq!(verdict(&reply).0, "allow", "{}", reply.text);
+    }
+    let sessions = sessions_of_consumed_calls(&server).await;
+    assert_eq!(sessions.len(), 3, "{sessions:?}");
+    // Whatever order the audit lists them in, two calls share a session, one has its own.
+    let mut distinct = sessions.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 2, "{sessions:?}");
+    for id in &distinct {
+        let session = server
+            .client
+            .get(&format!("/v1/sessions/{id}"), &agent)
+            .await
+            .unwrap()
+            .expect_status(200)
+            .unwrap();
+        let external = session["external_id"].as_str().unwrap();
+        let count = sessions.iter().filter(|s| *s == id).count();
+        assert_eq!(count == 2, external == "claude-one", "{session}");
+        assert_eq!(
+            session["title"], "Claude Code in /home/ana/shop",
+            "{session}"
+        );
+    }
+}

@@ -153,6 +153,59 @@ async fn sessions_belong_to_their_agent() {
     assert_eq!(reply.status, 404, "{}", reply.text);
 }
 
+/// `POST /v1/sessions` with `external_id`: 201 with a new session, then 200 with the same
+/// one for the same id; another id (or another agent) gets its own session.
+#[tokio::test]
+async fn an_external_id_opens_a_session_once_then_finds_it() {
+    let (server, agent) = server().await;
+    async fn open(
+        server: &airlock_testkit::TestServer,
+        token: &str,
+        external: &str,
+    ) -> airlock_testkit::Reply {
+        let body = json!({"external_id": external, "title": "Codex in /src"});
+        server
+            .client
+            .post("/v1/sessions", token, &body)
+            .await
+            .unwrap()
+    }
+    let first = open(&server, &agent, "codex-1")
+        .await
+        .expect_status(201)
+        .unwrap();
+    assert_eq!(first["external_id"], "codex-1", "{first}");
+    assert_eq!(first["title"], "Codex in /src", "{first}");
+    let again = open(&server, &agent, "codex-1")
+        .await
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(again["id"], first["id"], "{again}");
+    let other = open(&server, &agent, "codex-2")
+        .await
+        .expect_status(201)
+        .unwrap();
+    assert_ne!(other["id"], first["id"], "{other}");
+    // The external id is the agent's own: another agent's same id is another session.
+    let (_, second_agent) = server.create_agent("second").await.unwrap();
+    let theirs = open(&server, &second_agent, "codex-1")
+        .await
+        .expect_status(201)
+        .unwrap();
+    assert_ne!(theirs["id"], first["id"], "{theirs}");
+    // With an agent id it is not an agent's own lookup: refused.
+    let reply = server
+        .client
+        .post(
+            "/v1/sessions",
+            &server.owner_token,
+            &json!({"external_id": "codex-1", "agent_id": first["agent_id"]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 422, "{}", reply.text);
+}
+
 /// `GET /v1/agents/me` names the agent behind an agent token; a user token has none.
 #[tokio::test]
 async fn an_agent_token_learns_its_own_agent() {
