@@ -102,3 +102,19 @@ install_browser() {
   fi
   export AIRLOCK_TEST_PLAYWRIGHT="$modules"
 }
+
+# ---------------------------------------------------------------- security harness
+# API fuzzing (scripts/api-fuzz.sh) runs schemathesis from PyPI; fuzzing (scripts/fuzz.sh)
+# runs cargo-fuzz from crates.io (libFuzzer flags through RUSTC_BOOTSTRAP=1 on stable).
+SCHEMATHESIS_VERSION=4.32.5
+CARGO_FUZZ_VERSION=0.13.2
+install_schemathesis() {
+  if [[ "$(st --version 2>/dev/null)" != *"$SCHEMATHESIS_VERSION"* ]]; then
+    pip install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
+  fi
+}
+install_cargo_fuzz() {
+  if [[ "$(cargo fuzz --version 2>/dev/null)" != *"$CARGO_FUZZ_VERSION"* ]]; then
+    cargo install --locked --version "$CARGO_FUZZ_VERSION" cargo-fuzz
+  fi
+}

@@ -246,7 +246,12 @@ impl Runtime {
         Ok(self
             .gate()
             .store()
-            .run_events_after(&principal.workspace, run_id, after, limit)
+            .run_events_after(
+                &principal.workspace,
+                run_id,
+                airlock_gate::audit::seq_bound(after),
+                limit,
+            )
             .await?)
     }
 

@@ -24,6 +24,8 @@ mod mcp;
 mod notify;
 #[path = "cli/runtime.rs"]
 mod runtime;
+#[path = "cli/secrets.rs"]
+mod secrets;
 #[path = "cli/serving.rs"]
 mod serving;
 #[path = "cli/support.rs"]

@@ -13,6 +13,7 @@
     clippy::print_stdout
 )]
 
+mod api_fuzz;
 mod audit;
 mod authority;
 mod bad_input;
