@@ -16,7 +16,9 @@ use airlock_gate::ids::new_id;
 use airlock_llm::{ChatMessage, ChatRequest, Completion, ToolCall};
 use airlock_policy::secrets;
 use airlock_protocol::{Agent, Message, Run, RunState, Step, StepState, StepStatus};
-use airlock_store::{Principal, RunEventEntry, RunUpdate, StoreError, StoredStep, Subject};
+use airlock_store::{
+    ApprovalFilter, Principal, RunEventEntry, RunUpdate, StoreError, StoredStep, Subject,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -137,7 +139,16 @@ impl Runtime {
                         .unwrap_or_default();
                     if !steps.iter().any(|s| s.step.tool_call_id == id) {
                         let index = u32::try_from(steps.len()).unwrap_or(u32::MAX);
-                        let stored = self.gate_tool_call(&ctx, index, tool_call, &exact).await?;
+                        // Not made in this leg: the gate may have recorded the call
+                        // before the node died, and then it must not be asked again.
+                        let orphan = if exact.contains_key(id) {
+                            None
+                        } else {
+                            self.orphan_call(&ctx, last, tool_call, &steps).await?
+                        };
+                        let stored = self
+                            .gate_tool_call(&ctx, index, tool_call, &exact, orphan)
+                            .await?;
                         steps.push(stored);
                     }
                 }
@@ -337,13 +348,53 @@ impl Runtime {
         .await
     }
 
-    /// Puts one tool call of the model to the gate and records the step.
+    /// The call the gate recorded for `tool_call` when the node died after that commit
+    /// and before the step's: an approval in this session, for this agent, tool and
+    /// (redacted) arguments, asked after the model's turn, that no step names. Adopting
+    /// it asks the person once, and a decision already made on it counts.
+    async fn orphan_call(
+        &self,
+        ctx: &Ctx<'_>,
+        turn: &Message,
+        tool_call: &Value,
+        steps: &[StoredStep],
+    ) -> Result<Option<airlock_protocol::Call>, LegError> {
+        let tool = tool_call.get("tool").and_then(Value::as_str);
+        let arguments = tool_call.get("arguments");
+        let store = self.gate().store();
+        let filter = ApprovalFilter {
+            status: None,
+            session_id: Some(ctx.run.session_id.clone()),
+            limit: 100,
+        };
+        let orphan = store
+            .list_approvals(ctx.workspace, &filter)
+            .await?
+            .into_iter()
+            .find(|approval| {
+                approval.agent_id == ctx.agent.id
+                    && Some(approval.tool.as_str()) == tool
+                    && Some(&approval.preview.arguments) == arguments
+                    && approval.created_at >= turn.created_at
+                    && !steps
+                        .iter()
+                        .any(|s| s.step.call_id.as_deref() == Some(approval.call_id.as_str()))
+            });
+        match orphan {
+            Some(approval) => Ok(store.get_call(ctx.workspace, &approval.call_id).await?),
+            None => Ok(None),
+        }
+    }
+
+    /// Puts one tool call of the model to the gate (or adopts `orphan`, the call the gate
+    /// already recorded for it) and records the step.
     async fn gate_tool_call(
         &self,
         ctx: &Ctx<'_>,
         index: u32,
         tool_call: &Value,
         exact: &HashMap<String, Value>,
+        orphan: Option<airlock_protocol::Call>,
     ) -> Result<StoredStep, LegError> {
         let id = tool_call
             .get("id")
@@ -416,18 +467,22 @@ impl Runtime {
         }
         let arguments = arguments.unwrap_or_default();
         let declared = ctx.toolset.tools.get(tool).and_then(|t| t.declared.clone());
-        let submitted = self
-            .gate()
-            .submit_call(
-                &ctx.principal,
-                Submission {
-                    tool: tool.to_owned(),
-                    arguments,
-                    session_id: Some(ctx.run.session_id.clone()),
-                    declared,
-                },
-            )
-            .await;
+        let submitted = match orphan {
+            Some(call) => Ok(call),
+            None => {
+                self.gate()
+                    .submit_call(
+                        &ctx.principal,
+                        Submission {
+                            tool: tool.to_owned(),
+                            arguments,
+                            session_id: Some(ctx.run.session_id.clone()),
+                            declared,
+                        },
+                    )
+                    .await
+            }
+        };
         let call = match submitted {
             Ok(call) => call,
             Err(error) => {
