@@ -3,6 +3,9 @@
 //! allow (grant redeemed), deny, ask-then-approve, ask-then-reject, timeout, and the
 //! exit-2 block when the gateway is down or the input is unreadable.
 
+#[path = "hooks/http_doc.rs"]
+mod http_doc;
+
 use crate::support::{command, eventually, finished_output, stderr, wait_exit, KillOnDrop, Server};
 use serde_json::Value;
 use std::io::Write;
