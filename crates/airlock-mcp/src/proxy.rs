@@ -13,8 +13,9 @@
 //! is answered at once with an input-required result and retried with its request state
 //! ([`stateless`](crate::stateless)); in the older era the request stays open, with
 //! progress notifications, until a person decides ([`asked`](crate::asked)). The upstream
-//! leg speaks the `initialize` era (2025-11-25 at most) to the real server, with the
-//! client's capabilities, whatever era the client speaks.
+//! leg speaks 2026-07-28 to a real server that offers it (`server/discover`), else the
+//! `initialize` era (2025-11-25 at most), with the client's capabilities, whatever era the
+//! client speaks.
 //!
 //! Request ids, progress and cancellation across the legs: rmcp gives each relayed
 //! request its own id and progress token; the real server's progress is relayed under the
@@ -329,8 +330,19 @@ impl<G: Gate> Proxy<G> {
         }
         match verdict {
             Verdict::Allow => {
-                self.forward(upstream, ClientRequest::CallToolRequest(request), &context)
-                    .await
+                let result = self
+                    .forward(upstream, ClientRequest::CallToolRequest(request), &context)
+                    .await?;
+                // A 2026-07-28 real server asking for input: its retry would be another
+                // call to gate, so nothing of it is relayed yet (see docs).
+                if matches!(result, ServerResult::InputRequiredResult(_)) {
+                    return Err(McpError::internal_error(
+                        "the MCP server asked for more input (2026-07-28 input required), \
+                         which the airlock proxy does not relay yet",
+                        None,
+                    ));
+                }
+                Ok(result)
             }
             Verdict::Deny { reason } => {
                 Ok(ServerResult::CallToolResult(CallToolResult::error(vec![

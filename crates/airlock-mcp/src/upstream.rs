@@ -1,17 +1,21 @@
 //! The client leg: reaches the real MCP server (a child process over stdio, or a
-//! Streamable HTTP server by URL) and speaks to it as the MCP client would, relaying what
+//! Streamable HTTP server by URL), in 2026-07-28 when it offers it and else with the
+//! `initialize` handshake, and speaks to it as the MCP client would, relaying what
 //! the server asks of its client (sampling, roots, elicitation, pings) and what it
 //! notifies (progress, logging, list changes) back to the real MCP client. A change of
 //! the server's tool list also empties the proxy's [`Catalog`] of tool annotations.
 
 use crate::catalog::Catalog;
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     ClientConfig, ClientNotification, ClientResult, ProgressToken, ServerNotification,
     ServerRequest,
 };
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
+};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, Service, ServiceExt};
+use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, Service};
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, RwLock};
@@ -138,20 +142,32 @@ pub async fn start(
                 .stderr(Stdio::inherit())
                 .spawn()
                 .map_err(|error| format!("cannot start `{}`: {error}", command.program))?;
-            relay.serve(transport).await.map_err(|error| {
-                format!(
-                    "the MCP server `{}` did not initialize: {error}",
-                    command.program
-                )
-            })
+            relay
+                .serve_with_lifecycle(transport, lifecycle())
+                .await
+                .map_err(|error| {
+                    format!(
+                        "the MCP server `{}` did not initialize: {error}",
+                        command.program
+                    )
+                })
         }
         Endpoint::StreamableHttp { url } => {
             let transport = StreamableHttpClientTransport::from_uri(url.as_str());
             relay
-                .serve(transport)
+                .serve_with_lifecycle(transport, lifecycle())
                 .await
                 .map_err(|error| format!("the MCP server at {url} did not initialize: {error}"))
         }
+    }
+}
+
+/// 2026-07-28 when the real server offers it (`server/discover`), else the `initialize`
+/// handshake with the client's own parameters.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
     }
 }
 

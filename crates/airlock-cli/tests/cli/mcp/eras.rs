@@ -275,3 +275,51 @@ fn the_real_servers_progress_reaches_the_client_under_its_own_token() {
         assert_eq!(seen, &json!(expected), "{era}: {steps:?}");
     }
 }
+
+/// `era` runs, anything else (a `note`) asks.
+const PYTHON_SERVER_POLICY: &str = r#"version = 1
+default = "ask"
+deadline = "1h"
+
+[[rules]]
+name = "era-is-fine"
+tool = "mcp__pyserver__era"
+decision = "allow"
+"#;
+
+#[test]
+fn the_upstream_leg_speaks_2026_to_a_server_that_offers_it() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, PYTHON_SERVER_POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("desktop");
+    let notes = work.path().join("notes.txt");
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
+    let upstream: Vec<String> = ["--server-name", "pyserver", "--", "python3"]
+        .map(String::from)
+        .into_iter()
+        .chain([fixture.display().to_string(), notes.display().to_string()])
+        .collect();
+
+    for (n, era) in ["legacy", "2026-07-28"].into_iter().enumerate() {
+        let steps = McpClient::new(&server.url, &agent, "python-server", work.path(), &upstream)
+            .env(ERA, era)
+            .run(|client| {
+                client.wait_for_step("asking");
+                eventually(Duration::from_secs(30), "the note to be asked", || {
+                    !server.pending().is_empty()
+                });
+                let output = server.client(&["approvals", "approve", "--latest"]);
+                assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+            });
+        // Whatever the client speaks, the real server was reached in 2026-07-28.
+        let reached = step(&steps, "era");
+        assert_eq!(reached["text"], "era 2026-07-28", "{era}: {reached}");
+        let note = step(&steps, "note");
+        assert_eq!(note["is_error"], false, "{era}: {note}");
+        // Approved once, run once.
+        let written = std::fs::read_to_string(&notes).unwrap();
+        assert_eq!(written.lines().count(), n + 1, "{era}: {written}");
+    }
+}
