@@ -41,6 +41,18 @@ else
   AIRLOCK_TEST_BACKEND=postgres cargo test -p airlock-server --locked --no-fail-fast
 fi
 
+step "crash tests (every failpoint, random SIGKILLs; SQLite and PostgreSQL) and a 60 s soak"
+# The binary is built with the test-only `failpoints` feature (docs/security.md); longer:
+# AIRLOCK_CRASH_ROUNDS=20 AIRLOCK_SOAK_SECS=600 scripts/test.sh
+cargo clippy -p airlock-cli --features failpoints --test reliability --locked -- -D warnings
+if cargo nextest --version >/dev/null 2>&1; then
+  AIRLOCK_CRASH_ROUNDS="${AIRLOCK_CRASH_ROUNDS:-1}" AIRLOCK_SOAK_SECS="${AIRLOCK_SOAK_SECS:-60}" \
+    cargo nextest run -p airlock-cli --features failpoints --test reliability --locked --no-fail-fast
+else
+  AIRLOCK_CRASH_ROUNDS="${AIRLOCK_CRASH_ROUNDS:-1}" AIRLOCK_SOAK_SECS="${AIRLOCK_SOAK_SECS:-60}" \
+    cargo test -p airlock-cli --features failpoints --test reliability --locked --no-fail-fast
+fi
+
 step "benchmarks compile"
 cargo bench --workspace --locked --no-run
 

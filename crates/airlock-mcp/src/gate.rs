@@ -117,6 +117,11 @@ pub trait Gate: Send + Sync + 'static {
     /// decided it (the 2026-07-28 protocol, where a retried request asks again).
     fn check(&self, call_id: String) -> impl Future<Output = Option<Waited>> + Send;
 
+    /// How long an asked call may wait for a person before the proxy withdraws it (the
+    /// proxy's `--wait`); [`Gate::wait`] keeps to it itself, a 2026-07-28 client's
+    /// retries are held to it by the proxy.
+    fn wait_limit(&self) -> std::time::Duration;
+
     /// Consumes the grant of an allowed or approved call: [`Verdict::Allow`] only once.
     fn redeem(&self, call_id: String) -> impl Future<Output = Verdict> + Send;
 

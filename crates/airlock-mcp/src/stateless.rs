@@ -13,7 +13,8 @@
 //! The state is a handle, not data: the proxy keeps what it names (the call, its approval,
 //! the tool and the exact arguments) and a retry that names an unknown approval, or
 //! another tool or other arguments than the asked call, is denied and forwards nothing
-//! (G2). Approvals still held when the client goes away are cancelled with the others.
+//! (G2). Approvals still held when the client goes away are cancelled with the others, and
+//! one still undecided at a retry after the gate's wait limit is withdrawn (`Denied`).
 
 use crate::asked::{decision, elicits_forms, question};
 use crate::gate::{ApprovalPrompt, Gate, Pending, Verdict, Waited};
@@ -25,6 +26,7 @@ use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Instant;
 
 /// The key of the approval form among the input requests (and of the client's answer).
 pub const APPROVAL_INPUT: &str = "airlock_approval";
@@ -40,6 +42,8 @@ struct Held {
     arguments: JsonObject,
     /// The form put to the person, until they answered it.
     prompt: Option<ApprovalPrompt>,
+    /// When the gate asked: the call is withdrawn once it waited the gate's limit.
+    since: Instant,
 }
 
 /// The asked calls of 2026-07-28 clients, by `requestState`.
@@ -97,6 +101,7 @@ impl HeldCalls {
             tool: tool.to_owned(),
             arguments,
             prompt: inputs.as_ref().and(prompt),
+            since: Instant::now(),
         };
         self.lock().insert(state.clone(), held);
         InputRequiredResult::new(inputs, Some(state))
@@ -146,7 +151,19 @@ impl HeldCalls {
                 Err(error) => tracing::warn!(%error, "the client's inline answer is not an answer"),
             }
         }
+        let limit = gate.wait_limit();
         let step = match gate.check(held.pending.call_id.clone()).await {
+            None if held.since.elapsed() >= limit => {
+                gate.cancel(held.pending.call_id.clone()).await;
+                Step::Done(Verdict::Deny {
+                    reason: format!(
+                        "nobody decided within {} s, so the airlock approval {} was withdrawn; \
+                         try the call again to ask again",
+                        limit.as_secs(),
+                        held.pending.approval_id
+                    ),
+                })
+            }
             None => return Step::Ask(InputRequiredResult::from_request_state(state)),
             Some(Waited::Approved) => Step::Done(gate.redeem(held.pending.call_id.clone()).await),
             Some(Waited::Closed { reason, gave_up }) => {

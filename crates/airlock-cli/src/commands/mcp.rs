@@ -344,6 +344,10 @@ impl Gate for HttpGate {
         }
     }
 
+    fn wait_limit(&self) -> Duration {
+        Duration::from_secs(self.wait)
+    }
+
     async fn redeem(&self, call_id: String) -> Verdict {
         let client = self.agent.clone();
         let path = format!("/v1/calls/{}/redeem", encode(&call_id));

@@ -224,6 +224,28 @@ fn a_2026_client_that_disconnects_cancels_the_approval_it_was_retrying() {
 }
 
 #[test]
+fn a_2026_call_nobody_decides_within_the_wait_is_withdrawn_at_a_retry() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let upstream: Vec<String> = ["--wait".to_string(), "1".into()]
+        .into_iter()
+        .chain(filesystem_upstream(&root))
+        .collect();
+
+    let steps = McpClient::new(&server.url, &agent, "hang", &root, &upstream)
+        .env(ERA, "2026-07-28")
+        .run(|_| {});
+
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], true, "{moved}");
+    let text = moved["text"].as_str().unwrap();
+    assert!(text.contains("nobody decided within 1 s"), "{text}");
+    let approval = only_approval(&server);
+    assert!(text.contains(approval["id"].as_str().unwrap()), "{text}");
+    assert_eq!(approval["status"], "cancelled", "{approval}");
+    assert_not_moved(&root);
+}
+
+#[test]
 fn a_2026_client_is_denied_when_the_gateway_is_down() {
     let folder = folder_with_hello();
     let root = folder.path().canonicalize().unwrap();
