@@ -56,4 +56,8 @@ fi
 step "benchmarks compile"
 cargo bench --workspace --locked --no-run
 
+step "benchmarks run, small (CI checks that they run, not their numbers)"
+cargo build -p airlock-cli --locked
+cargo run -p airlock-bench --locked -- all --quick
+
 step "all checks passed"

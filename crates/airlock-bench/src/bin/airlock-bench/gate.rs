@@ -10,7 +10,8 @@
 use crate::load::{self, LoadArgs, LoadResult};
 use crate::report::Report;
 use crate::server::{Airlock, Backend, Bare};
-use anyhow::{bail, Context};
+use crate::{pg, Options};
+use anyhow::bail;
 use serde_json::json;
 use sqlx::{ConnectOptions, Connection, Executor};
 use std::time::{Duration, Instant};
@@ -76,8 +77,9 @@ impl Plan {
     }
 }
 
-pub fn run(report: &mut Report, quick: bool) -> anyhow::Result<()> {
-    let plan = Plan::new(quick);
+pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
+    let plan = Plan::new(options.quick);
+    let admin_url = pg::admin_url(options)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -86,11 +88,19 @@ pub fn run(report: &mut Report, quick: bool) -> anyhow::Result<()> {
         gate(report, &plan, &Backend::Sqlite).await?;
         sqlite_commits(report, &plan).await?;
         ratios(report, "sqlite");
-        let url = tokio::spawn(airlock_pgtest::fresh_database())
-            .await
-            .context("starting PostgreSQL (AIRLOCK_TEST_PG_URL or a throwaway cluster)")?;
-        gate(report, &plan, &Backend::Postgres { url: url.clone() }).await?;
-        postgres_commits(report, &plan, &url).await?;
+        let database = pg::Database::create(&admin_url).await?;
+        gate(
+            report,
+            &plan,
+            &Backend::Postgres {
+                url: database.url.clone(),
+            },
+        )
+        .await?;
+        database.drop().await?;
+        let database = pg::Database::create(&admin_url).await?;
+        postgres_commits(report, &plan, &database.url).await?;
+        database.drop().await?;
         ratios(report, "postgres");
         Ok(())
     })

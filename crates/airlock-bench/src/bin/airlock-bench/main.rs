@@ -7,17 +7,29 @@
 //! - `gate` (`gate.rs`): auto-allowed calls over HTTP from a second process, beside a bare
 //!   axum endpoint and the raw commit rate of the same database.
 //! - `roundtrip` (`roundtrip.rs`): decision → long-poller, decision → suspended run.
+//! - `park` (`park.rs`): thousands of parked long-pollers over a store of pending
+//!   approvals, against a real `airlock serve` process: its RSS and the inbox's latency.
+//! - `audit` (`audit.rs`): verifying a long hash chain, in the store and from an export.
+//! - `recovery` (`recovery.rs`): a real `airlock serve` from process start to serving, on
+//!   a store holding many pending approvals and run journal events.
 //! - `all`: every one of them in turn.
 //!
-//! `park`, `audit` and `recovery` of issue 9 are not written yet (BENCHMARKS.md says so).
+//! The data the last three need is made through the gate and store APIs (`seed.rs`); the
+//! server they measure is the `airlock` binary (`process.rs`).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod audit;
 mod gate;
 mod load;
+mod park;
+mod pg;
 mod policy;
+mod process;
+mod recovery;
 mod report;
 mod roundtrip;
+mod seed;
 mod server;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +59,12 @@ enum Command {
     Gate(Options),
     /// Approval round trips: to a long-poller, and to a suspended run's tool.
     Roundtrip(Options),
+    /// Parked long-pollers over many pending approvals: server RSS, inbox latency.
+    Park(Options),
+    /// Audit chain verification, in the store and from an export file.
+    Audit(Options),
+    /// Restart to serving over many pending approvals and journal events.
+    Recovery(Options),
     /// Every benchmark in turn.
     All(Options),
     /// The load generator `gate` runs in a second process (not for people).
@@ -54,11 +72,19 @@ enum Command {
     Load(load::LoadArgs),
 }
 
-#[derive(clap::Args, Clone, Copy)]
-struct Options {
+#[derive(clap::Args, Clone, Debug)]
+pub struct Options {
     /// A small, fast run (CI's): fewer sizes, samples and seconds.
     #[arg(long)]
-    quick: bool,
+    pub quick: bool,
+    /// A PostgreSQL server for the PostgreSQL figures: the URL of a database of a role
+    /// that may `CREATE DATABASE` (each figure gets a fresh database, dropped after).
+    #[arg(long, value_name = "URL", env = "AIRLOCK_TEST_PG_URL")]
+    pub pg_url: Option<String>,
+    /// The `airlock` binary that `park` and `recovery` start [default: `airlock` beside
+    /// this binary, as `cargo build -p airlock-cli` leaves it].
+    #[arg(long, value_name = "FILE", env = "AIRLOCK_BIN")]
+    pub airlock_bin: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -85,14 +111,23 @@ fn main() -> ExitCode {
 }
 
 fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
-    match *command {
+    match command {
         Command::Policy(options) => policy::run(report, options.quick, ALLOCATOR),
-        Command::Gate(options) => gate::run(report, options.quick),
+        Command::Gate(options) => gate::run(report, options),
         Command::Roundtrip(options) => roundtrip::run(report, options.quick),
+        Command::Park(options) => park::run(report, options),
+        Command::Audit(options) => audit::run(report, options),
+        Command::Recovery(options) => recovery::run(report, options),
         Command::All(options) => {
+            // The PostgreSQL figures need a server: say so before minutes of other work.
+            pg::admin_url(options)?;
+            process::airlock_binary(options)?;
             policy::run(report, options.quick, ALLOCATOR)?;
-            gate::run(report, options.quick)?;
-            roundtrip::run(report, options.quick)
+            gate::run(report, options)?;
+            roundtrip::run(report, options.quick)?;
+            park::run(report, options)?;
+            audit::run(report, options)?;
+            recovery::run(report, options)
         }
         Command::Load(_) => Ok(()),
     }

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 pub enum Backend {
     /// `airlock.db` in the server's temporary data folder.
     Sqlite,
-    /// A fresh database (from `airlock_pgtest::fresh_database`).
+    /// A fresh database (from `pg::Database::create`).
     Postgres { url: String },
 }
 

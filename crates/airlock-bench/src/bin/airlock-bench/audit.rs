@@ -1,0 +1,170 @@
+//! `airlock-bench audit`: how fast the audit chain verifies (DESIGN.md §9, "Audit"), on a
+//! SQLite store holding a long chain.
+//!
+//! - **store**: `Gate::verify_audit`, what `GET /v1/audit/verify` runs: pages of records
+//!   read from the store, each hash recomputed over its canonical JSON and linked.
+//! - **export file**: the chain written as NDJSON (`GET /v1/audit/export`'s format), then
+//!   read from the file and checked with `airlock_gate::audit::verify_export`, what
+//!   `airlock audit verify --file` runs.
+//! - the floors measured beside them on the same bytes: one SHA-256 per exported line, and
+//!   parsing every line into a record; a verifier can be no faster than either.
+
+use crate::report::Report;
+use crate::seed::Seeded;
+use crate::Options;
+use airlock_bench::stats::median;
+use airlock_gate::audit::verify_export;
+use airlock_protocol::AuditRecord;
+use anyhow::bail;
+use sha2::{Digest, Sha256};
+use std::hint::black_box;
+use std::io::Write;
+use std::time::Instant;
+
+const BENCH: &str = "audit";
+
+pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
+    let (records, repeats) = if options.quick {
+        (10_000, 1)
+    } else {
+        (1_000_000, 3)
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(measure(report, records, repeats))
+}
+
+async fn measure(report: &mut Report, records: usize, repeats: usize) -> anyhow::Result<()> {
+    let folder = tempfile::TempDir::new()?;
+    let seeded = Seeded::create(&folder.path().join("data")).await?;
+    let agents = seeded.agents(1).await?;
+    let started = Instant::now();
+    seeded.audit_records(&agents[0].0, records).await?;
+    let case = format!("{records} records (sqlite)");
+    report.add(
+        BENCH,
+        &case,
+        "append_rate_batched",
+        records as f64 / started.elapsed().as_secs_f64(),
+        "records/s",
+    );
+
+    // In the store.
+    let mut rates = Vec::new();
+    let mut chain = 0;
+    for _ in 0..repeats {
+        let started = Instant::now();
+        let verdict = seeded.gate.verify_audit(&seeded.owner).await?;
+        let took = started.elapsed().as_secs_f64();
+        if !verdict.ok || (verdict.records as usize) < records {
+            bail!("the seeded chain does not verify: {verdict:?}");
+        }
+        chain = verdict.records;
+        rates.push(verdict.records as f64 / took);
+    }
+    report.add(BENCH, &case, "chain_length", chain as f64, "count");
+    report.add(
+        BENCH,
+        &case,
+        "verify_store",
+        median(&mut rates),
+        "records/s",
+    );
+
+    // The export file.
+    let file = folder.path().join("audit.ndjson");
+    let started = Instant::now();
+    let exported = export(&seeded, &file).await?;
+    report.add(
+        BENCH,
+        &case,
+        "export_to_file",
+        exported as f64 / started.elapsed().as_secs_f64(),
+        "records/s",
+    );
+    seeded.close().await?;
+    let mut rates = Vec::new();
+    for _ in 0..repeats {
+        let started = Instant::now();
+        let text = std::fs::read_to_string(&file)?;
+        let verdict = verify_export(&text);
+        let took = started.elapsed().as_secs_f64();
+        if !verdict.ok || verdict.records != exported {
+            bail!("the export does not verify: {verdict:?}");
+        }
+        rates.push(exported as f64 / took);
+    }
+    report.add(
+        BENCH,
+        &case,
+        "verify_export_file",
+        median(&mut rates),
+        "records/s",
+    );
+
+    // The floors, on the same lines.
+    let text = std::fs::read_to_string(&file)?;
+    let started = Instant::now();
+    for line in text.lines() {
+        black_box(Sha256::digest(line.as_bytes()));
+    }
+    let sha = exported as f64 / started.elapsed().as_secs_f64();
+    report.add(
+        BENCH,
+        "floor: one SHA-256 per exported line",
+        "rate",
+        sha,
+        "records/s",
+    );
+    let started = Instant::now();
+    for line in text.lines() {
+        black_box(serde_json::from_str::<AuditRecord>(line)?);
+    }
+    let parse = exported as f64 / started.elapsed().as_secs_f64();
+    report.add(
+        BENCH,
+        "floor: parse each exported line",
+        "rate",
+        parse,
+        "records/s",
+    );
+    if let Some(verify) = report.value(BENCH, &case, "verify_export_file") {
+        report.add(
+            BENCH,
+            &case,
+            "verify_export_of_sha256_floor",
+            verify / sha,
+            "x",
+        );
+        report.add(
+            BENCH,
+            &case,
+            "verify_export_of_parse_floor",
+            verify / parse,
+            "x",
+        );
+    }
+    Ok(())
+}
+
+/// Writes the whole chain as NDJSON, one record a line; returns how many.
+async fn export(seeded: &Seeded, file: &std::path::Path) -> anyhow::Result<u64> {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(file)?);
+    let mut after = 0;
+    let mut count = 0;
+    loop {
+        let page = seeded.gate.audit_after(&seeded.owner, after, 1000).await?;
+        for record in &page {
+            serde_json::to_writer(&mut out, record)?;
+            out.write_all(b"\n")?;
+        }
+        count += page.len() as u64;
+        match page.last() {
+            Some(last) if page.len() == 1000 => after = last.seq,
+            _ => break,
+        }
+    }
+    out.flush()?;
+    Ok(count)
+}
