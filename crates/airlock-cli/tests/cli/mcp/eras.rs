@@ -1,8 +1,10 @@
 //! The proxy with a 2026-07-28 client (the `mcp` Python SDK pinned to 2026-07-28, or in
 //! `auto` mode, where it probes `server/discover`): an asked call is answered at once
 //! with an input-required result and its request state, and the retry carrying that state
-//! runs the call once a person approved it. Also: the real server's progress reaches the
-//! client under the client's own token, on either era.
+//! runs the call once a person approved it; in the older era the request is kept alive
+//! with progress. Also: the real server's progress reaches the client under the client's
+//! own token, on either era, and the upstream leg speaks 2026-07-28 to a server that
+//! offers it (tests/fixtures/mcp/server.py).
 
 use super::*;
 
@@ -69,6 +71,36 @@ fn a_2026_client_is_answered_at_once_and_its_retry_runs_the_approved_call_once()
     assert_eq!(moved["is_error"], false, "{moved}");
     assert!(root.join("moved.txt").is_file() && !root.join("hello.txt").exists());
     assert_eq!(approval["status"], "approved", "{approval}");
+}
+
+#[test]
+fn an_older_era_client_waiting_for_a_person_gets_progress_to_keep_its_request_alive() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let upstream = filesystem_upstream(&root);
+
+    let steps = McpClient::new(&server.url, &agent, "gated", &root, &upstream).run(|_| {
+        eventually(Duration::from_secs(30), "the move to be asked", || {
+            !server.pending().is_empty()
+        });
+        // Longer than the 10 s between two progress notifications.
+        std::thread::sleep(Duration::from_secs(12));
+        let output = server.client(&["approvals", "approve", "--latest"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    });
+
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], false, "{moved}");
+    let progress = step(&steps, "waited")["progress"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!progress.is_empty(), "{steps:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|message| message == "waiting for approval in airlock"),
+        "{progress:?}"
+    );
 }
 
 #[test]
