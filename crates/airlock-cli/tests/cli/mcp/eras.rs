@@ -339,7 +339,54 @@ deadline = "1h"
 name = "era-is-fine"
 tool = "mcp__pyserver__era"
 decision = "allow"
+
+[[rules]]
+name = "slow-is-fine"
+tool = "mcp__pyserver__slow"
+decision = "allow"
 "#;
+
+/// The proxy arguments for the Python server, noting into `notes`.
+fn python_upstream(notes: &Path) -> Vec<String> {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
+    ["--server-name", "pyserver", "--", "python3"]
+        .map(String::from)
+        .into_iter()
+        .chain([fixture.display().to_string(), notes.display().to_string()])
+        .collect()
+}
+
+#[test]
+fn a_client_cancelling_a_forwarded_call_cancels_it_at_the_real_server() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, PYTHON_SERVER_POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("desktop");
+
+    for era in ["legacy", "2026-07-28"] {
+        let notes = work.path().join(format!("notes-{era}.txt"));
+        let steps = McpClient::new(
+            &server.url,
+            &agent,
+            "cancel-forwarded",
+            work.path(),
+            &python_upstream(&notes),
+        )
+        .env(ERA, era)
+        .run(|client| {
+            client.wait_for_step("cancelled");
+            // While the client is still connected: the cancellation itself reached the
+            // server (not the end of its input).
+            eventually(Duration::from_secs(10), "the slow call cancelled", || {
+                std::fs::read_to_string(&notes).unwrap_or_default() == "slow cancelled\n"
+            });
+            client.go_on();
+        });
+        let era_step = step(&steps, "era");
+        assert_eq!(era_step["is_error"], false, "{era}: {era_step}");
+    }
+}
 
 #[test]
 fn the_upstream_leg_speaks_2026_to_a_server_that_offers_it() {
@@ -349,12 +396,7 @@ fn the_upstream_leg_speaks_2026_to_a_server_that_offers_it() {
     let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
     let agent = server.create_agent("desktop");
     let notes = work.path().join("notes.txt");
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py");
-    let upstream: Vec<String> = ["--server-name", "pyserver", "--", "python3"]
-        .map(String::from)
-        .into_iter()
-        .chain([fixture.display().to_string(), notes.display().to_string()])
-        .collect();
+    let upstream = python_upstream(&notes);
 
     for (n, era) in ["legacy", "2026-07-28"].into_iter().enumerate() {
         let steps = McpClient::new(&server.url, &agent, "python-server", work.path(), &upstream)
