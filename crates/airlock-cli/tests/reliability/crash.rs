@@ -51,13 +51,13 @@ fn crash_at(point: &str, backend: fn() -> Backend) {
 }
 
 /// One round: SIGKILL at a seeded random moment of the flow, restart, settle, check.
-fn kill_at_random(backend: fn() -> Backend, salt: u64) {
+fn kill_at_random(backend: fn() -> Backend, salt: u64, flow_millis: u64) {
     for round in 0..rounds(2) {
         let seed = base_seed() ^ (round << 32) ^ salt;
         let mut rng = Rng::new(seed);
-        // The whole flow takes about 0.5 to 1 s on a debug build: the kill lands anywhere
-        // in it, now and then after it ended.
-        let delay = rng.millis(1_000);
+        // The kill lands anywhere in the flow (`flow_millis`: about how long it takes on
+        // a debug build), now and then after it ended.
+        let delay = rng.millis(flow_millis);
         let context = format!("SIGKILL after {delay:?}, round {round}, seed {seed}");
         let dir = tempfile::tempdir().unwrap();
         let backend = backend();
@@ -118,12 +118,12 @@ kill_points! {
 
 #[test]
 fn sigkill_at_random_moments_on_sqlite() {
-    kill_at_random(Backend::sqlite, 1);
+    kill_at_random(Backend::sqlite, 1, 500);
 }
 
 #[test]
 fn sigkill_at_random_moments_on_postgres() {
-    kill_at_random(Backend::postgres, 2);
+    kill_at_random(Backend::postgres, 2, 800);
 }
 
 /// A typo in `AIRLOCK_FAILPOINT` must stop the server, not run a crash test that can
