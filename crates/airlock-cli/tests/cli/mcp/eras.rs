@@ -238,6 +238,41 @@ fn on_2026_the_approval_form_rides_the_input_request_and_its_answer_the_retry() 
 }
 
 #[test]
+fn on_2026_an_inbox_decision_first_wins_over_the_forms_late_answer() {
+    let (_work, server, agent, _folder, root) = filesystem_setup();
+    let (approver_id, approver) = create_approver(&server, "alice");
+
+    // The form stays open (and then declines) while the inbox approves.
+    let steps = McpClient::new(
+        &server.url,
+        &agent,
+        "inline-late",
+        &root,
+        &inline_upstream(&root),
+    )
+    .env("AIRLOCK_APPROVER", &approver)
+    .env(ERA, "2026-07-28")
+    .run(|client| {
+        client.wait_for_step("elicited");
+        let output = server.client(&["approvals", "approve", "--latest"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    });
+
+    assert!(has_step(&steps, "answered-late"), "{steps:?}");
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], false, "{moved}");
+    assert!(root.join("moved.txt").is_file());
+    // The late decline came with the retry and was refused like any second decision.
+    let approval = only_approval(&server);
+    assert_eq!(approval["status"], "approved", "{approval}");
+    assert_ne!(
+        approval["decided_by"],
+        format!("user:{approver_id}"),
+        "{approval}"
+    );
+}
+
+#[test]
 fn a_2026_client_that_disconnects_cancels_the_approval_it_was_retrying() {
     let (_work, server, agent, _folder, root) = filesystem_setup();
     let upstream = filesystem_upstream(&root);
