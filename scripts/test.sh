@@ -53,6 +53,15 @@ else
     cargo test -p airlock-cli --features failpoints --test reliability --locked --no-fail-fast
 fi
 
+step "API fuzzing: schemathesis against /openapi.json of a running server (no 5xx, errors as the spec says)"
+install_schemathesis
+cargo build -p airlock-cli --locked
+scripts/api-fuzz.sh
+
+step "cargo fuzz: each light target for a short run (docs/security.md has the long runs)"
+install_cargo_fuzz
+scripts/fuzz.sh
+
 step "benchmarks compile"
 cargo bench --workspace --locked --no-run
 
