@@ -83,8 +83,15 @@ impl ChainVerifier {
                     ),
                 ))
             } else {
+                // The hash is taken out of the record's own value rather than left for
+                // `audit_hash` to skip, which would copy the whole record once more.
                 let recomputed = serde_json::to_value(record)
-                    .map(|value| audit_hash(&record.prev_hash, &value))
+                    .map(|mut value| {
+                        if let Some(members) = value.as_object_mut() {
+                            members.remove("hash");
+                        }
+                        audit_hash(&record.prev_hash, &value)
+                    })
                     .unwrap_or_default();
                 (recomputed != record.hash).then(|| {
                     (
