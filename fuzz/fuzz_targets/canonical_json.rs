@@ -18,7 +18,11 @@ fuzz_target!(|bytes: &[u8]| {
         Ok(reparsed) => reparsed,
         Err(error) => panic!("canonical form is not JSON ({error}): {canonical}"),
     };
-    assert_eq!(to_canonical_string(&reparsed), canonical, "not a fixed point");
+    assert_eq!(
+        to_canonical_string(&reparsed),
+        canonical,
+        "not a fixed point"
+    );
     assert_eq!(json_digest(&value), sha256_hex(canonical.as_bytes()));
     let binding = Binding {
         approval: "apr_1",

@@ -12,7 +12,10 @@ fuzz_target!(|text: &str| {
         return;
     };
     let again = Policy::load(text, &LoadOptions::default());
-    assert_eq!(again.map(|p| p.digest().to_owned()).ok().as_deref(), Some(policy.digest()));
+    assert_eq!(
+        again.map(|p| p.digest().to_owned()).ok().as_deref(),
+        Some(policy.digest())
+    );
     let calls = [
         ("email.send", json!({"to": "bob@acme.test", "body": "hi"})),
         ("shell.exec", json!({"command": "rm -rf / && ls $(whoami)"})),

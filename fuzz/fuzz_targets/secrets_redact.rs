@@ -12,7 +12,10 @@ fuzz_target!(|text: &str| {
     let redacted = redact(&arguments);
     assert_eq!(redact(&redacted), redacted, "redaction is not idempotent");
     let left = scan(&redacted);
-    assert!(left.is_empty(), "secrets left after redaction: {left:?} in {redacted}");
+    assert!(
+        left.is_empty(),
+        "secrets left after redaction: {left:?} in {redacted}"
+    );
     let once = redact_text(text);
     assert_eq!(redact_text(&once), once);
 });
