@@ -207,9 +207,9 @@ pub fn rego_text(rules: usize) -> String {
          decision := \"allow\" if {\n\tnot deny_hit\n\tnot ask_hit\n\tallow_hit\n}\n\n",
     );
     for i in 0..rules {
-        let _ = write!(
+        let _ = writeln!(
             text,
-            "{}_hit if {{ glob.match(\"svc{i}.*\", [], input.tool); glob.match(\"res{i}/*\", [], input.resource) }}\n",
+            "{}_hit if {{ glob.match(\"svc{i}.*\", [], input.tool); glob.match(\"res{i}/*\", [], input.resource) }}",
             rule_decision(i)
         );
     }
