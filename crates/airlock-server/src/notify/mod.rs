@@ -120,10 +120,16 @@ impl Notifier {
             });
             tokio::select! {
                 _ = shutdown.cancelled() => return,
-                // A lagged receiver only means several events: one sweep covers them.
                 _ = pokes.recv() => {}
                 _ = tokio::time::sleep(pause) => {}
             }
+            // One sweep covers every event announced so far (also a lagged receiver's):
+            // drop the pokes queued while this one slept or swept.
+            while !matches!(
+                pokes.try_recv(),
+                Err(tokio::sync::broadcast::error::TryRecvError::Empty
+                    | tokio::sync::broadcast::error::TryRecvError::Closed)
+            ) {}
         }
     }
 
@@ -223,7 +229,7 @@ impl Notifier {
             Some(approval) => {
                 let outcome = skip(format!(
                     "the approval is already {}",
-                    status_text(approval.status)
+                    approval.status.as_str()
                 ));
                 store
                     .record_notification(&notification.id, None, &outcome)
@@ -403,14 +409,4 @@ fn duration_millis(duration: Duration) -> i64 {
 
 fn add_millis(at: Timestamp, millis: i64) -> Timestamp {
     Timestamp::from_millisecond(at.as_millisecond().saturating_add(millis)).unwrap_or(at)
-}
-
-fn status_text(status: ApprovalStatus) -> &'static str {
-    match status {
-        ApprovalStatus::Pending => "pending",
-        ApprovalStatus::Approved => "approved",
-        ApprovalStatus::Rejected => "rejected",
-        ApprovalStatus::Expired => "expired",
-        ApprovalStatus::Cancelled => "cancelled",
-    }
 }
