@@ -1,8 +1,9 @@
 //! The embedded SQLite backend: one database file, WAL, `synchronous=FULL` (G7).
 //!
-//! Every write runs as one `BEGIN IMMEDIATE` transaction on a single writer connection
-//! behind an async mutex, so writes are serialised inside the process and SQLite never
-//! answers BUSY between our own writers; a small pool of `query_only` connections serves
+//! Every write runs on a single writer connection behind an async mutex, so writes are
+//! serialised inside the process and SQLite never answers BUSY between our own writers;
+//! writes that arrive together share one `BEGIN IMMEDIATE` transaction and one fsync,
+//! each in its own savepoint (group commit, `writer`); a small pool of `query_only` connections serves
 //! the plain reads, which WAL lets run beside the writer. Reads that a write depends on
 //! (the approval a decision checks, the chain head an audit append extends) are made
 //! inside the write transaction, on the writer.
@@ -17,6 +18,7 @@
 //! - `web`: the browser inbox's sessions (cookie hash → principal).
 //! - `runs`: the built-in runtime's runs, journal, steps, messages and outbox.
 //! - `notify`: notifications of pending approvals, used links, server secrets.
+//! - `writer`: the writer connection and its group commit.
 
 mod audit;
 mod calls;
@@ -30,6 +32,7 @@ mod rules;
 mod runs;
 mod tasks;
 mod web;
+mod writer;
 
 use crate::{
     ApprovalFilter, DecideError, Decided, Decision, Effects, Grant, Lease, NewCall, Principal,
@@ -44,10 +47,9 @@ use codec::database;
 use identity::AgentKey;
 use jiff::Timestamp;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, SqliteConnection, SqlitePool};
+use sqlx::SqlitePool;
 use std::path::Path;
 use std::time::Duration;
-use tokio::sync::Mutex;
 
 /// The schema, embedded at build time and brought up to date by [`SqliteStore::open`].
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
@@ -61,8 +63,8 @@ const READERS: u32 = 4;
 
 /// The SQLite store. Cheap to share behind an `Arc`.
 pub struct SqliteStore {
-    /// INVARIANT: every write transaction runs on this connection, while its lock is held.
-    writer: Mutex<SqliteConnection>,
+    /// INVARIANT: every write runs as an operation of this writer (`write_transaction!`).
+    writer: writer::Writer,
     readers: SqlitePool,
 }
 
@@ -99,7 +101,10 @@ impl SqliteStore {
                 options
                     .clone()
                     .create_if_missing(true)
-                    .journal_mode(SqliteJournalMode::Wal),
+                    .journal_mode(SqliteJournalMode::Wal)
+                    // Each write runs in a savepoint (group commit); SQLite journals the
+                    // pages a savepoint changes, in memory rather than in a temp file.
+                    .pragma("temp_store", "MEMORY"),
             )
             .await
             .map_err(database)?;
@@ -115,7 +120,7 @@ impl SqliteStore {
             .await
             .map_err(database)?;
         Ok(SqliteStore {
-            writer: Mutex::new(writer),
+            writer: writer::Writer::new(writer),
             readers,
         })
     }
@@ -123,38 +128,24 @@ impl SqliteStore {
     /// Closes every connection, waiting for the writer to finish its transaction.
     pub async fn close(self) -> StoreResult<()> {
         self.readers.close().await;
-        self.writer.into_inner().close().await.map_err(database)
+        self.writer.close().await
     }
 }
 
 /// Runs `$body` (an expression using `$conn: &mut SqliteConnection`, returning a
-/// `Result`) as one `BEGIN IMMEDIATE` transaction on the writer: committed when it
-/// returns `Ok`, rolled back when it returns `Err` — a refusal writes nothing. If the
-/// caller's future is dropped midway, dropping the transaction rolls it back before the
-/// next user of the connection gets it.
+/// `Result`) as one write operation on the writer (`writer.rs`): it is committed, in a
+/// group commit with whatever runs beside it, when it returns `Ok` — and the macro
+/// returns only after that commit — and rolled back to nothing when it returns `Err`. If
+/// the caller's future is dropped midway, its writes are rolled back before the next
+/// operation runs.
 macro_rules! write_transaction {
     ($store:expr, |$conn:ident| $body:expr) => {{
-        let mut writer = $store.writer.lock().await;
-        let mut transaction = writer
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(database)?;
-        let outcome = {
-            let $conn: &mut SqliteConnection = &mut transaction;
-            $body.await
+        let mut operation = $store.writer.begin().await?;
+        let outcome = match operation.conn() {
+            Ok($conn) => $body.await,
+            Err(error) => Err(error.into()),
         };
-        match outcome {
-            Ok(value) => {
-                transaction.commit().await.map_err(database)?;
-                Ok(value)
-            }
-            Err(error) => {
-                if let Err(rollback) = transaction.rollback().await {
-                    tracing::warn!(error = %rollback, "rolling back a refused write failed");
-                }
-                Err(error)
-            }
-        }
+        operation.finish(outcome).await
     }};
 }
 
@@ -618,6 +609,15 @@ impl Store for SqliteStore {
         audit::audit_after(&self.readers, workspace, after, limit).await
     }
 
+    async fn audit_rows_after(
+        &self,
+        workspace: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<crate::AuditRows> {
+        audit::audit_rows_after(&self.readers, workspace, after, limit).await
+    }
+
     async fn events_after(
         &self,
         workspace: &str,
@@ -682,30 +682,32 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("airlock.db"))
             .await
             .unwrap();
-        {
-            let mut writer = store.writer.lock().await;
-            let pragma = |name: &'static str| format!("PRAGMA {name}");
-            let synchronous: i64 = sqlx::query_scalar(&pragma("synchronous"))
-                .fetch_one(&mut *writer)
-                .await
-                .unwrap();
-            assert_eq!(synchronous, 2, "synchronous=FULL");
-            let foreign_keys: i64 = sqlx::query_scalar(&pragma("foreign_keys"))
-                .fetch_one(&mut *writer)
-                .await
-                .unwrap();
-            assert_eq!(foreign_keys, 1);
-            let journal: String = sqlx::query_scalar(&pragma("journal_mode"))
-                .fetch_one(&mut *writer)
-                .await
-                .unwrap();
-            assert_eq!(journal, "wal");
-            let busy: i64 = sqlx::query_scalar(&pragma("busy_timeout"))
-                .fetch_one(&mut *writer)
-                .await
-                .unwrap();
-            assert_eq!(busy, 5000);
-        }
+        let checked = store.writer.with_conn(|writer| {
+            Box::pin(async move {
+                let pragma = |name: &'static str| format!("PRAGMA {name}");
+                let synchronous: i64 = sqlx::query_scalar(&pragma("synchronous"))
+                    .fetch_one(&mut *writer)
+                    .await
+                    .unwrap();
+                assert_eq!(synchronous, 2, "synchronous=FULL");
+                let foreign_keys: i64 = sqlx::query_scalar(&pragma("foreign_keys"))
+                    .fetch_one(&mut *writer)
+                    .await
+                    .unwrap();
+                assert_eq!(foreign_keys, 1);
+                let journal: String = sqlx::query_scalar(&pragma("journal_mode"))
+                    .fetch_one(&mut *writer)
+                    .await
+                    .unwrap();
+                assert_eq!(journal, "wal");
+                let busy: i64 = sqlx::query_scalar(&pragma("busy_timeout"))
+                    .fetch_one(&mut *writer)
+                    .await
+                    .unwrap();
+                assert_eq!(busy, 5000);
+            })
+        });
+        checked.await.unwrap();
         let refused =
             sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ('w', 'w', 0)")
                 .execute(&store.readers)

@@ -18,7 +18,7 @@ use crate::{
 use airlock_protocol::Approval;
 use async_trait::async_trait;
 use jiff::Timestamp;
-use sqlx::{Connection, SqliteConnection};
+use sqlx::SqliteConnection;
 
 #[async_trait]
 impl NotifyStore for SqliteStore {
@@ -151,24 +151,9 @@ impl NotifyStore for SqliteStore {
         session: &WebSession,
         effects: &Effects,
     ) -> Result<WebSession, LinkError> {
-        let mut writer = self.writer.lock().await;
-        let mut transaction = writer
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(database)?;
-        let outcome = use_link(&mut transaction, workspace, link, session, effects).await;
-        match outcome {
-            Ok(session) => {
-                transaction.commit().await.map_err(database)?;
-                Ok(session)
-            }
-            Err(error) => {
-                if let Err(rollback) = transaction.rollback().await {
-                    tracing::warn!(error = %rollback, "rolling back a refused link failed");
-                }
-                Err(error)
-            }
-        }
+        write_transaction!(self, |conn| use_link(
+            conn, workspace, link, session, effects
+        ))
     }
 }
 
