@@ -268,6 +268,11 @@ impl Store for SqliteStore {
         call: &NewCall,
         effects: &Effects,
     ) -> StoreResult<()> {
+        if call.approval.is_none() {
+            // Nothing to check against the policy in force: batched with the calls
+            // recorded beside it.
+            return self.writer.record_call(workspace, call, effects).await;
+        }
         write_transaction!(self, |conn| calls::record_call(
             conn, workspace, call, effects
         ))
@@ -609,15 +614,6 @@ impl Store for SqliteStore {
         audit::audit_after(&self.readers, workspace, after, limit).await
     }
 
-    async fn audit_rows_after(
-        &self,
-        workspace: &str,
-        after: u64,
-        limit: u32,
-    ) -> StoreResult<crate::AuditRows> {
-        audit::audit_rows_after(&self.readers, workspace, after, limit).await
-    }
-
     async fn events_after(
         &self,
         workspace: &str,
@@ -714,5 +710,121 @@ mod tests {
                 .await;
         assert!(refused.is_err(), "a reader connection wrote");
         store.close().await.unwrap();
+    }
+
+    fn allowed_call(id: &str) -> NewCall {
+        let at = Timestamp::from_second(1_800_000_000).unwrap();
+        let call = Call {
+            id: format!("call_{id}"),
+            agent_id: "agt_a".into(),
+            session_id: None,
+            tool: "bench.op".into(),
+            arguments: serde_json::json!({"n": id}),
+            risk: airlock_protocol::Risk::Read,
+            status: airlock_protocol::CallStatus::Allowed,
+            decided_by: airlock_protocol::DecidedBy::Rule,
+            rule: Some("allowed".into()),
+            reason: None,
+            approval_id: None,
+            grant_id: Some(format!("grt_{id}")),
+            created_at: at,
+            decided_at: Some(at),
+        };
+        NewCall {
+            grant: Some(Grant {
+                id: format!("grt_{id}"),
+                call_id: call.id.clone(),
+                created_at: at,
+                consumed_at: None,
+            }),
+            approval: None,
+            call,
+        }
+    }
+
+    fn allowed_effects(id: &str) -> Effects {
+        Effects::none().audit(crate::AuditEntry {
+            at: Timestamp::from_second(1_800_000_000).unwrap(),
+            actor: "agent:agt_a".into(),
+            kind: "call.allowed".into(),
+            subject: format!("call_{id}"),
+            data: serde_json::json!({"id": id}),
+        })
+    }
+
+    /// Calls queued while the writer is busy are recorded by the committer in one batch;
+    /// when one of them cannot be stored (its id is taken) the batch is recorded again
+    /// call by call: that call fails alone, the others are committed, and the audit chain
+    /// has no gap.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bad_call_in_a_batch_fails_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(
+            SqliteStore::open(&dir.path().join("airlock.db"))
+                .await
+                .unwrap(),
+        );
+        let created = Timestamp::from_second(1_800_000_000).unwrap();
+        store
+            .create_workspace(&Workspace {
+                id: "ws_a".into(),
+                name: "alpha".into(),
+                created_at: created,
+            })
+            .await
+            .unwrap();
+        let agent = Agent {
+            id: "agt_a".into(),
+            name: "scout".into(),
+            mode: airlock_protocol::Mode::Ask,
+            system_prompt: None,
+            tools: None,
+            workspace_dir: None,
+            llm: None,
+            mcp_servers: None,
+            created_at: created,
+        };
+        store
+            .create_agent("ws_a", &agent, "hash", &Effects::none())
+            .await
+            .unwrap();
+        store
+            .record_call("ws_a", &allowed_call("0"), &allowed_effects("0"))
+            .await
+            .unwrap();
+
+        let held = store.writer.begin().await.unwrap();
+        let mut tasks = Vec::new();
+        for n in 1..=10 {
+            // Call 5 reuses call 0's id.
+            let id = if n == 5 {
+                "0".to_owned()
+            } else {
+                n.to_string()
+            };
+            let store = std::sync::Arc::clone(&store);
+            tasks.push(tokio::spawn(async move {
+                store
+                    .record_call("ws_a", &allowed_call(&id), &allowed_effects(&id))
+                    .await
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let commits_before = store.writer.commits();
+        held.finish(Ok::<(), StoreError>(())).await.unwrap();
+        let mut failed = Vec::new();
+        for (n, task) in (1..=10).zip(tasks) {
+            if task.await.unwrap().is_err() {
+                failed.push(n);
+            }
+        }
+        assert_eq!(failed, vec![5]);
+        assert_eq!(store.writer.commits() - commits_before, 1, "one batch");
+        let records = store.audit_after("ws_a", 0, 100).await.unwrap();
+        let seqs: Vec<u64> = records.iter().map(|record| record.seq).collect();
+        assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
+        for pair in records.windows(2) {
+            assert_eq!(pair[1].prev_hash, pair[0].hash);
+        }
     }
 }

@@ -115,6 +115,10 @@ macro_rules! conformance_suite {
             $backend,
             concurrency::twenty_concurrent_redeems_have_one_winner
         );
+        behaviour!(
+            $backend,
+            concurrency::concurrent_calls_are_all_recorded_and_chained
+        );
         behaviour!($backend, grants::a_grant_is_redeemed_once);
         behaviour!($backend, grants::redeem_refusals_say_why);
         behaviour!($backend, expiry::expire_due_moves_only_due_approvals);

@@ -1,50 +1,75 @@
 //! The audit chain and the workspace event stream: appending [`Effects`] inside an
 //! operation's transaction, and reading them back.
 //!
-//! INVARIANT: [`append_effects`] is the only writer of the `audit` and `events` tables,
-//! and it runs inside the write transaction of the operation whose change it records, so
+//! INVARIANT: [`append_many`] (and [`append_effects`], one of it) is the only writer of
+//! the `audit` and `events` tables, and it runs inside the write transaction of the operation whose change it records, so
 //! a change and its record commit together or not at all (G8). Because every write
 //! transaction runs on the one writer connection, reading the chain head and appending
 //! after it cannot race with another append.
 
 use super::codec::{database, json_text, millis, to_i64, Columns};
-use crate::{Effects, StoreResult};
+use crate::{AuditEntry, Effects, StoreResult};
 use airlock_policy::digest::{audit_hash, GENESIS_HASH};
 use airlock_protocol::{AuditRecord, WorkspaceEvent};
 use serde_json::json;
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
+
+/// Rows per multi-row `INSERT`: far below SQLite's limit on bound values (32,766).
+const ROWS_PER_STATEMENT: usize = 256;
 
 /// Appends `effects` to `workspace`'s audit chain and event stream.
-///
-/// Each audit record gets `seq` = previous + 1 (1 for the first), `prev_hash` = the
-/// previous record's hash (64 zeros for the first), `at` = the entry's RFC 3339 text,
-/// and `hash` = `audit_hash(prev_hash, record without hash)` (DESIGN.md §6.3).
 pub(crate) async fn append_effects(
     conn: &mut SqliteConnection,
     workspace: &str,
     effects: &Effects,
 ) -> StoreResult<()> {
-    if !effects.audit.is_empty() {
-        let head = sqlx::query(
-            "SELECT seq, hash FROM audit WHERE workspace = ? ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(workspace)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(database)?;
-        let (mut seq, mut prev_hash) = match head {
-            Some(row) => {
-                let columns = Columns::new(&row, "audit");
-                (columns.unsigned("seq")?, columns.text("hash")?)
+    append_many(conn, &[(workspace, effects)]).await
+}
+
+/// An audit record ready to insert.
+struct AuditRow<'a> {
+    workspace: &'a str,
+    seq: i64,
+    at: String,
+    entry: &'a AuditEntry,
+    data: String,
+    prev_hash: String,
+    hash: String,
+}
+
+/// Appends each `(workspace, effects)` in order: the audit records of all of them in one
+/// multi-row statement, then the events in another (a group commit hands many at once).
+///
+/// Each audit record gets `seq` = previous + 1 (1 for the first), `prev_hash` = the
+/// previous record's hash (64 zeros for the first), `at` = the entry's RFC 3339 text,
+/// and `hash` = `audit_hash(prev_hash, record without hash)` (DESIGN.md §6.3). The chain
+/// head of each workspace is read once, inside the transaction.
+pub(crate) async fn append_many(
+    conn: &mut SqliteConnection,
+    batch: &[(&str, &Effects)],
+) -> StoreResult<()> {
+    // (workspace, last seq, last hash) of each chain this batch extends.
+    let mut heads: Vec<(&str, u64, String)> = Vec::new();
+    let mut rows: Vec<AuditRow<'_>> = Vec::new();
+    for &(workspace, effects) in batch {
+        if effects.audit.is_empty() {
+            continue;
+        }
+        let index = match heads.iter().position(|(known, ..)| *known == workspace) {
+            Some(index) => index,
+            None => {
+                let (seq, hash) = chain_head(&mut *conn, workspace).await?;
+                heads.push((workspace, seq, hash));
+                heads.len() - 1
             }
-            None => (0, GENESIS_HASH.to_owned()),
         };
+        let (_, seq, prev_hash) = &mut heads[index];
         for entry in &effects.audit {
-            seq += 1;
+            *seq += 1;
             // The text hashed is the text stored: a verifier recomputes from the row.
             let at = entry.at.to_string();
             let record = json!({
-                "seq": seq,
+                "seq": *seq,
                 "at": at,
                 "actor": entry.actor,
                 "kind": entry.kind,
@@ -52,37 +77,73 @@ pub(crate) async fn append_effects(
                 "data": entry.data,
                 "prev_hash": prev_hash,
             });
-            let hash = audit_hash(&prev_hash, &record);
-            sqlx::query(
-                "INSERT INTO audit (workspace, seq, at, actor, kind, subject, data, prev_hash, hash)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(workspace)
-            .bind(to_i64(seq)?)
-            .bind(&at)
-            .bind(&entry.actor)
-            .bind(&entry.kind)
-            .bind(&entry.subject)
-            .bind(json_text(&entry.data)?)
-            .bind(&prev_hash)
-            .bind(&hash)
-            .execute(&mut *conn)
-            .await
-            .map_err(database)?;
-            prev_hash = hash;
+            let hash = audit_hash(prev_hash, &record);
+            rows.push(AuditRow {
+                workspace,
+                seq: to_i64(*seq)?,
+                at,
+                entry,
+                data: json_text(&entry.data)?,
+                prev_hash: std::mem::replace(prev_hash, hash.clone()),
+                hash,
+            });
         }
     }
-    for event in &effects.events {
-        sqlx::query("INSERT INTO events (workspace, kind, at, data) VALUES (?, ?, ?, ?)")
-            .bind(workspace)
-            .bind(&event.kind)
-            .bind(millis(event.at))
-            .bind(json_text(&event.data)?)
-            .execute(&mut *conn)
-            .await
-            .map_err(database)?;
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO audit (workspace, seq, at, actor, kind, subject, data, prev_hash, hash) ",
+        );
+        insert.push_values(chunk, |mut values, row| {
+            values
+                .push_bind(row.workspace)
+                .push_bind(row.seq)
+                .push_bind(&row.at)
+                .push_bind(&row.entry.actor)
+                .push_bind(&row.entry.kind)
+                .push_bind(&row.entry.subject)
+                .push_bind(&row.data)
+                .push_bind(&row.prev_hash)
+                .push_bind(&row.hash);
+        });
+        insert.build().execute(&mut *conn).await.map_err(database)?;
+    }
+    let events = batch
+        .iter()
+        .flat_map(|&(workspace, effects)| {
+            effects.events.iter().map(move |event| (workspace, event))
+        })
+        .map(|(workspace, event)| Ok((workspace, event, json_text(&event.data)?)))
+        .collect::<StoreResult<Vec<_>>>()?;
+    for chunk in events.chunks(ROWS_PER_STATEMENT) {
+        let mut insert =
+            QueryBuilder::<Sqlite>::new("INSERT INTO events (workspace, kind, at, data) ");
+        insert.push_values(chunk, |mut values, (workspace, event, data)| {
+            values
+                .push_bind(*workspace)
+                .push_bind(&event.kind)
+                .push_bind(millis(event.at))
+                .push_bind(data);
+        });
+        insert.build().execute(&mut *conn).await.map_err(database)?;
     }
     Ok(())
+}
+
+/// The last `seq` and hash of `workspace`'s chain (0 and the genesis hash when empty).
+async fn chain_head(conn: &mut SqliteConnection, workspace: &str) -> StoreResult<(u64, String)> {
+    let head =
+        sqlx::query("SELECT seq, hash FROM audit WHERE workspace = ? ORDER BY seq DESC LIMIT 1")
+            .bind(workspace)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(database)?;
+    match head {
+        Some(row) => {
+            let columns = Columns::new(&row, "audit");
+            Ok((columns.unsigned("seq")?, columns.text("hash")?))
+        }
+        None => Ok((0, GENESIS_HASH.to_owned())),
+    }
 }
 
 pub(crate) async fn audit_after(

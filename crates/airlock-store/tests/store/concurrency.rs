@@ -1,7 +1,8 @@
 //! Racing deciders and redeemers: exactly one wins, the others are refused and write
 //! nothing (G1, G3).
 
-use super::fixtures::{effects, t, world};
+use super::audit::assert_chain;
+use super::fixtures::{effects, t, world, Spec};
 use super::harness::Ctx;
 use airlock_store::{DecideError, Decision, Grant, RedeemError};
 use std::sync::Arc;
@@ -134,4 +135,67 @@ pub async fn twenty_concurrent_redeems_have_one_winner(ctx: Ctx) {
         .collect();
     assert_eq!(consumed.len(), 1);
     assert_eq!(consumed[0].at, winners[0].consumed_at.unwrap().to_string());
+}
+
+/// Calls recorded at once (the gate under load, batched by group commit on SQLite) are
+/// all stored with their grants, their audit records form one unbroken chain per
+/// workspace, and a call that cannot be stored (its id is taken) fails alone, leaving
+/// nothing behind.
+pub async fn concurrent_calls_are_all_recorded_and_chained(ctx: Ctx) {
+    let world = world(ctx.store.as_ref()).await;
+    ctx.store
+        .record_call(
+            &world.ws,
+            &world.spec("taken").allowed(),
+            &effects("call.allowed", "call_taken", t(0)),
+        )
+        .await
+        .unwrap();
+
+    const CALLS: usize = 60;
+    const TAKEN: usize = 7;
+    let barrier = Arc::new(Barrier::new(CALLS));
+    let mut tasks = Vec::new();
+    for n in 0..CALLS {
+        let store = Arc::clone(&ctx.store);
+        let barrier = Arc::clone(&barrier);
+        let (ws, spec) = if n % 3 == 0 {
+            let spec = Spec {
+                agent: world.other_agent.clone(),
+                session: None,
+                ..world.spec(&format!("b{n}"))
+            };
+            (world.other.clone(), spec)
+        } else if n == TAKEN {
+            (world.ws.clone(), world.spec("taken"))
+        } else {
+            (world.ws.clone(), world.spec(&format!("a{n}")))
+        };
+        let fx = effects("call.allowed", &spec.call_id(), t(1));
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            store.record_call(&ws, &spec.allowed(), &fx).await
+        }));
+    }
+    let mut failed = Vec::new();
+    for (n, task) in tasks.into_iter().enumerate() {
+        if task.await.unwrap().is_err() {
+            failed.push(n);
+        }
+    }
+    assert_eq!(failed, vec![TAKEN], "only the call with the taken id fails");
+
+    let in_b = (0..CALLS).filter(|n| n % 3 == 0).count();
+    let in_a = 1 + CALLS - in_b - 1;
+    for (ws, expected) in [(&world.ws, in_a), (&world.other, in_b)] {
+        let records = ctx.store.audit_after(ws, 0, 1_000).await.unwrap();
+        assert_eq!(records.len(), expected, "audit records of {ws}");
+        assert_chain(&records);
+    }
+    let rows = ctx.row_counts().await;
+    assert_eq!(
+        (rows["calls"], rows["grants"], rows["audit"], rows["events"]),
+        (CALLS as i64, CALLS as i64, CALLS as i64, CALLS as i64),
+        "one call, grant, audit record and event per stored call"
+    );
 }
