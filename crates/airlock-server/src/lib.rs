@@ -86,6 +86,15 @@ pub async fn serve(
         async move { gate.run_listener(stop).await }
     });
     let app = router(AppState::new(runtime.clone(), shutdown.clone()));
+    // Streams (SSE journals and event feeds) write small frames one after another: with
+    // Nagle's algorithm on, a frame written while the previous one is unacknowledged waits
+    // for the peer's delayed ACK (40 ms on Linux) before it leaves. Every write goes out
+    // at once instead.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY on a connection");
+        }
+    });
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
         .await;

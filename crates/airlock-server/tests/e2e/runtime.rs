@@ -2,6 +2,7 @@
 //! OpenAI-compatible client path, and restarts.
 
 mod behaviours;
+mod latency;
 mod llm;
 mod mcp;
 mod restarts;

@@ -7,7 +7,9 @@
 //! - **run**: a built-in run (a scripted model whose first turn calls `email.send`) is
 //!   suspended on the approval; the clock starts when the decision POST is sent and stops
 //!   when the run's journal (SSE) shows the tool finished (its outbox row written, the
-//!   grant consumed in the same transaction), and again at `run_completed`.
+//!   grant consumed in the same transaction), and again at `run_completed`. Beside them,
+//!   when the journal shows `run_resumed` (the runtime heard of the decision and claimed
+//!   the run), to tell waking up from executing.
 //!
 //! Beside both, the decision POST's own answer time: the decision's commit is part of
 //! every round trip. Approvals are made one after another, each measured on its own.
@@ -149,6 +151,7 @@ async fn suspended_run(report: &mut Report, server: &Airlock, count: usize) -> a
         .create_agent(&json!({"name": "mailer", "llm": llm, "system_prompt": "You mail."}))
         .await?;
     let owner = &server.owner_token;
+    let mut resumed = Vec::with_capacity(count);
     let mut executed = Vec::with_capacity(count);
     let mut completed = Vec::with_capacity(count);
     for _ in 0..count {
@@ -204,6 +207,7 @@ async fn suspended_run(report: &mut Report, server: &Airlock, count: usize) -> a
         let sent = Instant::now();
         approve(server, &approval).await?;
         let mut seen = String::new();
+        let mut run_resumed = None;
         let mut tool_finished = None;
         loop {
             let chunk = tokio::time::timeout(PATIENCE, journal.chunk())
@@ -211,6 +215,9 @@ async fn suspended_run(report: &mut Report, server: &Airlock, count: usize) -> a
                 .context("the run's journal went quiet")??
                 .context("the run's journal ended")?;
             seen.push_str(&String::from_utf8_lossy(&chunk));
+            if run_resumed.is_none() && seen.contains("\"kind\":\"run_resumed\"") {
+                run_resumed = Some(sent.elapsed());
+            }
             if tool_finished.is_none() && seen.contains("\"kind\":\"tool_finished\"") {
                 tool_finished = Some(sent.elapsed());
             }
@@ -223,6 +230,8 @@ async fn suspended_run(report: &mut Report, server: &Airlock, count: usize) -> a
         }
         completed.push(sent.elapsed().as_nanos() as u64);
         let tool_finished = tool_finished.context("no tool_finished before run_completed")?;
+        let run_resumed = run_resumed.context("no run_resumed before run_completed")?;
+        resumed.push(run_resumed.as_nanos() as u64);
         executed.push(tool_finished.as_nanos() as u64);
     }
     // The tool did run: one outbox row per approved run.
@@ -233,6 +242,11 @@ async fn suspended_run(report: &mut Report, server: &Airlock, count: usize) -> a
     if rows < count.min(1_000) {
         bail!("{count} runs approved but {rows} outbox rows: {outbox}");
     }
+    add(
+        report,
+        "decision -> suspended run resumed (sqlite)",
+        &mut resumed,
+    );
     add(
         report,
         "decision -> suspended run executed tool (sqlite)",
