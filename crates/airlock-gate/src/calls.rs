@@ -298,6 +298,9 @@ impl Gate {
             if call.status != CallStatus::Pending || tokio::time::Instant::now() >= until {
                 return Ok(call);
             }
+            // Parked callers hold nothing they read: the call (arguments, preview) is read
+            // again when woken, so 10,000 waiters do not keep 10,000 copies of it.
+            drop(call);
             tokio::select! {
                 _ = &mut notified => {}
                 _ = tokio::time::sleep_until(until) => {
