@@ -37,6 +37,7 @@
 //!   one exception to the workspace lock; the file says why).
 
 mod audit;
+mod batch;
 mod calls;
 mod codec;
 mod decide;
@@ -97,6 +98,8 @@ impl Default for PgOptions {
 /// The PostgreSQL store. Cheap to share behind an `Arc`; one per node.
 pub struct PostgresStore {
     pool: PgPool,
+    /// Group commit of the calls that need no approval (`batch.rs`).
+    batcher: batch::Batcher,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -150,7 +153,8 @@ impl PostgresStore {
             .run(&pool)
             .await
             .map_err(|error| StoreError::Database(format!("migrating the schema: {error}")))?;
-        Ok(PostgresStore { pool })
+        let batcher = batch::Batcher::new(pool.clone());
+        Ok(PostgresStore { pool, batcher })
     }
 
     /// Closes every connection (and ends every [`Store::listen`] task).
@@ -305,6 +309,11 @@ impl Store for PostgresStore {
         call: &NewCall,
         effects: &Effects,
     ) -> StoreResult<()> {
+        if call.approval.is_none() {
+            // Nothing to check against the policy in force: batched with the calls
+            // recorded beside it.
+            return self.batcher.record_call(workspace, call, effects).await;
+        }
         write_transaction!(self, |conn| calls::record_call(
             conn, workspace, call, effects
         ))

@@ -5,14 +5,14 @@
 //! the rows it is about to change through its own connection, and plain getters read
 //! through the pool.
 
-use super::audit::{append_effects, lock_workspace};
+use super::audit::{append_many, lock_workspace};
 use super::codec::{database, enum_text, json_text, millis, opt_millis};
 use super::policy::digest_in_force;
 use crate::codec::{approval_from_row, call_from_row};
 use crate::{ApprovalFilter, Effects, Grant, NewCall, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus};
 use jiff::Timestamp;
-use sqlx::{Executor, PgConnection, PgPool, Postgres};
+use sqlx::{Executor, PgConnection, PgPool, Postgres, QueryBuilder};
 
 const CALL_COLUMNS: &str = "id, agent_id, session_id, tool, arguments, risk, status, decided_by, \
      rule, reason, approval_id, grant_id, created_at, decided_at";
@@ -22,50 +22,118 @@ pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, st
      policy_digest, standing_target, deadline, created_at, decided_at, decided_by, \
      decision_reason";
 
+/// Rows per multi-row `INSERT`: far below PostgreSQL's limit on bound values (65,535).
+const ROWS_PER_STATEMENT: usize = 256;
+
+/// One call for [`record_calls`]: what [`crate::Store::record_call`] takes.
+pub(crate) struct CallWrite<'a> {
+    pub workspace: &'a str,
+    pub call: &'a NewCall,
+    pub effects: &'a Effects,
+}
+
 pub(crate) async fn record_call(
     conn: &mut PgConnection,
     workspace: &str,
     new_call: &NewCall,
     effects: &Effects,
 ) -> StoreResult<()> {
-    lock_workspace(conn, workspace).await?;
-    if let Some(approval) = &new_call.approval {
-        if approval.policy_digest != digest_in_force(&mut *conn, workspace).await? {
-            return Err(StoreError::StalePolicy);
+    record_calls(
+        conn,
+        &[CallWrite {
+            workspace,
+            call: new_call,
+            effects,
+        }],
+    )
+    .await
+}
+
+/// Records calls as the gate decided them, in order: the workspaces locked (in workspace
+/// order, as every transaction locks several), every call row in one multi-row statement,
+/// the approvals, the grants in one statement, then the effects ([`append_many`]). The
+/// batcher (`batch.rs`) hands many calls at once. A pending call whose approval names a
+/// stale policy refuses the whole set (`StalePolicy`).
+pub(crate) async fn record_calls(
+    conn: &mut PgConnection,
+    writes: &[CallWrite<'_>],
+) -> StoreResult<()> {
+    let mut workspaces: Vec<&str> = writes.iter().map(|write| write.workspace).collect();
+    workspaces.sort_unstable();
+    workspaces.dedup();
+    for workspace in workspaces {
+        lock_workspace(conn, workspace).await?;
+    }
+    for write in writes {
+        if let Some(approval) = &write.call.approval {
+            if approval.policy_digest != digest_in_force(&mut *conn, write.workspace).await? {
+                return Err(StoreError::StalePolicy);
+            }
         }
     }
-    let call = &new_call.call;
-    sqlx::query(
-        "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
-                            decided_by, rule, reason, approval_id, grant_id, created_at,
-                            decided_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-    )
-    .bind(&call.id)
-    .bind(workspace)
-    .bind(&call.agent_id)
-    .bind(&call.session_id)
-    .bind(&call.tool)
-    .bind(json_text(&call.arguments)?)
-    .bind(call.risk.as_str())
-    .bind(call.status.as_str())
-    .bind(enum_text(&call.decided_by)?)
-    .bind(&call.rule)
-    .bind(&call.reason)
-    .bind(&call.approval_id)
-    .bind(&call.grant_id)
-    .bind(millis(call.created_at))
-    .bind(opt_millis(call.decided_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
-    if let Some(approval) = &new_call.approval {
-        insert_approval(conn, workspace, approval).await?;
+    let encoded = writes
+        .iter()
+        .map(|write| {
+            Ok((
+                write,
+                json_text(&write.call.call.arguments)?,
+                enum_text(&write.call.call.decided_by)?,
+            ))
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    for chunk in encoded.chunks(ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Postgres>::new(
+            "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
+                                decided_by, rule, reason, approval_id, grant_id, created_at,
+                                decided_at) ",
+        );
+        insert.push_values(chunk, |mut row, (write, arguments, decided_by)| {
+            let call = &write.call.call;
+            row.push_bind(&call.id)
+                .push_bind(write.workspace)
+                .push_bind(&call.agent_id)
+                .push_bind(&call.session_id)
+                .push_bind(&call.tool)
+                .push_bind(arguments)
+                .push_bind(call.risk.as_str())
+                .push_bind(call.status.as_str())
+                .push_bind(decided_by)
+                .push_bind(&call.rule)
+                .push_bind(&call.reason)
+                .push_bind(&call.approval_id)
+                .push_bind(&call.grant_id)
+                .push_bind(millis(call.created_at))
+                .push_bind(opt_millis(call.decided_at));
+        });
+        insert.build().execute(&mut *conn).await.map_err(database)?;
     }
-    if let Some(grant) = &new_call.grant {
-        insert_grant(conn, workspace, grant).await?;
+    for write in writes {
+        if let Some(approval) = &write.call.approval {
+            insert_approval(&mut *conn, write.workspace, approval).await?;
+        }
     }
-    append_effects(conn, workspace, effects).await
+    let grants: Vec<(&str, &Grant)> = writes
+        .iter()
+        .filter_map(|write| Some((write.workspace, write.call.grant.as_ref()?)))
+        .collect();
+    for chunk in grants.chunks(ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Postgres>::new(
+            "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at) ",
+        );
+        insert.push_values(chunk, |mut row, (workspace, grant)| {
+            row.push_bind(&grant.id)
+                .push_bind(*workspace)
+                .push_bind(&grant.call_id)
+                .push_bind(millis(grant.created_at))
+                .push_bind(opt_millis(grant.consumed_at));
+        });
+        insert.build().execute(&mut *conn).await.map_err(database)?;
+    }
+    let effects: Vec<(&str, &Effects)> = writes
+        .iter()
+        .map(|write| (write.workspace, write.effects))
+        .collect();
+    append_many(conn, &effects).await
 }
 
 async fn insert_approval(
