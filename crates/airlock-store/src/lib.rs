@@ -14,6 +14,7 @@
 //! must be checked inside the transaction (status, deadline, binding digest, policy
 //! digest, single consumption) and nothing else; the gate decides everything else.
 
+mod audit_rows;
 pub(crate) mod codec;
 pub mod failpoint;
 mod notify;
@@ -21,6 +22,7 @@ pub mod postgres;
 pub mod sqlite;
 mod types;
 
+pub use audit_rows::{AuditRow, AuditRows};
 pub use notify::*;
 pub use types::*;
 
@@ -484,6 +486,15 @@ pub trait Store: NotifyStore + Send + Sync + 'static {
         after: u64,
         limit: u32,
     ) -> StoreResult<Vec<AuditRecord>>;
+
+    /// The same records as stored, in one lean page (`data` as its JSON text): what chain
+    /// verification reads.
+    async fn audit_rows_after(
+        &self,
+        workspace: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<AuditRows>;
 
     /// Workspace events with `id > after`, in order, at most `limit`.
     async fn events_after(

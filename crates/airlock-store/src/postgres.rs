@@ -655,6 +655,15 @@ impl Store for PostgresStore {
         audit::audit_after(&self.pool, workspace, after, limit).await
     }
 
+    async fn audit_rows_after(
+        &self,
+        workspace: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<crate::AuditRows> {
+        audit::audit_rows_after(&self.pool, workspace, after, limit).await
+    }
+
     async fn events_after(
         &self,
         workspace: &str,

@@ -614,6 +614,15 @@ impl Store for SqliteStore {
         audit::audit_after(&self.readers, workspace, after, limit).await
     }
 
+    async fn audit_rows_after(
+        &self,
+        workspace: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<crate::AuditRows> {
+        audit::audit_rows_after(&self.readers, workspace, after, limit).await
+    }
+
     async fn events_after(
         &self,
         workspace: &str,

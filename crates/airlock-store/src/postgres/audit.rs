@@ -9,11 +9,11 @@
 //! so two nodes appending at once queue on that row and the chain stays continuous.
 
 use super::codec::{database, json_text, millis, to_i64, Columns};
-use crate::{AuditEntry, Effects, StoreError, StoreResult};
+use crate::{AuditEntry, AuditRows, Effects, StoreError, StoreResult};
 use airlock_policy::digest::audit_hash;
 use airlock_protocol::{AuditRecord, WorkspaceEvent};
 use serde_json::json;
-use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
+use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder, Row};
 
 /// The channel every appended event is announced on (delivered on commit).
 pub(crate) const CHANNEL: &str = "airlock_events";
@@ -241,6 +241,40 @@ pub(crate) async fn audit_after(
             })
         })
         .collect()
+}
+
+/// [`crate::Store::audit_rows_after`]: the rows copied into one [`AuditRows`] page, each
+/// column borrowed from its row (no `String` or JSON value per record).
+pub(crate) async fn audit_rows_after(
+    pool: &PgPool,
+    workspace: &str,
+    after: u64,
+    limit: u32,
+) -> StoreResult<AuditRows> {
+    let rows = sqlx::query(
+        "SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
+         WHERE workspace = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+    )
+    .bind(workspace)
+    .bind(to_i64(after)?)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await
+    .map_err(database)?;
+    let mut page = AuditRows::with_capacity(usize::try_from(limit).unwrap_or(0).min(100_000));
+    for row in &rows {
+        let seq: i64 = row.try_get(0).map_err(database)?;
+        let seq = u64::try_from(seq).map_err(|_| StoreError::Corrupt {
+            table: "audit",
+            detail: "seq: negative".to_owned(),
+        })?;
+        let mut columns = [""; 7];
+        for (index, column) in columns.iter_mut().enumerate() {
+            *column = row.try_get(index + 1).map_err(database)?;
+        }
+        page.push(seq, columns);
+    }
+    Ok(page)
 }
 
 pub(crate) async fn events_after(

@@ -1,18 +1,18 @@
 //! The audit chain and the workspace event stream: appending [`Effects`] inside an
 //! operation's transaction, and reading them back.
 //!
-//! INVARIANT: [`append_many`] (and [`append_effects`], one of it) is the only writer of
-//! the `audit` and `events` tables, and it runs inside the write transaction of the operation whose change it records, so
+//! INVARIANT: [`append_many`] (and [`append_effects`], one of it) is the only writer of the `audit` and `events` tables,
+//! and it runs inside the write transaction of the operation whose change it records, so
 //! a change and its record commit together or not at all (G8). Because every write
 //! transaction runs on the one writer connection, reading the chain head and appending
 //! after it cannot race with another append.
 
 use super::codec::{database, json_text, millis, to_i64, Columns};
-use crate::{AuditEntry, Effects, StoreResult};
+use crate::{AuditEntry, AuditRows, Effects, StoreError, StoreResult};
 use airlock_policy::digest::{audit_hash, GENESIS_HASH};
 use airlock_protocol::{AuditRecord, WorkspaceEvent};
 use serde_json::json;
-use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection, SqlitePool};
 
 /// Rows per multi-row `INSERT`: far below SQLite's limit on bound values (32,766).
 const ROWS_PER_STATEMENT: usize = 256;
@@ -177,6 +177,85 @@ pub(crate) async fn audit_after(
             })
         })
         .collect()
+}
+
+/// [`crate::Store::audit_rows_after`]. SQLite aggregates the page itself, each column into
+/// one text plus a list of lengths, so a page of 10,000 records crosses into Rust as one
+/// row: handing rows over one at a time (a channel message and an allocation per value)
+/// cost more than everything else verification does. `group_concat` promises no order,
+/// so the result is used only if its seqs rise and its lengths add up; otherwise the page
+/// is read again row by row.
+pub(crate) async fn audit_rows_after(
+    readers: &SqlitePool,
+    workspace: &str,
+    after: u64,
+    limit: u32,
+) -> StoreResult<AuditRows> {
+    let row = sqlx::query(
+        "SELECT count(*),
+                group_concat(format('%d %d %d %d %d %d %d %d', seq, octet_length(at),
+                    octet_length(actor), octet_length(kind), octet_length(subject),
+                    octet_length(data), octet_length(prev_hash), octet_length(hash)), ' '),
+                group_concat(at, ''), group_concat(actor, ''), group_concat(kind, ''),
+                group_concat(subject, ''), group_concat(data, ''),
+                group_concat(prev_hash, ''), group_concat(hash, '')
+         FROM (SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
+               WHERE workspace = ? AND seq > ? ORDER BY seq LIMIT ?)",
+    )
+    .bind(workspace)
+    .bind(to_i64(after)?)
+    .bind(i64::from(limit))
+    .fetch_one(readers)
+    .await
+    .map_err(database)?;
+    let count: i64 = row.try_get(0).map_err(database)?;
+    if count == 0 {
+        return Ok(AuditRows::default());
+    }
+    let numbers: Option<&str> = row.try_get(1).map_err(database)?;
+    let mut columns: [String; 7] = Default::default();
+    for (index, column) in columns.iter_mut().enumerate() {
+        let text: Option<String> = row.try_get(index + 2).map_err(database)?;
+        *column = text.unwrap_or_default();
+    }
+    let count = usize::try_from(count).unwrap_or(0);
+    match AuditRows::from_columns(count, numbers.unwrap_or_default(), columns) {
+        Some(page) => Ok(page),
+        None => audit_rows_one_by_one(readers, workspace, after, limit).await,
+    }
+}
+
+/// The same page read row by row, each column borrowed from its row.
+async fn audit_rows_one_by_one(
+    readers: &SqlitePool,
+    workspace: &str,
+    after: u64,
+    limit: u32,
+) -> StoreResult<AuditRows> {
+    let rows = sqlx::query(
+        "SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
+         WHERE workspace = ? AND seq > ? ORDER BY seq LIMIT ?",
+    )
+    .bind(workspace)
+    .bind(to_i64(after)?)
+    .bind(i64::from(limit))
+    .fetch_all(readers)
+    .await
+    .map_err(database)?;
+    let mut page = AuditRows::with_capacity(usize::try_from(limit).unwrap_or(0).min(100_000));
+    for row in &rows {
+        let seq: i64 = row.try_get(0).map_err(database)?;
+        let seq = u64::try_from(seq).map_err(|_| StoreError::Corrupt {
+            table: "audit",
+            detail: "seq: negative".to_owned(),
+        })?;
+        let mut columns = [""; 7];
+        for (index, column) in columns.iter_mut().enumerate() {
+            *column = row.try_get(index + 1).map_err(database)?;
+        }
+        page.push(seq, columns);
+    }
+    Ok(page)
 }
 
 pub(crate) async fn events_after(

@@ -143,6 +143,38 @@ pub async fn audit_chain_is_continuous_and_recomputes(ctx: Ctx) {
         .collect();
     assert_eq!(page, [3, 4]);
     assert!(store.audit_after(ws, 7, 10).await.unwrap().is_empty());
+
+    // The lean pages verification reads hold the same records, `data` as stored text.
+    let rows = store.audit_rows_after(ws, 0, 1000).await.unwrap();
+    assert_eq!(rows.len(), records.len());
+    for (row, record) in rows.iter().zip(&records) {
+        assert_eq!(
+            [
+                row.at,
+                row.actor,
+                row.kind,
+                row.subject,
+                row.prev_hash,
+                row.hash
+            ],
+            [
+                &record.at,
+                &record.actor,
+                &record.kind,
+                &record.subject,
+                &record.prev_hash,
+                &record.hash
+            ]
+        );
+        assert_eq!(row.seq, record.seq);
+        let data: serde_json::Value = serde_json::from_str(row.data).unwrap();
+        assert_eq!(data, record.data);
+    }
+    let rows = store.audit_rows_after(ws, 2, 2).await.unwrap();
+    let page: Vec<u64> = rows.iter().map(|row| row.seq).collect();
+    assert_eq!(page, [3, 4]);
+    assert_eq!(rows.last_seq(), Some(4));
+    assert!(store.audit_rows_after(ws, 7, 10).await.unwrap().is_empty());
 }
 
 pub async fn audit_chains_are_per_workspace(ctx: Ctx) {

@@ -1,0 +1,332 @@
+//! The verifier's tests: chains edited, cut, reordered and garbled, and the fast path
+//! (text → canonical bytes) held against the general one (`Value` trees) on every
+//! single-byte edit of an export.
+
+#![allow(clippy::unwrap_used)]
+use super::*;
+use airlock_policy::digest::audit_hash;
+use serde_json::json;
+
+/// A valid chain of `n` records, as an export would hold it.
+fn chain(n: u64) -> Vec<AuditRecord> {
+    let mut records = Vec::new();
+    let mut prev = GENESIS_HASH.to_owned();
+    for seq in 1..=n {
+        let mut record = AuditRecord {
+            seq,
+            at: format!("2026-11-30T10:00:{seq:02}Z"),
+            actor: "system".into(),
+            kind: "call.allowed".into(),
+            subject: format!("call_{seq}"),
+            data: json!({"n": seq}),
+            prev_hash: prev.clone(),
+            hash: String::new(),
+        };
+        record.hash = audit_hash(&prev, &serde_json::to_value(&record).unwrap());
+        prev = record.hash.clone();
+        records.push(record);
+    }
+    records
+}
+
+fn export(records: &[AuditRecord]) -> String {
+    records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect()
+}
+
+#[test]
+fn an_intact_chain_verifies_with_its_head() {
+    let records = chain(5);
+    let report = verify_export(&export(&records));
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.records, 5);
+    assert_eq!(report.head.unwrap().hash, records[4].hash);
+    assert!(verify_export("").ok);
+}
+
+#[test]
+fn an_edited_record_is_located() {
+    let mut records = chain(5);
+    records[2].data = json!({"n": 99});
+    assert_eq!(verify_export(&export(&records)).first_bad_seq, Some(3));
+}
+
+#[test]
+fn an_edited_record_with_a_recomputed_hash_breaks_the_next_link() {
+    let mut records = chain(5);
+    records[2].data = json!({"n": 99});
+    records[2].hash = audit_hash(
+        &records[2].prev_hash,
+        &serde_json::to_value(&records[2]).unwrap(),
+    );
+    assert_eq!(verify_export(&export(&records)).first_bad_seq, Some(4));
+}
+
+#[test]
+fn a_deleted_record_is_located() {
+    let mut records = chain(5);
+    records.remove(1);
+    let report = verify_export(&export(&records));
+    assert_eq!(report.first_bad_seq, Some(2), "{report:?}");
+    assert!(!report.ok);
+}
+
+#[test]
+fn reordered_records_are_located() {
+    let mut records = chain(5);
+    records.swap(2, 3);
+    assert_eq!(verify_export(&export(&records)).first_bad_seq, Some(3));
+}
+
+#[test]
+fn a_torn_last_line_is_reported_apart_from_a_break() {
+    let text = export(&chain(3));
+    let torn = &text[..text.len() - 10];
+    let report = verify_export(torn);
+    assert!(!report.ok && report.torn_tail, "{report:?}");
+    assert_eq!(report.first_bad_seq, None);
+    assert_eq!(report.records, 2);
+    // A complete last record without its newline was never finished either.
+    let report = verify_export(text.trim_end());
+    assert!(report.torn_tail && !report.ok);
+}
+
+#[test]
+fn a_garbled_line_in_the_middle_is_a_break() {
+    let records = chain(3);
+    let text = format!(
+        "{}not json\n{}",
+        export(&records[..1]),
+        export(&records[1..])
+    );
+    let report = verify_export(&text);
+    assert_eq!(report.first_bad_seq, Some(2), "{report:?}");
+}
+
+#[test]
+fn cursors_past_the_largest_sequence_mean_the_largest() {
+    assert_eq!(seq_bound(0), 0);
+    assert_eq!(seq_bound(42), 42);
+    assert_eq!(seq_bound(u64::MAX), i64::MAX as u64);
+    assert_eq!(seq_bound(i64::MAX as u64 + 1), i64::MAX as u64);
+}
+
+/// The verifier as it was before the fast path: every line parsed into a record, the
+/// record turned into a `Value` and hashed. The fast one must agree with it on any text.
+fn verify_export_by_values(text: &str) -> VerifyReport {
+    let mut verifier = ChainVerifier::default();
+    let complete = text.is_empty() || text.ends_with('\n');
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    let mut torn = false;
+    for (index, line) in lines.iter().enumerate() {
+        let last = index + 1 == lines.len();
+        if last && !complete {
+            torn = true;
+            break;
+        }
+        match serde_json::from_str::<AuditRecord>(line) {
+            Ok(record) => verifier.push(&record),
+            Err(_) if last => torn = true,
+            Err(error) => {
+                verifier.unreadable(format!("line {}: not an audit record: {error}", index + 1))
+            }
+        }
+    }
+    verifier.finish(torn)
+}
+
+/// Records whose data exercises every shape the fast path copies or sorts.
+fn varied_chain() -> Vec<AuditRecord> {
+    let datas = [
+        json!({"z": 1, "a": [true, false, null], "m": {"y": -12, "b": "q\"\\\n\t\u{1}é😀"}}),
+        json!({}),
+        json!({"\u{e000}": 1, "\u{1f600}": 2, "n": 1.5, "big": 12345678901234567890u64}),
+        json!({"nested": [[[{"b": 1, "a": 2}]]], "s": "a/b"}),
+    ];
+    let mut records = Vec::new();
+    let mut prev = GENESIS_HASH.to_owned();
+    for (index, data) in datas.into_iter().enumerate() {
+        let seq = index as u64 + 1;
+        let mut record = AuditRecord {
+            seq,
+            at: format!("2026-11-30T10:00:{seq:02}Z"),
+            actor: "user:\"odd\"\u{7}".into(),
+            kind: "call.allowed".into(),
+            subject: format!("call_{seq}"),
+            data,
+            prev_hash: prev.clone(),
+            hash: String::new(),
+        };
+        record.hash = audit_hash(&prev, &serde_json::to_value(&record).unwrap());
+        prev = record.hash.clone();
+        records.push(record);
+    }
+    records
+}
+
+#[test]
+fn the_fast_path_agrees_with_value_trees_on_every_single_byte_edit() {
+    let text = export(&varied_chain());
+    assert!(verify_export(&text).ok, "{:?}", verify_export(&text));
+    let bytes = text.as_bytes();
+    let mut edits = 0;
+    for position in 0..bytes.len() {
+        for replacement in [b' ', b'x', b'0', b'"', b'\\', b'}', b'\n'] {
+            if bytes[position] == replacement {
+                continue;
+            }
+            let mut edited = bytes.to_vec();
+            edited[position] = replacement;
+            // An edit inside a multi-byte character is not text; files are read as text.
+            let Ok(edited) = String::from_utf8(edited) else {
+                continue;
+            };
+            let fast = verify_export(&edited);
+            assert_eq!(
+                fast,
+                verify_export_by_values(&edited),
+                "byte {position} -> {replacement:?}"
+            );
+            // Nothing is written without meaning: only a space at a space changes nothing
+            // (and there is none), so every edit breaks the chain or tears the tail.
+            assert!(!fast.ok, "byte {position} -> {replacement:?}: {fast:?}");
+            edits += 1;
+        }
+    }
+    assert!(edits > 5000, "{edits}");
+}
+
+#[test]
+fn equivalent_texts_that_are_not_the_servers_verify_the_same_way() {
+    let records = varied_chain();
+    let mut text = String::new();
+    for record in &records {
+        // Keys reversed, spaces everywhere, `/` and a letter escaped: the same values.
+        let value = serde_json::to_value(record).unwrap();
+        let members: Vec<String> = value
+            .as_object()
+            .unwrap()
+            .iter()
+            .rev()
+            .map(|(key, member)| format!(" {} : {} ", json!(key), member))
+            .collect();
+        let line = format!("{{ {} }}", members.join(" , "))
+            .replace("call.allowed", "call\\u002eallowed")
+            .replace("\"a/b\"", "\"a\\/b\"");
+        text.push_str(&line);
+        text.push('\n');
+    }
+    assert!(text.contains("\\u002e") && text.contains("\\/"));
+    let report = verify_export(&text);
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report, verify_export_by_values(&text));
+    assert_eq!(report.head.unwrap().hash, records[3].hash);
+}
+
+#[test]
+fn a_long_chain_checked_on_several_threads_locates_its_break() {
+    let mut records = chain(40_000);
+    let clean = export(&records);
+    let report = verify_export(&clean);
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.records, 40_000);
+    assert_eq!(report.head.as_ref().unwrap().hash, records[39_999].hash);
+    // Past the first batch and in the second half of one, where another thread checks.
+    records[BATCH + BATCH * 3 / 4].data = json!({"n": 0});
+    let report = verify_export(&export(&records));
+    assert_eq!(
+        report.first_bad_seq,
+        Some((BATCH + BATCH * 3 / 4 + 1) as u64)
+    );
+    assert_eq!(report.records, 40_000);
+    assert_eq!(report, verify_export_by_values(&export(&records)));
+}
+
+#[test]
+fn stored_rows_verify_like_the_records_they_hold() {
+    let records = varied_chain();
+    let rows = |records: &[AuditRecord]| {
+        let mut rows = AuditRows::with_capacity(records.len());
+        for record in records {
+            let data = serde_json::to_string(&record.data).unwrap();
+            rows.push(
+                record.seq,
+                [
+                    &record.at,
+                    &record.actor,
+                    &record.kind,
+                    &record.subject,
+                    &data,
+                    &record.prev_hash,
+                    &record.hash,
+                ],
+            );
+        }
+        rows
+    };
+    let by_rows = |rows: &AuditRows| {
+        let mut verifier = ChainVerifier::default();
+        verifier.push_rows(rows);
+        verifier.finish(false)
+    };
+    let by_records = |records: &[AuditRecord]| {
+        let mut verifier = ChainVerifier::default();
+        records.iter().for_each(|record| verifier.push(record));
+        verifier.finish(false)
+    };
+    let report = by_rows(&rows(&records));
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report, by_records(&records));
+
+    // Each column edited in turn is found at its record, on the fast path (record 2) and
+    // on the general one (record 3, whose data holds a float).
+    for index in [1, 2] {
+        for column in 0..7 {
+            let mut edited = records.clone();
+            let record = &mut edited[index];
+            match column {
+                0 => record.at.push('1'),
+                1 => record.actor = "system".into(),
+                2 => record.kind = "call.denied".into(),
+                3 => record.subject.push('\n'),
+                4 => record.data["n"] = json!(2.5),
+                5 => record.prev_hash = GENESIS_HASH.to_owned(),
+                _ => record.hash = record.hash.to_uppercase(),
+            }
+            let report = by_rows(&rows(&edited));
+            let seq = index as u64 + 1;
+            assert_eq!(report.first_bad_seq, Some(seq), "{column}: {report:?}");
+            assert_eq!(report, by_records(&edited), "record {seq}, column {column}");
+        }
+    }
+
+    // Data as the store holds it but spaced and unordered verifies; data that is not JSON
+    // is a break, not an error.
+    let mut page = AuditRows::with_capacity(1);
+    let first = &records[0];
+    let spaced = serde_json::to_string_pretty(&first.data).unwrap();
+    let columns = |data: &str| -> [String; 7] {
+        [
+            first.at.as_str(),
+            &first.actor,
+            &first.kind,
+            &first.subject,
+            data,
+            &first.prev_hash,
+            &first.hash,
+        ]
+        .map(str::to_owned)
+    };
+    let spaced = columns(&spaced);
+    page.push(1, spaced.each_ref().map(String::as_str));
+    assert!(by_rows(&page).ok);
+    let mut page = AuditRows::with_capacity(1);
+    let broken = columns("{not json");
+    page.push(1, broken.each_ref().map(String::as_str));
+    assert_eq!(by_rows(&page).first_bad_seq, Some(1));
+}
