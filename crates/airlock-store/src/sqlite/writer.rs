@@ -65,6 +65,9 @@ struct State {
     batch: Option<watch::Sender<Outcome>>,
     /// An operation was dropped inside its savepoint, which is still open.
     dangling: bool,
+    /// Transactions abandoned so far ([`State::abort`]): a write made before the count
+    /// moved is lost.
+    aborts: u64,
 }
 
 impl State {
@@ -74,15 +77,40 @@ impl State {
             .ok_or_else(|| StoreError::Database("the store is closed".into()))
     }
 
-    /// Rolls back what a dropped operation left in the open transaction.
+    /// Rolls back what a dropped (or failed) operation left in the open transaction. When
+    /// its savepoint is gone, SQLite has ended the whole transaction itself (an I/O error,
+    /// a full disk): the batch is lost, and its operations are told so, never that they
+    /// were committed.
     async fn settle(&mut self) -> StoreResult<()> {
-        if self.dangling {
-            let conn = self.conn()?;
-            conn.execute("ROLLBACK TO op").await.map_err(database)?;
-            conn.execute("RELEASE op").await.map_err(database)?;
-            self.dangling = false;
+        if !self.dangling {
+            return Ok(());
+        }
+        let conn = self.conn()?;
+        let undone = match conn.execute("ROLLBACK TO op").await {
+            Ok(_) => conn.execute("RELEASE op").await.map(drop),
+            Err(error) => Err(error),
+        };
+        self.dangling = false;
+        if let Err(error) = undone {
+            self.abort(format!("the write transaction was lost: {error}"))
+                .await;
         }
         Ok(())
+    }
+
+    /// Ends the open transaction without committing it and fails its batch.
+    async fn abort(&mut self, reason: String) {
+        if let Ok(conn) = self.conn() {
+            // SQLite may already have rolled back; the transaction must end either way.
+            if let Err(error) = conn.execute("ROLLBACK").await {
+                tracing::debug!(%error, "rolling back an abandoned write transaction");
+            }
+        }
+        self.dangling = false;
+        self.aborts += 1;
+        if let Some(batch) = self.batch.take() {
+            batch.send_replace(Some(Err(reason)));
+        }
     }
 
     /// Opens the shared transaction unless it is open, after settling what a dropped
@@ -102,6 +130,7 @@ impl State {
     /// Runs `write` in a savepoint of the open transaction: kept when it succeeds, rolled
     /// back when it fails.
     async fn in_savepoint(&mut self, writes: &[CallWrite<'_>]) -> StoreResult<()> {
+        self.open().await?;
         let conn = self.conn()?;
         conn.execute("SAVEPOINT op").await.map_err(database)?;
         self.dangling = true;
@@ -125,51 +154,75 @@ impl State {
                 effects: &queued.effects,
             })
             .collect();
-        let together = match self.open().await {
-            Ok(()) => self.in_savepoint(&writes).await,
-            Err(error) => Err(error),
-        };
-        match together {
-            Ok(()) => writes.iter().map(|_| Ok(())).collect(),
+        // Settled and open first, so that `before` counts only what happens to this batch.
+        if let Err(error) = self.open().await {
+            let text = error.to_string();
+            return writes
+                .iter()
+                .map(|_| Err(StoreError::Database(text.clone())))
+                .collect();
+        }
+        let before = self.aborts;
+        match self.in_savepoint(&writes).await {
+            Ok(()) if self.aborts == before => writes.iter().map(|_| Ok(())).collect(),
+            Ok(()) => writes.iter().map(|_| Err(lost())).collect(),
             Err(error) if writes.len() == 1 => vec![Err(error)],
             Err(_) => {
+                // Each call alone; a call recorded in a transaction that was abandoned
+                // afterwards is lost, not recorded.
                 let mut outcomes = Vec::with_capacity(writes.len());
                 for write in writes.chunks(1) {
-                    outcomes.push(self.in_savepoint(write).await);
+                    let outcome = self.in_savepoint(write).await;
+                    outcomes.push(outcome.map(|()| self.aborts));
                 }
                 outcomes
+                    .into_iter()
+                    .map(|outcome| match outcome {
+                        Ok(epoch) if epoch == self.aborts => Ok(()),
+                        Ok(_) => Err(lost()),
+                        Err(error) => Err(error),
+                    })
+                    .collect()
             }
         }
     }
 
     /// Commits the open transaction, if any, and tells its operations how it went.
     async fn commit(&mut self) -> Result<(), String> {
-        let Some(batch) = self.batch.take() else {
+        if self.batch.is_none() {
             return Ok(());
+        }
+        if let Err(error) = self.settle().await {
+            self.abort(error.to_string()).await;
+            return Err(error.to_string());
+        }
+        let Some(batch) = self.batch.take() else {
+            return Err("the write transaction was lost".into());
         };
-        let outcome = match self.settle().await {
-            Ok(()) => match self.conn() {
-                Ok(conn) => conn
-                    .execute("COMMIT")
-                    .await
-                    .map(drop)
-                    .map_err(|error| format!("committing the write failed: {error}")),
-                Err(error) => Err(error.to_string()),
-            },
+        let committed = match self.conn() {
+            Ok(conn) => conn
+                .execute("COMMIT")
+                .await
+                .map(drop)
+                .map_err(|error| format!("committing the write failed: {error}")),
             Err(error) => Err(error.to_string()),
         };
-        if outcome.is_err() {
-            if let Ok(conn) = self.conn() {
-                // SQLite may already have rolled back; the transaction must end either way.
-                if let Err(error) = conn.execute("ROLLBACK").await {
-                    tracing::debug!(%error, "rolling back after a failed commit");
-                }
+        match committed {
+            Ok(()) => {
+                batch.send_replace(Some(Ok(())));
+                Ok(())
             }
-            self.dangling = false;
+            Err(reason) => {
+                self.batch = Some(batch);
+                self.abort(reason.clone()).await;
+                Err(reason)
+            }
         }
-        batch.send_replace(Some(outcome.clone()));
-        outcome
     }
+}
+
+fn lost() -> StoreError {
+    StoreError::Database("the write transaction was lost before it committed".into())
 }
 
 /// A call waiting for the committer, with where its outcome goes.
@@ -187,6 +240,7 @@ impl Writer {
                 conn: Some(conn),
                 batch: None,
                 dangling: false,
+                aborts: 0,
             }),
             wake: Notify::new(),
             queue: std::sync::Mutex::new(Vec::new()),
@@ -345,17 +399,23 @@ impl Operation<'_> {
             return Err(StoreError::Database("the operation already ended".into()).into());
         };
         let conn = state.conn()?;
+        let mut ended = Ok(());
         if outcome.is_err() {
-            conn.execute("ROLLBACK TO op").await.map_err(database)?;
+            ended = conn.execute("ROLLBACK TO op").await.map(drop);
         }
-        conn.execute("RELEASE op").await.map_err(database)?;
-        state.dangling = false;
+        if ended.is_ok() {
+            ended = conn.execute("RELEASE op").await.map(drop);
+        }
+        // When the savepoint could not be ended it stays `dangling`: whoever takes the
+        // writer next settles it, ending the transaction if SQLite already did.
+        state.dangling = ended.is_err();
         let committed = state.batch.as_ref().map(watch::Sender::subscribe);
         drop(state);
         // Even a refusal wakes the committer: the transaction it opened must not stay
         // open (holding the database's write lock) until the next write comes.
         self.shared.wake.notify_one();
         let value = outcome?;
+        ended.map_err(database)?;
         let Some(mut committed) = committed else {
             return Err(StoreError::Database("no transaction is open".into()).into());
         };
@@ -501,5 +561,47 @@ mod tests {
             .await
             .unwrap();
         other.execute("INSERT INTO t (x) VALUES (5)").await.unwrap();
+    }
+
+    /// An operation that fails after SQLite ended the whole transaction itself (here it
+    /// runs `ROLLBACK`, as SQLite does on an I/O error or a full disk): the writes released
+    /// into that transaction by its batch-mates are lost, so they are answered with an
+    /// error, never acknowledged — and the writer carries on with a new transaction.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_transaction_lost_under_a_batch_acknowledges_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, reader) = writer(&dir).await;
+        let writer = Arc::new(writer);
+        let held = writer.begin().await.unwrap();
+        let mate = {
+            let writer = Arc::clone(&writer);
+            tokio::spawn(async move { insert(&writer, 1).await })
+        };
+        let breaker = {
+            let writer = Arc::clone(&writer);
+            tokio::spawn(async move {
+                let mut operation = writer.begin().await?;
+                let outcome = match operation.conn() {
+                    Ok(conn) => match conn.execute("ROLLBACK").await {
+                        Ok(_) => Err(StoreError::Database("the disk is full".into())),
+                        Err(error) => Err(database(error)),
+                    },
+                    Err(error) => Err(error),
+                };
+                operation.finish::<(), StoreError>(outcome).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The held operation and `mate` release into the transaction `breaker` then loses.
+        let held = held.finish(Ok::<(), StoreError>(())).await;
+        assert!(held.is_err(), "{held:?}");
+        assert!(
+            mate.await.unwrap().is_err(),
+            "a lost write was acknowledged"
+        );
+        assert!(breaker.await.unwrap().is_err());
+        assert_eq!(rows(&reader).await, Vec::<i64>::new());
+        insert(&writer, 2).await.unwrap();
+        assert_eq!(rows(&reader).await, vec![2]);
     }
 }
