@@ -118,15 +118,21 @@ async fn record_batch(pool: &PgPool, queued: &[QueuedCall]) -> Vec<StoreResult<(
         Err(error) => return fail_all(database(error)),
     };
     let outcomes = match in_savepoint(&mut transaction, &writes).await {
-        Ok(()) => writes.iter().map(|_| Ok(())).collect(),
-        Err(error) if writes.len() == 1 => vec![Err(error)],
-        Err(_) => {
+        Ok(Ok(())) => writes.iter().map(|_| Ok(())).collect(),
+        Ok(Err(error)) if writes.len() == 1 => vec![Err(error)],
+        Ok(Err(_)) => {
             let mut outcomes = Vec::with_capacity(writes.len());
             for write in writes.chunks(1) {
-                outcomes.push(in_savepoint(&mut transaction, write).await);
+                match in_savepoint(&mut transaction, write).await {
+                    Ok(outcome) => outcomes.push(outcome),
+                    // The transaction cannot be trusted any more (PostgreSQL would turn
+                    // the COMMIT of an aborted transaction into a silent rollback).
+                    Err(error) => return fail_all(error),
+                }
             }
             outcomes
         }
+        Err(error) => return fail_all(error),
     };
     match transaction.commit().await {
         Ok(()) => outcomes,
@@ -135,16 +141,17 @@ async fn record_batch(pool: &PgPool, queued: &[QueuedCall]) -> Vec<StoreResult<(
 }
 
 /// Runs [`record_calls`] in a savepoint: kept when it succeeds, rolled back when not.
+/// The outer error is the savepoint's own failure: the transaction is then unusable.
 async fn in_savepoint(
     transaction: &mut sqlx::Transaction<'static, sqlx::Postgres>,
     writes: &[CallWrite<'_>],
-) -> StoreResult<()> {
+) -> StoreResult<StoreResult<()>> {
     let mut savepoint = transaction.begin().await.map_err(database)?;
     match record_calls(&mut savepoint, writes).await {
-        Ok(()) => savepoint.commit().await.map_err(database),
+        Ok(()) => savepoint.commit().await.map_err(database).map(Ok),
         Err(error) => {
             savepoint.rollback().await.map_err(database)?;
-            Err(error)
+            Ok(Err(error))
         }
     }
 }
