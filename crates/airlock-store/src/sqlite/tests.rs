@@ -1,0 +1,161 @@
+//! The SQLite store's own tests: connection settings and the writer's batching.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use super::*;
+
+/// The per-connection settings durability and integrity rest on (G7): they are not
+/// visible from another connection, so they are checked on the store's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_durable_checked_and_readers_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("airlock.db"))
+        .await
+        .unwrap();
+    let checked = store.writer.with_conn(|writer| {
+        Box::pin(async move {
+            let pragma = |name: &'static str| format!("PRAGMA {name}");
+            let synchronous: i64 = sqlx::query_scalar(&pragma("synchronous"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(synchronous, 2, "synchronous=FULL");
+            let foreign_keys: i64 = sqlx::query_scalar(&pragma("foreign_keys"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(foreign_keys, 1);
+            let journal: String = sqlx::query_scalar(&pragma("journal_mode"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(journal, "wal");
+            let busy: i64 = sqlx::query_scalar(&pragma("busy_timeout"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(busy, 5000);
+        })
+    });
+    checked.await.unwrap();
+    let refused = sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ('w', 'w', 0)")
+        .execute(&store.readers)
+        .await;
+    assert!(refused.is_err(), "a reader connection wrote");
+    store.close().await.unwrap();
+}
+
+fn allowed_call(id: &str) -> NewCall {
+    let at = Timestamp::from_second(1_800_000_000).unwrap();
+    let call = Call {
+        id: format!("call_{id}"),
+        agent_id: "agt_a".into(),
+        session_id: None,
+        tool: "bench.op".into(),
+        arguments: serde_json::json!({"n": id}),
+        risk: airlock_protocol::Risk::Read,
+        status: airlock_protocol::CallStatus::Allowed,
+        decided_by: airlock_protocol::DecidedBy::Rule,
+        rule: Some("allowed".into()),
+        reason: None,
+        approval_id: None,
+        grant_id: Some(format!("grt_{id}")),
+        created_at: at,
+        decided_at: Some(at),
+    };
+    NewCall {
+        grant: Some(Grant {
+            id: format!("grt_{id}"),
+            call_id: call.id.clone(),
+            created_at: at,
+            consumed_at: None,
+        }),
+        approval: None,
+        call,
+    }
+}
+
+fn allowed_effects(id: &str) -> Effects {
+    Effects::none().audit(crate::AuditEntry {
+        at: Timestamp::from_second(1_800_000_000).unwrap(),
+        actor: "agent:agt_a".into(),
+        kind: "call.allowed".into(),
+        subject: format!("call_{id}"),
+        data: serde_json::json!({"id": id}),
+    })
+}
+
+/// Calls queued while the writer is busy are recorded by the committer in one batch;
+/// when one of them cannot be stored (its id is taken) the batch is recorded again
+/// call by call: that call fails alone, the others are committed, and the audit chain
+/// has no gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_call_in_a_batch_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(
+        SqliteStore::open(&dir.path().join("airlock.db"))
+            .await
+            .unwrap(),
+    );
+    let created = Timestamp::from_second(1_800_000_000).unwrap();
+    store
+        .create_workspace(&Workspace {
+            id: "ws_a".into(),
+            name: "alpha".into(),
+            created_at: created,
+        })
+        .await
+        .unwrap();
+    let agent = Agent {
+        id: "agt_a".into(),
+        name: "scout".into(),
+        mode: airlock_protocol::Mode::Ask,
+        system_prompt: None,
+        tools: None,
+        workspace_dir: None,
+        llm: None,
+        mcp_servers: None,
+        created_at: created,
+    };
+    store
+        .create_agent("ws_a", &agent, "hash", &Effects::none())
+        .await
+        .unwrap();
+    store
+        .record_call("ws_a", &allowed_call("0"), &allowed_effects("0"))
+        .await
+        .unwrap();
+
+    let held = store.writer.begin().await.unwrap();
+    let mut tasks = Vec::new();
+    for n in 1..=10 {
+        // Call 5 reuses call 0's id.
+        let id = if n == 5 {
+            "0".to_owned()
+        } else {
+            n.to_string()
+        };
+        let store = std::sync::Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            store
+                .record_call("ws_a", &allowed_call(&id), &allowed_effects(&id))
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let commits_before = store.writer.commits();
+    held.finish(Ok::<(), StoreError>(())).await.unwrap();
+    let mut failed = Vec::new();
+    for (n, task) in (1..=10).zip(tasks) {
+        if task.await.unwrap().is_err() {
+            failed.push(n);
+        }
+    }
+    assert_eq!(failed, vec![5]);
+    assert_eq!(store.writer.commits() - commits_before, 1, "one batch");
+    let records = store.audit_after("ws_a", 0, 100).await.unwrap();
+    let seqs: Vec<u64> = records.iter().map(|record| record.seq).collect();
+    assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
+    for pair in records.windows(2) {
+        assert_eq!(pair[1].prev_hash, pair[0].hash);
+    }
+}
