@@ -9,7 +9,7 @@ use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_airlock");
@@ -54,13 +54,19 @@ impl Backend {
     }
 }
 
-/// Text a child writes, collected by a thread.
+/// Text a child writes, collected by a thread. After the child has exited, [`Captured::drain`]
+/// waits for that thread to read the pipe to its end: a process that has exited may still
+/// have its last lines (an abort's "failpoint reached") in the pipe, unread.
 #[derive(Clone, Default)]
-pub struct Captured(Arc<Mutex<String>>);
+pub struct Captured {
+    text: Arc<Mutex<String>>,
+    finished: Arc<(Mutex<bool>, Condvar)>,
+}
 
 impl Captured {
     fn collect(&self, mut pipe: impl Read + Send + 'static) {
-        let text = self.0.clone();
+        let text = self.text.clone();
+        let finished = self.finished.clone();
         std::thread::spawn(move || {
             let mut buffer = [0u8; 4096];
             while let Ok(read) = pipe.read(&mut buffer) {
@@ -79,11 +85,29 @@ impl Captured {
                     text.drain(..cut);
                 }
             }
+            let (done, signal) = &*finished;
+            *done.lock().unwrap() = true;
+            signal.notify_all();
         });
     }
 
+    /// Waits until the reader has seen the end of the pipe. Call it only once the child has
+    /// exited (then the end comes at once); the deadline is a backstop against a grandchild
+    /// that inherited the pipe, never the condition waited for.
+    fn drain(&self) {
+        let (done, signal) = &*self.finished;
+        let guard = done.lock().unwrap();
+        let (guard, timeout) = signal
+            .wait_timeout_while(guard, Duration::from_secs(30), |done| !*done)
+            .unwrap();
+        assert!(
+            *guard && !timeout.timed_out(),
+            "the child's stderr was not closed 30 s after it exited"
+        );
+    }
+
     pub fn text(&self) -> String {
-        self.0.lock().unwrap().clone()
+        self.text.lock().unwrap().clone()
     }
 }
 
@@ -162,7 +186,7 @@ impl Node {
         let until = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                std::thread::sleep(Duration::from_millis(100));
+                self.stderr.drain();
                 return Err(format!("exited {status}: {}", self.stderr.text()));
             }
             if matches!(
@@ -193,6 +217,7 @@ impl Node {
     pub fn kill9(&mut self) {
         let _ = self.child.kill();
         self.exited = Some(self.child.wait().unwrap());
+        self.stderr.drain();
     }
 
     /// Waits for the process to end on its own (an armed failpoint) and returns how.
@@ -201,6 +226,7 @@ impl Node {
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 self.exited = Some(status);
+                self.stderr.drain();
                 return Some(status);
             }
             if Instant::now() > until {
