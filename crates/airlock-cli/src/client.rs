@@ -101,6 +101,30 @@ impl Client {
         read_json(&mut response)
     }
 
+    /// `POST path` with a body that is already JSON text, and extra headers; returns the
+    /// successful response for the caller to read (its headers too).
+    pub fn post_text(
+        &self,
+        path: &str,
+        body: &str,
+        headers: &[(&str, String)],
+    ) -> anyhow::Result<ureq::http::Response<ureq::Body>> {
+        let mut request = self
+            .agent
+            .post(format!("{}{path}", self.base))
+            .header("Content-Type", "application/json");
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        let response = request
+            .send(body)
+            .map_err(|error| self.unreachable(error))?;
+        self.check(response)
+    }
+
     /// `GET path`, returning the successful response for the caller to stream.
     pub fn get_raw(&self, path: &str) -> anyhow::Result<ureq::http::Response<ureq::Body>> {
         let mut request = self.agent.get(format!("{}{path}", self.base));
@@ -147,7 +171,7 @@ impl Client {
     }
 }
 
-fn read_json(response: &mut ureq::http::Response<ureq::Body>) -> anyhow::Result<Value> {
+pub fn read_json(response: &mut ureq::http::Response<ureq::Body>) -> anyhow::Result<Value> {
     response
         .body_mut()
         .with_config()

@@ -36,6 +36,8 @@ use utoipa::{Modify, OpenApi, ToSchema};
         audit::list, audit::verify, audit::export,
         events::stream,
         hooks::claude_code,
+        hooks::codex,
+        hooks::gemini,
     ),
     components(schemas(airlock_protocol::Problem, airlock_protocol::WorkspaceEvent)),
     modifiers(&Conventions),
@@ -47,7 +49,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "policy", description = "The policy in force"),
         (name = "audit", description = "The hash-chained audit log"),
         (name = "events", description = "The workspace event stream"),
-        (name = "hooks", description = "Coding-agent hooks (Claude Code `http` hooks)"),
+        (name = "hooks", description = "Coding-agent hooks: Claude Code (`http` or command hooks), Codex and Gemini CLI (command hooks through `airlock hook`)"),
         (name = "tasks", description = "Scheduled tasks"),
         (name = "runs", description = "The built-in agent runtime: messages, runs, run journals, the outbox"),
         (name = "identity", description = "Users and agents"),
@@ -312,6 +314,8 @@ mod tests {
             "/v1/events",
             "/v1/audit/export",
             "/v1/hooks/claude-code",
+            "/v1/hooks/codex",
+            "/v1/hooks/gemini",
         ] {
             assert!(doc.paths.paths.contains_key(path), "{path} is missing");
         }

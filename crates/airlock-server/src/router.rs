@@ -67,6 +67,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/audit/export", get(audit::export))
         .route("/v1/events", get(events::stream))
         .route("/v1/hooks/claude-code", post(hooks::claude_code))
+        .route("/v1/hooks/codex", post(hooks::codex))
+        .route("/v1/hooks/gemini", post(hooks::gemini))
         // The web inbox: `/`, `/login`, `/approvals/{id}`, … (see `web::routes`).
         .merge(web::routes())
         .fallback(unknown_route)

@@ -1,37 +1,63 @@
 //! `airlock hook claude-code | codex | gemini`: gate a coding agent's tool calls from its
-//! hook. Reads the agent's hook JSON on stdin, submits the call as the agent (agent
-//! token), waits up to `--wait` seconds for a person to decide an asked call, and prints
-//! the verdict in the agent's own shape ([`shapes`]).
+//! command hook. Reads the agent's hook JSON on stdin, forwards it as it is to the server's
+//! hook endpoint (`POST /v1/hooks/{agent}`, where the native call is translated into the
+//! canonical vocabulary, gated, waited on and redeemed), and prints the server's answer,
+//! which is already in the agent's own shape.
 //!
-//! Fail closed (G4), in two ways the agents understand:
-//! - a verdict — allowed, approved, denied, rejected, expired, cancelled, still pending
-//!   when the wait is over — is printed on stdout, exit 0; only allowed or approved, with
-//!   the grant redeemed here first (consumed exactly once, G1), is an `allow`;
-//! - anything that prevents a verdict — unreadable stdin, an unreachable gateway, a
-//!   refused token, a server error — is exit 2 with the reason on stderr, which Claude
-//!   Code, Codex and Gemini CLI all treat as "blocked" and show to the model.
+//! What the hook adds from the agent's machine: the project (the git work tree holding the
+//! payload's `cwd`, found here because the server may run elsewhere) and the user's home
+//! folder, in the `Airlock-Project` and `Airlock-Home` headers.
+//!
+//! Fail closed (G4), in the two ways every agent understands at once:
+//! - a verdict — allowed (grant redeemed), denied, rejected, expired, still pending when
+//!   the wait is over — is printed on stdout, exit 0 (Codex's `PreToolUse` prints nothing
+//!   for an allowed call: that is how Codex lets it through);
+//! - anything that prevents a verdict — unreadable stdin, an unreachable gateway, a refused
+//!   token, a server error — prints the agent's own deny form on stdout **and** exits 2 with
+//!   the reason on stderr. Exit 2 is "blocked" for all three agents; the stdout deny covers
+//!   an agent that reads stdout first (Gemini CLI treats exit 2 with nothing to read as a
+//!   warning and runs the tool).
 //!
 //! The default wait (55 s) stays under Claude Code's default hook timeout (60 s): a hook
 //! killed by its agent's timeout is not a deny everywhere, so we answer first.
 
-mod shapes;
-
-use crate::client::{encode, parse, Client, ClientArgs};
+use crate::client::{read_json, Client, ClientArgs};
 use crate::Outcome;
-use airlock_protocol::{Call, CallStatus};
-use airlock_server::handlers::hooks::{answer, Answer};
+use airlock_hooks::{Agent, HookEvent, Verdict};
+use airlock_server::handlers::hooks::place::{HOME_HEADER, PROJECT_HEADER};
+use airlock_server::handlers::hooks::UNDECIDED_HEADER;
 use anyhow::{anyhow, Context};
-use clap::Args;
-use serde_json::json;
-use shapes::Agent;
+use clap::{Args, ValueEnum};
+use serde_json::Value;
 use std::io::Read;
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 /// The longest one request may wait on the server (DESIGN.md §6.1).
-const MAX_POLL_SECONDS: u64 = 60;
+const MAX_WAIT_SECONDS: u64 = 60;
 
 /// Hook inputs larger than this are refused (the server takes 1 MiB bodies).
 const MAX_INPUT: u64 = 1024 * 1024;
+
+/// The agents `airlock hook` speaks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentName {
+    /// Claude Code `PreToolUse` hooks.
+    ClaudeCode,
+    /// Codex `PreToolUse` and `PermissionRequest` hooks.
+    Codex,
+    /// Gemini CLI `BeforeTool` hooks.
+    Gemini,
+}
+
+impl AgentName {
+    fn agent(self) -> Agent {
+        match self {
+            AgentName::ClaudeCode => Agent::ClaudeCode,
+            AgentName::Codex => Agent::Codex,
+            AgentName::Gemini => Agent::Gemini,
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct HookArgs {
@@ -39,7 +65,7 @@ pub struct HookArgs {
     client: ClientArgs,
     /// Whose hook is calling: its input is read, its output written.
     #[arg(value_enum)]
-    agent: Agent,
+    agent: AgentName,
     /// Wait up to this many seconds for a person to decide an asked call, then deny.
     /// Keep it below the agent's hook timeout (Claude Code: 60 s by default).
     #[arg(long, value_name = "SECONDS", default_value_t = 55)]
@@ -47,111 +73,110 @@ pub struct HookArgs {
 }
 
 pub fn run(args: HookArgs) -> anyhow::Result<Outcome> {
-    match decide(&args) {
-        Ok((allow, reason)) => {
-            println!("{}", args.agent.render(allow, &reason));
+    let agent = args.agent.agent();
+    let mut text = String::new();
+    let read = std::io::stdin()
+        .take(MAX_INPUT + 1)
+        .read_to_string(&mut text)
+        .context("cannot read the hook input on stdin");
+    // The shape of a deny depends on the event; an unreadable payload gets the default's.
+    let event = agent.event_of(&text);
+    let outcome = read.and_then(|_| forward(&args, agent, &text));
+    match outcome {
+        Ok(Forwarded::Verdict(answer)) => {
+            if let Some(answer) = answer {
+                println!("{answer}");
+            }
             Ok(Outcome::Ok)
         }
-        // Flattened to text on purpose: every failure here is exit 2 (blocked), even a
-        // refusal that other commands report with exit 1.
-        Err(error) => Err(anyhow!(
-            "airlock blocked this call because it could not decide it: {error:#}"
-        )),
+        Ok(Forwarded::Undecided(answer)) => {
+            println!("{answer}");
+            let reason = reason_in(&answer).unwrap_or("the server could not decide");
+            Err(anyhow!("airlock blocked this call: {reason}"))
+        }
+        Err(error) => {
+            let reason =
+                format!("airlock blocked this call because it could not decide it: {error:#}");
+            if let Some(deny) = airlock_hooks::render(
+                agent,
+                event,
+                &Verdict::Deny {
+                    reason: reason.clone(),
+                },
+            ) {
+                println!("{deny}");
+            }
+            // Flattened to text on purpose: every failure here is exit 2 (blocked), even a
+            // refusal that other commands report with exit 1.
+            Err(anyhow!(reason))
+        }
     }
 }
 
-/// Reads, submits, waits and redeems: `(allow, reason)`.
-fn decide(args: &HookArgs) -> anyhow::Result<(bool, String)> {
-    let mut text = String::new();
-    std::io::stdin()
-        .take(MAX_INPUT + 1)
-        .read_to_string(&mut text)
-        .context("cannot read the hook input on stdin")?;
+/// What the server answered.
+enum Forwarded {
+    /// A verdict in the agent's shape; `None` when the agent is to read nothing.
+    Verdict(Option<Value>),
+    /// A deny the server gave because it could not decide.
+    Undecided(Value),
+}
+
+fn forward(args: &HookArgs, agent: Agent, text: &str) -> anyhow::Result<Forwarded> {
     if text.len() as u64 > MAX_INPUT {
         return Err(anyhow!("the hook input is over {MAX_INPUT} bytes"));
     }
-    let call = args.agent.parse(&text).map_err(|error| anyhow!(error))?;
-
-    let client = Client::new(&args.client);
-    // Calls of one agent session share one airlock session (session rules, the inbox).
-    let session = match &call.session_id {
-        Some(external) => {
-            let title = match &call.cwd {
-                Some(cwd) => format!("{} in {cwd}", args.agent.display_name()),
-                None => args.agent.display_name().to_owned(),
-            };
-            let session = client.post(
-                "/v1/sessions",
-                &json!({"external_id": external, "title": title}),
-            )?;
-            Some(
-                session["id"]
-                    .as_str()
-                    .context("the server did not return a session id")?
-                    .to_owned(),
-            )
+    // Read here too, so that an unreadable payload is reported as such (and never sent).
+    let call = agent.parse(text).map_err(|error| anyhow!(error))?;
+    let mut headers = Vec::new();
+    if let Some(project) = call
+        .cwd
+        .as_deref()
+        .and_then(|cwd| work_tree_of(Path::new(cwd)))
+    {
+        headers.push((PROJECT_HEADER, project));
+    }
+    if let Some(home) = std::env::var_os("HOME").and_then(|home| home.into_string().ok()) {
+        if home.starts_with('/') {
+            headers.push((HOME_HEADER, home));
         }
-        None => None,
-    };
-    gate_in_session(
-        &client,
-        &args.client.url,
-        &call.tool,
-        call.arguments,
-        session.as_deref(),
-        args.wait,
-    )
+    }
+    let client = Client::new(&args.client);
+    let path = format!(
+        "/v1/hooks/{}?wait_s={}",
+        agent.name(),
+        args.wait.min(MAX_WAIT_SECONDS)
+    );
+    let mut response = client.post_text(&path, text, &headers)?;
+    let undecided = response.headers().contains_key(UNDECIDED_HEADER);
+    let answer = read_json(&mut response)?;
+    if undecided {
+        return Ok(Forwarded::Undecided(answer));
+    }
+    let silent = answer.as_object().is_some_and(|object| object.is_empty());
+    if silent && !(agent == Agent::Codex && call.event == HookEvent::PreToolUse) {
+        // Only Codex's PreToolUse lets a call through by saying nothing.
+        return Err(anyhow!("the server gave no verdict"));
+    }
+    Ok(Forwarded::Verdict((!silent).then_some(answer)))
 }
 
-/// Submits one call as the agent (in an airlock session when given), waits up to `wait`
-/// seconds for a pending call's verdict and, when it is allowed or approved, redeems its
-/// grant: `(allow, reason)`. `Err` is anything that prevents a verdict (the caller fails
-/// closed).
-fn gate_in_session(
-    client: &Client,
-    url: &str,
-    tool: &str,
-    arguments: serde_json::Value,
-    session: Option<&str>,
-    wait: u64,
-) -> anyhow::Result<(bool, String)> {
-    let until = Instant::now() + Duration::from_secs(wait);
-    let mut body = json!({"tool": tool, "arguments": arguments});
-    if let Some(session) = session {
-        body["session_id"] = session.into();
-    }
-    if wait > 0 {
-        body["wait_s"] = wait.min(MAX_POLL_SECONDS).into();
-    }
-    let mut call: Call = parse(&client.post("/v1/calls", &body)?, "a call")?;
-    loop {
-        let left = until.saturating_duration_since(Instant::now()).as_secs();
-        if call.status != CallStatus::Pending || left == 0 {
-            break;
-        }
-        let path = format!(
-            "/v1/calls/{}?wait_s={}",
-            encode(&call.id),
-            left.min(MAX_POLL_SECONDS)
-        );
-        call = parse(&client.get(&path)?, "a call")?;
-    }
+/// The reason in an agent-shaped deny.
+fn reason_in(answer: &Value) -> Option<&str> {
+    let inner = &answer["hookSpecificOutput"];
+    answer["reason"]
+        .as_str()
+        .or_else(|| inner["permissionDecisionReason"].as_str())
+        .or_else(|| inner["decision"]["message"].as_str())
+}
 
-    Ok(match answer(&call) {
-        Answer::Deny { reason } if call.status == CallStatus::Pending => (
-            false,
-            format!("{reason} (airlock at {})", url.trim_end_matches('/')),
-        ),
-        Answer::Deny { reason } => (false, reason),
-        Answer::RedeemThenAllow { reason } => {
-            let path = format!("/v1/calls/{}/redeem", encode(&call.id));
-            match client.post(&path, &json!({})) {
-                Ok(_) => (true, reason),
-                Err(error) => (
-                    false,
-                    format!("the call's grant could not be redeemed: {error:#}"),
-                ),
-            }
-        }
-    })
+/// The nearest folder at or above `cwd` holding `.git`, when `cwd` is an absolute folder
+/// on this machine.
+fn work_tree_of(cwd: &Path) -> Option<String> {
+    if !cwd.is_absolute() || !cwd.is_dir() {
+        return None;
+    }
+    cwd.ancestors()
+        .find(|folder| folder.join(".git").exists())
+        .and_then(|folder| folder.to_str())
+        .map(str::to_owned)
 }

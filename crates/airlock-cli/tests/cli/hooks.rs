@@ -196,7 +196,9 @@ fn asked_calls_wait_for_the_person_approve_then_allow() {
         .map(|approval| approval["tool"].as_str().unwrap())
         .collect();
     assert!(tools.contains(&"mcp__github__create_issue"), "{tools:?}");
-    assert!(tools.contains(&"run_shell_command"), "{tools:?}");
+    // The agents' shell tools (Bash, run_shell_command) arrive in the canonical vocabulary.
+    assert!(tools.contains(&"shell.exec"), "{tools:?}");
+    assert!(!tools.contains(&"run_shell_command"), "{tools:?}");
 }
 
 #[test]
@@ -248,7 +250,6 @@ fn nobody_deciding_within_the_wait_is_a_deny_that_names_the_approval() {
             reason.contains(&format!("airlock approvals approve {approval}")),
             "{agent}: {reason}"
         );
-        assert!(reason.contains(&server.url), "{agent}: {reason}");
     }
 }
 
@@ -267,7 +268,10 @@ fn an_unreachable_gateway_blocks_with_exit_2_and_the_reason_on_stderr() {
             .env("AIRLOCK_TOKEN", "not-checked");
         let (code, out, err) = finish(spawn_with_input(hook, &fixture(agent, "allow")));
         assert_eq!(code, Some(2), "{agent}: {out} {err}");
-        assert!(out.is_empty(), "{agent}: nothing on stdout: {out}");
+        // The agent's own deny on stdout as well as exit 2: blocked whichever it reads.
+        let (decision, reason) = verdict(agent, (Some(0), out, err.clone()));
+        assert_eq!(decision, "deny", "{agent}");
+        assert!(reason.contains("cannot reach airlock"), "{agent}: {reason}");
         assert!(err.contains("blocked"), "{agent}: {err}");
         assert!(err.contains("cannot reach airlock"), "{agent}: {err}");
     }
@@ -285,8 +289,10 @@ fn unreadable_input_or_a_refused_token_blocks_with_exit_2() {
         ] {
             let (code, out, err) = finish(spawn_hook(&server, &token, agent, &[], input));
             assert_eq!(code, Some(2), "{agent} {input}: {out}");
-            assert!(out.is_empty(), "{agent}: {out}");
             assert!(err.contains(says), "{agent} {input}: {err}");
+            let (decision, reason) = verdict(agent, (Some(0), out, err.clone()));
+            assert_eq!(decision, "deny", "{agent} {input}");
+            assert!(reason.contains(says), "{agent} {input}: {reason}");
         }
         // The owner is a person, not an agent: the gate refuses, the hook blocks.
         let hook = spawn_hook(
@@ -299,6 +305,7 @@ fn unreadable_input_or_a_refused_token_blocks_with_exit_2() {
         let (code, out, err) = finish(hook);
         assert_eq!(code, Some(2), "{agent}: {out}");
         assert!(err.contains("blocked"), "{agent}: {err}");
+        assert_eq!(verdict(agent, (Some(0), out, err)).0, "deny", "{agent}");
     }
     // Another agent's payload is refused rather than guessed at.
     let hook = spawn_hook(&server, &token, "gemini", &[], &fixture("codex", "allow"));
@@ -350,4 +357,59 @@ fn calls_of_one_agent_session_share_one_airlock_session() {
             "{session}"
         );
     }
+}
+
+/// Codex's `PreToolUse` fires for every shell call, and Codex honours only a deny there:
+/// an allowed call is answered with nothing, a denied one with the deny form, and an asked
+/// one waits inside the hook for the person.
+#[test]
+fn codex_pre_tool_use_gates_every_shell_call() {
+    let (_work, server, token) = start();
+    let (code, out, err) = finish(spawn_hook(
+        &server,
+        &token,
+        "codex",
+        &[],
+        &fixture("codex", "pre_allow"),
+    ));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.trim().is_empty(),
+        "an allowed call prints nothing: {out}"
+    );
+    assert_eq!(consumed_grants(&server), 1, "the grant is redeemed first");
+
+    let (code, out, err) = finish(spawn_hook(
+        &server,
+        &token,
+        "codex",
+        &[],
+        &fixture("codex", "pre_deny"),
+    ));
+    assert_eq!(code, Some(0), "{err}");
+    let value: Value = serde_json::from_str(&out).unwrap();
+    let inner = &value["hookSpecificOutput"];
+    assert_eq!(inner["hookEventName"], "PreToolUse", "{value}");
+    assert_eq!(inner["permissionDecision"], "deny", "{value}");
+    let reason = inner["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("destructive command"), "{reason}");
+
+    let before = server.pending();
+    let hook = spawn_hook(
+        &server,
+        &token,
+        "codex",
+        &["--wait", "30"],
+        &fixture("codex", "pre_ask"),
+    );
+    let approval = new_approval(&server, &before);
+    let output = server.client(&["approvals", "approve", &approval]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (code, out, err) = finish(hook);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.trim().is_empty(),
+        "an approved call prints nothing: {out}"
+    );
+    assert_eq!(consumed_grants(&server), 2);
 }

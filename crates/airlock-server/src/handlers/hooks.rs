@@ -1,6 +1,10 @@
-//! Coding-agent hooks: `POST /v1/hooks/claude-code`, so that Claude Code's `http` hook type
-//! asks the gate with no process spawned, and [`answer`], the one place that says what a
-//! call's status means to a hook (shared with `airlock hook …` in the CLI).
+//! Coding-agent hooks: `POST /v1/hooks/claude-code`, `/v1/hooks/codex` and
+//! `/v1/hooks/gemini` take each agent's own hook payload (Claude Code's `http` hook posts
+//! here with no process spawned; `airlock hook …` forwards what the agent wrote on its
+//! stdin), translate the native call into the canonical vocabulary (`airlock-hooks`, so one
+//! policy governs every agent), put it through the gate with its project context
+//! ([`place`]), and answer in the agent's own shape. [`answer`] is the one place that says
+//! what a call's status means to a hook (shared with the MCP proxy in the CLI).
 //!
 //! A hook answers `allow` or `deny`, nothing else, and fails closed (G4):
 //! - allowed / approved → the grant is redeemed first (G1: consumed exactly once, before
@@ -22,13 +26,21 @@ use crate::body::{JsonBody, Query};
 use crate::error::ApiError;
 use crate::AppState;
 use airlock_gate::calls::{Submission, MAX_WAIT};
+use airlock_hooks::{Agent, HookCall, Verdict};
 use airlock_protocol::{Call, CallStatus, DecidedBy};
 use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
 use utoipa::{IntoParams, ToSchema};
+
+pub mod place;
+
+/// Set (to `true`) on a hook's answer when the deny in it is a failure to decide (a bad
+/// token, an unreadable payload, a gate error), not a verdict.
+pub const UNDECIDED_HEADER: &str = "airlock-undecided";
 
 /// How long a hook waits for a person by default: below Claude Code's 60 s hook timeout.
 pub const DEFAULT_HOOK_WAIT: Duration = Duration::from_secs(55);
@@ -87,15 +99,16 @@ pub fn answer(call: &Call) -> Answer {
             Answer::Deny {
                 reason: format!(
                     "not allowed yet: airlock approval {approval} is still pending. A person \
-                     can approve it with `airlock approvals approve {approval}` (or POST \
-                     /v1/approvals/{approval}/decision); then try the call again"
+                     can approve it in the airlock inbox or with `airlock approvals approve \
+                     {approval}` (or POST /v1/approvals/{approval}/decision); then try the \
+                     call again"
                 ),
             }
         }
     }
 }
 
-/// `?wait_s=N` of the hook endpoint.
+/// `?wait_s=N` of the hook endpoints.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -105,8 +118,10 @@ pub struct HookQuery {
     pub wait_s: Option<u64>,
 }
 
-/// Claude Code's `PreToolUse` hook input. The tool and the session matter to the gate; the other
-/// documented fields are accepted and ignored, and so are fields not known today.
+/// Claude Code's `PreToolUse` hook input (the shape of the other agents' payloads is
+/// alike: DESIGN.md §11.1). The tool, its input, the session and the folder matter to the
+/// gate; the other documented fields are accepted and ignored, and so are fields not known
+/// today.
 #[derive(Debug, Deserialize, ToSchema)]
 #[schema(example = json!({
     "session_id": "abc123",
@@ -118,7 +133,8 @@ pub struct HookQuery {
     "tool_input": {"command": "git push", "description": "Push the branch"}
 }))]
 pub struct ClaudeCodeHook {
-    /// As Claude Code names it (`Bash`, `Edit`, `mcp__server__tool`…); submitted as is.
+    /// As Claude Code names it (`Bash`, `Edit`, `mcp__server__tool`…); translated into the
+    /// canonical vocabulary (`shell.exec`, `fs.edit`…) and kept as `native_tool`.
     pub tool_name: String,
     /// The tool's arguments, a JSON object.
     #[schema(value_type = Object)]
@@ -130,7 +146,8 @@ pub struct ClaudeCodeHook {
     /// standing rules and the inbox follow it).
     #[serde(default)]
     pub session_id: Option<String>,
-    /// The working folder, shown in the session's title.
+    /// The working folder: the call's `cwd`, and the start of the search for its project
+    /// (the git work tree holding it).
     #[serde(default)]
     pub cwd: Option<String>,
 }
@@ -156,18 +173,6 @@ pub struct PreToolUseOutput {
     pub permission_decision_reason: String,
 }
 
-impl ClaudeCodeOutput {
-    fn new(allow: bool, reason: String) -> ClaudeCodeOutput {
-        ClaudeCodeOutput {
-            hook_specific_output: PreToolUseOutput {
-                hook_event_name: "PreToolUse".to_owned(),
-                permission_decision: if allow { "allow" } else { "deny" }.to_owned(),
-                permission_decision_reason: reason,
-            },
-        }
-    }
-}
-
 /// Gates one Claude Code tool call (agent token): submits it, waits up to `wait_s` for a
 /// person, redeems the grant of an allowed or approved call, and answers in Claude Code's
 /// `PreToolUse` shape. Every failure is a `200` deny (see the module documentation).
@@ -180,26 +185,121 @@ impl ClaudeCodeOutput {
 pub async fn claude_code(
     State(state): State<AppState>,
     auth: Result<Auth, ApiError>,
+    headers: HeaderMap,
     query: Result<Query<HookQuery>, ApiError>,
-    body: Result<JsonBody<ClaudeCodeHook>, ApiError>,
-) -> Json<ClaudeCodeOutput> {
-    let (allow, reason) = match gate(&state, auth, query, body).await {
-        Ok(answer) => answer,
-        Err(error) => (false, failure(&error)),
-    };
-    Json(ClaudeCodeOutput::new(allow, reason))
+    body: Result<JsonBody<Value>, ApiError>,
+) -> (HeaderMap, Json<Value>) {
+    hook(Agent::ClaudeCode, &state, auth, &headers, query, body).await
 }
 
-/// Submit, wait, redeem: `(allow, reason)`, or the error that makes it a deny.
+/// Gates one Codex tool call: a `PreToolUse` payload (every shell call; an allowed call is
+/// answered `{}`, which Codex reads as "no objection") or a `PermissionRequest` one (an
+/// escalation out of the sandbox; answered allow or deny). Every failure is a `200` deny
+/// in the event's own shape.
+#[utoipa::path(post, path = "/v1/hooks/codex", operation_id = "codex_hook", tag = "hooks",
+    request_body(content = Object, description = "Codex's `PreToolUse` or `PermissionRequest` hook input, as Codex writes it on the hook's stdin."),
+    params(HookQuery),
+    responses(
+        (status = 200, description = "Codex's hook output: `{}` for an allowed `PreToolUse` call, \
+            `hookSpecificOutput.permissionDecision = deny` for a denied one, \
+            `hookSpecificOutput.decision.behavior` for a `PermissionRequest`. Failures are a 200 deny.", body = Object)))]
+pub async fn codex(
+    State(state): State<AppState>,
+    auth: Result<Auth, ApiError>,
+    headers: HeaderMap,
+    query: Result<Query<HookQuery>, ApiError>,
+    body: Result<JsonBody<Value>, ApiError>,
+) -> (HeaderMap, Json<Value>) {
+    hook(Agent::Codex, &state, auth, &headers, query, body).await
+}
+
+/// Gates one Gemini CLI tool call (a `BeforeTool` payload) and answers `{decision, reason}`.
+/// Every failure is a `200` deny.
+#[utoipa::path(post, path = "/v1/hooks/gemini", operation_id = "gemini_hook", tag = "hooks",
+    request_body(content = Object, description = "Gemini CLI's `BeforeTool` hook input, as Gemini writes it on the hook's stdin."),
+    params(HookQuery),
+    responses(
+        (status = 200, description = "Gemini CLI's hook output `{decision: allow|deny, reason}`. Failures are a 200 deny.", body = Object)))]
+pub async fn gemini(
+    State(state): State<AppState>,
+    auth: Result<Auth, ApiError>,
+    headers: HeaderMap,
+    query: Result<Query<HookQuery>, ApiError>,
+    body: Result<JsonBody<Value>, ApiError>,
+) -> (HeaderMap, Json<Value>) {
+    hook(Agent::Gemini, &state, auth, &headers, query, body).await
+}
+
+/// One hook call of any agent, answered in that agent's shape for the event it names
+/// (the agent's default event when the payload cannot be read). A deny that comes from a
+/// failure rather than a verdict also carries the [`UNDECIDED_HEADER`], so that
+/// `airlock hook` can block with exit 2 as the agents expect of a hook that could not
+/// decide.
+async fn hook(
+    agent: Agent,
+    state: &AppState,
+    auth: Result<Auth, ApiError>,
+    headers: &HeaderMap,
+    query: Result<Query<HookQuery>, ApiError>,
+    body: Result<JsonBody<Value>, ApiError>,
+) -> (HeaderMap, Json<Value>) {
+    // The shape of the answer follows the event the payload names, even when the rest of
+    // it cannot be read.
+    let event = match &body {
+        Ok(JsonBody(value)) => Some(agent.event_in(value)).filter(|event| event.is_before()),
+        Err(_) => None,
+    }
+    .unwrap_or_else(|| agent.default_event());
+    let outcome = match read(agent, body) {
+        Ok(call) => gate(state, auth, headers, query, call).await,
+        Err(error) => Err(error),
+    };
+    let mut answer_headers = HeaderMap::new();
+    let verdict = outcome.unwrap_or_else(|error| {
+        answer_headers.insert(UNDECIDED_HEADER, HeaderValue::from_static("true"));
+        Verdict::Deny {
+            reason: failure(&error),
+        }
+    });
+    let body = airlock_hooks::render(agent, event, &verdict)
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    (answer_headers, Json(body))
+}
+
+/// The hook call in a body, or why it cannot be judged.
+fn read(agent: Agent, body: Result<JsonBody<Value>, ApiError>) -> Result<HookCall, ApiError> {
+    let JsonBody(value) = body?;
+    let call = agent
+        .read(value)
+        .map_err(|error| ApiError::Invalid(error.to_string()))?;
+    if !call.event.is_before() {
+        return Err(ApiError::Invalid(format!(
+            "this endpoint gates calls before they run ({}), not {}",
+            before_events(agent),
+            call.event.name()
+        )));
+    }
+    Ok(call)
+}
+
+fn before_events(agent: Agent) -> &'static str {
+    match agent {
+        Agent::ClaudeCode => "PreToolUse",
+        Agent::Codex => "PreToolUse, PermissionRequest",
+        Agent::Gemini => "BeforeTool",
+    }
+}
+
+/// Translate, submit, wait, redeem: the verdict, or the error that makes it a deny.
 async fn gate(
     state: &AppState,
     auth: Result<Auth, ApiError>,
+    headers: &HeaderMap,
     query: Result<Query<HookQuery>, ApiError>,
-    body: Result<JsonBody<ClaudeCodeHook>, ApiError>,
-) -> Result<(bool, String), ApiError> {
+    call: HookCall,
+) -> Result<Verdict, ApiError> {
     let Auth(principal) = auth?;
     let Query(query) = query?;
-    let JsonBody(hook) = body?;
     let wait = query.wait_s.map_or(DEFAULT_HOOK_WAIT, Duration::from_secs);
     if wait > MAX_WAIT {
         return Err(ApiError::Invalid(format!(
@@ -207,22 +307,18 @@ async fn gate(
             MAX_WAIT.as_secs()
         )));
     }
-    if let Some(event) = hook.hook_event_name.as_deref() {
-        if event != "PreToolUse" {
-            return Err(ApiError::Invalid(format!(
-                "this endpoint gates PreToolUse hooks, not {event}"
-            )));
-        }
-    }
-    // Calls of one Claude Code session share one airlock session.
-    let session_id = match hook.session_id.as_deref().filter(|id| !id.is_empty()) {
+    let canonical =
+        airlock_hooks::canonical(&call).map_err(|error| ApiError::Invalid(error.to_string()))?;
+    let place = place::Place::of(&call, headers);
+    // Calls of one agent session share one airlock session.
+    let session_id = match call.session_id.as_deref() {
         Some(external) => Some(
             state
                 .gate
                 .session_for_external(
                     &principal,
                     external,
-                    Some(session_title(hook.cwd.as_deref())),
+                    Some(session_title(call.agent, call.cwd.as_deref())),
                 )
                 .await?
                 .0
@@ -230,40 +326,42 @@ async fn gate(
         ),
         None => None,
     };
-    let call = state
+    let _ = (&place, &canonical.native_tool);
+    let submitted = state
         .gate
         .submit_call(
             &principal,
             Submission {
-                tool: hook.tool_name,
-                arguments: hook.tool_input,
+                tool: canonical.tool,
+                arguments: canonical.arguments,
                 session_id,
                 declared: None,
             },
         )
         .await?;
-    state.metrics.call(call.status);
-    let call = if call.status == CallStatus::Pending && !wait.is_zero() {
+    state.metrics.call(submitted.status);
+    let submitted = if submitted.status == CallStatus::Pending && !wait.is_zero() {
         tokio::select! {
-            call = state.gate.wait_call(&principal, &call.id, wait) => call?,
+            call = state.gate.wait_call(&principal, &submitted.id, wait) => call?,
             // On shutdown, answer with the call as it stands (a pending call is a deny).
-            _ = state.shutdown.cancelled() => state.gate.get_call(&principal, &call.id).await?,
+            _ = state.shutdown.cancelled() => state.gate.get_call(&principal, &submitted.id).await?,
         }
     } else {
-        call
+        submitted
     };
-    Ok(match answer(&call) {
-        Answer::Deny { reason } => (false, reason),
-        Answer::RedeemThenAllow { reason } => match state.gate.redeem(&principal, &call.id).await {
-            Ok(_) => (true, reason),
-            Err(error) => (
-                false,
-                format!(
-                    "the call's grant could not be redeemed: {}",
-                    ApiError::from(error).detail()
-                ),
-            ),
-        },
+    Ok(match answer(&submitted) {
+        Answer::Deny { reason } => Verdict::Deny { reason },
+        Answer::RedeemThenAllow { reason } => {
+            match state.gate.redeem(&principal, &submitted.id).await {
+                Ok(_) => Verdict::Allow { reason },
+                Err(error) => Verdict::Deny {
+                    reason: format!(
+                        "the call's grant could not be redeemed: {}",
+                        ApiError::from(error).detail()
+                    ),
+                },
+            }
+        }
     })
 }
 
@@ -277,9 +375,9 @@ fn failure(error: &ApiError) -> String {
 }
 
 /// The title of a coding agent's session in airlock.
-pub fn session_title(cwd: Option<&str>) -> String {
+pub fn session_title(agent: Agent, cwd: Option<&str>) -> String {
     match cwd {
-        Some(cwd) => format!("Claude Code in {cwd}"),
-        None => "Claude Code".into(),
+        Some(cwd) => format!("{} in {cwd}", agent.display_name()),
+        None => agent.display_name().into(),
     }
 }

@@ -322,3 +322,185 @@ async fn calls_of_one_claude_code_session_share_one_airlock_session() {
         );
     }
 }
+
+/// The `airlock-undecided` header: set when a deny is a failure to decide.
+fn undecided(reply: &Reply) -> Option<String> {
+    reply
+        .headers
+        .get("airlock-undecided")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Posts `body` to the hook endpoint of `agent`; returns the reply.
+async fn agent_hook(server: &TestServer, token: &str, agent: &str, body: &Value) -> Reply {
+    server
+        .client
+        .post(&format!("/v1/hooks/{agent}?wait_s=0"), token, body)
+        .await
+        .unwrap()
+}
+
+/// The newest call the audit shows as decided, read back from `GET /v1/calls/{id}`.
+async fn last_call(server: &TestServer) -> Value {
+    let audit = server
+        .client
+        .get("/v1/audit?limit=1000", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let call_id = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find_map(|record| record["data"]["call_id"].as_str())
+        .unwrap()
+        .to_owned();
+    server
+        .client
+        .get(&format!("/v1/calls/{call_id}"), &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn native_tools_of_every_agent_meet_the_policy_in_the_canonical_vocabulary() {
+    let (server, agent) = server().await;
+    // Claude Code's `Read`, Codex's `read_file` and Gemini's `read_file` are all `fs.read`,
+    // which the policy allows by name; their shell tools are `shell.exec`, whose `rm -rf`
+    // the policy denies.
+    let cases = [
+        (
+            "claude-code",
+            payload("Read", json!({"file_path": "/home/ana/shop/README.md"})),
+            "allow",
+        ),
+        (
+            "codex",
+            json!({"session_id": "s", "cwd": "/home/ana/shop", "hook_event_name": "PermissionRequest",
+                   "model": "gpt-5", "permission_mode": "default", "tool_name": "read_file",
+                   "tool_input": {"path": "README.md"}}),
+            "allow",
+        ),
+        (
+            "gemini",
+            json!({"session_id": "g", "cwd": "/home/ana/shop", "hook_event_name": "BeforeTool",
+                   "timestamp": "2026-05-18T10:15:00.000Z", "tool_name": "read_file",
+                   "tool_input": {"absolute_path": "/home/ana/shop/README.md"}}),
+            "allow",
+        ),
+        (
+            "claude-code",
+            payload("Bash", json!({"command": "rm -rf /home/ana"})),
+            "deny",
+        ),
+        (
+            "codex",
+            json!({"session_id": "s", "cwd": "/w", "hook_event_name": "PreToolUse", "model": "gpt-5",
+                   "permission_mode": "default", "tool_name": "Bash", "tool_use_id": "c1",
+                   "transcript_path": null, "tool_input": {"command": "rm -rf /w"}}),
+            "deny",
+        ),
+        (
+            "gemini",
+            json!({"session_id": "g", "cwd": "/w", "hook_event_name": "BeforeTool",
+                   "tool_name": "run_shell_command", "tool_input": {"command": "rm -rf /w"}}),
+            "deny",
+        ),
+    ];
+    for (agent_name, body, expected) in cases {
+        let reply = agent_hook(&server, &agent, agent_name, &body).await;
+        assert_eq!(reply.status, 200, "{}", reply.text);
+        let decision = match agent_name {
+            "gemini" => reply.body["decision"].as_str().unwrap().to_owned(),
+            "codex" if body["hook_event_name"] == "PermissionRequest" => reply.body
+                ["hookSpecificOutput"]["decision"]["behavior"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            _ => reply.body["hookSpecificOutput"]["permissionDecision"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        };
+        assert_eq!(decision, expected, "{agent_name} {body}: {}", reply.text);
+        assert_eq!(undecided(&reply), None, "{}", reply.text);
+        let call = last_call(&server).await;
+        let tool = if expected == "allow" {
+            "fs.read"
+        } else {
+            "shell.exec"
+        };
+        assert_eq!(call["tool"], tool, "{agent_name}: {call}");
+    }
+}
+
+#[tokio::test]
+async fn codex_patches_are_judged_on_every_file_and_malformed_ones_denied() {
+    let (server, agent) = server().await;
+    let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: notes.md\n+hi\n*** End Patch";
+    let body = |patch: &str| {
+        json!({"session_id": "s", "cwd": "/home/ana/shop", "hook_event_name": "PreToolUse",
+               "model": "gpt-5", "permission_mode": "default", "tool_name": "apply_patch",
+               "tool_use_id": "c1", "transcript_path": null, "tool_input": {"command": patch}})
+    };
+    // Unlisted in this policy, so asked: the approval shows the canonical edit.
+    let reply = agent_hook(&server, &agent, "codex", &body(patch)).await;
+    assert_eq!(
+        reply.body["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{}",
+        reply.text
+    );
+    let approval = pending_approval(&server).await;
+    assert_eq!(approval["tool"], "fs.edit", "{approval}");
+    assert_eq!(
+        approval["preview"]["arguments"]["paths"],
+        json!(["src/a.rs", "notes.md"]),
+        "{approval}"
+    );
+    // A patch that cannot be read is a deny that says so, and reaches no approval.
+    let reply = agent_hook(
+        &server,
+        &agent,
+        "codex",
+        &body("*** Begin Patch\nrm -rf /\n*** End Patch"),
+    )
+    .await;
+    let reason = reply.body["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        reply.body["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    assert!(reason.contains("patch cannot be read"), "{reason}");
+    assert_eq!(undecided(&reply).as_deref(), Some("true"));
+}
+
+#[tokio::test]
+async fn codex_pre_tool_use_allows_by_saying_nothing() {
+    let (server, agent) = server().await;
+    let body = json!({"session_id": "s", "cwd": "/home/ana/shop", "hook_event_name": "PreToolUse",
+        "model": "gpt-5", "permission_mode": "default", "tool_name": "read_file",
+        "tool_use_id": "c1", "transcript_path": null, "tool_input": {"path": "README.md"}});
+    let reply = agent_hook(&server, &agent, "codex", &body).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, json!({}), "{}", reply.text);
+    // A failure on the same endpoint is a deny in the PreToolUse shape, marked undecided.
+    let reply = agent_hook(
+        &server,
+        &agent,
+        "codex",
+        &json!({"hook_event_name": "PreToolUse"}),
+    )
+    .await;
+    assert_eq!(
+        reply.body["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    assert_eq!(undecided(&reply).as_deref(), Some("true"));
+}

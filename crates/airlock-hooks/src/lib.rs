@@ -1,0 +1,24 @@
+//! What coding agents send their hooks and what they read back, in one place, and the
+//! translation of their native tool calls into airlock's canonical vocabulary
+//! (DESIGN.md §11.1), so that one policy governs every agent.
+//!
+//! Pure: JSON in, values out, no I/O. The server's hook endpoints use it to read a payload
+//! and answer it; `airlock hook …` uses it only to print an agent's own deny form when the
+//! server cannot be reached (fail closed).
+//!
+//! The stages, in the order a hook call goes through them:
+//! 1. [`payload`] — read an agent's hook JSON ([`HookCall`]), leniently (agents add fields
+//!    with every release) but never guessing at the tool or its arguments.
+//! 2. [`translate`] — native tool → canonical call ([`Canonical`]): `Bash` →
+//!    `shell.exec`, `apply_patch` → `fs.edit` of every file the patch touches ([`patch`]),
+//!    and so on; unknown tools keep their name.
+//! 3. [`render`] — the verdict in the agent's own output shape for the event that asked.
+
+pub mod patch;
+pub mod payload;
+pub mod render;
+pub mod translate;
+
+pub use payload::{Agent, HookCall, HookEvent, PayloadError};
+pub use render::{render, Verdict};
+pub use translate::{canonical, Canonical, TranslateError};

@@ -1,0 +1,406 @@
+//! Reading a coding agent's hook payload: which agent, which event, which tool with which
+//! arguments, in which session and folder.
+//!
+//! The documented inputs (all three agents put the call in `tool_name` + `tool_input`):
+//! - Claude Code `PreToolUse` / `PostToolUse`: `{session_id, transcript_path, cwd,
+//!   permission_mode, hook_event_name, tool_name, tool_input, tool_use_id?,
+//!   tool_response?}`.
+//! - Codex `PreToolUse` / `PermissionRequest` / `PostToolUse`: `{session_id, turn_id?,
+//!   transcript_path, cwd, hook_event_name, model, permission_mode, tool_name, tool_input,
+//!   tool_use_id?}`.
+//! - Gemini CLI `BeforeTool` / `AfterTool`: `{session_id, transcript_path, cwd,
+//!   hook_event_name, timestamp, tool_name, tool_input, mcp_context?, tool_response?}`.
+//!
+//! Unknown fields are accepted (agents add them with their releases; a strict reader would
+//! deny every call after an upgrade). What the verdict depends on is never guessed: a
+//! missing tool, arguments that are not an object, or an event the agent does not send
+//! for tool calls is an error, and the caller denies.
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::fmt;
+
+/// The coding agents airlock speaks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+
+    /// The name in URLs and on the command line: `claude-code`, `codex`, `gemini`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|agent| agent.name() == name)
+    }
+
+    /// The agent's name for people.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code",
+            Agent::Codex => "Codex",
+            Agent::Gemini => "Gemini CLI",
+        }
+    }
+
+    /// The event this agent sends before a tool runs when the payload names none: the one
+    /// each integration guide configures.
+    pub fn default_event(self) -> HookEvent {
+        match self {
+            Agent::ClaudeCode => HookEvent::PreToolUse,
+            Agent::Codex => HookEvent::PermissionRequest,
+            Agent::Gemini => HookEvent::BeforeTool,
+        }
+    }
+
+    /// Reads the event named in `hook_event_name`, if this agent sends it for tool calls.
+    pub fn event(self, name: &str) -> Option<HookEvent> {
+        let event = match name {
+            "PreToolUse" => HookEvent::PreToolUse,
+            "PermissionRequest" => HookEvent::PermissionRequest,
+            "BeforeTool" => HookEvent::BeforeTool,
+            "PostToolUse" => HookEvent::PostToolUse,
+            "AfterTool" => HookEvent::AfterTool,
+            _ => return None,
+        };
+        self.sends(event).then_some(event)
+    }
+
+    fn sends(self, event: HookEvent) -> bool {
+        use HookEvent::*;
+        matches!(
+            (self, event),
+            (Agent::ClaudeCode, PreToolUse | PostToolUse)
+                | (Agent::Codex, PreToolUse | PermissionRequest | PostToolUse)
+                | (Agent::Gemini, BeforeTool | AfterTool)
+        )
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A hook event that concerns one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookEvent {
+    /// Claude Code and Codex, before every tool call.
+    PreToolUse,
+    /// Codex, when it would ask its user (an escalation out of its sandbox).
+    PermissionRequest,
+    /// Gemini CLI, before every tool call.
+    BeforeTool,
+    /// Claude Code and Codex, after a tool ran.
+    PostToolUse,
+    /// Gemini CLI, after a tool ran.
+    AfterTool,
+}
+
+impl HookEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PermissionRequest => "PermissionRequest",
+            HookEvent::BeforeTool => "BeforeTool",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::AfterTool => "AfterTool",
+        }
+    }
+
+    /// Whether the event asks before the tool runs (as opposed to reporting after).
+    pub fn is_before(self) -> bool {
+        matches!(
+            self,
+            HookEvent::PreToolUse | HookEvent::PermissionRequest | HookEvent::BeforeTool
+        )
+    }
+}
+
+/// One tool call as an agent's hook reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookCall {
+    pub agent: Agent,
+    pub event: HookEvent,
+    /// As the agent names it (`Bash`, `apply_patch`, `run_shell_command`, `mcp__srv__t`…).
+    pub native_tool: String,
+    /// The tool's arguments as the agent sent them: always a JSON object.
+    pub input: Value,
+    /// The agent's own session id: its calls share one airlock session.
+    pub session_id: Option<String>,
+    /// The agent's working folder, as sent (not checked to be absolute here).
+    pub cwd: Option<String>,
+    /// Where the agent keeps the session's transcript (under the user's home folder).
+    pub transcript_path: Option<String>,
+    /// The agent's id for this tool call, when it gives one.
+    pub tool_use_id: Option<String>,
+}
+
+/// Why a payload cannot be judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayloadError(pub String);
+
+impl fmt::Display for PayloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PayloadError {}
+
+/// The fields read from every agent's payload; others are ignored.
+#[derive(Debug, Deserialize)]
+struct Fields {
+    tool_name: Option<String>,
+    tool_input: Option<Value>,
+    /// Accepted in place of `tool_input` (older or third-party emitters of these shapes).
+    #[serde(alias = "tool_args")]
+    arguments: Option<Value>,
+    hook_event_name: Option<String>,
+    session_id: Option<Value>,
+    cwd: Option<String>,
+    transcript_path: Option<String>,
+    tool_use_id: Option<String>,
+}
+
+impl Agent {
+    /// Reads a hook payload from its JSON text.
+    pub fn parse(self, text: &str) -> Result<HookCall, PayloadError> {
+        let value: Value = serde_json::from_str(text).map_err(|error| {
+            PayloadError(format!("the hook input is not the expected JSON: {error}"))
+        })?;
+        self.read(value)
+    }
+
+    /// Reads a hook payload already parsed as JSON.
+    pub fn read(self, value: Value) -> Result<HookCall, PayloadError> {
+        if !value.is_object() {
+            return Err(PayloadError(
+                "the hook input is not the expected JSON: not an object".into(),
+            ));
+        }
+        let fields: Fields = serde_json::from_value(value).map_err(|error| {
+            PayloadError(format!("the hook input is not the expected JSON: {error}"))
+        })?;
+        let event = match fields.hook_event_name.as_deref() {
+            None => self.default_event(),
+            Some(name) => self.event(name).ok_or_else(|| {
+                PayloadError(format!(
+                    "{} sends no tool-call hook named `{name}` (airlock gates {})",
+                    self.display_name(),
+                    self.events_listed()
+                ))
+            })?,
+        };
+        let native_tool = fields
+            .tool_name
+            .filter(|tool| !tool.trim().is_empty())
+            .ok_or_else(|| PayloadError("the hook input has no `tool_name`".into()))?;
+        let input = match fields.tool_input.or(fields.arguments) {
+            // Judging a call without its arguments would judge a different call.
+            None | Some(Value::Null) => {
+                return Err(PayloadError("the hook input has no `tool_input`".into()))
+            }
+            Some(Value::Object(input)) => Value::Object(input),
+            Some(_) => {
+                return Err(PayloadError(
+                    "the hook input's `tool_input` is not a JSON object".into(),
+                ))
+            }
+        };
+        // Session ids are strings for every agent today; a number is read as its text.
+        let session_id = match fields.session_id {
+            Some(Value::String(id)) => Some(id),
+            Some(Value::Number(id)) => Some(id.to_string()),
+            _ => None,
+        }
+        .filter(|id| !id.trim().is_empty());
+        Ok(HookCall {
+            agent: self,
+            event,
+            native_tool,
+            input,
+            session_id,
+            cwd: fields.cwd.filter(|cwd| !cwd.is_empty()),
+            transcript_path: fields.transcript_path.filter(|path| !path.is_empty()),
+            tool_use_id: fields.tool_use_id.filter(|id| !id.is_empty()),
+        })
+    }
+
+    fn events_listed(self) -> String {
+        let names: Vec<&str> = [
+            HookEvent::PreToolUse,
+            HookEvent::PermissionRequest,
+            HookEvent::BeforeTool,
+            HookEvent::PostToolUse,
+            HookEvent::AfterTool,
+        ]
+        .into_iter()
+        .filter(|event| self.sends(*event))
+        .map(HookEvent::name)
+        .collect();
+        names.join(", ")
+    }
+
+    /// The event a payload names, read without judging the rest of it: what a caller that
+    /// must fail closed needs to answer in the right shape.
+    pub fn event_of(self, text: &str) -> HookEvent {
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => self.event_in(&value),
+            Err(_) => self.default_event(),
+        }
+    }
+
+    /// [`Agent::event_of`] for a payload already parsed as JSON.
+    pub fn event_in(self, payload: &Value) -> HookEvent {
+        payload
+            .get("hook_event_name")
+            .and_then(Value::as_str)
+            .and_then(|name| self.event(name))
+            .unwrap_or_else(|| self.default_event())
+    }
+}
+
+/// The user's home folder, as far as the agent's payload shows it: each agent keeps its
+/// transcripts under a dot-folder of the home (`~/.claude/projects/…`, `~/.codex/sessions/…`,
+/// `~/.gemini/tmp/…`).
+pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
+    for marker in ["/.claude/", "/.codex/", "/.gemini/"] {
+        if let Some(at) = transcript_path.find(marker) {
+            let home = &transcript_path[..at];
+            if home.starts_with('/') && home.len() > 1 {
+                return Some(home.to_owned());
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_agent_reads_its_documented_payloads() {
+        let claude = r#"{"session_id":"abc123","transcript_path":"/home/ana/.claude/projects/demo/abc123.jsonl",
+            "cwd":"/home/ana/demo","permission_mode":"default","hook_event_name":"PreToolUse",
+            "tool_name":"Bash","tool_input":{"command":"git push","description":"Push"},"tool_use_id":"toolu_01"}"#;
+        let call = Agent::ClaudeCode.parse(claude).unwrap();
+        assert_eq!(call.event, HookEvent::PreToolUse);
+        assert_eq!(call.native_tool, "Bash");
+        assert_eq!(call.input["command"], "git push");
+        assert_eq!(call.session_id.as_deref(), Some("abc123"));
+        assert_eq!(call.cwd.as_deref(), Some("/home/ana/demo"));
+        assert_eq!(call.tool_use_id.as_deref(), Some("toolu_01"));
+
+        let codex_pre = r#"{"session_id":"0199","turn_id":"1","transcript_path":null,"cwd":"/w",
+            "hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"default",
+            "tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_1","brand_new":[1]}"#;
+        assert_eq!(
+            Agent::Codex.parse(codex_pre).unwrap().event,
+            HookEvent::PreToolUse
+        );
+        let codex_permission = r#"{"session_id":"0199","cwd":"/w","hook_event_name":"PermissionRequest",
+            "model":"gpt-5","permission_mode":"default","tool_name":"Bash",
+            "tool_input":{"command":"curl example.com","description":"network-access example.com"}}"#;
+        assert_eq!(
+            Agent::Codex.parse(codex_permission).unwrap().event,
+            HookEvent::PermissionRequest
+        );
+
+        let gemini = r#"{"session_id":"s","transcript_path":"/home/bo/.gemini/tmp/x/chats/s.json","cwd":"/w",
+            "hook_event_name":"BeforeTool","timestamp":"2026-01-01T00:00:00Z",
+            "tool_name":"run_shell_command","tool_input":{"command":"ls"},"mcp_context":null}"#;
+        let call = Agent::Gemini.parse(gemini).unwrap();
+        assert_eq!(call.event, HookEvent::BeforeTool);
+        assert_eq!(
+            home_from_transcript(call.transcript_path.as_deref().unwrap()).as_deref(),
+            Some("/home/bo")
+        );
+    }
+
+    #[test]
+    fn doubtful_payloads_are_errors() {
+        for (agent, text, says) in [
+            (Agent::ClaudeCode, "", "not the expected JSON"),
+            (Agent::ClaudeCode, "[1]", "not an object"),
+            (Agent::ClaudeCode, r#"{"tool_input":{}}"#, "no `tool_name`"),
+            (
+                Agent::ClaudeCode,
+                r#"{"tool_name":" ","tool_input":{}}"#,
+                "no `tool_name`",
+            ),
+            (
+                Agent::ClaudeCode,
+                r#"{"tool_name":"Bash"}"#,
+                "no `tool_input`",
+            ),
+            (
+                Agent::ClaudeCode,
+                r#"{"tool_name":"Bash","tool_input":null}"#,
+                "no `tool_input`",
+            ),
+            (
+                Agent::ClaudeCode,
+                r#"{"tool_name":"Bash","tool_input":"ls"}"#,
+                "not a JSON object",
+            ),
+            (
+                Agent::ClaudeCode,
+                r#"{"tool_name":7,"tool_input":{}}"#,
+                "not the expected JSON",
+            ),
+            // An event the agent never sends for a tool call, or another agent's event.
+            (
+                Agent::ClaudeCode,
+                r#"{"hook_event_name":"Stop","tool_name":"Bash","tool_input":{}}"#,
+                "`Stop`",
+            ),
+            (
+                Agent::Codex,
+                r#"{"hook_event_name":"BeforeTool","tool_name":"Bash","tool_input":{}}"#,
+                "`BeforeTool`",
+            ),
+            (
+                Agent::Gemini,
+                r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}"#,
+                "`PreToolUse`",
+            ),
+        ] {
+            let error = agent.parse(text).unwrap_err();
+            assert!(error.0.contains(says), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn the_event_of_an_unreadable_payload_is_the_agents_default() {
+        assert_eq!(Agent::Codex.event_of("{"), HookEvent::PermissionRequest);
+        assert_eq!(
+            Agent::Codex.event_of(r#"{"hook_event_name":"PreToolUse"}"#),
+            HookEvent::PreToolUse
+        );
+        assert_eq!(
+            Agent::Gemini.event_of(r#"{"hook_event_name":"PreToolUse"}"#),
+            HookEvent::BeforeTool
+        );
+        assert_eq!(Agent::from_name("codex"), Some(Agent::Codex));
+        assert_eq!(Agent::from_name("cursor"), None);
+        assert_eq!(home_from_transcript("/tmp/t.jsonl"), None);
+        assert_eq!(
+            home_from_transcript("/root/.codex/sessions/2026/r.jsonl").as_deref(),
+            Some("/root")
+        );
+    }
+}

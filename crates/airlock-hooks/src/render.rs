@@ -1,0 +1,130 @@
+//! A verdict in each agent's own output shape, for the event that asked.
+//!
+//! - Claude Code `PreToolUse`: `{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+//!   "permissionDecision": "allow"|"deny", "permissionDecisionReason": …}}`.
+//! - Codex `PermissionRequest`: `{"hookSpecificOutput": {"hookEventName":
+//!   "PermissionRequest", "decision": {"behavior": "allow"|"deny", "message"?: …}}}` — its
+//!   output schema has no top-level `decision`, and an output it cannot read falls back to
+//!   its own prompt.
+//! - Codex `PreToolUse`: Codex honours only a deny there (an allow would need
+//!   `updatedInput`, an `ask` fails open), so an allowed call gets **no output** and a
+//!   denied one Claude Code's deny form, which Codex's schema shares.
+//! - Gemini CLI `BeforeTool`: `{"decision": "allow"|"deny", "reason": …}`.
+//! - After-the-fact events (`PostToolUse`, `AfterTool`) decide nothing: no output.
+
+use crate::payload::{Agent, HookEvent};
+use serde_json::{json, Value};
+
+/// What airlock says about one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The call may run (its grant was redeemed); `reason` is for the transcript.
+    Allow { reason: String },
+    /// The call must not run; `reason` is what the model reads.
+    Deny { reason: String },
+}
+
+impl Verdict {
+    pub fn is_allow(&self) -> bool {
+        matches!(self, Verdict::Allow { .. })
+    }
+
+    pub fn reason(&self) -> &str {
+        match self {
+            Verdict::Allow { reason } | Verdict::Deny { reason } => reason,
+        }
+    }
+}
+
+/// The JSON the agent reads on stdout (or in the http hook's body); `None` means print
+/// nothing, which is how Codex's `PreToolUse` lets a call through.
+pub fn render(agent: Agent, event: HookEvent, verdict: &Verdict) -> Option<Value> {
+    let allow = verdict.is_allow();
+    let word = if allow { "allow" } else { "deny" };
+    let reason = verdict.reason();
+    match (agent, event) {
+        (_, HookEvent::PostToolUse | HookEvent::AfterTool) => None,
+        (Agent::Codex, HookEvent::PermissionRequest) if allow => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": {"behavior": "allow"},
+            }
+        })),
+        (Agent::Codex, HookEvent::PermissionRequest) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": reason},
+            }
+        })),
+        (Agent::Codex, HookEvent::PreToolUse) if allow => None,
+        (Agent::ClaudeCode | Agent::Codex, _) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": word,
+                "permissionDecisionReason": reason,
+            }
+        })),
+        (Agent::Gemini, _) => Some(json!({"decision": word, "reason": reason})),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn allow() -> Verdict {
+        Verdict::Allow {
+            reason: "fine".into(),
+        }
+    }
+
+    fn deny() -> Verdict {
+        Verdict::Deny {
+            reason: "no".into(),
+        }
+    }
+
+    #[test]
+    fn each_agent_and_event_gets_its_own_shape() {
+        assert_eq!(
+            render(Agent::ClaudeCode, HookEvent::PreToolUse, &deny()).unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "permissionDecision": "deny", "permissionDecisionReason": "no"}})
+        );
+        assert_eq!(
+            render(Agent::ClaudeCode, HookEvent::PreToolUse, &allow()).unwrap()
+                ["hookSpecificOutput"]["permissionDecision"],
+            "allow"
+        );
+        assert_eq!(
+            render(Agent::Codex, HookEvent::PermissionRequest, &allow()).unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "allow"}}})
+        );
+        assert_eq!(
+            render(Agent::Codex, HookEvent::PermissionRequest, &deny()).unwrap()
+                ["hookSpecificOutput"]["decision"],
+            json!({"behavior": "deny", "message": "no"})
+        );
+        assert_eq!(render(Agent::Codex, HookEvent::PreToolUse, &allow()), None);
+        assert_eq!(
+            render(Agent::Codex, HookEvent::PreToolUse, &deny()).unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "permissionDecision": "deny", "permissionDecisionReason": "no"}})
+        );
+        assert_eq!(
+            render(Agent::Gemini, HookEvent::BeforeTool, &allow()).unwrap(),
+            json!({"decision": "allow", "reason": "fine"})
+        );
+        assert_eq!(
+            render(Agent::Gemini, HookEvent::BeforeTool, &deny()).unwrap(),
+            json!({"decision": "deny", "reason": "no"})
+        );
+        assert_eq!(render(Agent::Gemini, HookEvent::AfterTool, &deny()), None);
+        assert_eq!(
+            render(Agent::ClaudeCode, HookEvent::PostToolUse, &deny()),
+            None
+        );
+    }
+}

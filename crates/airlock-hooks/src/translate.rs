@@ -1,0 +1,792 @@
+//! Native tool calls → airlock's canonical vocabulary (DESIGN.md §11.1), so that one policy
+//! written on `shell.exec`, `fs.read`, `fs.edit`… governs every agent.
+//!
+//! | canonical | arguments | Claude Code | Codex | Gemini CLI |
+//! |---|---|---|---|---|
+//! | `shell.exec` | `command`, `cwd` | Bash | Bash, shell, exec_command, local_shell | run_shell_command |
+//! | `fs.read` | `path` or `paths` | Read, NotebookRead | read_file, view_image | read_file, read_many_files |
+//! | `fs.list` | `path`, `pattern?` | LS, Glob | list_dir | list_directory, glob |
+//! | `fs.search` | `pattern`, `path` | Grep | grep_files | search_file_content, grep_search |
+//! | `fs.write` | `path`, `content` | Write | – | write_file, save_memory (its file) |
+//! | `fs.edit` | `path` or `paths`, `old?`, `new?`, `patch?` | Edit, MultiEdit, NotebookEdit | apply_patch | replace |
+//! | `http.fetch` | `url` | WebFetch | – | web_fetch (the URLs in its prompt) |
+//! | `web.search` | `query` | WebSearch | web_search | google_web_search |
+//! | `agent.internal` | as given | TodoWrite, Task, BashOutput, KillShell, ExitPlanMode | update_plan | write_todos |
+//!
+//! Native arguments the canonical form does not name are kept beside it (a person sees
+//! them in the preview; a rule may test them). A tool not in the table keeps its name and
+//! its arguments (`mcp__github__create_issue` stays as it is). Where the native call leaves
+//! the folder implicit (a `Glob` or `Grep` with no `path`), the agent's `cwd` is written
+//! in, so that project anchors judge the folder the tool really reads.
+//!
+//! Fail closed: a patch that cannot be read is an error (the call is denied), and a value
+//! of the wrong type is passed on as it is, where an allow rule cannot match it.
+
+use crate::patch;
+use crate::payload::{Agent, HookCall};
+use serde_json::{Map, Value};
+
+/// A call in the canonical vocabulary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Canonical {
+    /// `shell.exec`, `fs.read`…, or the native name for tools outside the table.
+    pub tool: String,
+    pub arguments: Value,
+    /// The name the agent used (`Bash`, `apply_patch`…).
+    pub native_tool: String,
+}
+
+/// Why a native call cannot be translated: the call is denied with this reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranslateError(pub String);
+
+impl std::fmt::Display for TranslateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TranslateError {}
+
+/// Translates one hook call.
+pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
+    let native = call.native_tool.as_str();
+    let mut args = Args::new(&call.input);
+    let cwd = call.cwd.as_deref();
+    let tool = match (call.agent, native) {
+        // ---- shell
+        (Agent::ClaudeCode, "Bash") | (Agent::Codex, "Bash") => {
+            shell(&mut args, &["command"], &[], cwd)
+        }
+        (Agent::Codex, "shell" | "local_shell" | "container.exec" | "shell_command") => {
+            if let Some(patch) = codex_argv_patch(&call.input) {
+                return apply_patch(native, &patch, args);
+            }
+            shell(&mut args, &["command", "cmd"], &["workdir"], cwd)
+        }
+        (Agent::Codex, "exec_command" | "unified_exec") => {
+            shell(&mut args, &["cmd", "command"], &["workdir"], cwd)
+        }
+        (Agent::Gemini, "run_shell_command") => {
+            shell(&mut args, &["command"], &["directory", "dir_path"], cwd)
+        }
+        // ---- reads
+        (Agent::ClaudeCode, "Read") => path_tool("fs.read", &mut args, &["file_path", "path"]),
+        (Agent::ClaudeCode, "NotebookRead") => {
+            path_tool("fs.read", &mut args, &["notebook_path", "path"])
+        }
+        (Agent::Codex, "read_file" | "view_image") => {
+            path_tool("fs.read", &mut args, &["path", "file_path"])
+        }
+        (Agent::Gemini, "read_file") => path_tool(
+            "fs.read",
+            &mut args,
+            &["absolute_path", "file_path", "path"],
+        ),
+        (Agent::Gemini, "read_many_files") => {
+            if let Some(paths) = args.take(&["paths", "include"]) {
+                args.put("paths", paths);
+            }
+            "fs.read"
+        }
+        // ---- listings and searches
+        (Agent::ClaudeCode, "LS")
+        | (Agent::Codex, "list_dir")
+        | (Agent::Gemini, "list_directory") => {
+            folder(&mut args, &["path", "dir_path"], cwd);
+            "fs.list"
+        }
+        (Agent::ClaudeCode, "Glob") | (Agent::Gemini, "glob") => {
+            folder(&mut args, &["path", "dir_path"], cwd);
+            "fs.list"
+        }
+        (Agent::ClaudeCode, "Grep")
+        | (Agent::Codex, "grep_files")
+        | (Agent::Gemini, "search_file_content" | "grep_search") => {
+            folder(&mut args, &["path", "dir_path"], cwd);
+            "fs.search"
+        }
+        // ---- writes and edits
+        (Agent::ClaudeCode, "Write") | (Agent::Gemini, "write_file") => {
+            path_tool("fs.write", &mut args, &["file_path", "path"])
+        }
+        (Agent::ClaudeCode, "Edit" | "MultiEdit") | (Agent::Gemini, "replace") => {
+            let tool = path_tool("fs.edit", &mut args, &["file_path", "path"]);
+            rename(&mut args, "old_string", "old");
+            rename(&mut args, "new_string", "new");
+            tool
+        }
+        (Agent::ClaudeCode, "NotebookEdit") => {
+            let tool = path_tool("fs.edit", &mut args, &["notebook_path", "path"]);
+            rename(&mut args, "new_source", "new");
+            tool
+        }
+        (Agent::Codex, "apply_patch") => {
+            let text = match args.take(&["command", "input", "patch"]) {
+                Some(Value::String(text)) => text,
+                Some(Value::Array(argv)) => argv_patch(&argv).ok_or_else(|| {
+                    TranslateError("the apply_patch call holds no patch text".into())
+                })?,
+                _ => {
+                    return Err(TranslateError(
+                        "the apply_patch call holds no patch text".into(),
+                    ))
+                }
+            };
+            return apply_patch(native, &text, args);
+        }
+        (Agent::Gemini, "save_memory") => {
+            // Gemini keeps memories in its global context file.
+            let home = call
+                .transcript_path
+                .as_deref()
+                .and_then(crate::payload::home_from_transcript)
+                .unwrap_or_else(|| "~".to_owned());
+            args.put("path", Value::String(format!("{home}/.gemini/GEMINI.md")));
+            rename(&mut args, "fact", "content");
+            "fs.write"
+        }
+        // ---- the web
+        (Agent::ClaudeCode, "WebFetch") => {
+            rename(&mut args, "url", "url");
+            "http.fetch"
+        }
+        (Agent::Gemini, "web_fetch") => {
+            let urls = match call.input.get("prompt").and_then(Value::as_str) {
+                Some(prompt) => urls_in(prompt),
+                None => Vec::new(),
+            };
+            // Every URL the tool would fetch is judged: one is a string, several an array
+            // (an allow must cover each), none leaves `url` out (no allow rule can match).
+            match urls.len() {
+                0 => {}
+                1 => args.put("url", Value::String(urls[0].clone())),
+                _ => args.put("url", urls.into_iter().map(Value::String).collect()),
+            }
+            "http.fetch"
+        }
+        (Agent::ClaudeCode, "WebSearch")
+        | (Agent::Codex, "web_search")
+        | (Agent::Gemini, "google_web_search") => {
+            rename(&mut args, "query", "query");
+            "web.search"
+        }
+        // ---- the agent's own bookkeeping
+        (
+            Agent::ClaudeCode,
+            "TodoWrite" | "Task" | "BashOutput" | "KillShell" | "KillBash" | "ExitPlanMode"
+            | "exit_plan_mode",
+        )
+        | (Agent::Codex, "update_plan")
+        | (Agent::Gemini, "write_todos") => "agent.internal",
+        // Anything else keeps its name: MCP tools, new tools, canonical names sent as is.
+        _ => {
+            return Ok(Canonical {
+                tool: native.to_owned(),
+                arguments: call.input.clone(),
+                native_tool: native.to_owned(),
+            })
+        }
+    };
+    Ok(Canonical {
+        tool: tool.to_owned(),
+        arguments: args.finish(),
+        native_tool: native.to_owned(),
+    })
+}
+
+/// The canonical arguments being built from the native ones: keys taken are renamed or
+/// dropped, the rest are copied over at the end.
+struct Args<'a> {
+    native: &'a Map<String, Value>,
+    taken: Vec<&'static str>,
+    out: Map<String, Value>,
+}
+
+impl<'a> Args<'a> {
+    fn new(input: &'a Value) -> Args<'a> {
+        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        Args {
+            native: input
+                .as_object()
+                .unwrap_or_else(|| EMPTY.get_or_init(Map::new)),
+            taken: Vec::new(),
+            out: Map::new(),
+        }
+    }
+
+    /// The first of `keys` that is present (and not null), taking all of them.
+    fn take(&mut self, keys: &[&'static str]) -> Option<Value> {
+        self.taken.extend_from_slice(keys);
+        keys.iter()
+            .filter_map(|key| self.native.get(*key))
+            .find(|value| !value.is_null())
+            .cloned()
+    }
+
+    fn put(&mut self, key: &str, value: Value) {
+        self.out.insert(key.to_owned(), value);
+    }
+
+    fn finish(self) -> Value {
+        let mut out = self.out;
+        for (key, value) in self.native {
+            if !self.taken.contains(&key.as_str()) && !out.contains_key(key) {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+fn rename(args: &mut Args<'_>, from: &'static str, to: &str) {
+    if let Some(value) = args.take(&[from]) {
+        args.put(to, value);
+    }
+}
+
+/// `shell.exec {command, cwd}`: the command from the first of `command_keys`, the folder
+/// from the first of `folder_keys` resolved against the agent's `cwd`, else the `cwd`.
+fn shell(
+    args: &mut Args<'_>,
+    command_keys: &[&'static str],
+    folder_keys: &[&'static str],
+    cwd: Option<&str>,
+) -> &'static str {
+    if let Some(command) = args.take(command_keys) {
+        let command = match command {
+            Value::Array(argv) => argv_command(&argv).map_or(Value::Array(argv), Value::String),
+            other => other,
+        };
+        args.put("command", command);
+    }
+    let folder = args.take(folder_keys);
+    let folder = match (folder, cwd) {
+        (Some(Value::String(folder)), Some(cwd)) if !folder.starts_with('/') => {
+            Some(Value::String(join(cwd, &folder)))
+        }
+        (Some(folder), _) => Some(folder),
+        (None, Some(cwd)) => Some(Value::String(cwd.to_owned())),
+        (None, None) => None,
+    };
+    if let Some(folder) = folder {
+        args.put("cwd", folder);
+    }
+    "shell.exec"
+}
+
+fn path_tool(tool: &'static str, args: &mut Args<'_>, keys: &[&'static str]) -> &'static str {
+    match args.take(keys) {
+        Some(Value::Array(paths)) => args.put("paths", Value::Array(paths)),
+        Some(path) => args.put("path", path),
+        None => {}
+    }
+    tool
+}
+
+/// `path` from the first of `keys`, or the agent's `cwd` when the tool reads its folder.
+fn folder(args: &mut Args<'_>, keys: &[&'static str], cwd: Option<&str>) {
+    match args.take(keys) {
+        Some(path) => args.put("path", path),
+        None => {
+            if let Some(cwd) = cwd {
+                args.put("path", Value::String(cwd.to_owned()));
+            }
+        }
+    }
+}
+
+fn apply_patch(native: &str, text: &str, mut args: Args<'_>) -> Result<Canonical, TranslateError> {
+    let changes = patch::parse(text)
+        .map_err(|error| TranslateError(format!("the patch cannot be read ({error})")))?;
+    let mut paths: Vec<Value> = Vec::new();
+    for change in &changes {
+        for path in change.paths() {
+            let path = Value::String(path.to_owned());
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    // Drop whatever key held the patch text; what remains (a workdir…) is kept.
+    args.take(&["command", "input", "patch", "cmd"]);
+    if paths.len() == 1 {
+        args.put("path", paths[0].clone());
+    }
+    args.put("paths", Value::Array(paths));
+    args.put("patch", Value::String(text.to_owned()));
+    Ok(Canonical {
+        tool: "fs.edit".into(),
+        arguments: args.finish(),
+        native_tool: native.to_owned(),
+    })
+}
+
+/// Codex's `shell` tool with `["apply_patch", PATCH]`: a patch, not a command.
+fn codex_argv_patch(input: &Value) -> Option<String> {
+    let argv = input.get("command")?.as_array()?;
+    argv_patch(argv)
+}
+
+fn argv_patch(argv: &[Value]) -> Option<String> {
+    match argv {
+        [program, patch] if matches!(program.as_str(), Some("apply_patch" | "applypatch")) => {
+            patch.as_str().map(str::to_owned)
+        }
+        _ => None,
+    }
+}
+
+/// An argv as the shell command line it runs: `["bash", "-lc", SCRIPT]` is the script
+/// itself, anything else is its words quoted for a POSIX shell. `None` when an element is
+/// not a string (the array is then judged as it is, which no allow rule matches).
+fn argv_command(argv: &[Value]) -> Option<String> {
+    let words: Vec<&str> = argv.iter().map(Value::as_str).collect::<Option<_>>()?;
+    if let [shell, flag, script] = words.as_slice() {
+        let shell = shell.rsplit('/').next().unwrap_or(shell);
+        if matches!(shell, "bash" | "sh" | "zsh" | "dash")
+            && flag.starts_with('-')
+            && flag.ends_with('c')
+            && flag[1..].chars().all(|c| matches!(c, 'l' | 'i' | 'c'))
+        {
+            return Some((*script).to_owned());
+        }
+    }
+    Some(
+        words
+            .iter()
+            .map(|word| quote(word))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn join(base: &str, relative: &str) -> String {
+    let relative = relative.strip_prefix("./").unwrap_or(relative);
+    if relative.is_empty() || relative == "." {
+        return base.to_owned();
+    }
+    format!("{}/{}", base.trim_end_matches('/'), relative)
+}
+
+/// The http(s) URLs written in a prompt, in order, without trailing punctuation.
+fn urls_in(text: &str) -> Vec<String> {
+    let mut urls = Vec::new();
+    let mut rest = text;
+    while let Some(at) = ["http://", "https://"]
+        .iter()
+        .filter_map(|scheme| rest.find(scheme))
+        .min()
+    {
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || "\"'<>`".contains(c))
+            .unwrap_or(tail.len());
+        let url = tail[..end].trim_end_matches(|c: char| ".,;:!?)]}".contains(c));
+        if url.len() > "https://".len() && !urls.iter().any(|seen| seen == url) {
+            urls.push(url.to_owned());
+        }
+        rest = &tail[end.max(1)..];
+    }
+    urls
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::payload::HookEvent;
+    use serde_json::json;
+
+    fn call(agent: Agent, tool: &str, input: Value) -> HookCall {
+        HookCall {
+            agent,
+            event: agent.default_event(),
+            native_tool: tool.into(),
+            input,
+            session_id: None,
+            cwd: Some("/home/ana/demo".into()),
+            transcript_path: Some("/home/ana/.gemini/tmp/x/s.json".into()),
+            tool_use_id: None,
+        }
+    }
+
+    /// One row: agent, native tool, native input → canonical tool and arguments.
+    fn check(agent: Agent, tool: &str, input: Value, want_tool: &str, want: Value) {
+        let got = canonical(&call(agent, tool, input.clone())).unwrap();
+        assert_eq!(got.tool, want_tool, "{agent} {tool} {input}");
+        assert_eq!(got.arguments, want, "{agent} {tool} {input}");
+        assert_eq!(got.native_tool, tool);
+    }
+
+    #[test]
+    fn claude_code_tools() {
+        use Agent::ClaudeCode as C;
+        check(
+            C,
+            "Bash",
+            json!({"command": "cargo test", "description": "Run tests", "timeout": 60000}),
+            "shell.exec",
+            json!({"command": "cargo test", "cwd": "/home/ana/demo", "description": "Run tests", "timeout": 60000}),
+        );
+        check(
+            C,
+            "Read",
+            json!({"file_path": "/home/ana/demo/src/main.rs", "offset": 10, "limit": 20}),
+            "fs.read",
+            json!({"path": "/home/ana/demo/src/main.rs", "offset": 10, "limit": 20}),
+        );
+        check(
+            C,
+            "NotebookRead",
+            json!({"notebook_path": "a.ipynb"}),
+            "fs.read",
+            json!({"path": "a.ipynb"}),
+        );
+        check(
+            C,
+            "LS",
+            json!({"path": "/home/ana/demo", "ignore": ["target"]}),
+            "fs.list",
+            json!({"path": "/home/ana/demo", "ignore": ["target"]}),
+        );
+        check(
+            C,
+            "Glob",
+            json!({"pattern": "**/*.rs"}),
+            "fs.list",
+            json!({"path": "/home/ana/demo", "pattern": "**/*.rs"}),
+        );
+        check(
+            C,
+            "Grep",
+            json!({"pattern": "fn main", "path": "src", "output_mode": "content"}),
+            "fs.search",
+            json!({"pattern": "fn main", "path": "src", "output_mode": "content"}),
+        );
+        check(
+            C,
+            "Write",
+            json!({"file_path": "/home/ana/demo/a.txt", "content": "x"}),
+            "fs.write",
+            json!({"path": "/home/ana/demo/a.txt", "content": "x"}),
+        );
+        check(
+            C,
+            "Edit",
+            json!({"file_path": "a.rs", "old_string": "a", "new_string": "b", "replace_all": false}),
+            "fs.edit",
+            json!({"path": "a.rs", "old": "a", "new": "b", "replace_all": false}),
+        );
+        check(
+            C,
+            "MultiEdit",
+            json!({"file_path": "a.rs", "edits": [{"old_string": "a", "new_string": "b"}]}),
+            "fs.edit",
+            json!({"path": "a.rs", "edits": [{"old_string": "a", "new_string": "b"}]}),
+        );
+        check(
+            C,
+            "NotebookEdit",
+            json!({"notebook_path": "n.ipynb", "new_source": "print(1)", "cell_id": "c1"}),
+            "fs.edit",
+            json!({"path": "n.ipynb", "new": "print(1)", "cell_id": "c1"}),
+        );
+        check(
+            C,
+            "WebFetch",
+            json!({"url": "https://docs.rs/serde", "prompt": "summarise"}),
+            "http.fetch",
+            json!({"url": "https://docs.rs/serde", "prompt": "summarise"}),
+        );
+        check(
+            C,
+            "WebSearch",
+            json!({"query": "tokio select"}),
+            "web.search",
+            json!({"query": "tokio select"}),
+        );
+        for internal in [
+            "TodoWrite",
+            "Task",
+            "BashOutput",
+            "KillShell",
+            "ExitPlanMode",
+        ] {
+            check(
+                C,
+                internal,
+                json!({"todos": []}),
+                "agent.internal",
+                json!({"todos": []}),
+            );
+        }
+        // MCP tools and tools unknown today keep their names and arguments.
+        check(
+            C,
+            "mcp__github__create_issue",
+            json!({"title": "x"}),
+            "mcp__github__create_issue",
+            json!({"title": "x"}),
+        );
+        check(
+            C,
+            "FutureTool",
+            json!({"a": 1}),
+            "FutureTool",
+            json!({"a": 1}),
+        );
+    }
+
+    #[test]
+    fn codex_tools() {
+        use Agent::Codex as X;
+        check(
+            X,
+            "Bash",
+            json!({"command": "ls -la"}),
+            "shell.exec",
+            json!({"command": "ls -la", "cwd": "/home/ana/demo"}),
+        );
+        check(
+            X,
+            "shell",
+            json!({"command": ["bash", "-lc", "git status && ls"], "workdir": "sub", "timeout_ms": 1000}),
+            "shell.exec",
+            json!({"command": "git status && ls", "cwd": "/home/ana/demo/sub", "timeout_ms": 1000}),
+        );
+        check(
+            X,
+            "shell",
+            json!({"command": ["rg", "-n", "fn main", "src"], "workdir": "/abs"}),
+            "shell.exec",
+            json!({"command": "rg -n 'fn main' src", "cwd": "/abs"}),
+        );
+        check(
+            X,
+            "exec_command",
+            json!({"cmd": "cargo build", "yield_time_ms": 10}),
+            "shell.exec",
+            json!({"command": "cargo build", "cwd": "/home/ana/demo", "yield_time_ms": 10}),
+        );
+        check(
+            X,
+            "read_file",
+            json!({"path": "src/lib.rs"}),
+            "fs.read",
+            json!({"path": "src/lib.rs"}),
+        );
+        check(
+            X,
+            "list_dir",
+            json!({"dir_path": "/home/ana/demo/src", "depth": 2}),
+            "fs.list",
+            json!({"path": "/home/ana/demo/src", "depth": 2}),
+        );
+        check(
+            X,
+            "grep_files",
+            json!({"pattern": "TODO", "include": "*.rs"}),
+            "fs.search",
+            json!({"pattern": "TODO", "path": "/home/ana/demo", "include": "*.rs"}),
+        );
+        check(
+            X,
+            "web_search",
+            json!({"query": "x"}),
+            "web.search",
+            json!({"query": "x"}),
+        );
+        check(
+            X,
+            "update_plan",
+            json!({"plan": []}),
+            "agent.internal",
+            json!({"plan": []}),
+        );
+    }
+
+    #[test]
+    fn codex_patches_name_every_file_they_touch() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: /etc/cron.d/x\n+* * * * * root sh\n*** End Patch";
+        let want = json!({"paths": ["src/a.rs", "/etc/cron.d/x"], "patch": patch});
+        check(
+            Agent::Codex,
+            "apply_patch",
+            json!({"command": patch}),
+            "fs.edit",
+            want.clone(),
+        );
+        check(
+            Agent::Codex,
+            "apply_patch",
+            json!({"input": patch}),
+            "fs.edit",
+            want.clone(),
+        );
+        // The shell tool with an apply_patch argv is the same edit.
+        check(
+            Agent::Codex,
+            "shell",
+            json!({"command": ["apply_patch", patch]}),
+            "fs.edit",
+            want,
+        );
+        // One file: `path` too, so single-path rules apply.
+        let one = "*** Begin Patch\n*** Delete File: old.txt\n*** End Patch";
+        check(
+            Agent::Codex,
+            "apply_patch",
+            json!({"command": one}),
+            "fs.edit",
+            json!({"path": "old.txt", "paths": ["old.txt"], "patch": one}),
+        );
+        // A malformed patch is never guessed at.
+        for input in [
+            json!({"command": "rm -rf /"}),
+            json!({"command": "*** Begin Patch\n*** End Patch"}),
+            json!({}),
+            json!({"command": 7}),
+        ] {
+            let error = canonical(&call(Agent::Codex, "apply_patch", input.clone())).unwrap_err();
+            assert!(error.0.contains("patch"), "{input}: {error}");
+        }
+    }
+
+    #[test]
+    fn gemini_tools() {
+        use Agent::Gemini as G;
+        check(
+            G,
+            "run_shell_command",
+            json!({"command": "npm test", "description": "tests", "directory": "web"}),
+            "shell.exec",
+            json!({"command": "npm test", "cwd": "/home/ana/demo/web", "description": "tests"}),
+        );
+        check(
+            G,
+            "read_file",
+            json!({"absolute_path": "/home/ana/demo/a.md"}),
+            "fs.read",
+            json!({"path": "/home/ana/demo/a.md"}),
+        );
+        check(
+            G,
+            "read_many_files",
+            json!({"paths": ["a.md", "b/**"]}),
+            "fs.read",
+            json!({"paths": ["a.md", "b/**"]}),
+        );
+        check(
+            G,
+            "list_directory",
+            json!({"path": "/home/ana/demo"}),
+            "fs.list",
+            json!({"path": "/home/ana/demo"}),
+        );
+        check(
+            G,
+            "glob",
+            json!({"pattern": "*.ts"}),
+            "fs.list",
+            json!({"path": "/home/ana/demo", "pattern": "*.ts"}),
+        );
+        check(
+            G,
+            "search_file_content",
+            json!({"pattern": "x", "path": "/p"}),
+            "fs.search",
+            json!({"pattern": "x", "path": "/p"}),
+        );
+        check(
+            G,
+            "write_file",
+            json!({"file_path": "/home/ana/demo/a", "content": "x"}),
+            "fs.write",
+            json!({"path": "/home/ana/demo/a", "content": "x"}),
+        );
+        check(
+            G,
+            "replace",
+            json!({"file_path": "/p/a", "old_string": "a", "new_string": "b", "expected_replacements": 2}),
+            "fs.edit",
+            json!({"path": "/p/a", "old": "a", "new": "b", "expected_replacements": 2}),
+        );
+        check(
+            G,
+            "google_web_search",
+            json!({"query": "q"}),
+            "web.search",
+            json!({"query": "q"}),
+        );
+        check(
+            G,
+            "save_memory",
+            json!({"fact": "likes tabs"}),
+            "fs.write",
+            json!({"path": "/home/ana/.gemini/GEMINI.md", "content": "likes tabs"}),
+        );
+        check(
+            G,
+            "write_todos",
+            json!({"todos": []}),
+            "agent.internal",
+            json!({"todos": []}),
+        );
+    }
+
+    #[test]
+    fn gemini_web_fetch_is_judged_on_every_url_in_its_prompt() {
+        use Agent::Gemini as G;
+        check(
+            G,
+            "web_fetch",
+            json!({"prompt": "Summarise https://docs.rs/serde."}),
+            "http.fetch",
+            json!({"url": "https://docs.rs/serde", "prompt": "Summarise https://docs.rs/serde."}),
+        );
+        let two = "Compare https://a.test/x and (http://b.test/y?q=1), then https://a.test/x";
+        check(
+            G,
+            "web_fetch",
+            json!({"prompt": two}),
+            "http.fetch",
+            json!({"url": ["https://a.test/x", "http://b.test/y?q=1"], "prompt": two}),
+        );
+        check(
+            G,
+            "web_fetch",
+            json!({"prompt": "no link here"}),
+            "http.fetch",
+            json!({"prompt": "no link here"}),
+        );
+    }
+
+    #[test]
+    fn the_same_native_name_means_what_its_agent_means() {
+        // `read_file` is Codex's and Gemini's; `Bash` is not a Gemini tool.
+        let gemini_bash =
+            canonical(&call(Agent::Gemini, "Bash", json!({"command": "ls"}))).unwrap();
+        assert_eq!(gemini_bash.tool, "Bash");
+        let mut no_cwd = call(Agent::ClaudeCode, "Glob", json!({"pattern": "*"}));
+        no_cwd.cwd = None;
+        // No folder is invented when the agent gave none.
+        assert_eq!(
+            canonical(&no_cwd).unwrap().arguments,
+            json!({"pattern": "*"})
+        );
+        assert_eq!(no_cwd.event, HookEvent::PreToolUse);
+    }
+}

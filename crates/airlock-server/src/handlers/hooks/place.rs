@@ -1,0 +1,175 @@
+//! Where a hook call happens (DESIGN.md §11.2): its `cwd`, its `project` (the root of the
+//! git work tree holding `cwd`, else `cwd`) and the user's `home`, which the policy's
+//! `{project}` and `{home}` anchors stand for.
+//!
+//! Sources, most trusted first:
+//! - `airlock hook …` runs on the agent's machine and sends what it found there in the
+//!   `Airlock-Project` and `Airlock-Home` headers (the server may run elsewhere);
+//! - otherwise the server looks for the work tree itself, when the folder exists here
+//!   (Claude Code's `http` hook posts straight to the server, usually on the same machine);
+//! - the home folder also shows in the agent's `transcript_path` (`~/.claude/…`).
+//!
+//! Fail closed: a `cwd` that is missing or not absolute gives no place at all, so no rule
+//! that names an anchor can allow the call. A project must hold the `cwd`, and it is never
+//! `/` or the home folder itself (a dotfiles repository in `~` would otherwise make the
+//! whole home "the project").
+
+use airlock_hooks::payload::home_from_transcript;
+use airlock_hooks::HookCall;
+use axum::http::HeaderMap;
+use std::path::Path;
+
+/// The header `airlock hook` puts the project root in.
+pub const PROJECT_HEADER: &str = "airlock-project";
+/// The header `airlock hook` puts the user's home folder in.
+pub const HOME_HEADER: &str = "airlock-home";
+
+/// A hook call's place; every field is an absolute path without a trailing slash.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    pub cwd: Option<String>,
+    pub project: Option<String>,
+    pub home: Option<String>,
+}
+
+impl Place {
+    pub fn of(call: &HookCall, headers: &HeaderMap) -> Place {
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .and_then(absolute)
+        };
+        let home = header(HOME_HEADER).or_else(|| {
+            call.transcript_path
+                .as_deref()
+                .and_then(home_from_transcript)
+                .and_then(|home| absolute(&home))
+        });
+        let Some(cwd) = call.cwd.as_deref().and_then(absolute) else {
+            return Place {
+                home,
+                ..Place::default()
+            };
+        };
+        let project = header(PROJECT_HEADER)
+            .filter(|project| holds(project, &cwd))
+            .or_else(|| work_tree_of(Path::new(&cwd)))
+            .filter(|project| project != "/" && Some(project) != home.as_ref())
+            .unwrap_or_else(|| cwd.clone());
+        Place {
+            cwd: Some(cwd),
+            project: Some(project),
+            home,
+        }
+    }
+}
+
+/// `path` without a trailing slash, when it is absolute and plain text.
+fn absolute(path: &str) -> Option<String> {
+    if !path.starts_with('/') || path.chars().any(char::is_control) {
+        return None;
+    }
+    let trimmed = path.trim_end_matches('/');
+    Some(if trimmed.is_empty() { "/" } else { trimmed }.to_owned())
+}
+
+/// Whether `folder` is `path` or one of its ancestors, comparing whole components.
+fn holds(folder: &str, path: &str) -> bool {
+    folder == "/"
+        || path == folder
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The nearest folder at or above `cwd` that holds `.git` (a folder, or the file of a
+/// linked work tree), when `cwd` exists on this machine.
+fn work_tree_of(cwd: &Path) -> Option<String> {
+    if !cwd.is_dir() {
+        return None;
+    }
+    cwd.ancestors()
+        .find(|folder| folder.join(".git").exists())
+        .and_then(|folder| folder.to_str())
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use airlock_hooks::Agent;
+    use serde_json::json;
+
+    fn call(cwd: Option<&str>, transcript: Option<&str>) -> HookCall {
+        let mut payload = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
+        if let Some(cwd) = cwd {
+            payload["cwd"] = cwd.into();
+        }
+        if let Some(transcript) = transcript {
+            payload["transcript_path"] = transcript.into();
+        }
+        Agent::ClaudeCode.read(payload).unwrap()
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.insert(*name, value.parse().unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn the_work_tree_holding_cwd_is_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("shop");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        let cwd = root.join("src/deep");
+        let place = Place::of(&call(Some(cwd.to_str().unwrap()), None), &HeaderMap::new());
+        assert_eq!(place.project.as_deref(), root.to_str());
+        assert_eq!(place.cwd.as_deref(), cwd.to_str());
+        // A folder outside any work tree is its own project.
+        let loose = dir.path().join("loose");
+        std::fs::create_dir_all(&loose).unwrap();
+        let place = Place::of(&call(loose.to_str(), None), &HeaderMap::new());
+        assert_eq!(place.project.as_deref(), loose.to_str());
+    }
+
+    #[test]
+    fn the_hook_commands_headers_are_used_when_they_hold_the_cwd() {
+        let sent = headers(&[
+            (PROJECT_HEADER, "/home/ana/shop"),
+            (HOME_HEADER, "/home/ana/"),
+        ]);
+        let place = Place::of(&call(Some("/home/ana/shop/src"), None), &sent);
+        assert_eq!(place.project.as_deref(), Some("/home/ana/shop"));
+        assert_eq!(place.home.as_deref(), Some("/home/ana"));
+        // A project that does not hold the cwd is ignored (the cwd stands in).
+        let place = Place::of(&call(Some("/srv/other"), None), &sent);
+        assert_eq!(place.project.as_deref(), Some("/srv/other"));
+        // Neither the home folder nor `/` is ever the project.
+        let home = headers(&[(PROJECT_HEADER, "/home/ana"), (HOME_HEADER, "/home/ana")]);
+        let place = Place::of(&call(Some("/home/ana/notes"), None), &home);
+        assert_eq!(place.project.as_deref(), Some("/home/ana/notes"));
+        let root = headers(&[(PROJECT_HEADER, "/")]);
+        let place = Place::of(&call(Some("/etc"), None), &root);
+        assert_eq!(place.project.as_deref(), Some("/etc"));
+    }
+
+    #[test]
+    fn no_absolute_cwd_means_no_place() {
+        for cwd in [None, Some("relative/dir"), Some("~/shop"), Some("")] {
+            let place = Place::of(
+                &call(cwd, Some("/home/ana/.claude/projects/x/s.jsonl")),
+                &headers(&[(PROJECT_HEADER, "/home/ana/shop")]),
+            );
+            assert_eq!(place.cwd, None, "{cwd:?}");
+            assert_eq!(place.project, None, "{cwd:?}");
+            // The home folder is still known from the transcript.
+            assert_eq!(place.home.as_deref(), Some("/home/ana"), "{cwd:?}");
+        }
+    }
+}
