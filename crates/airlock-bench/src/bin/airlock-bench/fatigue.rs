@@ -42,6 +42,11 @@ pub struct FatigueArgs {
     /// One JSON object on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Also print every airlock outcome that differs from the label's expectation (a
+    /// harmless call not allowed, a call that needs a person not asked, a call to refuse
+    /// not denied) as a JSON line on stderr, to see which calls a policy gets wrong.
+    #[arg(long)]
+    pub wrong: bool,
     /// The `airlock` binary to start [default: `airlock` beside this binary].
     #[arg(long, value_name = "FILE", env = "AIRLOCK_BIN")]
     pub airlock_bin: Option<PathBuf>,
@@ -140,6 +145,17 @@ async fn replay_corpus(
                 format!("{} call {} ({})", path.display(), index + 1, entry.tool())
             })?;
             tally.add(entry.label, outcome);
+            if args.wrong && !tally::as_wanted(entry.label, outcome) {
+                let line = serde_json::json!({
+                    "corpus": path.display().to_string(),
+                    "line": index + 1,
+                    "label": entry.label,
+                    "outcome": outcome,
+                    "tool": entry.tool(),
+                    "tool_input": entry.input(),
+                });
+                eprintln!("{line}");
+            }
         }
         anyhow::Ok(tally.figures())
     }

@@ -3,7 +3,7 @@
 //! labelled; this only reads it, and refuses a file it cannot read whole.
 
 use anyhow::{bail, Context};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 
@@ -30,7 +30,7 @@ impl Agent {
 }
 
 /// The rubric's verdict on a call (issue 16), written before any replay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Label {
     Harmless,
