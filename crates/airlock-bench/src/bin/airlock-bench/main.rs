@@ -12,6 +12,10 @@
 //! - `audit` (`audit.rs`): verifying a long hash chain, in the store and from an export.
 //! - `recovery` (`recovery.rs`): a real `airlock serve` from process start to serving, on
 //!   a store holding many pending approvals and run journal events.
+//! - `fatigue` (`fatigue.rs`): prompts, over-asks, misses and unsafe allows on recorded
+//!   sessions of other people's agents, replayed through the hook endpoints of a real
+//!   `airlock serve`, beside Claude Code's permission regimes. It prints its own table (or
+//!   `--json`), not the figures' lines, and is not part of `all`.
 //! - `all`: every one of them in turn.
 //!
 //! The data the last three need is made through the gate and store APIs (`seed.rs`); the
@@ -20,6 +24,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod audit;
+mod fatigue;
 mod gate;
 mod load;
 mod park;
@@ -67,6 +72,8 @@ enum Command {
     Recovery(Options),
     /// Every benchmark in turn.
     All(Options),
+    /// Prompts and misses on recorded agent sessions, beside Claude Code's regimes.
+    Fatigue(fatigue::FatigueArgs),
     /// The load generator `gate` runs in a second process (not for people).
     #[command(hide = true)]
     Load(load::LoadArgs),
@@ -94,6 +101,15 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("airlock-bench load: {error:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Command::Fatigue(args) = &cli.command {
+        return match fatigue::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("airlock-bench fatigue: {error:#}");
                 ExitCode::FAILURE
             }
         };
@@ -129,6 +145,6 @@ fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
             audit::run(report, options)?;
             recovery::run(report, options)
         }
-        Command::Load(_) => Ok(()),
+        Command::Load(_) | Command::Fatigue(_) => Ok(()),
     }
 }

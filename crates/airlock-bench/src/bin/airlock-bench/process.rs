@@ -60,6 +60,15 @@ impl ServerProcess {
     /// Starts the server on the data folder and waits until `/healthz` answers 200.
     /// Returns it with the time from spawning the process to that first 200.
     pub async fn start(binary: &Path, data_dir: &Path) -> anyhow::Result<(Self, Duration)> {
+        Self::start_with(binary, data_dir, &[]).await
+    }
+
+    /// [`ServerProcess::start`] with more `airlock serve` arguments (`--policy FILE`).
+    pub async fn start_with(
+        binary: &Path,
+        data_dir: &Path,
+        extra: &[std::ffi::OsString],
+    ) -> anyhow::Result<(Self, Duration)> {
         let port = {
             let probe = std::net::TcpListener::bind("127.0.0.1:0")?;
             probe.local_addr()?.port()
@@ -77,6 +86,7 @@ impl ServerProcess {
             .arg("--data-dir")
             .arg(data_dir)
             .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(extra)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
