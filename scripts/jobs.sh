@@ -19,14 +19,15 @@ start_job() {
   local name=$1
   shift
   mkdir -p "$JOB_LOGS"
-  # Monitor mode only while forking: the job gets its own process group.
+  # Monitor mode only while forking: the job gets its own process group. Its stdin is
+  # /dev/null, so a job started from a terminal never stops on a read (SIGTTIN).
   set -m
   (
     set -euo pipefail
     started=$SECONDS
     "$@"
     echo "==> $name passed in $((SECONDS - started)) s"
-  ) >"$JOB_LOGS/$name.log" 2>&1 &
+  ) </dev/null >"$JOB_LOGS/$name.log" 2>&1 &
   JOB_PIDS+=("$!")
   set +m
   JOB_NAMES+=("$name")
