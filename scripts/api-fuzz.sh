@@ -24,6 +24,7 @@ work="$(mktemp -d)"
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 RUST_LOG=warn "$binary" serve --data-dir "$work/data" --listen "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
 server=$!
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
@@ -31,8 +32,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for _ in $(seq 1 100); do
+# Until it answers, or it died; the 60 s are a backstop for a machine busy with the other
+# CI jobs (scripts/test.sh runs this beside the crash tests).
+for _ in $(seq 1 600); do
   curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  if ! kill -0 "$server" 2>/dev/null; then
+    echo "airlock serve exited before it answered:" >&2
+    cat "$work/serve.log" >&2
+    exit 1
+  fi
   sleep 0.1
 done
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null

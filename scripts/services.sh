@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/test.sh (and by hand, for a development shell): starts the services
 # the tests need and exports where they are. `start_postgres` starts a throwaway
 # PostgreSQL cluster (stopped by `stop_postgres`); `install_mcp_peers` installs the MCP and
@@ -17,11 +18,13 @@ start_postgres() {
     return
   fi
   local bin
+  # shellcheck disable=SC2012 # the folder names are PostgreSQL versions
   bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
   if [[ -z "$bin" || ! -x "$bin/initdb" ]]; then
     if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
       echo "installing PostgreSQL (apt-get)"
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+      # shellcheck disable=SC2012
       bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
     else
       echo "PostgreSQL is not installed and cannot be installed here (need root and apt-get)" >&2

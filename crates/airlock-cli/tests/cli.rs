@@ -10,6 +10,8 @@
     clippy::print_stdout
 )]
 
+#[path = "common/captured.rs"]
+mod captured;
 #[path = "cli/clients.rs"]
 mod clients;
 #[path = "cli/cluster.rs"]

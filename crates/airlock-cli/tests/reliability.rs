@@ -12,6 +12,8 @@
     clippy::print_stdout
 )]
 
+#[path = "common/captured.rs"]
+mod captured;
 #[path = "reliability/crash.rs"]
 mod crash;
 #[path = "reliability/node.rs"]

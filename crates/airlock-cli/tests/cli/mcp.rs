@@ -156,9 +156,11 @@ impl McpClient {
 }
 
 impl Running {
+    /// The steps printed so far: complete lines only (the reader may hold half a line).
     fn steps(&self) -> Vec<Value> {
-        self.stdout
-            .text()
+        let text = self.stdout.text();
+        let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+        complete
             .lines()
             .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
             .collect()
@@ -180,11 +182,13 @@ impl Running {
 
     fn finish(mut self) -> Vec<Value> {
         let status = wait_exit(&mut self.child.0, Duration::from_secs(60));
-        // Let the reader threads drain the pipes.
-        eventually(Duration::from_secs(5), "the client's output", || {
-            self.stdout.text().ends_with('\n') || self.stdout.text().is_empty()
-        });
-        std::thread::sleep(Duration::from_millis(100));
+        // The steps are read from stdout, which only the client holds: read it to its end.
+        self.stdout.drain();
+        if !status.success() {
+            // The proxy and its upstream inherit stderr and may outlive the client a
+            // moment; what they wrote is only for the message.
+            self.stderr.drain_within(Duration::from_secs(5));
+        }
         assert!(
             status.success(),
             "the MCP client failed ({status}):\n{}\n{}",

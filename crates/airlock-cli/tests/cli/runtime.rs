@@ -91,11 +91,10 @@ fn outbox(server: &Server, owner: &str) -> Vec<Value> {
 fn demo_chat_approves_inline() {
     let work = tempfile::tempdir().unwrap();
     let server = Server::start(work.path(), &["--demo"]);
-    assert!(
-        server.stdout.text().contains("chat assistant"),
-        "{}",
-        server.stdout.text()
-    );
+    // Printed before the server answers, but maybe not yet read from the pipe.
+    eventually(Duration::from_secs(5), "the demo's chat command", || {
+        server.stdout.text().contains("chat assistant")
+    });
     let mut chat = server
         .client_command(&server.owner_token(), &["chat", "assistant"])
         .stdin(Stdio::piped())
@@ -216,7 +215,15 @@ fn an_approved_email_is_delivered_over_smtp() {
         .unwrap()
         .port();
     let sink = std::process::Command::new("python3")
-        .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}")])
+        // Unbuffered: the message is printed before the sink answers 250.
+        .args([
+            "-u",
+            "-m",
+            "aiosmtpd",
+            "-n",
+            "-l",
+            &format!("127.0.0.1:{port}"),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -252,6 +259,13 @@ fn an_approved_email_is_delivered_over_smtp() {
     });
     let item = outbox(&server, &owner).remove(0);
     assert_eq!(item["attempts"], 1, "{item}");
+    // The sink printed the message before it answered the delivery; the reader thread
+    // may not have read it yet.
+    eventually(
+        Duration::from_secs(10),
+        "the sink's printed message",
+        || received.text().contains("END MESSAGE"),
+    );
     let mail = received.text();
     assert!(mail.contains("bob@elsewhere.test"), "{mail}");
     assert!(mail.contains("Weekly report"), "{mail}");

@@ -15,24 +15,26 @@ fn first_start_writes_the_owner_token_and_prints_the_inbox_once() {
     let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "owner.token mode {mode:o}");
     let token = server.owner_token();
-    eventually(Duration::from_secs(5), "the inbox URL", || {
-        server.stdout.text().contains(&format!("{}/", server.url))
-    });
-    assert!(
-        server.stdout.text().contains("owner.token"),
-        "{}",
-        server.stdout.text()
+    // Two lines, two writes: the reader may hold the first and not yet the second.
+    eventually(
+        Duration::from_secs(5),
+        "the inbox URL and the token file",
+        || {
+            let printed = server.stdout.text();
+            printed.contains(&format!("{}/", server.url)) && printed.contains("owner.token")
+        },
     );
 
     // SIGTERM is a graceful shutdown.
     assert!(server.terminate().success(), "{}", server.stderr.text());
 
-    // A restart keeps the workspace and the token and prints no second welcome.
-    let server = Server::start(work.path(), &[]);
+    // A restart keeps the workspace and the token and prints no second welcome: all the
+    // server ever printed, read to its end once it stopped.
+    let mut server = Server::start(work.path(), &[]);
     assert_eq!(server.owner_token(), token);
     let output = server.client(&["approvals", "list"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    std::thread::sleep(Duration::from_millis(200));
+    assert!(server.terminate().success(), "{}", server.stderr.text());
     assert!(
         !server.stdout.text().contains("open the inbox"),
         "{}",
@@ -170,9 +172,10 @@ fn the_demo_prints_two_commands_that_run_the_whole_loop() {
     let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     let mut printed = String::new();
+    // The whole block, to its last line (the chat command) and that line's end.
     eventually(Duration::from_secs(5), "the demo commands", || {
         printed = server.stdout.text();
-        printed.contains("approvals approve --latest")
+        printed.contains(" chat assistant ") && printed.ends_with('\n')
     });
     let line = |needle: &str| {
         printed

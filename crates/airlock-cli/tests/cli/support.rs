@@ -1,11 +1,11 @@
 //! Running the real `airlock` binary: a `serve` process on a free port in a temp folder
 //! (killed on drop), client commands against it, and waiting with deadlines.
 
+pub use crate::captured::Captured;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_airlock");
@@ -35,30 +35,6 @@ pub fn stderr(output: &Output) -> String {
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0");
     listener.local_addr().expect("local address").port()
-}
-
-/// Text a child writes, collected by a thread as it arrives.
-#[derive(Clone, Default)]
-pub struct Captured(Arc<Mutex<String>>);
-
-impl Captured {
-    pub fn collect(&self, mut pipe: impl Read + Send + 'static) {
-        let text = self.0.clone();
-        std::thread::spawn(move || {
-            let mut buffer = [0u8; 4096];
-            while let Ok(read) = pipe.read(&mut buffer) {
-                if read == 0 {
-                    break;
-                }
-                let chunk = String::from_utf8_lossy(&buffer[..read]).into_owned();
-                text.lock().unwrap().push_str(&chunk);
-            }
-        });
-    }
-
-    pub fn text(&self) -> String {
-        self.0.lock().unwrap().clone()
-    }
 }
 
 /// Polls `condition` every 50 ms until it holds or `limit` passes.
@@ -146,8 +122,8 @@ impl Server {
         let until = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                // Let the reader threads drain the pipes.
-                std::thread::sleep(Duration::from_millis(100));
+                // Its last words ("cannot listen") may still be in the pipe.
+                self.stderr.drain();
                 return Err(format!("exited {status}: {}", self.stderr.text()));
             }
             let healthy = ureq::get(format!("{}/healthz", self.url))
@@ -224,12 +200,15 @@ impl Server {
             .unwrap()
     }
 
-    /// Sends SIGTERM and returns how the server exited.
+    /// Sends SIGTERM and returns how the server exited, once all it printed has been read.
     pub fn terminate(&mut self) -> ExitStatus {
         let pid = self.child.id().to_string();
         let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         assert!(sent.success());
-        wait_exit(&mut self.child, Duration::from_secs(15))
+        let status = wait_exit(&mut self.child, Duration::from_secs(15));
+        self.stdout.drain();
+        self.stderr.drain();
+        status
     }
 }
 

@@ -4,12 +4,11 @@
 //! started again over the same data. Plus a small HTTP client that reports a dead server
 //! as [`Dead`] instead of failing, and a seeded random generator.
 
+use crate::captured::Captured;
 use serde_json::Value;
-use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_airlock");
@@ -51,63 +50,6 @@ impl Backend {
             String::from_utf8_lossy(&output.stderr)
         );
         String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-}
-
-/// Text a child writes, collected by a thread. After the child has exited, [`Captured::drain`]
-/// waits for that thread to read the pipe to its end: a process that has exited may still
-/// have its last lines (an abort's "failpoint reached") in the pipe, unread.
-#[derive(Clone, Default)]
-pub struct Captured {
-    text: Arc<Mutex<String>>,
-    finished: Arc<(Mutex<bool>, Condvar)>,
-}
-
-impl Captured {
-    fn collect(&self, mut pipe: impl Read + Send + 'static) {
-        let text = self.text.clone();
-        let finished = self.finished.clone();
-        std::thread::spawn(move || {
-            let mut buffer = [0u8; 4096];
-            while let Ok(read) = pipe.read(&mut buffer) {
-                if read == 0 {
-                    break;
-                }
-                let chunk = String::from_utf8_lossy(&buffer[..read]).into_owned();
-                let mut text = text.lock().unwrap();
-                text.push_str(&chunk);
-                // Keep the tail only: a soak writes a lot of log.
-                if text.len() > 256 * 1024 {
-                    let cut = text.len() - 128 * 1024;
-                    let cut = (cut..text.len())
-                        .find(|i| text.is_char_boundary(*i))
-                        .unwrap_or(0);
-                    text.drain(..cut);
-                }
-            }
-            let (done, signal) = &*finished;
-            *done.lock().unwrap() = true;
-            signal.notify_all();
-        });
-    }
-
-    /// Waits until the reader has seen the end of the pipe. Call it only once the child has
-    /// exited (then the end comes at once); the deadline is a backstop against a grandchild
-    /// that inherited the pipe, never the condition waited for.
-    fn drain(&self) {
-        let (done, signal) = &*self.finished;
-        let guard = done.lock().unwrap();
-        let (guard, timeout) = signal
-            .wait_timeout_while(guard, Duration::from_secs(30), |done| !*done)
-            .unwrap();
-        assert!(
-            *guard && !timeout.timed_out(),
-            "the child's stderr was not closed 30 s after it exited"
-        );
-    }
-
-    pub fn text(&self) -> String {
-        self.text.lock().unwrap().clone()
     }
 }
 
@@ -163,7 +105,8 @@ impl Node {
                 command.env("AIRLOCK_FAILPOINT", point);
             }
             let mut child = command.spawn().expect("airlock serve starts");
-            let stderr = Captured::default();
+            // Keep the tail only: a soak writes a lot of log.
+            let stderr = Captured::keeping_tail(128 * 1024);
             stderr.collect(child.stderr.take().unwrap());
             let mut node = Node {
                 child,

@@ -78,12 +78,12 @@ fn an_older_era_client_waiting_for_a_person_gets_progress_to_keep_its_request_al
     let (_work, server, agent, _folder, root) = filesystem_setup();
     let upstream = filesystem_upstream(&root);
 
-    let steps = McpClient::new(&server.url, &agent, "gated", &root, &upstream).run(|_| {
+    let steps = McpClient::new(&server.url, &agent, "gated", &root, &upstream).run(|client| {
         eventually(Duration::from_secs(30), "the move to be asked", || {
             !server.pending().is_empty()
         });
-        // Longer than the 10 s between two progress notifications.
-        std::thread::sleep(Duration::from_secs(12));
+        // The proxy sends one every 10 s while the person has not decided.
+        client.wait_for_step("progress-notified");
         let output = server.client(&["approvals", "approve", "--latest"]);
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     });
@@ -410,11 +410,19 @@ fn a_client_cancelling_a_forwarded_call_cancels_it_at_the_real_server() {
         )
         .env(ERA, era)
         .run(|client| {
+            client.wait_for_step("calling");
+            // The client cancels only once the call runs at the real server: cancelling
+            // before it was forwarded would prove nothing (and leave no note).
+            eventually(Duration::from_secs(30), "the slow call started", || {
+                std::fs::read_to_string(&notes).unwrap_or_default() == "slow started\n"
+            });
+            client.go_on();
             client.wait_for_step("cancelled");
             // While the client is still connected: the cancellation itself reached the
             // server (not the end of its input).
             eventually(Duration::from_secs(10), "the slow call cancelled", || {
-                std::fs::read_to_string(&notes).unwrap_or_default() == "slow cancelled\n"
+                std::fs::read_to_string(&notes).unwrap_or_default()
+                    == "slow started\nslow cancelled\n"
             });
             client.go_on();
         });

@@ -236,11 +236,21 @@ async fn b15_the_scheduler_guards_overlap_and_never_stalls() {
     let parked_now = task(&server, &parked_id).await;
     assert_eq!(parked_now["active_run_id"], parked_run.as_str());
     assert_eq!(parked_now["last_run_id"], parked_run.as_str());
-    // Only one run came of the six missed ticks.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Only one run came of the six missed ticks: the dispatch that started it moved the
+    // task's next run past the (stopped) clock in the same transaction, so no later tick
+    // finds the task due until the clock moves. A next run still in the past would mean
+    // one run per missed tick.
+    let clock_now = task(&server, &clock_id).await;
     assert_eq!(
-        task(&server, &clock_id).await["last_run_id"],
-        clock_second.as_str()
+        clock_now["last_run_id"],
+        clock_second.as_str(),
+        "{clock_now}"
+    );
+    let next: jiff::Timestamp = clock_now["next_run_at"].as_str().unwrap().parse().unwrap();
+    assert!(
+        next > server.gate().now(),
+        "the next run {next} is not after now {}: {clock_now}",
+        server.gate().now()
     );
 
     // Once the parked run ends, the task runs again at its next tick.
