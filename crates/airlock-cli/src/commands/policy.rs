@@ -132,6 +132,10 @@ fn eval(
         mode,
         standing: &[],
         declared: None,
+        native_tool: None,
+        cwd: None,
+        project: None,
+        home: None,
     });
     println!("{}", serde_json::to_string_pretty(&verdict)?);
     Ok(if verdict.decision == airlock_policy::Decision::Deny {
