@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod policy {
+    pub mod classes;
+    pub mod default;
     pub mod example;
     pub mod load_errors;
     pub mod properties;
