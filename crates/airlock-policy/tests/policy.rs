@@ -13,5 +13,6 @@ mod policy {
     pub mod example;
     pub mod load_errors;
     pub mod properties;
+    pub mod secrets_corpus;
     pub mod tables;
 }
