@@ -10,19 +10,17 @@ use std::path::PathBuf;
 #[test]
 fn the_default_policy_decides_realistic_calls() {
     let policy = Policy::default_policy().unwrap_or_else(|errors| panic!("{errors}"));
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/default.cases.toml");
-    let cases = parse_cases(
-        &std::fs::read_to_string(&file).unwrap(),
-        "default.cases.toml",
-    )
-    .unwrap_or_else(|errors| panic!("{errors}"));
+    let file =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/default/calls.cases.toml");
+    let cases = parse_cases(&std::fs::read_to_string(&file).unwrap(), "calls.cases.toml")
+        .unwrap_or_else(|errors| panic!("{errors}"));
     let results = run_cases(&policy, cases);
     let failures: Vec<String> = results
         .iter()
         .filter_map(|result| {
             result.failure.as_ref().map(|why| {
                 format!(
-                    "default.cases.toml:{} {}: {why}",
+                    "calls.cases.toml:{} {}: {why}",
                     result.case.line, result.case.name
                 )
             })
