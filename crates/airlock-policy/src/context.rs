@@ -11,6 +11,9 @@ use crate::matcher::shell::classify::CommandFacts;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// What `~` stands for when the call's home is unknown.
+pub const UNKNOWN_HOME: &str = "/~";
+
 /// The call's place, as the matchers see it.
 #[derive(Debug, Default)]
 pub struct Context {
@@ -59,9 +62,17 @@ impl Context {
         self.home.as_deref()
     }
 
+    /// The home, or, when it is unknown, a directory named `/~`: `~/x` then still means
+    /// "in the home" (and matches `{home}` patterns), while no absolute path written out
+    /// does, so an allow about the home never covers `/home/someone/x` by accident.
+    pub fn home_or_tilde(&self) -> &str {
+        self.home.as_deref().unwrap_or(UNKNOWN_HOME)
+    }
+
     /// The absolute, lexically normalised path `value` names, seen from `cwd` (which
     /// defaults to the call's); `None` when that cannot be known (a relative path without
-    /// an absolute working directory, `~` without a home, `~user`, a NUL byte).
+    /// an absolute working directory, `~user`, a NUL byte). `~` without a known home is
+    /// [`UNKNOWN_HOME`].
     pub fn resolve_from(&self, value: &str, cwd: Option<&str>) -> Option<String> {
         if value.is_empty() || value.contains('\0') {
             return None;
@@ -73,8 +84,7 @@ impl Context {
             if !(rest.is_empty() || rest.starts_with('/')) {
                 return None;
             }
-            let home = self.home.as_deref()?;
-            return normalize(&format!("{home}/{rest}"));
+            return normalize(&format!("{}/{rest}", self.home_or_tilde()));
         }
         let cwd = cwd.or(self.cwd.as_deref())?;
         normalize(&format!("{cwd}/{value}"))

@@ -132,7 +132,7 @@ impl Anchor {
     fn directories(self, context: &Context) -> Vec<&str> {
         match self {
             Anchor::Project => context.project().into_iter().collect(),
-            Anchor::Home => context.home().into_iter().collect(),
+            Anchor::Home => vec![context.home_or_tilde()],
             Anchor::Tmp => TMP_DIRS.to_vec(),
         }
     }
