@@ -116,6 +116,10 @@ impl Gate {
                 mode: agent.mode,
                 standing: &standing,
                 declared: submission.declared.as_ref(),
+                native_tool: None,
+                cwd: None,
+                project: None,
+                home: None,
             },
         );
         let loaded = self.loaded_policy(workspace);

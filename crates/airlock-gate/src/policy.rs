@@ -217,6 +217,10 @@ impl Gate {
                 mode,
                 standing: &[],
                 declared: None,
+                native_tool: None,
+                cwd: None,
+                project: None,
+                home: None,
             },
         ))
     }

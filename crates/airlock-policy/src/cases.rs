@@ -10,6 +10,10 @@
 //! standing = [{ tool = "email.send", target = "ana@acme.test" }]   # optional
 //! expect = "allow"
 //! rule = "mail-inside"             # optional: the rule that must be cited
+//! native_tool = "Bash"             # optional: the agent's own tool name
+//! cwd = "/home/dev/app"            # optional: where the call happens (also
+//! project = "/home/dev/app"        #   `project` and `home`; defaults for every case
+//! home = "/home/dev"               #   in a `[context]` table at the top)
 //! ```
 
 use crate::condition::toml_to_json;
@@ -23,8 +27,23 @@ use toml::Spanned;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CasesFile {
+    /// Defaults for every case: where the calls happen.
+    #[serde(default)]
+    context: Option<ContextEntry>,
     #[serde(rename = "case", default)]
     cases: Vec<Spanned<CaseEntry>>,
+}
+
+/// `[context]` of a cases file, or a case's own `cwd`/`project`/`home`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextEntry {
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    project: Option<String>,
+    #[serde(default)]
+    home: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -44,6 +63,14 @@ struct CaseEntry {
     expect: Decision,
     #[serde(default)]
     rule: Option<String>,
+    #[serde(default)]
+    native_tool: Option<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    project: Option<String>,
+    #[serde(default)]
+    home: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -67,6 +94,12 @@ pub struct Case {
     pub standing: Vec<StandingRule>,
     pub expect: Decision,
     pub rule: Option<String>,
+    /// The agent's own tool name, for rules with `native_tool`.
+    pub native_tool: Option<String>,
+    /// Where the call happens (the case's own, else the file's `[context]`).
+    pub cwd: Option<String>,
+    pub project: Option<String>,
+    pub home: Option<String>,
 }
 
 /// The result of one case.
@@ -89,6 +122,7 @@ pub fn parse_cases(source: &str, file_name: &str) -> Result<Vec<Case>, LoadError
             message: error.message().trim_end().to_owned(),
         }])
     })?;
+    let defaults = file.context.unwrap_or_default();
     Ok(file
         .cases
         .into_iter()
@@ -117,6 +151,10 @@ pub fn parse_cases(source: &str, file_name: &str) -> Result<Vec<Case>, LoadError
                     .collect(),
                 expect: entry.expect,
                 rule: entry.rule,
+                native_tool: entry.native_tool,
+                cwd: entry.cwd.or_else(|| defaults.cwd.clone()),
+                project: entry.project.or_else(|| defaults.project.clone()),
+                home: entry.home.or_else(|| defaults.home.clone()),
             }
         })
         .collect())
@@ -134,6 +172,10 @@ pub fn run_cases(policy: &Policy, cases: Vec<Case>) -> Vec<CaseResult> {
                 mode: case.mode,
                 standing: &case.standing,
                 declared: None,
+                native_tool: case.native_tool.as_deref(),
+                cwd: case.cwd.as_deref(),
+                project: case.project.as_deref(),
+                home: case.home.as_deref(),
             });
             let mut problems = Vec::new();
             if verdict.decision != case.expect {

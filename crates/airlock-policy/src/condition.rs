@@ -4,7 +4,10 @@
 //! them to argument values, including the array and odd-shape rules that keep every
 //! matcher failing closed.
 
+use crate::classes::ClassTable;
+use crate::context::Context;
 use crate::document::MatcherEntry;
+use crate::matcher::class::{self, ClassMatcher};
 use crate::matcher::domain::{self, DomainPattern};
 use crate::matcher::path::{self, PathPattern};
 use crate::matcher::shell::{self, CommandPrefix};
@@ -12,6 +15,7 @@ use crate::matcher::Side;
 use globset::{GlobBuilder, GlobMatcher};
 use regex::Regex;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// One compiled matcher.
 #[derive(Debug, Clone)]
@@ -24,6 +28,7 @@ pub enum Matcher {
     Path(Vec<PathPattern>),
     Domain(Vec<DomainPattern>),
     Present(bool),
+    Class(ClassMatcher),
 }
 
 /// One `when` entry: a dotted argument path and its matcher.
@@ -51,9 +56,9 @@ impl Condition {
     }
 
     /// Whether the condition holds for these arguments, leaning the way `side` says.
-    pub fn holds(&self, arguments: &Value, side: Side) -> bool {
+    pub fn holds(&self, arguments: &Value, side: Side, context: &Context) -> bool {
         let value = lookup(arguments, &self.segments);
-        self.matcher.holds(value, side)
+        self.matcher.holds(value, side, context)
     }
 }
 
@@ -72,8 +77,19 @@ pub fn lookup<'v>(root: &'v Value, segments: &[String]) -> Option<&'v Value> {
 
 impl Matcher {
     /// Compiles the one matcher a `when` table holds.
-    pub fn compile(entry: &MatcherEntry) -> Result<Matcher, String> {
+    pub fn compile(entry: &MatcherEntry, table: &Arc<ClassTable>) -> Result<Matcher, String> {
         let mut compiled = Vec::new();
+        if let Some(classes) = &entry.class {
+            compiled.push(Matcher::Class(ClassMatcher::compile(
+                &classes.0,
+                entry.paths.as_ref().map(|paths| paths.0.as_slice()),
+                table.clone(),
+            )?));
+        } else if entry.paths.is_some() {
+            return Err(
+                "`paths` goes with `class`: write `{ class = [...], paths = [...] }`".into(),
+            );
+        }
         if let Some(value) = &entry.eq {
             compiled.push(Matcher::Eq(toml_to_json(value)));
         }
@@ -124,8 +140,8 @@ impl Matcher {
         }
         match compiled.len() {
             1 => Ok(compiled.remove(0)),
-            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present".into()),
-            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present; write two conditions on two rules".into()),
+            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class".into()),
+            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class; write two conditions on two rules".into()),
         }
     }
 
@@ -134,7 +150,7 @@ impl Matcher {
     /// Arrays: an allow needs every element to match, a deny/ask any element; an empty
     /// array satisfies neither. Objects and other shapes a string matcher cannot read never
     /// satisfy an allow and always satisfy a deny/ask (fail closed).
-    pub fn holds(&self, value: Option<&Value>, side: Side) -> bool {
+    pub fn holds(&self, value: Option<&Value>, side: Side, context: &Context) -> bool {
         let value = match value {
             None | Some(Value::Null) => return matches!(self, Matcher::Present(false)),
             Some(value) => value,
@@ -176,12 +192,25 @@ impl Matcher {
             Matcher::Regex(patterns) => each_text(value, side, |text| {
                 patterns.iter().any(|pattern| pattern.is_match(text))
             }),
-            Matcher::Path(patterns) => {
-                each_text(value, side, |text| path::path_matches(text, patterns, side))
-            }
+            Matcher::Path(patterns) => each_text(value, side, |text| {
+                path::path_matches(text, patterns, side, context)
+            }),
             Matcher::Domain(patterns) => each_text(value, side, |text| {
                 domain::domain_matches(text, patterns, side)
             }),
+            Matcher::Class(matcher) => match value {
+                Value::String(text) => matcher.matches(text, side, context),
+                Value::Array(items) => {
+                    let argv: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                    match argv {
+                        Some(argv) if !argv.is_empty() => {
+                            matcher.matches(&class::argv_command(&argv), side, context)
+                        }
+                        _ => side == Side::Restrict,
+                    }
+                }
+                _ => side == Side::Restrict,
+            },
         }
     }
 }

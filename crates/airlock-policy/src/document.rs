@@ -34,6 +34,18 @@ pub struct Document {
     /// The rules, in file order (the order decides which rule is cited on a tie).
     #[serde(default)]
     pub rules: Vec<Spanned<RuleEntry>>,
+    /// Additions to the command classification, by class: `[commands.read_only] add =
+    /// ["jq"]`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub commands: BTreeMap<Spanned<String>, Spanned<CommandsEntry>>,
+}
+
+/// One `[commands.<class>]` table.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandsEntry {
+    /// Command patterns (`jq`, `my-tool check`) that belong to the class.
+    pub add: Vec<Spanned<String>>,
 }
 
 /// `secrets = "deny" | "redact"`.
@@ -73,6 +85,10 @@ pub struct RuleEntry {
     pub name: Option<Spanned<String>>,
     /// Glob over tool names.
     pub tool: Spanned<String>,
+    /// Glob over the agent's own name for the tool (`Bash`, `run_shell_command`); a call
+    /// without one never matches a rule that has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_tool: Option<Spanned<String>>,
     pub decision: Spanned<Decision>,
     #[serde(default)]
     pub reason: Option<String>,
@@ -124,6 +140,13 @@ pub struct MatcherEntry {
     pub domain: Option<OneOrMany>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub present: Option<bool>,
+    /// Command classes (DESIGN.md §11.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<OneOrMany>,
+    /// With `class` only: where the files a command changes must lie (allow), or lie for
+    /// the rule to match (deny, ask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<OneOrMany>,
 }
 
 /// A string or a list of strings (`glob = "*.md"` or `glob = ["*.md", "*.txt"]`).

@@ -18,6 +18,7 @@
 //! Evaluation never returns an error and never panics out: a panic inside is caught and
 //! becomes a deny naming the trouble (fail closed, G4).
 
+use crate::context::Context;
 use crate::document::SecretsMode;
 use crate::load::{CompiledRule, CompiledTool, Policy};
 use crate::secrets;
@@ -47,6 +48,16 @@ pub struct Call<'a> {
     /// policy's catalogue does not list the tool. Only trusted providers may declare: the
     /// built-in runtime's own tools, never an agent's say-so.
     pub declared: Option<&'a CompiledTool>,
+    /// The agent's own name for the tool (`Bash`, `Read`, `run_shell_command`), when the
+    /// call was translated from an agent's hook payload; rules narrow on it with
+    /// `native_tool = "Bash"`.
+    pub native_tool: Option<&'a str>,
+    /// The absolute working directory of the call; relative paths resolve against it.
+    pub cwd: Option<&'a str>,
+    /// The root of the git work tree holding `cwd`, else `cwd`: the `{project}` anchor.
+    pub project: Option<&'a str>,
+    /// The agent user's home directory: the `{home}` anchor and `~`.
+    pub home: Option<&'a str>,
 }
 
 impl<'a> Call<'a> {
@@ -59,6 +70,10 @@ impl<'a> Call<'a> {
             mode: Mode::Ask,
             standing: &[],
             declared: None,
+            native_tool: None,
+            cwd: None,
+            project: None,
+            home: None,
         }
     }
 }
@@ -98,7 +113,8 @@ impl Policy {
             .and_then(|tool| tool.target.as_deref())
             .and_then(|name| target_value(call.arguments, name));
 
-        let outcome = self.match_rules(call);
+        let context = Context::new(call.cwd, call.project, call.home);
+        let outcome = self.match_rules(call, &context);
         let mut verdict = Verdict {
             decision: outcome.decision,
             decided_by: if outcome.cited.is_some() {
@@ -194,7 +210,7 @@ impl Policy {
     }
 
     /// Step 2: the strictest matching rule, first in file order on a tie.
-    fn match_rules(&self, call: &Call) -> RuleOutcome<'_> {
+    fn match_rules(&self, call: &Call, context: &Context) -> RuleOutcome<'_> {
         let mut outcome = RuleOutcome {
             decision: self.default,
             cited: None,
@@ -209,7 +225,10 @@ impl Policy {
                     continue;
                 }
             }
-            if !rule.conditions_hold(call.arguments) {
+            if !rule.native_tool_admits(call.native_tool) {
+                continue;
+            }
+            if !rule.conditions_hold(call.arguments, context) {
                 continue;
             }
             if rule.decision == Decision::Ask && !rule.standing {

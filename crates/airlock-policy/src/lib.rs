@@ -9,13 +9,21 @@
 //! - [`index`]: rules indexed by tool name so evaluation skips rules that cannot match.
 //! - [`evaluate`]: one call → one [`Verdict`]; never an error, never a panic.
 //!
+//! - [`classes`] and [`context`]: the command classification (shipped as data) and where a
+//!   call happens (`cwd`, project, home), which the `class` matcher and the path anchors
+//!   `{project}`, `{home}`, `{tmp}` use.
+//! - [`defaults`]: the built-in coding-agent policy ([`DEFAULT_POLICY`]).
+//!
 //! Beside evaluation: [`secrets`] (detection and redaction), [`preview`] (summary and body
 //! templates), [`canonical`] (RFC 8785 JSON) and [`digest`] (policy, binding and audit
 //! digests), and [`cases`] (the `airlock policy test` cases file).
 
 pub mod canonical;
 pub mod cases;
+pub mod classes;
 pub mod condition;
+pub mod context;
+pub mod defaults;
 pub mod digest;
 pub mod document;
 pub mod evaluate;
@@ -26,5 +34,6 @@ pub mod preview;
 pub mod secrets;
 
 pub use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
+pub use defaults::DEFAULT_POLICY;
 pub use evaluate::{Call, StandingRule};
 pub use load::{CompiledTool, LoadError, LoadErrors, LoadOptions, Policy};

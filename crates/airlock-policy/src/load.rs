@@ -4,17 +4,21 @@
 //! each at `file:line:column`. There is no half-loaded policy: callers keep the one in force
 //! until a new one loads whole.
 
+use crate::classes::{Class, ClassTable};
 use crate::condition::{toml_to_json, Condition, Matcher};
+use crate::context::Context;
 use crate::document::{self, Document, RuleEntry, SecretsMode, ToolEntry};
 use crate::index::{compile_tool_glob, RuleIndex};
 use crate::matcher::Side;
 use crate::preview::Template;
 use crate::{canonical, digest};
 use airlock_protocol::{Decision, Risk};
+use globset::GlobMatcher;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Duration;
 use toml::Spanned;
 
@@ -101,6 +105,8 @@ pub struct CompiledRule {
     /// Its `name`, or `rules[N]` (zero-based) when it has none.
     pub label: String,
     pub tool: String,
+    /// The `native_tool` glob, when the rule narrows on the agent's own tool name.
+    pub native_tool: Option<GlobMatcher>,
     pub decision: Decision,
     pub reason: Option<String>,
     pub agents: Option<HashSet<String>>,
@@ -120,12 +126,20 @@ impl CompiledRule {
         }
     }
 
-    /// Whether every `when` condition holds for these arguments.
-    pub fn conditions_hold(&self, arguments: &Value) -> bool {
+    /// Whether every `when` condition holds for these arguments, in `context`.
+    pub fn conditions_hold(&self, arguments: &Value, context: &Context) -> bool {
         let side = self.side();
         self.conditions
             .iter()
-            .all(|condition| condition.holds(arguments, side))
+            .all(|condition| condition.holds(arguments, side, context))
+    }
+
+    /// Whether the rule's `native_tool` filter (if any) admits the call's native tool name.
+    pub fn native_tool_admits(&self, native_tool: Option<&str>) -> bool {
+        match &self.native_tool {
+            None => true,
+            Some(glob) => native_tool.is_some_and(|name| glob.is_match(name)),
+        }
     }
 }
 
@@ -139,6 +153,8 @@ pub struct Policy {
     pub(crate) rules: Vec<CompiledRule>,
     pub(crate) index: RuleIndex,
     pub(crate) digest: String,
+    /// The command classification: the shipped table plus the policy's `[commands]`.
+    pub(crate) classes: Arc<ClassTable>,
 }
 
 impl Policy {
@@ -207,6 +223,11 @@ impl Policy {
     pub fn rules(&self) -> &[CompiledRule] {
         &self.rules
     }
+
+    /// The command classification in force (the shipped one plus the policy's additions).
+    pub fn classes(&self) -> &Arc<ClassTable> {
+        &self.classes
+    }
 }
 
 struct Loader<'a> {
@@ -252,6 +273,7 @@ impl Loader<'_> {
                 tools.insert(name.clone(), tool);
             }
         }
+        let classes = self.classes(document)?;
         let mut rules = Vec::new();
         let mut names: HashSet<String> = HashSet::new();
         for (position, entry) in document.rules.iter().enumerate() {
@@ -263,7 +285,7 @@ impl Loader<'_> {
                     );
                 }
             }
-            if let Some(rule) = self.compile_rule(position, entry) {
+            if let Some(rule) = self.compile_rule(position, entry, &classes) {
                 rules.push(rule);
             }
         }
@@ -291,7 +313,55 @@ impl Loader<'_> {
             rules,
             index,
             digest: digest::json_digest(&normalised(document, deadline)),
+            classes,
         })
+    }
+
+    /// The shipped classification plus the policy's `[commands.<class>] add = [...]`.
+    fn classes(&mut self, document: &Document) -> Option<Arc<ClassTable>> {
+        let built_in = match ClassTable::built_in() {
+            Ok(table) => table,
+            Err(message) => {
+                self.error(
+                    0..0,
+                    format!("the built-in command classes do not load: {message}"),
+                );
+                return None;
+            }
+        };
+        if document.commands.is_empty() {
+            return Some(built_in);
+        }
+        let mut table = (*built_in).clone();
+        for (name, entry) in &document.commands {
+            let Some(class) = Class::from_name(name.get_ref()) else {
+                self.error(
+                    name.span(),
+                    format!(
+                        "unknown class `{}` in [commands]; the classes are {}",
+                        name.get_ref(),
+                        Class::names()
+                    ),
+                );
+                continue;
+            };
+            if class == Class::Unknown {
+                self.error(
+                    name.span(),
+                    "[commands.unknown]: a command is unknown by not being listed; nothing can be added to it".into(),
+                );
+                continue;
+            }
+            for command in &entry.get_ref().add {
+                if let Err(message) = table.add(class, command.get_ref()) {
+                    self.error(
+                        command.span(),
+                        format!("[commands.{}]: {message}", name.get_ref()),
+                    );
+                }
+            }
+        }
+        Some(Arc::new(table))
     }
 
     fn duration(&mut self, text: &Spanned<String>, key: &str) -> Option<Duration> {
@@ -398,6 +468,7 @@ impl Loader<'_> {
         &mut self,
         position: usize,
         entry: &Spanned<RuleEntry>,
+        classes: &Arc<ClassTable>,
     ) -> Option<CompiledRule> {
         let rule = entry.get_ref();
         let label = match &rule.name {
@@ -431,12 +502,41 @@ impl Loader<'_> {
             Some(agents) => Some(agents.get_ref().iter().cloned().collect()),
             None => None,
         };
+        let native_tool = match &rule.native_tool {
+            None => None,
+            Some(pattern) => match compile_tool_glob(pattern.get_ref()) {
+                Ok(glob) => Some(glob.compile_matcher()),
+                Err(message) => {
+                    self.error(
+                        pattern.span(),
+                        format!(
+                            "rule `{label}`: bad native_tool glob `{}`: {message}",
+                            pattern.get_ref()
+                        ),
+                    );
+                    ok = false;
+                    None
+                }
+            },
+        };
+        let decision = *rule.decision.get_ref();
         let mut conditions = Vec::new();
         for (path, matcher) in &rule.when {
-            match Matcher::compile(matcher.get_ref())
+            match Matcher::compile(matcher.get_ref(), classes)
                 .and_then(|compiled| Condition::new(path, compiled))
             {
-                Ok(condition) => conditions.push(condition),
+                Ok(condition) => {
+                    if let Matcher::Class(class) = &condition.matcher {
+                        if decision == Decision::Allow && class.classes().contains(Class::Unknown) {
+                            self.error(
+                                matcher.span(),
+                                format!("rule `{label}`: `when.{path}`: an allow rule cannot name class `unknown`: a command nobody can read is never allowed"),
+                            );
+                            ok = false;
+                        }
+                    }
+                    conditions.push(condition);
+                }
                 Err(message) => {
                     self.error(
                         matcher.span(),
@@ -454,7 +554,6 @@ impl Loader<'_> {
             }
             None => None,
         };
-        let decision = *rule.decision.get_ref();
         if let Some(standing) = &rule.standing {
             if decision != Decision::Ask {
                 self.error(
@@ -472,6 +571,7 @@ impl Loader<'_> {
         let compiled = CompiledRule {
             label,
             tool: rule.tool.get_ref().clone(),
+            native_tool,
             decision,
             reason: rule.reason.clone(),
             agents,
@@ -494,7 +594,7 @@ impl Loader<'_> {
         for (list, expected, key) in sets {
             for (i, example) in list.iter().enumerate() {
                 let arguments = toml_to_json(&toml::Value::Table(example.get_ref().clone()));
-                if rule.conditions_hold(&arguments) != expected {
+                if rule.conditions_hold(&arguments, &Context::unknown()) != expected {
                     let verb = if expected {
                         "does not match"
                     } else {
@@ -518,14 +618,35 @@ impl Loader<'_> {
 /// equivalent texts share a digest. The syntax tree is plain data, so serialising it cannot
 /// fail; `null` stands in if it ever did, which still yields a stable digest.
 fn normalised(document: &Document, deadline: Duration) -> Value {
-    json!({
+    let mut value = json!({
         "version": document.version.get_ref(),
         "default": document.default.as_ref().map_or(Decision::Ask, |d| *d.get_ref()),
         "deadline_seconds": deadline.as_secs(),
         "secrets": document.secrets.as_ref().map_or(SecretsMode::Deny, |s| *s.get_ref()),
         "tools": serde_json::to_value(&document.tools).unwrap_or(Value::Null),
         "rules": serde_json::to_value(&document.rules).unwrap_or(Value::Null),
-    })
+    });
+    // Only a policy that extends the classification says so, so that every policy written
+    // before classes existed keeps its digest.
+    if !document.commands.is_empty() {
+        if let Value::Object(members) = &mut value {
+            let commands: serde_json::Map<String, Value> = document
+                .commands
+                .iter()
+                .map(|(name, entry)| {
+                    let add: Vec<Value> = entry
+                        .get_ref()
+                        .add
+                        .iter()
+                        .map(|command| Value::String(command.get_ref().clone()))
+                        .collect();
+                    (name.get_ref().clone(), json!({ "add": add }))
+                })
+                .collect();
+            members.insert("commands".into(), Value::Object(commands));
+        }
+    }
+    value
 }
 
 /// 1-based line and column (in characters) of a byte offset.

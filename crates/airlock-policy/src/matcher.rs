@@ -1,5 +1,6 @@
 //! The `when` matchers of DESIGN.md §4.1, compiled once at load.
 
+pub mod class;
 pub mod domain;
 pub mod path;
 pub mod shell;

@@ -33,11 +33,17 @@
 //! | `url_password`         | the password in `scheme://user:password@host`                       |
 //! | `authorization_header` | value after `Authorization:`/`Proxy-Authorization:`, a `Bearer` token, a key named so |
 //! | `cookie`               | value of `Cookie:`/`Set-Cookie:` headers and of keys named so      |
-//! | `secret_field`         | value of a key whose last name component is secret (see [`key_kind`]) |
+//! | `secret_field`         | value of a key whose last name component is secret (see [`key_kind`]), also as a command-line option (`--token X`, `--token=X`) |
+//! | `password_option`      | `sshpass -p X`, `mysql -pX`, `redis-cli -a X`, `docker login -p X`, `curl -u user:X` |
 //! | `unscanned`            | everything, if the patterns failed to compile (fail closed)         |
 //!
 //! Key names are also recognised inside text: `--db-password=x`, `?access_token=x`,
 //! `"apiKey": "x"` (JSON held in a string) redact their value as `secret_field`.
+//!
+//! A value found by its key must be a literal to count: code that only *names* a secret
+//! (`api_key=settings.anthropic_api_key`, `token=$TOKEN`, `password=os.environ["PW"]`,
+//! `process.env.TOKEN`, `<your-token>`) is not secret material (see
+//! [`values::is_literal_secret`]).
 //!
 //! Not secrets: `null`, empty strings, booleans (one bit of information: hiding
 //! `"rotate_token": true` would only hide what the call does), and values that already are
@@ -59,8 +65,11 @@ enum Confirm {
     /// `sk-learn-compatible-estimators`.
     HasDigit,
     /// The capture group `name` is a key name; [`key_kind`] decides whether it is secret
-    /// and which kind (`max_tokens=100` is not, `db_password=x` is).
+    /// and which kind (`max_tokens=100` is not, `db_password=x` is), and the value must be
+    /// a literal rather than code that only names a secret (`settings.api_key`, `$TOKEN`).
     KeyName,
+    /// The value must be a literal (see [`values::is_literal_secret`]).
+    Literal,
 }
 
 /// One pattern. The capture group `secret`, when present, is the part replaced; otherwise
@@ -188,7 +197,7 @@ const PATTERNS: &[Pattern] = &[
         // A known scheme and its credentials to the end of the line or quote, or a bare
         // token: prose such as "Authorization: pending review" is left alone.
         source: r#"(?i)(?-u:\b)(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?(?P<secret>(?:bearer|basic|token|digest|negotiate|ntlm|bot|oauth|dpop|apikey|api-key|key|jwt|ssws|splunk|aws4-hmac-sha256|hoba|mutual|vapid|gnap|scram-sha-[0-9]+)[ \t]+[^\r\n"'\\]+|[A-Za-z0-9._~+/=-]{16,})"#,
-        confirm: Confirm::Always,
+        confirm: Confirm::Literal,
     },
     Pattern {
         kind: "authorization_header",
@@ -200,6 +209,40 @@ const PATTERNS: &[Pattern] = &[
         // A cookie header holds `name=value` pairs; requiring the `=` spares prose.
         source: r#"(?i)(?-u:\b)(?:set-)?cookie\\?["']?[ \t]*:[ \t]*\\?["']?(?P<secret>[^\s=;"'\\]+=[^\r\n"'\\]*)"#,
         confirm: Confirm::Always,
+    },
+    Pattern {
+        kind: "secret_field",
+        // `--token X`, `--api-key "X"`: a secret passed as the value of a command-line
+        // option, separated by blanks (`--token=X` is the `name=value` pattern below).
+        source: r#"(?:^|[\s(])--?(?P<name>[A-Za-z0-9_.-]*(?i:password|passwd|pwd|secret|token|key|credentials?|passphrase))[ \t]+(?:"(?P<dq>[^"\s]+)"|'(?P<sq>[^'\s]+)'|(?P<secret>[^\s"'-][^\s"';|&)]*))"#,
+        confirm: Confirm::KeyName,
+    },
+    Pattern {
+        kind: "secret_field",
+        // Assignments in code, YAML and `KEY="value"` shell: `API_TOKEN = "x"`,
+        // `password: x`, `const apiKey = 'x'`, `export KEY="x"`.
+        source: r#"(?P<name>[A-Za-z0-9_.-]*(?i:password|passwd|pwd|secret|token|key|credentials?|passphrase|secret_key_base))["']?[ \t]*(?::|=|:=)[ \t]*(?:"(?P<dq>[^"\s]+)"|'(?P<sq>[^'\s]+)'|(?P<secret>[^\s"'&;,)]+))"#,
+        confirm: Confirm::KeyName,
+    },
+    Pattern {
+        kind: "secret_field",
+        // `config set KEY VALUE` and friends (`npm config set //host/:_authToken X`,
+        // `aws configure set aws_secret_access_key X`, `vault kv put path password=X`).
+        source: r#"(?i)(?:config(?:ure)?[ \t]+set|secret[ \t]+set|kv[ \t]+put[ \t]+\S+)[ \t]+(?P<name>[^\s=]+)(?:[ \t]+(?:--body|-b)[ \t]+|[ \t]+|=)(?P<secret>[^\s"']+)"#,
+        confirm: Confirm::KeyName,
+    },
+    Pattern {
+        kind: "password_option",
+        // `.netrc` lines and tools whose password option is a short letter.
+        source: r#"(?-u:\b)(?:machine[ \t]+\S+[^\n]*?[ \t]password[ \t]+|openssl[^\n;|&]*?[ \t]-pass(?:in|out)?[ \t]+pass:|zip[^\n;|&]*?[ \t]-P[ \t]+|7z[^\n;|&]*?[ \t]-p|twine[^\n;|&]*?[ \t]-p[ \t]+|ssh-keygen[^\n;|&]*?[ \t]-[PN][ \t]+|sqlcmd[^\n;|&]*?[ \t]-P[ \t]+|ldap(?:search|modify|add|delete|passwd)[^\n;|&]*?[ \t]-w[ \t]+|lftp[^\n;|&]*?[ \t]-u[ \t]+[^\s,]+,|smbclient[^\n;|&]*?[ \t]-U[ \t]+[^\s%]+%|[A-Za-z]?sonar\.(?:login|token|password)=|[A-Za-z-]*pass[A-Za-z-]*[= \t]+<\([ \t]*(?:echo|printf)[ \t]+)["']?(?P<secret>[^\s"';|&)]+)"#,
+        confirm: Confirm::Literal,
+    },
+    Pattern {
+        kind: "password_option",
+        // Tools known to take a password in a short option: `sshpass -p X`, `mysql -pX`,
+        // `redis-cli -a X`, `docker login -p X`, `curl -u user:X`.
+        source: r#"(?-u:\b)(?:sshpass[ \t]+-p[ \t]*|(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)[^\n;|&]*?[ \t]-p|redis-cli[^\n;|&]*?[ \t]-a[ \t]+|docker[ \t]+login[^\n;|&]*?[ \t]-p[ \t]+|curl[^\n;|&]*?[ \t](?:-u|--user)[ \t]+["']?[^\s:"']+:)["']?(?P<secret>[^\s"';|&]+)"#,
+        confirm: Confirm::Literal,
     },
     Pattern {
         kind: "secret_field",
@@ -439,7 +482,12 @@ fn secret_spans(text: &str) -> Vec<Span> {
             continue;
         };
         for captures in regex.captures_iter(text) {
-            let Some(secret) = captures.name("secret").or_else(|| captures.get(0)) else {
+            let Some(secret) = captures
+                .name("secret")
+                .or_else(|| captures.name("dq"))
+                .or_else(|| captures.name("sq"))
+                .or_else(|| captures.get(0))
+            else {
                 continue;
             };
             if is_marker(secret.as_str()) {
@@ -454,7 +502,15 @@ fn secret_spans(text: &str) -> Vec<Span> {
                     .then_some(pattern.kind),
                 Confirm::KeyName => captures
                     .name("name")
-                    .and_then(|name| key_kind(name.as_str())),
+                    .and_then(|name| {
+                        // `//registry.npmjs.org/:_authToken`: the key is the last part.
+                        let name = name.as_str();
+                        key_kind(name.rsplit([':', '/']).next().unwrap_or(name))
+                    })
+                    .filter(|_| values::is_literal_secret(secret.as_str())),
+                Confirm::Literal => {
+                    values::is_literal_secret(secret.as_str()).then_some(pattern.kind)
+                }
             };
             if let Some(kind) = kind {
                 spans.push(Span {
@@ -520,6 +576,7 @@ pub fn key_kind(key: &str) -> Option<&'static str> {
         ["authorization"] | ["proxy", "authorization"] => return Some("authorization_header"),
         ["cookie"] | ["cookies"] | ["set", "cookie"] => return Some("cookie"),
         [.., "secret", "access", "key"] => return Some("aws_secret_key"),
+        [.., "secret", "key", "base"] | [.., "master", "key"] => return Some("secret_field"),
         [.., "secret", "key"] if words.contains(&"aws") => return Some("aws_secret_key"),
         _ => {}
     }
@@ -567,6 +624,8 @@ fn split_key(key: &str) -> Vec<String> {
         .filter(|component| !component.is_empty())
         .collect()
 }
+
+mod values;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

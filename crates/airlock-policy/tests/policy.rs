@@ -8,8 +8,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod policy {
+    pub mod classes;
+    pub mod default;
     pub mod example;
     pub mod load_errors;
     pub mod properties;
+    pub mod secrets_corpus;
     pub mod tables;
 }

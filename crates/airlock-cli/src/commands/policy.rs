@@ -1,8 +1,10 @@
-//! `airlock policy check | eval | test`: the policy engine offline, on files.
+//! `airlock policy check | eval | test | show-default | init | classes`: the policy engine
+//! offline, on files, and the built-in coding-agent policy and command classes.
 
 use crate::Outcome;
 use airlock_policy::cases::{parse_cases, run_cases};
-use airlock_policy::{Call, LoadOptions, Mode, Policy};
+use airlock_policy::classes::CLASSES_TOML;
+use airlock_policy::{Call, LoadOptions, Mode, Policy, DEFAULT_POLICY};
 use anyhow::{bail, Context};
 use clap::Subcommand;
 use serde_json::{json, Value};
@@ -32,6 +34,18 @@ pub enum PolicyCommand {
         /// Mode: ask, read_only or unattended.
         #[arg(long, default_value = "ask")]
         mode: Mode,
+        /// The agent's own tool name (`Bash`), for rules with `native_tool`.
+        #[arg(long)]
+        native_tool: Option<String>,
+        /// The call's absolute working directory; relative paths resolve against it.
+        #[arg(long)]
+        cwd: Option<String>,
+        /// The project root (`{project}`); defaults to `--cwd`.
+        #[arg(long)]
+        project: Option<String>,
+        /// The agent user's home directory (`{home}`, `~`).
+        #[arg(long)]
+        home: Option<String>,
     },
     /// Run a cases file against a policy (exit 1 on any failed case).
     Test {
@@ -43,6 +57,14 @@ pub enum PolicyCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Print the built-in coding-agent policy that `airlock serve` enforces without --policy.
+    ShowDefault,
+    /// Write the built-in coding-agent policy to stdout, to start your own:
+    /// `airlock policy init > policy.toml`.
+    Init,
+    /// Print the command classification the `class` matcher uses (extend it in a policy
+    /// with `[commands.<class>] add = [...]`).
+    Classes,
 }
 
 pub fn run(command: PolicyCommand) -> anyhow::Result<Outcome> {
@@ -54,8 +76,32 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Outcome> {
             args,
             agent,
             mode,
-        } => eval(&file, &tool, &args, agent.as_deref(), mode),
+            native_tool,
+            cwd,
+            project,
+            home,
+        } => eval(
+            &file,
+            &tool,
+            &args,
+            agent.as_deref(),
+            mode,
+            Place {
+                native_tool: native_tool.as_deref(),
+                cwd: cwd.as_deref(),
+                project: project.as_deref(),
+                home: home.as_deref(),
+            },
+        ),
         PolicyCommand::Test { file, cases, json } => test(&file, cases, json),
+        PolicyCommand::ShowDefault | PolicyCommand::Init => {
+            print!("{DEFAULT_POLICY}");
+            Ok(Outcome::Ok)
+        }
+        PolicyCommand::Classes => {
+            print!("{CLASSES_TOML}");
+            Ok(Outcome::Ok)
+        }
     }
 }
 
@@ -110,12 +156,21 @@ fn check(file: &Path, as_json: bool) -> anyhow::Result<Outcome> {
     })
 }
 
+/// Where an evaluated call happens, from the `eval` flags.
+struct Place<'a> {
+    native_tool: Option<&'a str>,
+    cwd: Option<&'a str>,
+    project: Option<&'a str>,
+    home: Option<&'a str>,
+}
+
 fn eval(
     file: &Path,
     tool: &str,
     args: &str,
     agent: Option<&str>,
     mode: Mode,
+    place: Place,
 ) -> anyhow::Result<Outcome> {
     let arguments: Value = serde_json::from_str(args).context("--args is not valid JSON")?;
     if !arguments.is_object() {
@@ -132,6 +187,10 @@ fn eval(
         mode,
         standing: &[],
         declared: None,
+        native_tool: place.native_tool,
+        cwd: place.cwd,
+        project: place.project,
+        home: place.home,
     });
     println!("{}", serde_json::to_string_pretty(&verdict)?);
     Ok(if verdict.decision == airlock_policy::Decision::Deny {

@@ -19,7 +19,7 @@ use airlock_agent::{Runtime, RuntimeConfig};
 use airlock_gate::clock::SystemClock;
 use airlock_gate::policy::STARTER_POLICY;
 use airlock_gate::Gate;
-use airlock_policy::{LoadOptions, Policy};
+use airlock_policy::{LoadOptions, Policy, DEFAULT_POLICY};
 use airlock_server::notify::config::{ServerConfig, Settings};
 use airlock_server::notify::Notifier;
 use airlock_store::postgres::{PgOptions, PostgresStore};
@@ -229,8 +229,9 @@ async fn serve(
         None => {}
     }
 
-    // The policy in force: the file, else the demo's, else whatever is stored, else the
-    // starter policy that asks for everything.
+    // The policy in force: the file, else the demo's, else whatever a person stored, else
+    // the built-in coding-agent policy (DESIGN.md §11.4). The blank starter that workspace
+    // bootstrap stores is replaced by it: nobody chose that one.
     match (&policy, args.demo) {
         (Some((_, text)), _) => {
             gate.replace_policy(&workspace, "policy", text).await?;
@@ -240,8 +241,9 @@ async fn serve(
                 .await?;
         }
         (None, false) => {
-            if gate.store().current_policy(&workspace).await?.is_none() {
-                gate.replace_policy(&workspace, "system", STARTER_POLICY)
+            let current = gate.store().current_policy(&workspace).await?;
+            if current.is_none_or(|info| info.source == STARTER_POLICY) {
+                gate.replace_policy(&workspace, "system", DEFAULT_POLICY)
                     .await?;
             }
         }

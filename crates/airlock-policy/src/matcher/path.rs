@@ -10,6 +10,7 @@
 use globset::{GlobBuilder, GlobMatcher};
 
 use super::Side;
+use crate::context::Context;
 
 /// Lexically normalises `path`, or `None` when where it points cannot be known.
 ///
@@ -74,22 +75,145 @@ enum Root<'a> {
     Relative,
 }
 
+/// A place a path pattern may start from, resolved per call (DESIGN.md §11.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// `{project}`: the root of the git work tree holding the call's `cwd`, else `cwd`.
+    Project,
+    /// `{home}` (or a leading `~`): the agent user's home directory.
+    Home,
+    /// `{tmp}`: `/tmp` and `/var/tmp`.
+    Tmp,
+}
+
+/// The directories `{tmp}` stands for.
+pub const TMP_DIRS: [&str; 2] = ["/tmp", "/var/tmp"];
+
+impl Anchor {
+    fn parse(pattern: &str) -> Result<Option<(Anchor, &str)>, String> {
+        for (name, anchor) in [
+            ("{project}", Anchor::Project),
+            ("{home}", Anchor::Home),
+            ("{tmp}", Anchor::Tmp),
+        ] {
+            if let Some(rest) = pattern.strip_prefix(name) {
+                if rest.is_empty() || rest.starts_with('/') {
+                    return Ok(Some((anchor, rest.trim_start_matches('/'))));
+                }
+                return Err(format!(
+                    "anchor {name} must be followed by `/` or end the pattern"
+                ));
+            }
+        }
+        if let Some(rest) = pattern.strip_prefix('~') {
+            if rest.is_empty() || rest.starts_with('/') {
+                return Ok(Some((Anchor::Home, rest.trim_start_matches('/'))));
+            }
+        }
+        if let Some(name) = pattern
+            .strip_prefix('{')
+            .and_then(|rest| rest.split_once('}'))
+            .map(|(name, _)| name)
+        {
+            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(format!(
+                    "unknown anchor {{{name}}}; the anchors are {{project}}, {{home}} and {{tmp}}"
+                ));
+            }
+        }
+        if pattern.contains("{project}") || pattern.contains("{home}") || pattern.contains("{tmp}")
+        {
+            return Err("an anchor ({project}, {home}, {tmp}) must start the pattern".into());
+        }
+        Ok(None)
+    }
+
+    /// The directories this anchor stands for in `context`; empty when unknown.
+    fn directories(self, context: &Context) -> Vec<&str> {
+        match self {
+            Anchor::Project => context.project().into_iter().collect(),
+            Anchor::Home => vec![context.home_or_tilde()],
+            Anchor::Tmp => TMP_DIRS.to_vec(),
+        }
+    }
+}
+
 /// One compiled `path` glob, matched against normalised paths.
 #[derive(Debug, Clone)]
 pub struct PathPattern {
     /// The pattern after normalisation, as it is matched.
     normalized: String,
-    /// The glob itself: `*` and `?` stay within one segment, `**` spans segments.
-    glob: GlobMatcher,
+    /// Where it starts, when it names an anchor; the globs then apply to the rest of the
+    /// path below the anchor's directory (`src/main.rs` of `{project}/src/main.rs`).
+    anchor: Option<Anchor>,
+    /// The glob itself: `*` and `?` stay within one segment, `**` spans segments. For an
+    /// anchored pattern that is the anchor alone (`{home}`), `None`: only the directory
+    /// itself matches.
+    glob: Option<GlobMatcher>,
     /// For a pattern ending in `/**`, the directory itself: `/srv/app/**` names the tree
     /// rooted at `/srv/app`, and a rule author expects the root to be part of it.
     root: Option<GlobMatcher>,
+    /// The pattern is `<something>/**` (or an anchor and `**`): everything below a path it
+    /// matches matches too.
+    tree: bool,
+    /// Written with `~` rather than `{home}`: as before anchors existed, an absolute path
+    /// is simply not under `~` when the home is unknown.
+    tilde: bool,
 }
 
 impl PathPattern {
     /// Normalises `pattern` like a path (so `/srv/app/./**` and `/srv//app/**` are the same
-    /// rule) and compiles it as a glob.
+    /// rule) and compiles it as a glob. A pattern may start with an anchor: `{project}`,
+    /// `{home}` (or `~`) or `{tmp}`.
     pub fn compile(pattern: &str) -> Result<PathPattern, String> {
+        if pattern.is_empty() || pattern.contains('\0') {
+            return Err(format!(
+                "path pattern {pattern:?} is empty or holds a NUL byte"
+            ));
+        }
+        if let Some((anchor, rest)) =
+            Anchor::parse(pattern).map_err(|error| format!("path pattern {pattern:?}: {error}"))?
+        {
+            let rest = if rest.is_empty() {
+                String::new()
+            } else {
+                match normalize(rest) {
+                    Some(rest) if rest == "." => String::new(),
+                    Some(rest) if !rest.starts_with("..") => rest,
+                    _ => return Err(format!("path pattern {pattern:?} climbs above its anchor")),
+                }
+            };
+            let prefix = match anchor {
+                Anchor::Project => "{project}",
+                Anchor::Home => "{home}",
+                Anchor::Tmp => "{tmp}",
+            };
+            let normalized = if rest.is_empty() {
+                prefix.to_string()
+            } else {
+                format!("{prefix}/{rest}")
+            };
+            let tree = rest == "**" || rest.ends_with("/**");
+            let glob = (!rest.is_empty())
+                .then(|| compile_glob(&rest, pattern))
+                .transpose()?;
+            let root = match rest.strip_suffix("**") {
+                Some("") => None,
+                Some(directory) => Some(compile_glob(
+                    directory.strip_suffix('/').unwrap_or(directory),
+                    pattern,
+                )?),
+                None => None,
+            };
+            return Ok(PathPattern {
+                normalized,
+                anchor: Some(anchor),
+                glob,
+                root,
+                tree,
+                tilde: pattern.starts_with('~'),
+            });
+        }
         let normalized = normalize(pattern).ok_or_else(|| {
             format!("path pattern {pattern:?} is empty, holds a NUL byte or climbs above `~`")
         })?;
@@ -101,9 +225,12 @@ impl PathPattern {
             None => None,
         };
         Ok(PathPattern {
+            tree: normalized.ends_with("/**") || normalized == "**",
             normalized,
-            glob,
+            anchor: None,
+            glob: Some(glob),
             root,
+            tilde: false,
         })
     }
 
@@ -112,13 +239,159 @@ impl PathPattern {
         &self.normalized
     }
 
-    /// Whether an already normalised path (see [`normalize`]) matches.
+    /// Whether the pattern names an anchor.
+    pub fn anchored(&self) -> bool {
+        self.anchor.is_some()
+    }
+
+    /// Whether an already normalised path (see [`normalize`]) matches an unanchored
+    /// pattern; an anchored one never matches here (use [`PathPattern::matches`]).
     pub fn is_match(&self, normalized_path: &str) -> bool {
-        self.glob.is_match(normalized_path)
-            || self
-                .root
-                .as_ref()
-                .is_some_and(|root| root.is_match(normalized_path))
+        self.anchor.is_none() && self.is_match_rest(normalized_path)
+    }
+
+    fn is_match_rest(&self, rest: &str) -> bool {
+        match &self.glob {
+            None => rest.is_empty(),
+            Some(glob) => {
+                (!rest.is_empty() && glob.is_match(rest))
+                    || self.root.as_ref().is_some_and(|root| root.is_match(rest))
+                    || (rest.is_empty()
+                        && self.tree
+                        && self.root.is_none()
+                        && self.anchor.is_some())
+            }
+        }
+    }
+
+    /// Whether the path `value` matches, in `context`: `Some(answer)`, or `None` when that
+    /// cannot be known (an anchor the context does not resolve, a relative path without an
+    /// absolute working directory).
+    pub fn matches(&self, value: &str, context: &Context) -> Option<bool> {
+        let lexical = normalize(value)?;
+        let Some(anchor) = self.anchor else {
+            if self.normalized.starts_with('/') {
+                // An absolute pattern: judged by where the value points; a value that
+                // cannot be resolved is judged as written (a relative path is not under `/`).
+                return Some(match context.resolve(value) {
+                    Some(resolved) => self.is_match_rest(&resolved),
+                    None => self.is_match_rest(&lexical),
+                });
+            }
+            // A relative pattern (`docs/**`, `**/.env`) is about the value as written and,
+            // when it resolves, also about where it points.
+            return Some(
+                self.is_match_rest(&lexical)
+                    || context
+                        .resolve(value)
+                        .is_some_and(|resolved| self.is_match_rest(&resolved)),
+            );
+        };
+        // `~/…` against a `{home}` pattern is decidable without knowing the home.
+        if anchor == Anchor::Home && (lexical == "~" || lexical.starts_with("~/")) {
+            let rest = lexical
+                .strip_prefix('~')
+                .unwrap_or("")
+                .trim_start_matches('/');
+            return Some(self.is_match_rest(rest));
+        }
+        let (Some(resolved), false) = (
+            context.resolve(value),
+            anchor.directories(context).is_empty(),
+        ) else {
+            return if self.tilde { Some(false) } else { None };
+        };
+        let directories = anchor.directories(context);
+        Some(directories.iter().any(|directory| {
+            below(&resolved, directory).is_some_and(|rest| self.is_match_rest(rest))
+        }))
+    }
+
+    /// Like [`PathPattern::matches`] for an absolute, normalised path that stands for
+    /// itself and, when `tree`, everything below it (a glob such as `build/*`): an allow
+    /// needs the whole tree covered, a deny or ask any part of it.
+    pub fn matches_resolved(
+        &self,
+        path: &str,
+        tree: bool,
+        side: Side,
+        context: &Context,
+    ) -> Option<bool> {
+        let test = |candidate: &str| -> Option<bool> {
+            match self.anchor {
+                None => Some(self.is_match_rest(candidate)),
+                Some(anchor) => {
+                    let directories = anchor.directories(context);
+                    if directories.is_empty() {
+                        return None;
+                    }
+                    Some(directories.iter().any(|directory| {
+                        below(candidate, directory).is_some_and(|rest| self.is_match_rest(rest))
+                    }))
+                }
+            }
+        };
+        if !tree {
+            return test(path);
+        }
+        match side {
+            Side::Allow => Some(self.tree && test(path)?),
+            Side::Restrict => {
+                let child = if path == "/" {
+                    "/\u{1}".to_string()
+                } else {
+                    format!("{path}/\u{1}")
+                };
+                Some(test(path)? || test(&child)? || self.starts_below(path, context))
+            }
+        }
+    }
+
+    /// Whether the pattern's literal beginning lies strictly below `directory` (so a glob
+    /// expanding inside `directory` may reach what the pattern names).
+    fn starts_below(&self, directory: &str, context: &Context) -> bool {
+        let literal: String = self
+            .normalized
+            .chars()
+            .take_while(|c| !matches!(c, '*' | '?' | '[' | '{'))
+            .collect();
+        let bases: Vec<String> = match self.anchor {
+            None => vec![literal],
+            Some(anchor) => {
+                let rest = self
+                    .normalized
+                    .split_once('}')
+                    .map_or("", |(_, rest)| rest)
+                    .chars()
+                    .take_while(|c| !matches!(c, '*' | '?' | '[' | '{'))
+                    .collect::<String>();
+                anchor
+                    .directories(context)
+                    .iter()
+                    .map(|directory| format!("{directory}{rest}"))
+                    .collect()
+            }
+        };
+        let prefix = if directory == "/" {
+            "/".to_string()
+        } else {
+            format!("{directory}/")
+        };
+        bases.iter().any(|base| base.starts_with(&prefix))
+    }
+}
+
+/// The part of `path` below `directory` (`""` for the directory itself), or `None` when
+/// `path` is not inside it. Both are absolute and normalised.
+pub fn below<'p>(path: &'p str, directory: &str) -> Option<&'p str> {
+    if directory == "/" {
+        return path.strip_prefix('/');
+    }
+    let rest = path.strip_prefix(directory)?;
+    if rest.is_empty() {
+        Some("")
+    } else {
+        rest.strip_prefix('/')
     }
 }
 
@@ -131,15 +404,21 @@ fn compile_glob(glob: &str, pattern: &str) -> Result<GlobMatcher, String> {
         .map_err(|error| format!("invalid path pattern {pattern:?}: {error}"))
 }
 
-/// Whether the path `value` matches any of `patterns`.
+/// Whether the path `value` matches any of `patterns` in `context`.
 ///
-/// A value that cannot be normalised never satisfies an allow rule and always satisfies a
-/// deny or ask rule (fail closed, see [`Side`]).
-pub fn path_matches(value: &str, patterns: &[PathPattern], side: Side) -> bool {
-    match normalize(value) {
-        Some(path) => patterns.iter().any(|pattern| pattern.is_match(&path)),
-        None => side == Side::Restrict,
+/// A value that cannot be normalised, or that an anchored pattern cannot place (no `cwd`,
+/// no project, no home), never satisfies an allow rule and always satisfies a deny or ask
+/// rule (fail closed, see [`Side`]).
+pub fn path_matches(value: &str, patterns: &[PathPattern], side: Side, context: &Context) -> bool {
+    if normalize(value).is_none() {
+        return side == Side::Restrict;
     }
+    patterns
+        .iter()
+        .any(|pattern| match pattern.matches(value, context) {
+            Some(answer) => answer,
+            None => side == Side::Restrict,
+        })
 }
 
 #[cfg(test)]
@@ -172,7 +451,9 @@ mod tests {
             .unwrap_or_else(|error| panic!("{error}"));
         let failures: Vec<String> = cases
             .iter()
-            .filter(|(value, expected)| path_matches(value, &compiled, side) != *expected)
+            .filter(|(value, expected)| {
+                path_matches(value, &compiled, side, &Context::unknown()) != *expected
+            })
             .map(|(value, expected)| {
                 format!("{side:?} {patterns:?} on {value:?}: expected {expected}")
             })
@@ -311,7 +592,7 @@ mod tests {
             |pattern: &str| PathPattern::compile(pattern).map(|p| p.as_str().to_string());
         assert_eq!(normalized("/srv//app/./**").as_deref(), Ok("/srv/app/**"));
         assert_eq!(normalized("/srv/x/../app/**").as_deref(), Ok("/srv/app/**"));
-        assert_eq!(normalized("~/a/").as_deref(), Ok("~/a"));
+        assert_eq!(normalized("~/a/").as_deref(), Ok("{home}/a"));
         for bad in ["", "~/../x", "/tmp/[a", "/a\0"] {
             let error = PathPattern::compile(bad).err();
             assert!(error.is_some(), "{bad:?} should be rejected");

@@ -22,6 +22,8 @@
 //! This is a fail-closed filter, not a shell: it does not expand variables, aliases or
 //! functions, and an argument reordering (`rm -r -f`) is a different prefix.
 
+pub mod classify;
+mod code;
 mod lex;
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
@@ -349,6 +351,7 @@ fn parse_command(command: &str, depth: usize) -> Result<Vec<Segment>, LexError> 
     }
     let mut lexer = Lexer::new(command, depth);
     lexer.sequence(false)?;
+    lexer.fill_here_texts();
     let mut segments = Vec::new();
     for segment in lexer.segments {
         push_with_nested(segment, depth, &mut segments);

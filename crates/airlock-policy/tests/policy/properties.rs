@@ -157,7 +157,7 @@ proptest! {
     ) {
         let policy = load(&format!("{}{}", header(default), rules.concat()));
         let standing = [StandingRule { id: "s1".into(), tool: tool.clone(), target: standing_target }];
-        let verdict = policy.evaluate(&Call { tool: &tool, arguments: &args, agent, mode, standing: &standing, declared: None });
+        let verdict = policy.evaluate(&Call { tool: &tool, arguments: &args, agent, mode, standing: &standing, declared: None, native_tool: None, cwd: None, project: None, home: None });
         prop_assert_ne!(verdict.decided_by, DecidedBy::System, "{:?}", verdict);
         if verdict.decision == Decision::Deny {
             prop_assert!(verdict.reason.is_some(), "a deny always says why: {:?}", verdict);
@@ -179,7 +179,7 @@ proptest! {
         let mut with_deny = rules.clone();
         with_deny.insert(position.index(rules.len() + 1), extra);
         let after = load(&format!("{}{}", header(default), with_deny.concat()));
-        let call = Call { tool: &tool, arguments: &args, agent, mode, standing: &[], declared: None };
+        let call = Call { tool: &tool, arguments: &args, agent, mode, standing: &[], declared: None, native_tool: None, cwd: None, project: None, home: None };
         let (old, new) = (before.evaluate(&call).decision, after.evaluate(&call).decision);
         prop_assert!(new >= old, "{old} became {new}");
         if old == Decision::Deny {
@@ -195,7 +195,7 @@ proptest! {
         agent in agent(),
     ) {
         let policy = load(&format!("{}{}", header("allow"), rules.concat()));
-        let verdict = policy.evaluate(&Call { tool: &tool, arguments: &args, agent, mode: Mode::Ask, standing: &[], declared: None });
+        let verdict = policy.evaluate(&Call { tool: &tool, arguments: &args, agent, mode: Mode::Ask, standing: &[], declared: None, native_tool: None, cwd: None, project: None, home: None });
         prop_assert_eq!(verdict.decision, Decision::Allow, "{:?}", verdict);
     }
 }

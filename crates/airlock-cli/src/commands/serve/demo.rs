@@ -183,6 +183,10 @@ mod tests {
                 mode: Mode::Ask,
                 standing: &[],
                 declared: None,
+                native_tool: None,
+                cwd: None,
+                project: None,
+                home: None,
             })
             .decision
     }

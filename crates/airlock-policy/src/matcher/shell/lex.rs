@@ -21,6 +21,20 @@ pub(super) struct Segment {
     pub(super) writes: bool,
     /// It comes from the crude fallback for unlexable text: only Restrict looks at it.
     pub(super) crude: bool,
+    /// The files its redirections name: the target word and whether it is written (`>`,
+    /// `>>`, `&>`…) rather than read (`<`). Sinks such as `/dev/null` are left out.
+    pub(super) redirections: Vec<(Word, bool)>,
+    /// Its standard input comes from the previous command of a pipeline (`a | b`).
+    pub(super) piped: bool,
+    /// It reads a here-string or here-document (`bash <<< 'rm -rf /'`): the literal text,
+    /// or `None` when the text is computed at run time.
+    pub(super) here_text: Option<Option<String>>,
+    /// How deeply the segment is nested (subshells, substitutions, `sh -c` scripts) below
+    /// the command line it came from: a `cd` only holds for the segments at its depth and
+    /// deeper that follow it.
+    pub(super) depth: usize,
+    /// Which here-document of its lexer it reads, until the body is filled in.
+    pub(super) here_slot: Option<usize>,
 }
 
 impl Segment {
@@ -89,6 +103,8 @@ pub(super) enum LexError {
 
 /// A here-document announced by `<<` whose body starts after the next newline.
 struct HereDocument {
+    /// Its number among the lexer's here-documents ([`Lexer::here_bodies`]).
+    slot: usize,
     delimiter: String,
     /// `<<-`: leading tabs are stripped from body lines and the delimiter line.
     strip_tabs: bool,
@@ -237,6 +253,8 @@ pub(super) struct Lexer {
     depth: usize,
     pub(super) segments: Vec<Segment>,
     here_documents: Vec<HereDocument>,
+    /// The bodies read so far, by slot: `None` when the body expands at run time.
+    here_bodies: Vec<Option<String>>,
     /// A subshell or substitution was seen (a prefix must not have one).
     pub(super) nested: bool,
 }
@@ -249,7 +267,17 @@ impl Lexer {
             depth,
             segments: Vec::new(),
             here_documents: Vec::new(),
+            here_bodies: Vec::new(),
             nested: false,
+        }
+    }
+
+    /// Gives each segment that reads a here-document the document's body.
+    pub(super) fn fill_here_texts(&mut self) {
+        for segment in &mut self.segments {
+            if let Some(slot) = segment.here_slot.take() {
+                segment.here_text = Some(self.here_bodies.get(slot).cloned().flatten());
+            }
         }
     }
 
@@ -282,7 +310,8 @@ impl Lexer {
     }
 
     fn finish_segment(&mut self, segment: &mut Segment) {
-        let segment = mem::take(segment);
+        let mut segment = mem::take(segment);
+        segment.depth = self.depth;
         // A segment of redirections only still writes (`(cat a) > b`); otherwise an empty
         // segment (`;;`, a subshell's outer shell) runs nothing.
         if !segment.words.is_empty() || segment.writes {
@@ -316,11 +345,14 @@ impl Lexer {
                 ';' | '&' | '|' => {
                     // `&&`, `||`, `|&`, `;;`, `;&`: the second character belongs to the operator.
                     self.position += 1;
-                    if matches!(self.peek(), Some(';' | '&' | '|')) && self.peek_at(1) != Some('>')
-                    {
+                    let second = self.peek();
+                    if matches!(second, Some(';' | '&' | '|')) && self.peek_at(1) != Some('>') {
                         self.position += 1;
                     }
+                    // `|` and `|&` feed the next command; `||` does not.
+                    let pipe = c == '|' && second != Some('|');
                     self.finish_segment(&mut segment);
+                    segment.piped = pipe;
                 }
                 '(' => {
                     // A subshell only stands where a command starts; elsewhere `(` is a
@@ -473,8 +505,21 @@ impl Lexer {
             }
             Some('{') => {
                 self.position += 2;
+                let start = self.position;
                 self.braced_parameter()?;
-                word.push_expansion("${…}");
+                // `${HOME}` is shown as itself; anything more is shown as `${…}`.
+                let inside: String = self.chars[start..self.position.saturating_sub(1)]
+                    .iter()
+                    .collect();
+                if !inside.is_empty()
+                    && inside
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    word.push_expansion(&format!("${{{inside}}}"));
+                } else {
+                    word.push_expansion("${…}");
+                }
             }
             Some('\'') if !in_double_quotes => {
                 self.position += 2;
@@ -606,6 +651,7 @@ impl Lexer {
         }
         let mut inner = Lexer::new(&script, self.depth + 1);
         inner.sequence(false)?;
+        inner.fill_here_texts();
         self.segments.append(&mut inner.segments);
         self.nested = true;
         word.push_expansion("`…`");
@@ -700,19 +746,46 @@ impl Lexer {
         }
         let harmless = !target.dynamic && HARMLESS_SINKS.contains(&target.text.as_str());
         match kind {
-            Redirection::Write => segment.writes |= !harmless,
+            Redirection::Write => {
+                segment.writes |= !harmless;
+                if !harmless {
+                    segment.redirections.push((target.finish(), true));
+                }
+            }
             Redirection::Duplicate => {
                 // `2>&1`, `>&2`, `>&-`, `3>&1-` only move descriptors; `>&file` is `&>file`.
                 let descriptor = target.text.strip_suffix('-').unwrap_or(&target.text);
                 let duplicates = !target.dynamic && descriptor.chars().all(|c| c.is_ascii_digit());
                 segment.writes |= !duplicates && !harmless;
+                if !duplicates && !harmless {
+                    segment.redirections.push((target.finish(), true));
+                }
             }
-            Redirection::Read => {}
-            Redirection::HereDocument { strip_tabs } => self.here_documents.push(HereDocument {
-                delimiter: target.text,
-                strip_tabs,
-                expands: !target.quoted,
-            }),
+            Redirection::Read if operator == "<<<" => {
+                segment.here_text = Some((!target.dynamic).then(|| target.text.clone()));
+            }
+            Redirection::Read => {
+                let is_descriptor = operator == "<&"
+                    && !target.dynamic
+                    && target.text.chars().all(|c| c.is_ascii_digit() || c == '-');
+                if !is_descriptor {
+                    segment.redirections.push((target.finish(), false));
+                }
+            }
+            Redirection::HereDocument { strip_tabs } => {
+                // The body is read after the line ends; what it says is not followed into
+                // the command that reads it, so a shell reading one runs unknown text.
+                segment.here_text = Some(None);
+                let slot = self.here_bodies.len();
+                self.here_bodies.push(None);
+                segment.here_slot = Some(slot);
+                self.here_documents.push(HereDocument {
+                    slot,
+                    delimiter: target.text,
+                    strip_tabs,
+                    expands: !target.quoted,
+                });
+            }
         }
         Ok(())
     }
@@ -742,6 +815,10 @@ impl Lexer {
                 }
                 body.push_str(line);
                 body.push('\n');
+            }
+            let literal = !document.expands || !body.contains(['$', '`']);
+            if let Some(slot) = self.here_bodies.get_mut(document.slot) {
+                *slot = literal.then(|| body.clone());
             }
             if document.expands {
                 let mut inner = Lexer::new(&body, self.depth);

@@ -1,0 +1,114 @@
+//! Where a call happens (DESIGN.md §11.2): its working directory, its project and the
+//! agent user's home, which the `{project}`, `{home}` and `{tmp}` anchors of path matchers
+//! and the command classes resolve against.
+//!
+//! Resolution is lexical, like [`crate::matcher::path::normalize`]: the gateway may not run
+//! on the machine where the tool runs, so nothing here asks the filesystem. A value that is
+//! not absolute is treated as absent: a relative `cwd` resolves nothing.
+
+use crate::matcher::path::normalize;
+use crate::matcher::shell::classify::CommandFacts;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// What `~` stands for when the call's home is unknown.
+pub const UNKNOWN_HOME: &str = "/~";
+
+/// The call's place, as the matchers see it.
+#[derive(Debug, Default)]
+pub struct Context {
+    cwd: Option<String>,
+    project: Option<String>,
+    home: Option<String>,
+    /// The last command line classified during this evaluation, keyed by its address and
+    /// length: every class rule of a policy looks at the same `command` argument, and
+    /// classifying it once keeps evaluation within its budget.
+    cache: RefCell<Option<(usize, usize, Rc<CommandFacts>)>>,
+}
+
+impl Context {
+    /// The context of a call; values that are not absolute paths count as absent.
+    pub fn new(cwd: Option<&str>, project: Option<&str>, home: Option<&str>) -> Context {
+        let absolute = |value: Option<&str>| {
+            value
+                .filter(|value| value.starts_with('/'))
+                .and_then(normalize)
+        };
+        let cwd = absolute(cwd);
+        // The project holds the working directory; without one it is the directory itself.
+        let project = absolute(project).or_else(|| cwd.clone());
+        Context {
+            cwd,
+            project,
+            home: absolute(home),
+            cache: RefCell::new(None),
+        }
+    }
+
+    /// A context that knows nothing: anchors never allow, relative paths stay relative.
+    pub fn unknown() -> Context {
+        Context::default()
+    }
+
+    pub fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
+
+    pub fn project(&self) -> Option<&str> {
+        self.project.as_deref()
+    }
+
+    pub fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
+
+    /// The home, or, when it is unknown, a directory named `/~`: `~/x` then still means
+    /// "in the home" (and matches `{home}` patterns), while no absolute path written out
+    /// does, so an allow about the home never covers `/home/someone/x` by accident.
+    pub fn home_or_tilde(&self) -> &str {
+        self.home.as_deref().unwrap_or(UNKNOWN_HOME)
+    }
+
+    /// The absolute, lexically normalised path `value` names, seen from `cwd` (which
+    /// defaults to the call's); `None` when that cannot be known (a relative path without
+    /// an absolute working directory, `~user`, a NUL byte). `~` without a known home is
+    /// [`UNKNOWN_HOME`].
+    pub fn resolve_from(&self, value: &str, cwd: Option<&str>) -> Option<String> {
+        if value.is_empty() || value.contains('\0') {
+            return None;
+        }
+        if value.starts_with('/') {
+            return normalize(value);
+        }
+        if let Some(rest) = value.strip_prefix('~') {
+            if !(rest.is_empty() || rest.starts_with('/')) {
+                return None;
+            }
+            return normalize(&format!("{}/{rest}", self.home_or_tilde()));
+        }
+        let cwd = cwd.or(self.cwd.as_deref())?;
+        normalize(&format!("{cwd}/{value}"))
+    }
+
+    /// [`Context::resolve_from`] the call's working directory.
+    pub fn resolve(&self, value: &str) -> Option<String> {
+        self.resolve_from(value, None)
+    }
+
+    /// The facts of a command line, computed once per evaluation.
+    pub(crate) fn command_facts(
+        &self,
+        command: &str,
+        compute: impl FnOnce() -> CommandFacts,
+    ) -> Rc<CommandFacts> {
+        let key = (command.as_ptr() as usize, command.len());
+        if let Some((address, length, facts)) = self.cache.borrow().as_ref() {
+            if (*address, *length) == key {
+                return facts.clone();
+            }
+        }
+        let facts = Rc::new(compute());
+        *self.cache.borrow_mut() = Some((key.0, key.1, facts.clone()));
+        facts
+    }
+}

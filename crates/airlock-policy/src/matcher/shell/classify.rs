@@ -1,0 +1,1162 @@
+//! The `class` matcher's judge: a command line → what each of its segments does.
+//!
+//! Each segment (see the parent module: `&&`/`;`/`|` parts, substitutions, `sh -c` scripts,
+//! `find -exec` commands) gets a set of classes and the files it names, each read or
+//! changed. The lexer does the shell's reading; this module does the judging:
+//! - wrappers are seen through (`sudo` adds `privilege`, `xargs` feeds operands nobody can
+//!   see), and a command is judged by its basename;
+//! - a command that cannot be known before it runs (a variable or substitution in command
+//!   position, a glob, non-ASCII look-alikes, unparsable text) is `unknown`;
+//! - a shell or interpreter reading code from a pipe fed by a download or a decoder is
+//!   `remote_code`; inline code (`python -c`) is inspected by [`super::code`];
+//! - redirections are writes; `cd` moves the working directory of what follows it;
+//! - files are resolved against the working directory and checked against credential
+//!   material, credential directories and start-up files from the classification data.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::code;
+use super::lex::{LexError, Segment, Word};
+use super::{
+    basename, crude_segments, is_assignment, parse_command, strip_one_wrapper, KEYWORDS, SHELLS,
+};
+use crate::classes::{Class, ClassSet, ClassTable, OperandMode};
+use crate::context::Context;
+use crate::matcher::path::{below, TMP_DIRS};
+
+/// Commands longer than this are not read at all: they are one `unknown` segment. Real
+/// command lines are far shorter; this bounds the work a hostile one can cause.
+pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
+
+/// Whether a file is only read, or changed (written, created, deleted, moved, its
+/// permissions changed, or a directory something is built or run in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Read,
+    Change,
+}
+
+/// A file a segment names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRef {
+    /// Absolute and normalised, or `None` when it cannot be known (a variable, a relative
+    /// path without a working directory, operands fed by `xargs`).
+    pub path: Option<String>,
+    /// The word was a glob: it stands for `path` and everything below it.
+    pub tree: bool,
+    pub role: Role,
+}
+
+/// What one segment does.
+#[derive(Debug, Clone, Default)]
+pub struct SegmentFacts {
+    /// The segment as words, for explanations.
+    pub text: String,
+    pub classes: ClassSet,
+    pub files: Vec<FileRef>,
+}
+
+/// What a whole command line does.
+#[derive(Debug, Clone, Default)]
+pub struct CommandFacts {
+    pub segments: Vec<SegmentFacts>,
+}
+
+/// Judges a command line in `context`.
+pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> CommandFacts {
+    if command.len() > MAX_COMMAND_BYTES {
+        return CommandFacts {
+            segments: vec![SegmentFacts {
+                text: "(a command too long to read)".into(),
+                classes: ClassSet::of(&[Class::Unknown]),
+                files: Vec::new(),
+            }],
+        };
+    }
+    let segments = match parse_command(command, 0) {
+        Ok(segments) => segments,
+        Err(LexError::TooDeep) => vec![Segment::unknowable()],
+        Err(_) => crude_segments(command),
+    };
+    let mut judge = Judge {
+        table,
+        context,
+        sources: segments.iter().any(feeds_code),
+        out: Vec::new(),
+    };
+    judge.all(&segments, context.cwd().map(str::to_string), 0);
+    CommandFacts {
+        segments: judge.out,
+    }
+}
+
+struct Judge<'a> {
+    table: &'a ClassTable,
+    context: &'a Context,
+    /// Some segment downloads or decodes: a shell reading a pipe may run what it produced.
+    sources: bool,
+    out: Vec<SegmentFacts>,
+}
+
+/// What a segment's working directory is: known, or unknown after `cd $X`.
+type Cwd = Option<String>;
+
+impl Judge<'_> {
+    fn all(&mut self, segments: &[Segment], cwd: Cwd, nesting: usize) {
+        if nesting > super::MAX_DEPTH {
+            self.unknown("(nested too deeply)");
+            return;
+        }
+        // `cd` effects by depth: a `cd` holds for what follows at its depth or deeper.
+        let mut moves: Vec<(usize, Cwd)> = Vec::new();
+        for segment in segments {
+            while moves
+                .last()
+                .is_some_and(|(depth, _)| *depth > segment.depth)
+            {
+                moves.pop();
+            }
+            let here = moves
+                .last()
+                .map_or_else(|| cwd.clone(), |(_, cwd)| cwd.clone());
+            if let Some(next) = self.segment(segment, here, nesting) {
+                moves.push((segment.depth, next));
+            }
+        }
+    }
+
+    fn unknown(&mut self, text: &str) {
+        self.out.push(SegmentFacts {
+            text: text.to_string(),
+            classes: ClassSet::of(&[Class::Unknown]),
+            files: Vec::new(),
+        });
+    }
+
+    /// Judges one segment; returns the working directory it moves to, for `cd`.
+    fn segment(&mut self, segment: &Segment, cwd: Cwd, nesting: usize) -> Option<Cwd> {
+        let mut facts = SegmentFacts {
+            text: segment
+                .words
+                .iter()
+                .map(|word| word.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            ..SegmentFacts::default()
+        };
+        if segment.crude {
+            facts.classes.insert(Class::Unknown);
+        }
+        for (target, writes) in &segment.redirections {
+            let role = if *writes { Role::Change } else { Role::Read };
+            if *writes {
+                facts.classes.insert(Class::Write);
+            }
+            facts.files.push(self.file(target, cwd.as_deref(), role));
+        }
+
+        // Wrappers: `sudo`, `env X=1`, `timeout 10`, `xargs`, keywords, assignments.
+        let mut words = segment.words.as_slice();
+        let mut from_stdin = false;
+        while let Some(inner) = strip_one_wrapper(words) {
+            let Some(first) = words.first() else {
+                break;
+            };
+            let prefix = is_assignment(&first.text) || KEYWORDS.contains(&first.text.as_str());
+            // A wrapper with nothing after it is itself the command (`env` alone prints the
+            // environment); assignments and keywords alone run nothing.
+            if inner.is_empty() && !prefix {
+                break;
+            }
+            match basename(&first.text) {
+                "sudo" | "doas" | "chroot" if !prefix => facts.classes.insert(Class::Privilege),
+                "xargs" if !prefix => from_stdin = true,
+                _ => {}
+            }
+            words = inner;
+        }
+        let mut moved = None;
+        match words.split_first() {
+            None => {
+                // Only assignments, keywords or redirections: nothing runs.
+                if facts.classes.is_empty() {
+                    facts.classes.insert(Class::ReadOnly);
+                }
+            }
+            Some((first, arguments)) => {
+                moved = self.command(
+                    first, arguments, segment, &cwd, from_stdin, nesting, &mut facts,
+                );
+            }
+        }
+        self.check_files(&mut facts);
+        self.out.push(facts);
+        moved
+    }
+
+    /// Judges the command `first arguments` into `facts`.
+    #[allow(clippy::too_many_arguments)]
+    fn command(
+        &mut self,
+        first: &Word,
+        arguments: &[Word],
+        segment: &Segment,
+        cwd: &Cwd,
+        from_stdin: bool,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) -> Option<Cwd> {
+        if first.dynamic || first.glob.is_some() || !plain_name(&first.text) {
+            facts.classes.insert(if first.dynamic {
+                self.hidden_code()
+            } else {
+                Class::Unknown
+            });
+            // What it is given may still be read: `$X ~/.ssh/id_rsa`.
+            for word in arguments {
+                facts
+                    .files
+                    .push(self.file(word, cwd.as_deref(), Role::Read));
+            }
+            return None;
+        }
+        // A relative path runs a file of the working tree (`./run.sh`, `bin/dev`): the
+        // project's own script, judged by where it lies.
+        if first.text.contains('/') && !first.text.starts_with('/') {
+            facts.classes.insert(Class::Build);
+            facts
+                .files
+                .push(self.file(first, cwd.as_deref(), Role::Change));
+            self.operands_read(arguments, cwd, facts);
+            return None;
+        }
+        let name = basename(&first.text);
+        let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+        let (classes, used) = match self.table.lookup(name, &texts) {
+            Some(found) => found,
+            None => (ClassSet::of(&[Class::Unknown]), 0),
+        };
+        facts.classes.extend(classes);
+        facts
+            .classes
+            .extend(self.table.option_classes(name, &texts));
+        let changes = facts.classes.intersects(ClassSet::of(&[
+            Class::Write,
+            Class::Delete,
+            Class::Permissions,
+        ]));
+
+        // The directory the command works in: `git -C dir`, `make -C dir`, `npm --prefix`.
+        let mut dir = cwd.clone();
+        if let Some((text, dynamic)) = directory_option(name, arguments) {
+            dir = if dynamic {
+                None
+            } else {
+                self.context.resolve_from(&text, cwd.as_deref())
+            };
+        }
+        if facts.classes.intersects(ClassSet::of(&[
+            Class::Build,
+            Class::VcsLocal,
+            Class::Install,
+            Class::Discard,
+        ])) {
+            facts.files.push(FileRef {
+                path: dir.clone(),
+                tree: false,
+                role: Role::Change,
+            });
+        }
+        if name == "git" {
+            git_specials(arguments, facts);
+        }
+
+        let operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
+        let role = if changes { Role::Change } else { Role::Read };
+        let mode = self.table.operand_mode(name, &texts);
+        let mut moved = None;
+        match mode {
+            OperandMode::None => {}
+            OperandMode::Default => {
+                for word in &operands {
+                    facts.files.push(self.file(word, dir.as_deref(), role));
+                }
+                if changes {
+                    self.option_values(
+                        &arguments[used.min(arguments.len())..],
+                        dir.as_deref(),
+                        facts,
+                    );
+                }
+            }
+            OperandMode::Pattern => {
+                let explicit = texts.iter().any(|text| {
+                    matches!(*text, "-e" | "-f" | "--regexp" | "--file" | "--expression")
+                        || text.starts_with("--regexp=")
+                        || text.starts_with("--expression=")
+                });
+                let (patterns, files) = if explicit || operands.is_empty() {
+                    (&operands[..0], &operands[..])
+                } else {
+                    (&operands[..1], &operands[1..])
+                };
+                let mut searched = Vec::new();
+                for word in files {
+                    let file = self.file(word, dir.as_deref(), role);
+                    searched.push(file.clone());
+                    facts.files.push(file);
+                }
+                if matches!(name, "locate" | "plocate" | "mlocate") {
+                    searched.push(FileRef {
+                        path: Some("/".into()),
+                        tree: true,
+                        role: Role::Read,
+                    });
+                }
+                if searched.is_empty() {
+                    searched.push(FileRef {
+                        path: dir.clone(),
+                        tree: true,
+                        role: Role::Read,
+                    });
+                }
+                let words: Vec<&str> = patterns.iter().map(|w| w.text.as_str()).collect();
+                self.hunting(&words, &texts, &searched, facts);
+            }
+            OperandMode::Copy => {
+                if matches!(name, "rsync" | "scp")
+                    && operands.iter().any(|word| is_remote_operand(&word.text))
+                {
+                    facts.classes.insert(Class::Network);
+                }
+                let last = operands.len().saturating_sub(1);
+                for (index, word) in operands.iter().enumerate() {
+                    let role = if index == last {
+                        Role::Change
+                    } else {
+                        Role::Read
+                    };
+                    facts.files.push(self.file(word, dir.as_deref(), role));
+                }
+                self.option_values(
+                    &arguments[used.min(arguments.len())..],
+                    dir.as_deref(),
+                    facts,
+                );
+            }
+            OperandMode::Find => self.find(arguments, dir.as_deref(), &texts, facts),
+            OperandMode::Code | OperandMode::Script => {
+                self.runner(name, arguments, segment, dir.as_deref(), nesting, facts);
+            }
+            OperandMode::Url => self.url(name, arguments, dir.as_deref(), facts),
+            OperandMode::Dd => {
+                for word in arguments {
+                    if let Some(path) = word.text.strip_prefix("of=") {
+                        facts.files.push(self.path(
+                            path,
+                            word.dynamic,
+                            dir.as_deref(),
+                            Role::Change,
+                        ));
+                    } else if let Some(path) = word.text.strip_prefix("if=") {
+                        facts
+                            .files
+                            .push(self.path(path, word.dynamic, dir.as_deref(), Role::Read));
+                    }
+                }
+            }
+            OperandMode::Cd => {
+                moved = Some(match operands.first() {
+                    None => self.context.home().map(str::to_string),
+                    Some(word) if word.dynamic || word.text == "-" => None,
+                    Some(word) => self.context.resolve_from(&word.text, cwd.as_deref()),
+                });
+            }
+        }
+        if from_stdin {
+            // `xargs rm`: the operands come from the pipe; nobody can say which.
+            facts.files.push(FileRef {
+                path: None,
+                tree: false,
+                role,
+            });
+        }
+        moved
+    }
+
+    /// Option values (`--target-directory=/x`, `-o/x`) of a command that changes files:
+    /// they may name what it changes.
+    fn option_values(&self, arguments: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+        for word in arguments {
+            let text = word.text.as_str();
+            if text == "--" {
+                break;
+            }
+            let value = if let Some(long) = text.strip_prefix("--") {
+                long.split_once('=').map(|(_, value)| value)
+            } else if text.starts_with('-') && text.len() > 2 {
+                text.get(2..)
+            } else {
+                None
+            };
+            if let Some(value) = value.filter(|value| value.contains('/') || value.starts_with('~'))
+            {
+                facts
+                    .files
+                    .push(self.path(value, word.dynamic, dir, Role::Change));
+            }
+        }
+    }
+
+    fn operands_read(&self, arguments: &[Word], cwd: &Cwd, facts: &mut SegmentFacts) {
+        for word in operands(arguments) {
+            facts
+                .files
+                .push(self.file(word, cwd.as_deref(), Role::Read));
+        }
+    }
+
+    /// `find`: the places before the first expression are searched (or changed, with
+    /// `-delete`); `-name`/`-path` patterns may be hunting for credentials.
+    fn find(
+        &self,
+        arguments: &[Word],
+        dir: Option<&str>,
+        texts: &[&str],
+        facts: &mut SegmentFacts,
+    ) {
+        let role = if facts.classes.contains(Class::Delete) {
+            Role::Change
+        } else {
+            Role::Read
+        };
+        let mut places = Vec::new();
+        for word in arguments {
+            if word.text.starts_with('-') || word.text == "(" || word.text == "!" {
+                break;
+            }
+            let mut file = self.file(word, dir, role);
+            file.tree = true;
+            places.push(file);
+        }
+        if places.is_empty() {
+            places.push(FileRef {
+                path: dir.map(str::to_string),
+                tree: true,
+                role,
+            });
+        }
+        // With a test (`-name`, `-type`…), `find` acts on what is below its places, not on
+        // the places themselves: `find . -name '*.pyc' -delete` keeps `.`.
+        let filtered = arguments.iter().any(|word| {
+            word.text.starts_with('-')
+                && !matches!(
+                    word.text.as_str(),
+                    "-delete"
+                        | "-depth"
+                        | "-d"
+                        | "-print"
+                        | "-print0"
+                        | "-L"
+                        | "-H"
+                        | "-P"
+                        | "-xdev"
+                        | "-mount"
+                        | "-ls"
+                )
+                && !word.text.starts_with("-maxdepth")
+                && !word.text.starts_with("-mindepth")
+        });
+        if filtered {
+            for place in &mut places {
+                place.path = place.path.as_deref().map(any_child);
+            }
+        }
+        let mut patterns = Vec::new();
+        for pair in arguments.windows(2) {
+            if matches!(
+                pair[0].text.as_str(),
+                "-name"
+                    | "-iname"
+                    | "-path"
+                    | "-ipath"
+                    | "-regex"
+                    | "-iregex"
+                    | "-wholename"
+                    | "-lname"
+            ) {
+                patterns.push(pair[1].text.as_str());
+            }
+            if matches!(pair[0].text.as_str(), "-fprint" | "-fprintf" | "-fls") {
+                facts.files.push(self.file(&pair[1], dir, Role::Change));
+            }
+        }
+        self.hunting(&patterns, texts, &places, facts);
+        facts.files.extend(places);
+    }
+
+    /// Search patterns naming credentials, aimed outside the project: hunting.
+    fn hunting(
+        &self,
+        patterns: &[&str],
+        _texts: &[&str],
+        places: &[FileRef],
+        facts: &mut SegmentFacts,
+    ) {
+        let looks_for_credentials = patterns.iter().any(|pattern| {
+            let lower = pattern.to_ascii_lowercase();
+            self.table
+                .credential_words
+                .iter()
+                .any(|word| lower.contains(word.as_str()))
+        });
+        if !looks_for_credentials {
+            return;
+        }
+        let outside = places.iter().any(|place| match &place.path {
+            None => true,
+            Some(path) => !self.inside_work_area(path),
+        });
+        if outside {
+            facts.classes.insert(Class::CredentialSearch);
+        }
+    }
+
+    /// Inside the project or a temporary directory.
+    fn inside_work_area(&self, path: &str) -> bool {
+        self.context
+            .project()
+            .is_some_and(|project| below(path, project).is_some())
+            || TMP_DIRS.iter().any(|tmp| below(path, tmp).is_some())
+    }
+
+    /// Shells and interpreters: a script file, inline code, or code from stdin.
+    fn runner(
+        &mut self,
+        name: &str,
+        arguments: &[Word],
+        segment: &Segment,
+        dir: Option<&str>,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        let is_shell = SHELLS.contains(&name) || matches!(name, "source" | ".");
+        // `sh -c '…'`: the parent module already made the script's commands segments of
+        // their own; the shell itself does nothing more.
+        if is_shell && super::shell_script(arguments).is_some() {
+            facts.classes = remove(facts.classes, Class::Build);
+            if facts.classes.is_empty() {
+                facts.classes.insert(Class::ReadOnly);
+            }
+            return;
+        }
+        if !is_shell {
+            if let Some(code) = inline_code(name, arguments) {
+                facts.classes = remove(facts.classes, Class::Build);
+                if code.dynamic {
+                    facts.classes.insert(self.hidden_code());
+                    return;
+                }
+                self.code(&code.text, dir, nesting, facts);
+                return;
+            }
+            // `python -m pytest` and friends were classified by the table.
+            if arguments.iter().any(|word| word.text == "-m") {
+                return;
+            }
+        }
+        let script = arguments.iter().find(|word| !word.text.starts_with('-'));
+        match script {
+            Some(word) if word.dynamic => {
+                // `source <(curl …)`, `bash "$SCRIPT"`.
+                facts.classes = remove(facts.classes, Class::Build);
+                facts.classes.insert(self.hidden_code());
+            }
+            Some(word) => {
+                facts.classes.insert(Class::Build);
+                facts.files.push(self.file(word, dir, Role::Change));
+            }
+            // Only options (`python3 --version`, `node -v`): the table has judged it.
+            None if !arguments.is_empty()
+                && !segment.piped
+                && segment.here_text.is_none()
+                && !arguments
+                    .iter()
+                    .any(|word| matches!(word.text.as_str(), "-" | "-s" | "-i")) =>
+            {
+                if facts.classes == ClassSet::of(&[Class::Build]) {
+                    facts.classes = ClassSet::of(&[Class::Unknown]);
+                }
+            }
+            None => {
+                facts.classes = remove(facts.classes, Class::Build);
+                match &segment.here_text {
+                    Some(Some(text)) if is_shell => {
+                        if facts.classes.is_empty() {
+                            facts.classes.insert(Class::ReadOnly);
+                        }
+                        self.nested(text, dir, nesting);
+                    }
+                    Some(Some(text)) => self.code(text, dir, nesting, facts),
+                    Some(None) => facts.classes.insert(Class::Unknown),
+                    None if segment.piped => facts.classes.insert(self.hidden_code()),
+                    None => facts.classes.insert(Class::Unknown),
+                }
+            }
+        }
+    }
+
+    /// Code the command line cannot show: `remote_code` when something downloads or
+    /// decodes, else `unknown`.
+    fn hidden_code(&self) -> Class {
+        if self.sources {
+            Class::RemoteCode
+        } else {
+            Class::Unknown
+        }
+    }
+
+    /// Inline code in another language.
+    fn code(&mut self, text: &str, dir: Option<&str>, nesting: usize, facts: &mut SegmentFacts) {
+        let found = code::inspect(text);
+        facts.classes.extend(found.classes);
+        for (path, role) in &found.paths {
+            facts.files.push(self.path(path, false, dir, *role));
+        }
+        if found
+            .classes
+            .intersects(ClassSet::of(&[Class::Write, Class::Delete]))
+            && found.paths.is_empty()
+        {
+            facts.files.push(FileRef {
+                path: None,
+                tree: false,
+                role: Role::Change,
+            });
+        }
+        for command in &found.commands {
+            self.nested(command, dir, nesting);
+        }
+    }
+
+    /// A command line found inside another (a here-string into a shell, a string passed
+    /// to `os.system`): its segments join the command's.
+    fn nested(&mut self, text: &str, dir: Option<&str>, nesting: usize) {
+        let segments = match parse_command(text, nesting + 1) {
+            Ok(segments) => segments,
+            Err(LexError::TooDeep) => vec![Segment::unknowable()],
+            Err(_) => crude_segments(text),
+        };
+        if segments.iter().any(feeds_code) {
+            self.sources = true;
+        }
+        self.all(&segments, dir.map(str::to_string), nesting + 1);
+    }
+
+    /// `curl`/`wget`: literal URLs to anywhere are fetches; a URL computed at run time may
+    /// carry local data out; files sent and files written are named.
+    fn url(&self, name: &str, arguments: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+        let mut index = 0;
+        let mut remote = false;
+        let mut urls = 0;
+        let mut names_output = false;
+        while let Some(word) = arguments.get(index) {
+            index += 1;
+            let text = word.text.as_str();
+            let (option, inline) = match text.split_once('=') {
+                Some((option, value)) if option.starts_with("--") => (option, Some(value)),
+                _ => (text, None),
+            };
+            let kind = url_option(name, option);
+            if kind != UrlOption::Not && option.starts_with('-') {
+                let value = match inline {
+                    Some(value) => Some((value.to_string(), word.dynamic)),
+                    None if kind == UrlOption::Flag => None,
+                    None => {
+                        index += 1;
+                        arguments
+                            .get(index - 1)
+                            .map(|w| (w.text.clone(), w.dynamic))
+                    }
+                };
+                let Some((value, dynamic)) = value else {
+                    if kind == UrlOption::Flag {
+                        names_output = true;
+                    }
+                    continue;
+                };
+                match kind {
+                    UrlOption::Output => {
+                        names_output = true;
+                        if value != "-" {
+                            facts.classes.insert(Class::Write);
+                            facts
+                                .files
+                                .push(self.path(&value, dynamic, dir, Role::Change));
+                        }
+                    }
+                    UrlOption::Sends => {
+                        // `-d @file`, `-F name=@file`, `-F name=<file`, `-T file`.
+                        let file = value
+                            .strip_prefix('@')
+                            .or_else(|| value.split_once("=@").map(|(_, file)| file))
+                            .or_else(|| value.split_once("=<").map(|(_, file)| file));
+                        if let Some(file) = file.filter(|file| *file != "-") {
+                            facts.files.push(self.path(file, dynamic, dir, Role::Read));
+                        }
+                        if dynamic {
+                            remote = true;
+                        }
+                    }
+                    UrlOption::ReadsFile => {
+                        facts
+                            .files
+                            .push(self.path(&value, dynamic, dir, Role::Read));
+                    }
+                    UrlOption::Value | UrlOption::Flag | UrlOption::Not => {}
+                }
+                continue;
+            }
+            if name == "wget"
+                && text.starts_with('-')
+                && !text.starts_with("--")
+                && text.contains('O')
+            {
+                // `-qO-`, `-qO file`: a cluster ending in `O` and its value.
+                let value = text
+                    .split_once('O')
+                    .map_or("", |(_, value)| value)
+                    .to_string();
+                let value = if value.is_empty() {
+                    index += 1;
+                    arguments
+                        .get(index - 1)
+                        .map_or(String::new(), |w| w.text.clone())
+                } else {
+                    value
+                };
+                names_output = true;
+                if value != "-" {
+                    facts.classes.insert(Class::Write);
+                    facts
+                        .files
+                        .push(self.path(&value, false, dir, Role::Change));
+                }
+                continue;
+            }
+            if text.starts_with('-') {
+                continue;
+            }
+            urls += 1;
+            if word.dynamic || !is_local_url(text) {
+                remote |= word.dynamic;
+            } else {
+                // Requests to this machine are part of the project's own development.
+                facts.classes = remove(facts.classes, Class::Network);
+            }
+        }
+        if remote || urls == 0 {
+            facts.classes.insert(Class::Network);
+        }
+        if name == "curl"
+            && !names_output
+            && arguments.iter().any(|word| {
+                matches!(
+                    word.text.as_str(),
+                    "-O" | "--remote-name" | "--remote-name-all"
+                ) || (word.text.starts_with('-')
+                    && !word.text.starts_with("--")
+                    && word.text.contains('O'))
+            })
+        {
+            facts.classes.insert(Class::Write);
+        }
+        if facts.classes.contains(Class::Write) && !names_output {
+            facts.files.push(FileRef {
+                path: dir.map(str::to_string),
+                tree: true,
+                role: Role::Change,
+            });
+        }
+        if name == "wget" && !names_output {
+            facts.classes.insert(Class::Write);
+            facts.files.push(FileRef {
+                path: dir.map(str::to_string),
+                tree: true,
+                role: Role::Change,
+            });
+        }
+    }
+
+    /// Resolves a word to a file reference.
+    fn file(&self, word: &Word, cwd: Option<&str>, role: Role) -> FileRef {
+        if word.dynamic {
+            // `$HOME/.ssh/id_rsa`: the home is known even if the shell computes it.
+            if let Some(text) = self.known_variables(&word.text) {
+                return self.path(&text, false, cwd, role);
+            }
+            return FileRef {
+                path: None,
+                tree: false,
+                role,
+            };
+        }
+        if let Some(glob) = &word.glob {
+            let _ = glob;
+            return self.glob_file(&word.text, cwd, role);
+        }
+        self.path(&word.text, false, cwd, role)
+    }
+
+    /// `text` with `$HOME`/`${HOME}` replaced, when that is all that is computed in it.
+    fn known_variables(&self, text: &str) -> Option<String> {
+        let home = self.context.home()?;
+        let replaced = text.replace("${HOME}", home).replace("$HOME", home);
+        (!replaced.contains(['$', '`', '…'])).then_some(replaced)
+    }
+
+    fn path(&self, text: &str, dynamic: bool, cwd: Option<&str>, role: Role) -> FileRef {
+        FileRef {
+            path: if dynamic {
+                None
+            } else {
+                self.context.resolve_from(text, cwd)
+            },
+            tree: false,
+            role,
+        }
+    }
+
+    /// A glob stands for the directory before its first glob character and what is
+    /// below it.
+    fn glob_file(&self, text: &str, cwd: Option<&str>, role: Role) -> FileRef {
+        let first_glob = text.find(['*', '?', '[']).unwrap_or(text.len());
+        let directory = match text[..first_glob].rfind('/') {
+            Some(0) => "/",
+            Some(slash) => &text[..slash],
+            None => ".",
+        };
+        FileRef {
+            path: self.context.resolve_from(directory, cwd),
+            tree: true,
+            role,
+        }
+    }
+
+    /// Credential material read, credential directories read, start-up files changed.
+    fn check_files(&self, facts: &mut SegmentFacts) {
+        for file in &facts.files {
+            let Some(path) = &file.path else {
+                continue;
+            };
+            let matches = |patterns: &[crate::matcher::path::PathPattern]| {
+                patterns.iter().any(|pattern| {
+                    pattern
+                        .matches_resolved(
+                            path,
+                            file.tree,
+                            crate::matcher::Side::Allow,
+                            self.context,
+                        )
+                        .unwrap_or(false)
+                        || (!file.tree
+                            && pattern
+                                .matches_resolved(
+                                    path,
+                                    false,
+                                    crate::matcher::Side::Restrict,
+                                    self.context,
+                                )
+                                .unwrap_or(false))
+                })
+            };
+            match file.role {
+                Role::Read => {
+                    if !file.tree && matches(&self.table.credentials) {
+                        facts.classes.insert(Class::CredentialAccess);
+                    } else if matches(&self.table.credential_dirs) {
+                        facts.classes.insert(Class::CredentialSearch);
+                    }
+                }
+                Role::Change => {
+                    if !file.tree && matches(&self.table.startup) {
+                        facts.classes.insert(Class::Persistence);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A command name a person would read as what it is: ASCII letters, digits and a few
+/// punctuation marks, no look-alikes.
+fn plain_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '.' | '_' | '-' | '+' | '/' | ':' | '[' | ']' | '}' | '{')
+        })
+}
+
+/// The words that are not options (after `--`, everything).
+fn operands(arguments: &[Word]) -> Vec<&Word> {
+    let mut out = Vec::new();
+    let mut options_done = false;
+    for word in arguments {
+        if !options_done && word.text == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && word.text.len() > 1 && word.text.starts_with('-') && !word.dynamic {
+            continue;
+        }
+        out.push(word);
+    }
+    out
+}
+
+fn remove(classes: ClassSet, class: Class) -> ClassSet {
+    let mut out = ClassSet::EMPTY;
+    for kept in classes.iter().filter(|kept| *kept != class) {
+        out.insert(kept);
+    }
+    out
+}
+
+/// The directory a command is told to work in (`git -C dir`, `make -C dir`, `npm
+/// --prefix dir`): its text and whether it is computed at run time.
+fn directory_option(name: &str, arguments: &[Word]) -> Option<(String, bool)> {
+    let options: &[&str] = match name {
+        "git" | "make" | "gmake" | "go" => &["-C", "--directory"],
+        "npm" | "pnpm" | "yarn" => &["--prefix", "-C", "--dir", "--cwd"],
+        "uv" => &["--directory", "--project"],
+        "cargo" => &["--manifest-path"],
+        _ => return None,
+    };
+    let mut found = None;
+    for (index, word) in arguments.iter().enumerate() {
+        if options.contains(&word.text.as_str()) {
+            found = arguments
+                .get(index + 1)
+                .map(|value| (value.text.clone(), value.dynamic));
+        } else if let Some((option, value)) = word.text.split_once('=') {
+            if options.contains(&option) {
+                found = Some((value.to_string(), word.dynamic));
+            }
+        }
+    }
+    if name == "cargo" {
+        // The manifest's directory is where cargo works.
+        found = found.map(|(text, dynamic)| {
+            let directory = text
+                .rsplit_once('/')
+                .map_or(".", |(directory, _)| directory);
+            (
+                if directory.is_empty() {
+                    "/".to_string()
+                } else {
+                    directory.to_string()
+                },
+                dynamic,
+            )
+        });
+    }
+    found
+}
+
+/// `git push +main` forces; `git -c core.sshCommand=…` can run anything.
+fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
+    let mut pushing = false;
+    let mut before_subcommand = true;
+    for (index, word) in arguments.iter().enumerate() {
+        if before_subcommand
+            && !word.text.starts_with('-')
+            && index > 0
+            && arguments[index - 1].text != "-c"
+            && arguments[index - 1].text != "-C"
+        {
+            before_subcommand = false;
+        }
+        if index == 0 && !word.text.starts_with('-') {
+            before_subcommand = false;
+        }
+        if word.text == "push" {
+            pushing = true;
+        } else if pushing && word.text.starts_with('+') {
+            facts.classes.insert(Class::Discard);
+        }
+        if before_subcommand && word.text == "-c" {
+            let value = arguments.get(index + 1).map_or("", |w| w.text.as_str());
+            let key = value.split('=').next().unwrap_or("").to_ascii_lowercase();
+            let harmless = [
+                "user.",
+                "color.",
+                "advice.",
+                "init.",
+                "safe.directory",
+                "core.quotepath",
+                "log.",
+                "diff.color",
+            ]
+            .iter()
+            .any(|prefix| key.starts_with(prefix));
+            if !harmless {
+                facts.classes.insert(Class::Unknown);
+            }
+        }
+    }
+}
+
+/// Inline code of an interpreter: the word after `-c` (python), `-e` (node, ruby,
+/// perl), `-r` (php), `--eval`/`-p` (node).
+fn inline_code<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w Word> {
+    let flags: &[&str] = match name {
+        "python" | "python2" | "python3" => &["-c"],
+        "node" | "nodejs" | "bun" | "deno" => &["-e", "--eval", "-p", "--print"],
+        "ruby" | "perl" | "lua" => &[
+            "-e", "-E", "-pe", "-ne", "-pie", "-lne", "-lpe", "-pi", "-i",
+        ],
+        "php" => &["-r"],
+        "Rscript" | "julia" => &["-e"],
+        _ => return None,
+    };
+    for (index, word) in arguments.iter().enumerate() {
+        if flags.contains(&word.text.as_str()) {
+            // `perl -pi -e '…'`: the code follows the last flag that takes it.
+            let next = arguments.get(index + 1)?;
+            if next.text.starts_with('-') && !next.dynamic {
+                continue;
+            }
+            return Some(next);
+        }
+    }
+    None
+}
+
+/// Whether a segment produces code or data someone may run: a download, a decoder.
+fn feeds_code(segment: &Segment) -> bool {
+    let mut words = segment.words.as_slice();
+    while let Some(inner) = strip_one_wrapper(words) {
+        if inner.is_empty() {
+            break;
+        }
+        words = inner;
+    }
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    if first.dynamic {
+        return false;
+    }
+    let has = |flags: &[&str]| {
+        arguments
+            .iter()
+            .any(|word| flags.contains(&word.text.as_str()))
+    };
+    match basename(&first.text) {
+        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "nc" | "ncat"
+        | "netcat" | "socat" | "ssh" | "lynx" | "w3m" | "ftp" | "tftp" => true,
+        "base64" | "base32" | "basenc" => has(&["-d", "--decode", "-D"]),
+        "xxd" => has(&["-r", "-revert"]),
+        "openssl" => has(&["-d", "base64", "enc"]),
+        "gunzip" | "zcat" | "bunzip2" | "xz" | "unxz" | "uudecode" | "rev" | "tac" => true,
+        "gzip" => has(&["-d", "--decompress"]),
+        "python" | "python3" | "perl" | "ruby" | "node" | "php" => arguments
+            .iter()
+            .any(|word| matches!(word.text.as_str(), "-c" | "-e")),
+        "echo" | "printf" => arguments.iter().any(|word| {
+            // `echo cm0gLXJmIH4= | base64 -d`: a long opaque token is a payload.
+            word.dynamic
+                || (word.text.len() >= 16
+                    && !word.text.contains(' ')
+                    && word
+                        .text
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+        }),
+        _ => false,
+    }
+}
+
+/// A path standing for "some entry below `directory`" (with `tree`, everything below that
+/// entry): the name is a control character no real file name uses in practice, so it
+/// matches `*` and `**` but no literal pattern.
+fn any_child(directory: &str) -> String {
+    if directory == "/" {
+        "/\u{1}".to_string()
+    } else {
+        format!("{directory}/\u{1}")
+    }
+}
+
+/// `host:path` or `user@host:path`: an operand of `scp`/`rsync` on another machine.
+fn is_remote_operand(text: &str) -> bool {
+    match text.split_once(':') {
+        Some((host, _)) => !host.is_empty() && !host.contains('/'),
+        None => false,
+    }
+}
+
+/// Whether a literal URL points at this machine.
+fn is_local_url(text: &str) -> bool {
+    let rest = text.split_once("://").map_or(text, |(_, rest)| rest);
+    let host_port = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = host_port
+        .rsplit_once('@')
+        .map_or(host_port, |(_, host)| host);
+    let host = if let Some(inner) = host_port.strip_prefix('[') {
+        inner.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    matches!(host, "localhost" | "127.0.0.1" | "::1" | "0.0.0.0") || host.ends_with(".localhost")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UrlOption {
+    Not,
+    /// Takes no value.
+    Flag,
+    /// Takes a value that names nothing on disk.
+    Value,
+    /// Its value names a file written.
+    Output,
+    /// Its value is data sent, `@file` naming a file read.
+    Sends,
+    /// Its value names a file read.
+    ReadsFile,
+}
+
+fn url_option(name: &str, option: &str) -> UrlOption {
+    if name == "wget" {
+        return match option {
+            "-O" | "--output-document" | "-P" | "--directory-prefix" | "-o" | "--output-file"
+            | "-a" | "--append-output" => UrlOption::Output,
+            "--post-file" | "--body-file" | "-i" | "--input-file" | "--certificate"
+            | "--private-key" | "--load-cookies" => UrlOption::ReadsFile,
+            "--post-data" | "--body-data" => UrlOption::Sends,
+            "--header" | "--method" | "--user" | "--password" | "-U" | "--user-agent" | "-t"
+            | "--tries" | "-T" | "--timeout" | "-e" | "--execute" => UrlOption::Value,
+            _ => UrlOption::Not,
+        };
+    }
+    match option {
+        "-o" | "--output" | "-c" | "--cookie-jar" | "-D" | "--dump-header" | "--trace"
+        | "--trace-ascii" | "--stderr" | "--output-dir" => UrlOption::Output,
+        "-O" | "--remote-name" | "-J" | "--remote-header-name" => UrlOption::Flag,
+        "-d" | "--data" | "--data-raw" | "--data-binary" | "--data-urlencode" | "--data-ascii"
+        | "-F" | "--form" | "--form-string" | "--json" => UrlOption::Sends,
+        "-T" | "--upload-file" | "-K" | "--config" | "--cert" | "-E" | "--key" | "--cacert"
+        | "-b" | "--cookie" => UrlOption::ReadsFile,
+        "-H" | "--header" | "-X" | "--request" | "-u" | "--user" | "-A" | "--user-agent" | "-e"
+        | "--referer" | "-x" | "--proxy" | "-w" | "--write-out" | "-m" | "--max-time"
+        | "--connect-timeout" | "-r" | "--range" | "--retry" | "-C" | "--continue-at"
+        | "--resolve" | "--url" | "-U" | "--proxy-user" | "--limit-rate" | "-Y" | "-y"
+        | "--max-redirs" | "--oauth2-bearer" | "--aws-sigv4" => UrlOption::Value,
+        _ => UrlOption::Not,
+    }
+}
+
+/// Shared facts, so the matcher can hold them behind a pointer.
+pub type SharedFacts = Rc<CommandFacts>;

@@ -1,0 +1,166 @@
+//! Whether a value found by its name (`password=…`, `--token …`) is secret material or
+//! code that only names a secret.
+//!
+//! Agents edit code all day, and code mentions secrets constantly without holding one:
+//! `api_key=settings.anthropic_api_key`, `token=os.environ["TOKEN"]`, `--token "$TOKEN"`.
+//! Denying those would deny harmless edits. A value counts as a literal secret unless it is
+//! one of these shapes.
+
+use super::key_kind;
+
+/// Whether `value` (as found after a secret-naming key) is literal secret material.
+pub fn is_literal_secret(value: &str) -> bool {
+    // `Bearer $TOKEN`: the credential is the last word.
+    let value = value.split_whitespace().last().unwrap_or(value);
+    let value = value.trim_matches(|c| c == '"' || c == '\'' || c == '`');
+    if value.chars().count() < 3 {
+        // `SECRET=1`, `pin=42`: too short to be a credential worth the name.
+        return false;
+    }
+    let lower = value.to_ascii_lowercase();
+    // A variable, a template or an environment lookup: `$TOKEN`, `${TOKEN}`, `{{ token }}`,
+    // `%TOKEN%`, `process.env.TOKEN`, `os.environ[...]`, `getenv(...)`.
+    if value.starts_with('$')
+        || value.starts_with("{{")
+        || value.starts_with("%(")
+        || (value.starts_with('%') && value.ends_with('%'))
+        || lower.contains("environ")
+        || lower.contains("getenv")
+        || lower.contains("process.env")
+        || lower.contains("env[")
+        || lower.contains("env.")
+        || lower.contains("secrets.")
+    {
+        return false;
+    }
+    // A path (`./password.txt`), a regular expression (`api_key=.*`), a Rust path
+    // (`token::tests`): not a credential.
+    let extension = value.rsplit_once('.').is_some_and(|(_, ext)| {
+        matches!(
+            ext,
+            "txt"
+                | "json"
+                | "pem"
+                | "key"
+                | "yaml"
+                | "yml"
+                | "env"
+                | "toml"
+                | "cfg"
+                | "conf"
+                | "ini"
+                | "gpg"
+        )
+    });
+    if value.starts_with("./")
+        || value.starts_with("../")
+        || value.starts_with("~/")
+        || (value.starts_with('/') && extension)
+        || value.contains(".*")
+        || value.starts_with(':')
+    {
+        return false;
+    }
+    // Code: calls, indexing, attribute access (`settings.api_key`, `cfg["token"]`,
+    // `get_token()`).
+    if value.contains(['(', ')', '[', ']', '{', '}']) {
+        return false;
+    }
+    if is_identifier_path(value) && value.contains('.') && value.split('.').all(looks_like_name) {
+        return false;
+    }
+    if is_identifier_path(value) {
+        // `api_key=api_key`, `token=TOKEN`, `password=DB_PASSWORD`: a name, not a value.
+        let constant = value
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            && value.chars().any(|c| c.is_ascii_uppercase());
+        let names_a_secret =
+            key_kind(value).is_some() && !value.chars().any(|c| c.is_ascii_digit());
+        if constant || names_a_secret {
+            return false;
+        }
+    }
+    // `--secret=db-password`: the name of a secret in a store.
+    if value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !value.chars().any(|c| c.is_ascii_digit())
+        && key_kind(value).is_some()
+    {
+        return false;
+    }
+    // Placeholders of documentation and examples.
+    const PLACEHOLDERS: [&str; 12] = [
+        "your",
+        "example",
+        "placeholder",
+        "changeme",
+        "redacted",
+        "xxxx",
+        "****",
+        "<",
+        ">",
+        "dummy",
+        "replace",
+        "...",
+    ];
+    if PLACEHOLDERS
+        .iter()
+        .any(|placeholder| lower.contains(placeholder))
+    {
+        return false;
+    }
+    // Types in annotations (`password: str`, `token: string`) and empty values.
+    !matches!(
+        lower.as_str(),
+        "none"
+            | "null"
+            | "true"
+            | "false"
+            | "undefined"
+            | "nil"
+            | "str"
+            | "string"
+            | "int"
+            | "bool"
+            | "bytes"
+            | "number"
+            | "any"
+            | "object"
+            | "secretstr"
+            | "text"
+            | "optional"
+            | "required"
+            | "char"
+            | "varchar"
+            | "self"
+            | "password"
+            | "token"
+            | "secret"
+    )
+}
+
+/// A name a person wrote (`settings`, `anthropic_api_key`, `SECRET_KEY`, `apiKey`), not
+/// a token that happens to use identifier characters (base64 parts of a JWT): few digits
+/// and few case changes.
+fn looks_like_name(part: &str) -> bool {
+    let digits = part.chars().filter(char::is_ascii_digit).count();
+    let bytes = part.as_bytes();
+    let case_changes = bytes
+        .windows(2)
+        .filter(|pair| pair[0].is_ascii_lowercase() && pair[1].is_ascii_uppercase())
+        .count();
+    digits <= 2 && case_changes <= 3 && part.len() <= 48
+}
+
+/// `name` or `a.b.c` of identifier characters.
+fn is_identifier_path(value: &str) -> bool {
+    value.split('.').all(|part| {
+        let mut chars = part.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
