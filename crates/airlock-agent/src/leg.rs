@@ -88,7 +88,7 @@ impl Runtime {
     }
 
     async fn leg(&self, workspace: &str, run_id: &str) -> Result<(), LegError> {
-        let store = self.gate().store();
+        let store = self.runs();
         // Exact arguments of the tool calls made in this leg, by tool call id.
         let mut exact: HashMap<String, Value> = HashMap::new();
         for _turn in 0..MAX_TURNS {
@@ -233,8 +233,7 @@ impl Runtime {
         if update.lease.is_none() {
             update.lease = Some(self.lease());
         }
-        self.gate()
-            .store()
+        self.runs()
             .update_run(ctx.workspace, &ctx.run.id, &self.inner.node, &update)
             .await?;
         self.journal_grew(&ctx.run.id);
@@ -361,7 +360,7 @@ impl Runtime {
     ) -> Result<Option<airlock_protocol::Call>, LegError> {
         let tool = tool_call.get("tool").and_then(Value::as_str);
         let arguments = tool_call.get("arguments");
-        let store = self.gate().store();
+        let store = self.runs();
         let filter = ApprovalFilter {
             status: None,
             session_id: Some(ctx.run.session_id.clone()),
@@ -516,12 +515,7 @@ impl Runtime {
             }),
         ));
         if let Some(approval_id) = &call.approval_id {
-            if let Some(approval) = self
-                .gate()
-                .store()
-                .get_approval(ctx.workspace, approval_id)
-                .await?
-            {
+            if let Some(approval) = self.runs().get_approval(ctx.workspace, approval_id).await? {
                 events.push(self.event(
                     "approval_required",
                     json!({
@@ -569,8 +563,7 @@ impl Runtime {
     async fn finish_run(&self, ctx: &Ctx<'_>, text: Option<String>) -> Result<(), LegError> {
         let now = self.gate().now();
         let steps = self
-            .gate()
-            .store()
+            .runs()
             .run_steps(ctx.workspace, &ctx.run.id)
             .await?
             .into_iter()
@@ -616,8 +609,7 @@ impl Runtime {
             effects: run_state_effects(now, run, RunState::Failed, "system"),
             ..RunUpdate::default()
         };
-        self.gate()
-            .store()
+        self.runs()
             .update_run(workspace, &run.id, &self.inner.node, &update)
             .await?;
         self.journal_grew(&run.id);

@@ -40,7 +40,7 @@ impl Runtime {
             .await?;
             return Ok(Settled::Finished);
         }
-        let store = self.gate().store();
+        let store = self.runs();
         let Some(call_id) = step.step.call_id.clone() else {
             self.finish_step(
                 ctx,
@@ -196,8 +196,7 @@ impl Runtime {
                 vec![started],
             );
             let redeemed = self
-                .gate()
-                .store()
+                .runs()
                 .redeem_for_run(
                     ctx.workspace,
                     &call.id,
@@ -231,8 +230,7 @@ impl Runtime {
             ..RunUpdate::default()
         };
         let redeemed = self
-            .gate()
-            .store()
+            .runs()
             .redeem_for_run(
                 ctx.workspace,
                 &call.id,

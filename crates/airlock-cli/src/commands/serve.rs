@@ -211,13 +211,10 @@ async fn serve(
     let bootstrapped = gate.bootstrap(WORKSPACE, OWNER).await?;
     let workspace = match &bootstrapped {
         Some(bootstrapped) => bootstrapped.workspace.id.clone(),
-        None => {
-            gate.store()
-                .workspace_by_name(WORKSPACE)
-                .await?
-                .context("the workspace `default` is missing from the database")?
-                .id
-        }
+        None => gate
+            .workspace_id(WORKSPACE)
+            .await?
+            .context("the workspace `default` is missing from the database")?,
     };
     let owner_token_file = args.data_dir.join("owner.token");
     match &bootstrapped {
@@ -240,7 +237,7 @@ async fn serve(
                 .await?;
         }
         (None, false) => {
-            if gate.store().current_policy(&workspace).await?.is_none() {
+            if !gate.has_policy(&workspace).await? {
                 gate.replace_policy(&workspace, "system", STARTER_POLICY)
                     .await?;
             }

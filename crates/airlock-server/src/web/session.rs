@@ -73,8 +73,7 @@ pub async fn find(state: &AppState, headers: &HeaderMap) -> Result<Option<WebUse
     };
     let found = state
         .gate
-        .store()
-        .web_session(&cookie_hash(value), state.gate.now())
+        .web_session(&cookie_hash(value))
         .await
         .map_err(|error| WebError::Unavailable(error.to_string()))?;
     Ok(found.map(|(session, principal)| WebUser {
