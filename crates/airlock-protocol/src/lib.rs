@@ -7,11 +7,16 @@
 //! their OpenAPI schemas. It knows nothing about storage, HTTP or policy parsing; every
 //! other crate depends on it, it depends on none of them.
 
+mod bodies;
 mod decision;
 mod identity;
 mod records;
 mod runs;
 
+pub use bodies::{
+    AgentPatch, AgentSpec, AuditHead, DecisionRequest, DecisionVerdict, ExpiresIn, NewRule,
+    NewTask, Permission, Remember, TaskPatch, VerifyReport,
+};
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use identity::{Principal, Subject};
 pub use records::{

@@ -5,10 +5,8 @@ use super::Items;
 use crate::auth::Auth;
 use crate::body::{JsonBody, PathId};
 use crate::error::ApiError;
-use crate::openapi::{AgentPatchDoc, AgentSpecDoc};
 use crate::AppState;
-use airlock_gate::identity::{AgentPatch, AgentSpec};
-use airlock_protocol::{Agent, Approval, Problem, Role, Session, User};
+use airlock_protocol::{Agent, AgentPatch, AgentSpec, Approval, Problem, Role, Session, User};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
@@ -91,7 +89,7 @@ pub async fn list_users(
 }
 
 /// Creates an agent (owner or admin).
-#[utoipa::path(post, path = "/v1/agents", tag = "identity", request_body = AgentSpecDoc,
+#[utoipa::path(post, path = "/v1/agents", tag = "identity", request_body = AgentSpec,
     responses(
         (status = 201, description = "The agent and its token, shown once", body = AgentCreated),
         (status = 409, description = "An agent of that name exists", body = Problem)))]
@@ -142,7 +140,7 @@ pub async fn get_agent(
 }
 
 /// Changes an agent's settings; absent fields stay (owner or admin).
-#[utoipa::path(patch, path = "/v1/agents/{id}", tag = "identity", request_body = AgentPatchDoc,
+#[utoipa::path(patch, path = "/v1/agents/{id}", tag = "identity", request_body = AgentPatch,
     params(("id" = String, Path, description = "Agent id")),
     responses(
         (status = 200, description = "The agent as changed", body = Agent),
