@@ -1,13 +1,17 @@
 //! Request and response bodies of the HTTP API that are not records: what a client sends
-//! to decide, mint a rule, create or change an agent or a task, and the audit
-//! verification report. The gate takes and returns these types; the server documents
+//! to submit a call, decide, mint a rule, create users, agents, sessions and tasks, and
+//! what it gets back when that is not a record (tokens shown once, the audit
+//! verification report). The gate takes and returns these types; the server documents
 //! them (feature `openapi`) from these very types, so the schema cannot drift from what
 //! is parsed.
 //!
 //! Doc comments of these types are the descriptions of the published OpenAPI document.
 
-use crate::{LlmConfig, McpServerConfig, Mode, RuleScope};
+use crate::{
+    Agent, Approval, LlmConfig, McpServerConfig, Mode, Role, RuleScope, Run, Session, User,
+};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// `approve` or `reject`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -190,4 +194,138 @@ pub struct VerifyReport {
     // What is wrong, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+}
+
+// ------------------------------------------------------------- calls, users, sessions
+
+/// The body of `POST /v1/calls`.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SubmitCall {
+    pub tool: String,
+    /// A JSON object.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub arguments: Value,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Seconds to wait for the verdict of a pending call (at most 60).
+    #[serde(default)]
+    pub wait_s: Option<u64>,
+    /// What the tool's server says about it (MCP tool annotations). Used only for a tool
+    /// the policy does not list: `read_only_hint: true` gives it risk `read`; anything
+    /// else leaves it `exec` (fail closed).
+    #[serde(default)]
+    pub annotations: Option<Annotations>,
+}
+
+/// MCP tool annotations, as a proxy forwards them.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Annotations {
+    #[serde(default)]
+    pub read_only_hint: Option<bool>,
+    #[serde(default)]
+    pub destructive_hint: Option<bool>,
+}
+
+/// The grant, consumed.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Redeemed {
+    pub grant_id: String,
+    pub call_id: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub consumed_at: Option<jiff::Timestamp>,
+}
+
+/// The body of `POST /v1/users`.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewUser {
+    pub name: String,
+    pub role: Role,
+}
+
+/// A new user and its token (shown once).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UserCreated {
+    pub user: User,
+    pub token: String,
+}
+
+/// A new agent and its token (shown once).
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AgentCreated {
+    pub agent: Agent,
+    pub token: String,
+}
+
+/// The body of `POST /v1/sessions`.
+#[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewSession {
+    /// The agent the session belongs to; an agent token may only name itself.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// What another system calls this session (an agent token only): the agent's
+    /// session with this external id is returned (200) when it exists, else opened (201).
+    #[serde(default)]
+    pub external_id: Option<String>,
+}
+
+/// A session with its runs and the approvals still waiting in it.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SessionSnapshot {
+    #[serde(flatten)]
+    pub session: Session,
+    /// Runs of the built-in runtime in this session, oldest first.
+    pub runs: Vec<Run>,
+    pub pending_approvals: Vec<Approval>,
+}
+
+/// The body of `POST /v1/sessions/{id}/messages`.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    pub text: String,
+}
+
+/// The run a message started.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Started {
+    pub run_id: String,
+}
+
+// ------------------------------------------------------------- the policy
+
+/// The answer to a policy upload.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PolicyUpdated {
+    pub version: u64,
+    pub digest: String,
+}
+
+/// The body of `POST /v1/policy/evaluate`.
+#[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EvaluateRequest {
+    pub tool: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub arguments: Value,
+    /// An agent name, for rules with an `agents` filter and for the agent's mode.
+    #[serde(default)]
+    pub agent: Option<String>,
 }

@@ -14,8 +14,10 @@ mod records;
 mod runs;
 
 pub use bodies::{
-    AgentPatch, AgentSpec, AuditHead, DecisionRequest, DecisionVerdict, ExpiresIn, NewRule,
-    NewTask, Permission, Remember, TaskPatch, VerifyReport,
+    AgentCreated, AgentPatch, AgentSpec, Annotations, AuditHead, DecisionRequest, DecisionVerdict,
+    EvaluateRequest, ExpiresIn, NewMessage, NewRule, NewSession, NewTask, NewUser, Permission,
+    PolicyUpdated, Redeemed, Remember, SessionSnapshot, Started, SubmitCall, TaskPatch,
+    UserCreated, VerifyReport,
 };
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use identity::{Principal, Subject};
