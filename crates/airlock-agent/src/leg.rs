@@ -7,60 +7,20 @@
 //! held in memory is the exact arguments of the tool calls the model made in this leg,
 //! because arguments holding secrets are stored redacted (G9).
 
+use crate::ctx::{Ctx, LegError, Settled, NOT_STORED};
 use crate::execute::validate;
-use crate::steps::NOT_STORED;
-use crate::toolset::Toolset;
 use crate::{run_state_effects, Runtime};
 use airlock_gate::calls::Submission;
 use airlock_gate::ids::new_id;
 use airlock_llm::{ChatMessage, ChatRequest, Completion, ToolCall};
 use airlock_policy::secrets;
-use airlock_protocol::{Agent, Message, Run, RunState, Step, StepState, StepStatus};
-use airlock_store::{
-    ApprovalFilter, Principal, RunEventEntry, RunUpdate, StoreError, StoredStep, Subject,
-};
+use airlock_protocol::{Message, Run, RunState, Step, StepState, StepStatus};
+use airlock_store::{ApprovalFilter, Principal, RunEventEntry, RunUpdate, StoredStep, Subject};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// The most model turns one run may take; a model that keeps calling tools is stopped.
 const MAX_TURNS: usize = 50;
-
-/// Why a leg stopped early. Either way the run stays in the store as it was last
-/// written, for the sweeper (or a person's cancel) to deal with.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum LegError {
-    /// Another node took the run over, or it was cancelled.
-    #[error("the run is no longer held by this node")]
-    LeaseLost,
-    #[error(transparent)]
-    Store(StoreError),
-}
-
-impl From<StoreError> for LegError {
-    fn from(error: StoreError) -> LegError {
-        match error {
-            StoreError::LeaseLost => LegError::LeaseLost,
-            other => LegError::Store(other),
-        }
-    }
-}
-
-/// What became of a step this pass.
-pub(crate) enum Settled {
-    Finished,
-    /// Waiting for a person: the approval's id.
-    Waiting(String),
-}
-
-/// The run being driven, and who it acts as.
-pub(crate) struct Ctx<'a> {
-    pub(crate) workspace: &'a str,
-    pub(crate) run: Run,
-    pub(crate) agent: Agent,
-    pub(crate) principal: Principal,
-    pub(crate) toolset: Arc<Toolset>,
-}
 
 impl Runtime {
     /// Drives a run this node holds, in the background.

@@ -4,6 +4,7 @@
 //!
 //! - [`Runtime`] (this file): starting runs from user messages, reading runs, messages and
 //!   journals, cancelling runs.
+//! - `ctx`: what a leg, its steps and its tools share (the run being driven, outcomes).
 //! - `leg`: one leg of a run — model turns and tool calls until the run completes, fails
 //!   or suspends on an approval.
 //! - `steps`: executing an allowed call exactly once, or telling the model why not.
@@ -22,6 +23,7 @@
 //! reported to the model as an unknown outcome, never retried.
 
 mod background;
+mod ctx;
 mod execute;
 mod leg;
 mod scheduler;
