@@ -63,7 +63,7 @@ impl Runtime {
         } else {
             now
         };
-        match self.gate().store().stalled_runs(horizon, 100).await {
+        match self.runs().stalled_runs(horizon, 100).await {
             Ok(runs) => {
                 for (workspace, run_id) in runs {
                     self.claim(&workspace, &run_id, horizon).await;
@@ -74,7 +74,7 @@ impl Runtime {
     }
 
     async fn resume_for_call(&self, workspace: &str, call_id: &str) {
-        match self.gate().store().run_of_call(workspace, call_id).await {
+        match self.runs().run_of_call(workspace, call_id).await {
             Ok(Some(run_id)) => self.try_resume(workspace, &run_id).await,
             Ok(None) => {}
             Err(error) => {
@@ -85,7 +85,7 @@ impl Runtime {
 
     /// Resumes a suspended run when none of its calls waits for a person any more.
     pub(crate) async fn try_resume(&self, workspace: &str, run_id: &str) {
-        let store = self.gate().store();
+        let store = self.runs();
         let ready = async {
             for stored in store.run_steps(workspace, run_id).await? {
                 if stored.step.state != StepState::Gated {
@@ -122,8 +122,7 @@ impl Runtime {
             ..RunUpdate::default()
         };
         match self
-            .gate()
-            .store()
+            .runs()
             .claim_run(workspace, run_id, now, &self.lease(), &update)
             .await
         {
@@ -143,7 +142,7 @@ impl Runtime {
         let Some(smtp) = &self.inner.settings.smtp else {
             return;
         };
-        let store = self.gate().store();
+        let store = self.runs();
         let due = match store.outbox_due(self.gate().now(), 20).await {
             Ok(due) => due,
             Err(error) => {

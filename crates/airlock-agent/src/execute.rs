@@ -2,7 +2,7 @@
 //! agent's MCP tools (`airlock-mcp`'s host), and `task.create`, which the runtime serves
 //! itself through the gate.
 
-use crate::leg::Ctx;
+use crate::ctx::Ctx;
 use crate::toolset::{AgentTool, ToolKind};
 use crate::Runtime;
 use airlock_tools::Builtins;

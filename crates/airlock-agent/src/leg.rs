@@ -7,60 +7,20 @@
 //! held in memory is the exact arguments of the tool calls the model made in this leg,
 //! because arguments holding secrets are stored redacted (G9).
 
+use crate::ctx::{Ctx, LegError, Settled, NOT_STORED};
 use crate::execute::validate;
-use crate::steps::NOT_STORED;
-use crate::toolset::Toolset;
 use crate::{run_state_effects, Runtime};
 use airlock_gate::calls::Submission;
 use airlock_gate::ids::new_id;
 use airlock_llm::{ChatMessage, ChatRequest, Completion, ToolCall};
 use airlock_policy::secrets;
-use airlock_protocol::{Agent, Message, Run, RunState, Step, StepState, StepStatus};
-use airlock_store::{
-    ApprovalFilter, Principal, RunEventEntry, RunUpdate, StoreError, StoredStep, Subject,
-};
+use airlock_protocol::{Message, Run, RunState, Step, StepState, StepStatus};
+use airlock_store::{ApprovalFilter, Principal, RunEventEntry, RunUpdate, StoredStep, Subject};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// The most model turns one run may take; a model that keeps calling tools is stopped.
 const MAX_TURNS: usize = 50;
-
-/// Why a leg stopped early. Either way the run stays in the store as it was last
-/// written, for the sweeper (or a person's cancel) to deal with.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum LegError {
-    /// Another node took the run over, or it was cancelled.
-    #[error("the run is no longer held by this node")]
-    LeaseLost,
-    #[error(transparent)]
-    Store(StoreError),
-}
-
-impl From<StoreError> for LegError {
-    fn from(error: StoreError) -> LegError {
-        match error {
-            StoreError::LeaseLost => LegError::LeaseLost,
-            other => LegError::Store(other),
-        }
-    }
-}
-
-/// What became of a step this pass.
-pub(crate) enum Settled {
-    Finished,
-    /// Waiting for a person: the approval's id.
-    Waiting(String),
-}
-
-/// The run being driven, and who it acts as.
-pub(crate) struct Ctx<'a> {
-    pub(crate) workspace: &'a str,
-    pub(crate) run: Run,
-    pub(crate) agent: Agent,
-    pub(crate) principal: Principal,
-    pub(crate) toolset: Arc<Toolset>,
-}
 
 impl Runtime {
     /// Drives a run this node holds, in the background.
@@ -88,7 +48,7 @@ impl Runtime {
     }
 
     async fn leg(&self, workspace: &str, run_id: &str) -> Result<(), LegError> {
-        let store = self.gate().store();
+        let store = self.runs();
         // Exact arguments of the tool calls made in this leg, by tool call id.
         let mut exact: HashMap<String, Value> = HashMap::new();
         for _turn in 0..MAX_TURNS {
@@ -233,8 +193,7 @@ impl Runtime {
         if update.lease.is_none() {
             update.lease = Some(self.lease());
         }
-        self.gate()
-            .store()
+        self.runs()
             .update_run(ctx.workspace, &ctx.run.id, &self.inner.node, &update)
             .await?;
         self.journal_grew(&ctx.run.id);
@@ -361,7 +320,7 @@ impl Runtime {
     ) -> Result<Option<airlock_protocol::Call>, LegError> {
         let tool = tool_call.get("tool").and_then(Value::as_str);
         let arguments = tool_call.get("arguments");
-        let store = self.gate().store();
+        let store = self.runs();
         let filter = ApprovalFilter {
             status: None,
             session_id: Some(ctx.run.session_id.clone()),
@@ -516,12 +475,7 @@ impl Runtime {
             }),
         ));
         if let Some(approval_id) = &call.approval_id {
-            if let Some(approval) = self
-                .gate()
-                .store()
-                .get_approval(ctx.workspace, approval_id)
-                .await?
-            {
+            if let Some(approval) = self.runs().get_approval(ctx.workspace, approval_id).await? {
                 events.push(self.event(
                     "approval_required",
                     json!({
@@ -569,8 +523,7 @@ impl Runtime {
     async fn finish_run(&self, ctx: &Ctx<'_>, text: Option<String>) -> Result<(), LegError> {
         let now = self.gate().now();
         let steps = self
-            .gate()
-            .store()
+            .runs()
             .run_steps(ctx.workspace, &ctx.run.id)
             .await?
             .into_iter()
@@ -616,8 +569,7 @@ impl Runtime {
             effects: run_state_effects(now, run, RunState::Failed, "system"),
             ..RunUpdate::default()
         };
-        self.gate()
-            .store()
+        self.runs()
             .update_run(workspace, &run.id, &self.inner.node, &update)
             .await?;
         self.journal_grew(&run.id);

@@ -4,6 +4,7 @@
 //!
 //! - [`Runtime`] (this file): starting runs from user messages, reading runs, messages and
 //!   journals, cancelling runs.
+//! - `ctx`: what a leg, its steps and its tools share (the run being driven, outcomes).
 //! - `leg`: one leg of a run — model turns and tool calls until the run completes, fails
 //!   or suspends on an approval.
 //! - `steps`: executing an allowed call exactly once, or telling the model why not.
@@ -22,6 +23,7 @@
 //! reported to the model as an unknown outcome, never retried.
 
 mod background;
+mod ctx;
 mod execute;
 mod leg;
 mod scheduler;
@@ -30,6 +32,7 @@ pub mod toolset;
 
 use airlock_gate::identity::require_role;
 use airlock_gate::ids::new_id;
+use airlock_gate::Runs;
 use airlock_gate::{Gate, GateError};
 use airlock_protocol::{Message, OutboxItem, Role, Run, RunEvent, RunState, Session, StepState};
 use airlock_store::{Lease, Principal, RunEventEntry, RunUpdate, Subject};
@@ -54,6 +57,8 @@ pub struct Runtime {
 
 struct Inner {
     gate: Gate,
+    /// The run storage the gate hands the runtime (the gate's store itself is private).
+    runs: Runs,
     /// This node's lease owner name.
     node: String,
     settings: RuntimeConfig,
@@ -73,6 +78,7 @@ impl Runtime {
         let (journal, _) = broadcast::channel(4096);
         Runtime {
             inner: Arc::new(Inner {
+                runs: gate.runs(),
                 gate,
                 node: new_id("node"),
                 settings,
@@ -85,6 +91,10 @@ impl Runtime {
 
     pub fn gate(&self) -> &Gate {
         &self.inner.gate
+    }
+
+    fn runs(&self) -> &Runs {
+        &self.inner.runs
     }
 
     /// A receiver of run ids whose journals grew on this node.
@@ -121,8 +131,7 @@ impl Runtime {
             GateError::Invalid("the session has no agent; open one with an agent_id".into())
         })?;
         let agent = self
-            .gate()
-            .store()
+            .runs()
             .get_agent(workspace, &agent_id)
             .await?
             .ok_or(GateError::NotFound("agent"))?;
@@ -176,8 +185,7 @@ impl Runtime {
             effects: run_state_effects(now, &run, RunState::Running, &principal.actor()),
             ..RunUpdate::default()
         };
-        self.gate()
-            .store()
+        self.runs()
             .start_run(workspace, &run, &self.lease(), &update)
             .await?;
         self.journal_grew(&run.id);
@@ -188,8 +196,7 @@ impl Runtime {
     /// A run, for users of its workspace or its agent.
     pub async fn get_run(&self, principal: &Principal, run_id: &str) -> Result<Run, GateError> {
         let run = self
-            .gate()
-            .store()
+            .runs()
             .get_run(&principal.workspace, run_id)
             .await?
             .ok_or(GateError::NotFound("run"))?;
@@ -204,7 +211,7 @@ impl Runtime {
     /// A run with its steps and the approvals it waits for (`GET /v1/runs/{id}`).
     pub async fn run_view(&self, principal: &Principal, run_id: &str) -> Result<Value, GateError> {
         let run = self.get_run(principal, run_id).await?;
-        let store = self.gate().store();
+        let store = self.runs();
         let steps = store.run_steps(&principal.workspace, run_id).await?;
         let mut pending = Vec::new();
         for stored in &steps {
@@ -244,8 +251,7 @@ impl Runtime {
     ) -> Result<Vec<RunEvent>, GateError> {
         self.get_run(principal, run_id).await?;
         Ok(self
-            .gate()
-            .store()
+            .runs()
             .run_events_after(
                 &principal.workspace,
                 run_id,
@@ -264,8 +270,7 @@ impl Runtime {
     ) -> Result<(Session, Vec<Message>), GateError> {
         let session = self.gate().get_session(principal, session_id).await?;
         let messages = self
-            .gate()
-            .store()
+            .runs()
             .session_messages(&principal.workspace, session_id)
             .await?;
         Ok((session, messages))
@@ -279,8 +284,7 @@ impl Runtime {
     ) -> Result<Vec<Run>, GateError> {
         self.gate().get_session(principal, session_id).await?;
         Ok(self
-            .gate()
-            .store()
+            .runs()
             .session_runs(&principal.workspace, session_id)
             .await?)
     }
@@ -292,11 +296,7 @@ impl Runtime {
         limit: u32,
     ) -> Result<Vec<OutboxItem>, GateError> {
         require_role(principal, Role::Viewer, "read the outbox")?;
-        Ok(self
-            .gate()
-            .store()
-            .list_outbox(&principal.workspace, limit)
-            .await?)
+        Ok(self.runs().list_outbox(&principal.workspace, limit).await?)
     }
 
     /// Cancels a live run and closes its pending approvals, so a later click on one is
@@ -326,18 +326,13 @@ impl Runtime {
             effects: run_state_effects(now, &run, RunState::Cancelled, &actor),
             ..RunUpdate::default()
         };
-        let Some(cancelled) = self
-            .gate()
-            .store()
-            .cancel_run(workspace, run_id, &update)
-            .await?
-        else {
+        let Some(cancelled) = self.runs().cancel_run(workspace, run_id, &update).await? else {
             return Err(GateError::Conflict("the run already ended".into()));
         };
         self.journal_grew(run_id);
         // Close what it waits for; an approval decided in the meantime stays decided, and
         // its grant is never consumed because the run will not resume.
-        for stored in self.gate().store().run_steps(workspace, run_id).await? {
+        for stored in self.runs().run_steps(workspace, run_id).await? {
             if stored.step.state != StepState::Gated {
                 continue;
             }

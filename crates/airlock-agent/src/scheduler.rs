@@ -19,7 +19,7 @@ impl Runtime {
     /// Dispatches every due task once.
     pub async fn tick(&self) {
         let now = self.gate().now();
-        let due = match self.gate().store().due_tasks(now, 100).await {
+        let due = match self.runs().due_tasks(now, 100).await {
             Ok(due) => due,
             Err(error) => {
                 tracing::warn!(%error, "reading due tasks failed");
@@ -36,8 +36,7 @@ impl Runtime {
             };
             if task.active_run_id.is_some() {
                 if let Err(error) = self
-                    .gate()
-                    .store()
+                    .runs()
                     .skip_task_tick(&workspace, &task.id, now, next)
                     .await
                 {
@@ -141,8 +140,7 @@ impl Runtime {
             ..RunUpdate::default()
         };
         let dispatched = self
-            .gate()
-            .store()
+            .runs()
             .dispatch_task(
                 workspace,
                 &task.id,

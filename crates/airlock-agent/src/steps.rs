@@ -2,7 +2,7 @@
 //! the same transaction as its outbox row or its `tool_started`), or telling the model
 //! why a call will not run; and finishing a step with its trace entry and tool message.
 
-use crate::leg::{Ctx, LegError, Settled};
+use crate::ctx::{Ctx, LegError, Settled, NOT_STORED};
 use crate::toolset::ToolKind;
 use crate::Runtime;
 use airlock_gate::calls::redeem_effects;
@@ -12,9 +12,6 @@ use airlock_protocol::{CallStatus, Message, OutboxItem, StepState, StepStatus};
 use airlock_store::{RedeemError, RunEventEntry, RunUpdate, StoreError, StoredStep};
 use airlock_tools::{Builtins, Plan};
 use serde_json::{json, Value};
-
-/// Why a call cannot run from what is stored.
-pub(crate) const NOT_STORED: &str = "the call's arguments held secret material, which airlock does not store, and the run was resumed from storage; the call cannot run as the model made it";
 
 impl Runtime {
     /// Moves a step on as far as it can go now: executes an allowed call, reports a
@@ -40,7 +37,7 @@ impl Runtime {
             .await?;
             return Ok(Settled::Finished);
         }
-        let store = self.gate().store();
+        let store = self.runs();
         let Some(call_id) = step.step.call_id.clone() else {
             self.finish_step(
                 ctx,
@@ -196,8 +193,7 @@ impl Runtime {
                 vec![started],
             );
             let redeemed = self
-                .gate()
-                .store()
+                .runs()
                 .redeem_for_run(
                     ctx.workspace,
                     &call.id,
@@ -231,8 +227,7 @@ impl Runtime {
             ..RunUpdate::default()
         };
         let redeemed = self
-            .gate()
-            .store()
+            .runs()
             .redeem_for_run(
                 ctx.workspace,
                 &call.id,

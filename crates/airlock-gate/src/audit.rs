@@ -22,36 +22,12 @@ use airlock_policy::digest::GENESIS_HASH;
 use airlock_protocol::{AuditRecord, Role, WorkspaceEvent};
 use airlock_store::{AuditRow, AuditRows, Principal};
 use check::{check_all, threads, Checked, BATCH};
-use serde::Serialize;
 use std::borrow::Cow;
 
 /// Records per page when the gate walks the whole chain.
 const PAGE: u32 = 10_000;
 
-/// The newest record of a chain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Head {
-    pub seq: u64,
-    pub hash: String,
-}
-
-/// The result of a verification (`GET /v1/audit/verify`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct VerifyReport {
-    pub ok: bool,
-    /// Records read.
-    pub records: u64,
-    pub head: Option<Head>,
-    /// The first seq at which the chain breaks.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_bad_seq: Option<u64>,
-    /// Offline only: the export's last line is cut off.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub torn_tail: bool,
-    /// What is wrong, in words.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
-}
+pub use airlock_protocol::{AuditHead as Head, VerifyReport};
 
 /// Checks records one at a time, in order.
 #[derive(Debug)]

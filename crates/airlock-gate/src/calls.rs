@@ -10,13 +10,16 @@ use crate::clock::add_seconds;
 use crate::effects::{audit, call_data, event};
 use crate::identity::require_agent;
 use crate::ids::new_id;
+use crate::policy::LoadedPolicy;
 use crate::{Gate, GateError};
 use airlock_policy::digest::{binding_digest, Binding};
 use airlock_policy::preview::build_preview;
 use airlock_policy::{
     secrets, Call as PolicyCall, CompiledTool, Decision, StandingRule as Standing,
 };
-use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus, Risk, RuleScope};
+use airlock_protocol::{
+    Approval, ApprovalStatus, Call, CallStatus, Risk, RuleScope, Session, Verdict,
+};
 use airlock_store::{Effects, Grant, NewCall, Principal, Subject};
 use serde_json::Value;
 use std::time::Duration;
@@ -68,14 +71,7 @@ impl Gate {
     ) -> Result<Call, GateError> {
         let (agent_id, agent_name) = require_agent(principal, "submit calls")?;
         let workspace = principal.workspace.as_str();
-        if submission.tool.is_empty() || submission.tool.len() > 200 {
-            return Err(GateError::Invalid(
-                "tool must be 1 to 200 characters".into(),
-            ));
-        }
-        if !submission.arguments.is_object() {
-            return Err(GateError::Invalid("arguments must be a JSON object".into()));
-        }
+        check_submission(submission)?;
         let session = match &submission.session_id {
             // Another agent's session is as invisible as another workspace's.
             Some(session_id) => Some(self.get_session(principal, session_id).await?),
@@ -87,26 +83,9 @@ impl Gate {
             .await?
             .ok_or(GateError::NotFound("agent"))?;
         let now = self.now();
-
-        let mut scopes = vec![(RuleScope::Agent, agent_id.to_owned())];
-        if let Some(session) = &session {
-            scopes.push((RuleScope::Session, session.id.clone()));
-            // A task's run is held to the rules people gave that task.
-            if let Some(task_id) = &session.task_id {
-                scopes.push((RuleScope::Task, task_id.clone()));
-            }
-        }
-        let standing: Vec<Standing> = self
-            .store()
-            .live_standing_rules(workspace, &scopes, now)
-            .await?
-            .into_iter()
-            .map(|rule| Standing {
-                id: rule.id,
-                tool: rule.tool,
-                target: rule.target,
-            })
-            .collect();
+        let standing = self
+            .standing_in_scope(workspace, agent_id, session.as_ref(), now)
+            .await?;
         let verdict = self.evaluate(
             workspace,
             &PolicyCall {
@@ -192,52 +171,17 @@ impl Gate {
                     .event(event(now, "call.decided", &call))
             }
             Decision::Ask => {
-                let approval_id = new_id("apr");
-                let tool = loaded.as_ref().and_then(|l| {
-                    l.policy
-                        .tool_or_declared(&submission.tool, submission.declared.as_ref())
-                });
-                let preview = build_preview(
-                    &submission.tool,
-                    tool.and_then(|t| t.summary.as_ref()),
-                    tool.and_then(|t| t.body.as_ref()),
-                    &submission.arguments,
+                let approval = approval_for(
+                    workspace,
+                    &call,
+                    submission,
+                    &verdict,
+                    loaded.as_deref(),
+                    &policy_digest,
+                    now,
                 );
-                // Only a target a standing rule could use, and never one holding a secret.
-                let standing_target = verdict
-                    .target
-                    .clone()
-                    .filter(|_| matches!(verdict.risk, Risk::Write | Risk::External))
-                    .filter(|target| secrets::redact_text(target) == *target);
-                let deadline = add_seconds(now, verdict.deadline_seconds.unwrap_or(24 * 60 * 60));
-                let approval = Approval {
-                    id: approval_id.clone(),
-                    call_id: call_id.clone(),
-                    agent_id: agent_id.to_owned(),
-                    session_id: submission.session_id.clone(),
-                    status: ApprovalStatus::Pending,
-                    tool: submission.tool.clone(),
-                    risk: verdict.risk,
-                    preview,
-                    rule: verdict.rule.clone(),
-                    reason: verdict.reason.clone(),
-                    binding_digest: binding_digest(&Binding {
-                        approval: &approval_id,
-                        workspace,
-                        agent: agent_id,
-                        session: submission.session_id.as_deref(),
-                        tool: &submission.tool,
-                        arguments: &submission.arguments,
-                        policy: &policy_digest,
-                    }),
-                    policy_digest: policy_digest.clone(),
-                    standing_target,
-                    deadline,
-                    created_at: now,
-                    decided_at: None,
-                    decided_by: None,
-                    decision_reason: None,
-                };
+                let approval_id = approval.id.clone();
+                let deadline = approval.deadline;
                 call.approval_id = Some(approval_id.clone());
                 let mut data = call_data(&call, None);
                 if let Some(object) = data.as_object_mut() {
@@ -266,6 +210,36 @@ impl Gate {
         }
         self.poke(workspace);
         Ok(call)
+    }
+
+    /// The live standing rules that may apply to a call of this agent: its own, its
+    /// session's, and (for a task's run) the task's.
+    async fn standing_in_scope(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        session: Option<&Session>,
+        now: jiff::Timestamp,
+    ) -> Result<Vec<Standing>, GateError> {
+        let mut scopes = vec![(RuleScope::Agent, agent_id.to_owned())];
+        if let Some(session) = session {
+            scopes.push((RuleScope::Session, session.id.clone()));
+            // A task's run is held to the rules people gave that task.
+            if let Some(task_id) = &session.task_id {
+                scopes.push((RuleScope::Task, task_id.clone()));
+            }
+        }
+        Ok(self
+            .store()
+            .live_standing_rules(workspace, &scopes, now)
+            .await?
+            .into_iter()
+            .map(|rule| Standing {
+                id: rule.id,
+                tool: rule.tool,
+                target: rule.target,
+            })
+            .collect())
     }
 
     /// A call, for its agent or for users of the workspace.
@@ -341,4 +315,77 @@ pub fn redeem_effects(principal: &Principal, call: &Call, now: jiff::Timestamp) 
         call.grant_id.as_deref().unwrap_or(&call.id),
         serde_json::json!({"call_id": call.id, "tool": call.tool}),
     ))
+}
+
+/// The shape every submission must have before anything is evaluated.
+fn check_submission(submission: &Submission) -> Result<(), GateError> {
+    if submission.tool.is_empty() || submission.tool.len() > 200 {
+        return Err(GateError::Invalid(
+            "tool must be 1 to 200 characters".into(),
+        ));
+    }
+    if !submission.arguments.is_object() {
+        return Err(GateError::Invalid("arguments must be a JSON object".into()));
+    }
+    Ok(())
+}
+
+/// The approval an asked `call` waits on: its preview (the policy's templates over the
+/// arguments), the binding digest over the exact arguments and the policy in force
+/// (G2), the target a standing rule could use, and its deadline.
+fn approval_for(
+    workspace: &str,
+    call: &Call,
+    submission: &Submission,
+    verdict: &Verdict,
+    loaded: Option<&LoadedPolicy>,
+    policy_digest: &str,
+    now: jiff::Timestamp,
+) -> Approval {
+    let approval_id = new_id("apr");
+    let tool = loaded.and_then(|l| {
+        l.policy
+            .tool_or_declared(&submission.tool, submission.declared.as_ref())
+    });
+    let preview = build_preview(
+        &submission.tool,
+        tool.and_then(|t| t.summary.as_ref()),
+        tool.and_then(|t| t.body.as_ref()),
+        &submission.arguments,
+    );
+    // Only a target a standing rule could use, and never one holding a secret.
+    let standing_target = verdict
+        .target
+        .clone()
+        .filter(|_| matches!(verdict.risk, Risk::Write | Risk::External))
+        .filter(|target| secrets::redact_text(target) == *target);
+    let deadline = add_seconds(now, verdict.deadline_seconds.unwrap_or(24 * 60 * 60));
+    Approval {
+        binding_digest: binding_digest(&Binding {
+            approval: &approval_id,
+            workspace,
+            agent: &call.agent_id,
+            session: submission.session_id.as_deref(),
+            tool: &submission.tool,
+            arguments: &submission.arguments,
+            policy: policy_digest,
+        }),
+        id: approval_id,
+        call_id: call.id.clone(),
+        agent_id: call.agent_id.clone(),
+        session_id: submission.session_id.clone(),
+        status: ApprovalStatus::Pending,
+        tool: submission.tool.clone(),
+        risk: verdict.risk,
+        preview,
+        rule: verdict.rule.clone(),
+        reason: verdict.reason.clone(),
+        policy_digest: policy_digest.to_owned(),
+        standing_target,
+        deadline,
+        created_at: now,
+        decided_at: None,
+        decided_by: None,
+        decision_reason: None,
+    }
 }

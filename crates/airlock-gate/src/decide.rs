@@ -12,61 +12,24 @@ use crate::ids::new_id;
 use crate::{Gate, GateError};
 use airlock_protocol::{Approval, ApprovalStatus, Call, Role, RuleScope, StandingRule};
 use airlock_store::{ApprovalFilter, Decision, Effects, Grant, Principal, Subject};
-use serde::Deserialize;
 use serde_json::json;
 
-/// `approve` or `reject`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Approve,
-    Reject,
-}
+pub use airlock_protocol::{DecisionRequest, DecisionVerdict as Verdict, ExpiresIn, Remember};
 
-/// `remember: {scope, expires_in?}` on an approval.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Remember {
-    pub scope: RuleScope,
-    #[serde(default)]
-    pub expires_in: Option<ExpiresIn>,
-}
-
-/// A duration given as seconds (`3600`) or as text (`"1h"`, `"7d"`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum ExpiresIn {
-    Seconds(u64),
-    Text(String),
-}
-
-impl ExpiresIn {
-    pub fn seconds(&self) -> Result<u64, GateError> {
-        let seconds = match self {
-            ExpiresIn::Seconds(seconds) => *seconds,
-            ExpiresIn::Text(text) => humantime::parse_duration(text)
-                .map_err(|e| GateError::Invalid(format!("expires_in `{text}`: {e}")))?
-                .as_secs(),
-        };
-        if seconds == 0 {
-            return Err(GateError::Invalid(
-                "expires_in must be longer than zero".into(),
-            ));
-        }
-        Ok(seconds)
+/// An `expires_in` in seconds: more than zero, text parsed as a human duration (`1h`).
+pub fn expires_in_seconds(expires_in: &ExpiresIn) -> Result<u64, GateError> {
+    let seconds = match expires_in {
+        ExpiresIn::Seconds(seconds) => *seconds,
+        ExpiresIn::Text(text) => humantime::parse_duration(text)
+            .map_err(|e| GateError::Invalid(format!("expires_in `{text}`: {e}")))?
+            .as_secs(),
+    };
+    if seconds == 0 {
+        return Err(GateError::Invalid(
+            "expires_in must be longer than zero".into(),
+        ));
     }
-}
-
-/// The body of `POST /v1/approvals/{id}/decision`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DecisionRequest {
-    pub decision: Verdict,
-    pub binding_digest: String,
-    #[serde(default)]
-    pub reason: Option<String>,
-    #[serde(default)]
-    pub remember: Option<Remember>,
+    Ok(seconds)
 }
 
 impl Gate {
@@ -334,7 +297,7 @@ impl Gate {
         };
         let now = self.now();
         let expires_at = match &remember.expires_in {
-            Some(expires_in) => Some(add_seconds(now, expires_in.seconds()?)),
+            Some(expires_in) => Some(add_seconds(now, expires_in_seconds(expires_in)?)),
             None => None,
         };
         Ok(StandingRule {

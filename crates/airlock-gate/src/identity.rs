@@ -6,9 +6,8 @@
 use crate::effects::audit;
 use crate::ids::{new_id, new_token, token_hash};
 use crate::{Gate, GateError};
-use airlock_protocol::{Agent, LlmConfig, McpServerConfig, Mode, Role, Session, User};
+use airlock_protocol::{Agent, Role, Session, User};
 use airlock_store::{Effects, Principal, Subject, Workspace};
-use serde::Deserialize;
 use serde_json::json;
 
 /// What `airlock serve` prints on the first start.
@@ -19,42 +18,7 @@ pub struct Bootstrapped {
     pub owner_token: String,
 }
 
-/// Settings of a new agent (`POST /v1/agents`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentSpec {
-    pub name: String,
-    #[serde(default)]
-    pub mode: Option<Mode>,
-    #[serde(default)]
-    pub system_prompt: Option<String>,
-    #[serde(default)]
-    pub tools: Option<Vec<String>>,
-    #[serde(default)]
-    pub workspace_dir: Option<String>,
-    #[serde(default)]
-    pub llm: Option<LlmConfig>,
-    #[serde(default)]
-    pub mcp_servers: Option<Vec<McpServerConfig>>,
-}
-
-/// A change to an agent (`PATCH /v1/agents/{id}`); absent fields stay as they are.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentPatch {
-    #[serde(default)]
-    pub mode: Option<Mode>,
-    #[serde(default)]
-    pub system_prompt: Option<String>,
-    #[serde(default)]
-    pub tools: Option<Vec<String>>,
-    #[serde(default)]
-    pub workspace_dir: Option<String>,
-    #[serde(default)]
-    pub llm: Option<LlmConfig>,
-    #[serde(default)]
-    pub mcp_servers: Option<Vec<McpServerConfig>>,
-}
+pub use airlock_protocol::{AgentPatch, AgentSpec};
 
 /// Requires a user with at least `role`.
 pub fn require_role(principal: &Principal, role: Role, doing: &str) -> Result<(), GateError> {

@@ -12,6 +12,9 @@
 //! - `listen`: changes committed by other nodes (PostgreSQL), applied here.
 //! - [`audit`]: listing and verifying the hash chain.
 //! - [`waiters`], [`clock`], [`ids`], [`effects`]: the small parts the others share.
+//! - `web`: the inbox's sign-in sessions; `operator`: the start-up reads of `serve`.
+//! - [`Runs`], [`Notifications`]: the narrow handles the runtime and the notifier get
+//!   instead of the store, which stays private to the gate.
 //!
 //! INVARIANT: every change the gate makes goes through one store operation that also
 //! appends its audit records and events (G8); the gate only wakes waiters and notifies
@@ -29,12 +32,18 @@ pub mod identity;
 pub mod ids;
 pub mod insights;
 mod listen;
+mod notifications;
+mod operator;
 pub mod policy;
 pub mod rules;
+mod runs;
 pub mod tasks;
 pub mod waiters;
+mod web;
 
 pub use error::GateError;
+pub use notifications::Notifications;
+pub use runs::Runs;
 
 use airlock_store::Store;
 use clock::Clock;
@@ -89,7 +98,7 @@ impl Gate {
         })
     }
 
-    pub fn store(&self) -> &dyn Store {
+    pub(crate) fn store(&self) -> &dyn Store {
         self.inner.store.as_ref()
     }
 

@@ -115,6 +115,21 @@ impl Gate {
             .ok_or(GateError::NotFound("policy"))
     }
 
+    /// The workspace's policy versions, newest first, at most `limit` (the text of each
+    /// included). The same role as reading the policy in force: a version's text says no
+    /// more than the policy did while it was in force.
+    pub async fn policy_history(
+        &self,
+        principal: &Principal,
+        limit: u32,
+    ) -> Result<Vec<PolicyInfo>, GateError> {
+        require_role(principal, Role::Viewer, "read the policy history")?;
+        Ok(self
+            .store()
+            .policy_versions(&principal.workspace, limit)
+            .await?)
+    }
+
     /// Replaces the policy in force. A text that does not load is refused with every
     /// error and changes nothing. Pending approvals made under another policy are
     /// cancelled in the same transaction, and their waiters are told.

@@ -6,27 +6,16 @@
 //! returns the existing one.
 
 use crate::clock::add_seconds;
-use crate::decide::ExpiresIn;
+use crate::decide::expires_in_seconds;
 use crate::effects::{audit, event};
 use crate::identity::require_role;
 use crate::ids::new_id;
 use crate::{Gate, GateError};
 use airlock_protocol::{Risk, Role, RuleScope, StandingRule};
 use airlock_store::{Effects, Principal};
-use serde::Deserialize;
 use serde_json::json;
 
-/// The body of `POST /v1/rules`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewRule {
-    pub tool: String,
-    pub target: String,
-    pub scope: RuleScope,
-    pub scope_id: String,
-    #[serde(default)]
-    pub expires_in: Option<ExpiresIn>,
-}
+pub use airlock_protocol::NewRule;
 
 impl Gate {
     /// Whether standing rules may name this tool: its risk (the policy's catalogue, else
@@ -100,7 +89,7 @@ impl Gate {
         }
         let now = self.now();
         let expires_at = match &rule.expires_in {
-            Some(expires_in) => Some(add_seconds(now, expires_in.seconds()?)),
+            Some(expires_in) => Some(add_seconds(now, expires_in_seconds(expires_in)?)),
             None => None,
         };
         let actor = principal.actor();

@@ -15,35 +15,10 @@ use airlock_protocol::{Role, RuleScope, StandingRule, Task};
 use airlock_store::{Effects, Principal, Subject};
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 
-/// The body of `POST /v1/tasks`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewTask {
-    pub title: String,
-    pub instructions: String,
-    /// The agent's id or name.
-    pub agent: String,
-    pub cron: String,
-    #[serde(default)]
-    pub timezone: Option<String>,
-    #[serde(default)]
-    pub enabled: Option<bool>,
-    #[serde(default)]
-    pub permissions: Vec<Permission>,
-}
-
-/// One grant asked for at creation: "this task may `access` `tool` on `target`".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Permission {
-    pub tool: String,
-    pub target: String,
-    /// `write` or `external`: what the person grants; it must be the tool's risk.
-    pub access: String,
-}
+pub use airlock_protocol::{NewTask, Permission, TaskPatch};
 
 /// A permission that did not become a rule, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -59,25 +34,6 @@ pub struct TaskCreated {
     pub task: Task,
     pub rules: Vec<StandingRule>,
     pub dropped: Vec<Dropped>,
-}
-
-/// The body of `PATCH /v1/tasks/{id}`; absent fields stay as they are.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TaskPatch {
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub instructions: Option<String>,
-    #[serde(default)]
-    pub cron: Option<String>,
-    #[serde(default)]
-    pub timezone: Option<String>,
-    #[serde(default)]
-    pub enabled: Option<bool>,
-    /// `true` revokes the task for good: it never runs again and its rules are revoked.
-    #[serde(default)]
-    pub revoke: Option<bool>,
 }
 
 /// A task's schedule, checked: the parsed cron and the zone.

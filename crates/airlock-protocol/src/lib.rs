@@ -3,14 +3,24 @@
 //! This crate owns the vocabulary of ../shared/DESIGN.md §2 as Rust types: the ordered
 //! [`Decision`], the tool [`Risk`] classes, the agent [`Mode`]s and the [`Verdict`] that the
 //! policy engine returns, and the objects of the HTTP API ([`Call`], [`Approval`],
-//! [`AuditRecord`], …). The `openapi` feature derives their OpenAPI schemas. It knows nothing about storage, HTTP or policy parsing; every other
-//! crate depends on it, it depends on none of them.
+//! [`AuditRecord`], …), and who is asking ([`Principal`]). The `openapi` feature derives
+//! their OpenAPI schemas. It knows nothing about storage, HTTP or policy parsing; every
+//! other crate depends on it, it depends on none of them.
 
+mod bodies;
 mod decision;
+mod identity;
 mod records;
 mod runs;
 
+pub use bodies::{
+    AgentCreated, AgentPatch, AgentSpec, Annotations, AuditHead, DecisionRequest, DecisionVerdict,
+    EvaluateRequest, ExpiresIn, NewMessage, NewRule, NewSession, NewTask, NewUser, Permission,
+    PolicyUpdated, Redeemed, Remember, SessionSnapshot, Started, SubmitCall, TaskPatch,
+    UserCreated, VerifyReport,
+};
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
+pub use identity::{Principal, Subject};
 pub use records::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, LlmConfig, McpServerConfig,
     PolicyInfo, Preview, Problem, Role, RuleScope, Session, StandingRule, User, WorkspaceEvent,

@@ -5,7 +5,7 @@
 
 use crate::error::ApiError;
 use crate::AppState;
-use airlock_store::Principal;
+use airlock_protocol::Principal;
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;

@@ -1,6 +1,6 @@
 //! The values the store takes and returns beside the wire records of `airlock-protocol`.
 
-use airlock_protocol::{Approval, Call, Role, StandingRule};
+use airlock_protocol::{Approval, Call, StandingRule};
 use jiff::Timestamp;
 use serde_json::Value;
 
@@ -12,36 +12,9 @@ pub struct Workspace {
     pub created_at: Timestamp,
 }
 
-/// Who a token belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    pub workspace: String,
-    pub subject: Subject,
-}
-
-/// A person or an agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Subject {
-    User {
-        id: String,
-        name: String,
-        role: Role,
-    },
-    Agent {
-        id: String,
-        name: String,
-    },
-}
-
-impl Principal {
-    /// The audit actor: `user:<id>` or `agent:<id>`.
-    pub fn actor(&self) -> String {
-        match &self.subject {
-            Subject::User { id, .. } => format!("user:{id}"),
-            Subject::Agent { id, .. } => format!("agent:{id}"),
-        }
-    }
-}
+// Who is asking lives in the protocol crate (the server needs it without the store);
+// re-exported so that the store's own code and its users name it as before.
+pub use airlock_protocol::{Principal, Subject};
 
 /// An audit record to append; the store assigns `seq`, `prev_hash` and `hash`.
 #[derive(Debug, Clone, PartialEq)]

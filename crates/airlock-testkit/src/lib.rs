@@ -91,6 +91,8 @@ pub struct TestServer {
     /// The database it runs on (kept across restarts).
     pub backend: Backend,
     gate: Gate,
+    /// The store behind the gate, for tests that look at what was written.
+    store: Arc<dyn Store>,
     shutdown: CancellationToken,
     task: Option<JoinHandle<std::io::Result<()>>>,
     // INVARIANT: declared last, so the folder is removed after everything using it.
@@ -126,7 +128,7 @@ impl TestServer {
             Some(clock) => clock.clone(),
             None => Arc::new(SystemClock),
         };
-        let gate = Gate::new(store, gate_clock).await?;
+        let gate = Gate::new(store.clone(), gate_clock).await?;
         let owner_token = match owner_token {
             Some(token) => token,
             None => bootstrap(&gate, "default").await?,
@@ -151,6 +153,7 @@ impl TestServer {
             clock,
             backend,
             gate,
+            store,
             shutdown,
             task: Some(task),
             data,
@@ -247,6 +250,12 @@ impl TestServer {
     /// The gate behind the server, for what HTTP cannot do (sweeping on demand).
     pub fn gate(&self) -> &Gate {
         &self.gate
+    }
+
+    /// The store behind the server's gate, for assertions on what was written that no
+    /// API reads (the gate keeps its own store private).
+    pub fn store(&self) -> &dyn Store {
+        self.store.as_ref()
     }
 
     /// Moves a manual clock forward; an error on a system clock.

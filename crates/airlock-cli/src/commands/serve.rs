@@ -211,13 +211,10 @@ async fn serve(
     let bootstrapped = gate.bootstrap(WORKSPACE, OWNER).await?;
     let workspace = match &bootstrapped {
         Some(bootstrapped) => bootstrapped.workspace.id.clone(),
-        None => {
-            gate.store()
-                .workspace_by_name(WORKSPACE)
-                .await?
-                .context("the workspace `default` is missing from the database")?
-                .id
-        }
+        None => gate
+            .workspace_id(WORKSPACE)
+            .await?
+            .context("the workspace `default` is missing from the database")?,
     };
     let owner_token_file = args.data_dir.join("owner.token");
     match &bootstrapped {
@@ -241,8 +238,8 @@ async fn serve(
                 .await?;
         }
         (None, false) => {
-            let current = gate.store().current_policy(&workspace).await?;
-            if current.is_none_or(|info| info.source == STARTER_POLICY) {
+            let current = gate.policy_source(&workspace).await?;
+            if current.is_none_or(|source| source == STARTER_POLICY) {
                 gate.replace_policy(&workspace, "system", DEFAULT_POLICY)
                     .await?;
             }

@@ -4,10 +4,8 @@ use super::Items;
 use crate::auth::Auth;
 use crate::body::{JsonBody, PathId, Query};
 use crate::error::ApiError;
-use crate::openapi::DecisionRequestDoc;
 use crate::AppState;
-use airlock_gate::decide::{DecisionRequest, Verdict};
-use airlock_protocol::{Approval, ApprovalStatus, Problem};
+use airlock_protocol::{Approval, ApprovalStatus, DecisionRequest, DecisionVerdict, Problem};
 use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
@@ -69,7 +67,7 @@ pub async fn get(
 /// Approves or rejects (users with role ≥ approver). The first valid decision wins; every
 /// refusal changes nothing.
 #[utoipa::path(post, path = "/v1/approvals/{id}/decision", operation_id = "decide_approval", tag = "approvals",
-    request_body = DecisionRequestDoc,
+    request_body = DecisionRequest,
     params(("id" = String, Path, description = "Approval id")),
     responses(
         (status = 200, description = "The approval as decided", body = Approval),
@@ -82,7 +80,7 @@ pub async fn decide(
     PathId(id): PathId,
     JsonBody(request): JsonBody<DecisionRequest>,
 ) -> Result<Json<Approval>, ApiError> {
-    let approve = request.decision == Verdict::Approve;
+    let approve = request.decision == DecisionVerdict::Approve;
     let approval = state.gate.decide(&principal, &id, request).await?;
     state.metrics.decision(approve);
     Ok(Json(approval))

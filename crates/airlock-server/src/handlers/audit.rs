@@ -9,12 +9,9 @@ use super::Items;
 use crate::auth::Auth;
 use crate::body::Query;
 use crate::error::ApiError;
-use crate::openapi::VerifyReportDoc;
 use crate::AppState;
-use airlock_gate::audit::VerifyReport;
 use airlock_gate::Gate;
-use airlock_protocol::{AuditRecord, Problem};
-use airlock_store::Principal;
+use airlock_protocol::{AuditRecord, Principal, Problem, VerifyReport};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::header;
@@ -63,7 +60,7 @@ pub async fn list(
 
 /// Verifies the workspace's whole chain.
 #[utoipa::path(get, path = "/v1/audit/verify", operation_id = "verify_audit", tag = "audit",
-    responses((status = 200, description = "The verification; `ok` false names the first bad seq", body = VerifyReportDoc)))]
+    responses((status = 200, description = "The verification; `ok` false names the first bad seq", body = VerifyReport)))]
 pub async fn verify(
     State(state): State<AppState>,
     Auth(principal): Auth,

@@ -8,51 +8,20 @@ use crate::body::{JsonBody, PathId, Query};
 use crate::error::ApiError;
 use crate::AppState;
 use airlock_gate::calls::{Submission, MAX_WAIT};
-use airlock_protocol::{Call, CallStatus, Problem};
-use airlock_store::Principal;
+use airlock_protocol::{Annotations, Call, CallStatus, Principal, Problem, Redeemed, SubmitCall};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Deserialize;
 use std::time::Duration;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 
-/// The body of `POST /v1/calls`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SubmitCall {
-    pub tool: String,
-    /// A JSON object.
-    #[schema(value_type = Object)]
-    pub arguments: Value,
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// Seconds to wait for the verdict of a pending call (at most 60).
-    #[serde(default)]
-    pub wait_s: Option<u64>,
-    /// What the tool's server says about it (MCP tool annotations). Used only for a tool
-    /// the policy does not list: `read_only_hint: true` gives it risk `read`; anything
-    /// else leaves it `exec` (fail closed).
-    #[serde(default)]
-    pub annotations: Option<Annotations>,
-}
-
-/// MCP tool annotations, as a proxy forwards them.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Annotations {
-    #[serde(default)]
-    pub read_only_hint: Option<bool>,
-    #[serde(default)]
-    pub destructive_hint: Option<bool>,
-}
-
-impl Annotations {
-    /// What the annotations declare: only a tool that says it is read-only and not
-    /// destructive is `read`; without a declaration the tool stays `exec`.
-    fn declared(&self) -> Option<airlock_policy::CompiledTool> {
-        let read_only = self.read_only_hint == Some(true) && self.destructive_hint != Some(true);
+/// What a call's annotations declare: only a tool that says it is read-only and not
+/// destructive is `read`; without a declaration the tool stays `exec`.
+fn declared(annotations: &Annotations) -> Option<airlock_policy::CompiledTool> {
+    {
+        let read_only =
+            annotations.read_only_hint == Some(true) && annotations.destructive_hint != Some(true);
         read_only
             .then(|| {
                 airlock_policy::CompiledTool::declare(
@@ -75,15 +44,6 @@ pub struct WaitQuery {
     /// Seconds to wait while the call is pending (at most 60).
     #[serde(default)]
     pub wait_s: Option<u64>,
-}
-
-/// The grant, consumed.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Redeemed {
-    pub grant_id: String,
-    pub call_id: String,
-    #[schema(value_type = String, format = DateTime)]
-    pub consumed_at: Option<jiff::Timestamp>,
 }
 
 fn wait_duration(wait_s: Option<u64>) -> Result<Duration, ApiError> {
@@ -131,7 +91,7 @@ pub async fn submit(
                 tool: body.tool,
                 arguments: body.arguments,
                 session_id: body.session_id,
-                declared: body.annotations.as_ref().and_then(Annotations::declared),
+                declared: body.annotations.as_ref().and_then(declared),
             },
         )
         .await?;

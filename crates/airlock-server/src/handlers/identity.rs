@@ -5,62 +5,14 @@ use super::Items;
 use crate::auth::Auth;
 use crate::body::{JsonBody, PathId};
 use crate::error::ApiError;
-use crate::openapi::{AgentPatchDoc, AgentSpecDoc};
 use crate::AppState;
-use airlock_gate::identity::{AgentPatch, AgentSpec};
-use airlock_protocol::{Agent, Approval, Problem, Role, Session, User};
+use airlock_protocol::{
+    Agent, AgentCreated, AgentPatch, AgentSpec, NewSession, NewUser, Problem, Session,
+    SessionSnapshot, User, UserCreated,
+};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-
-/// The body of `POST /v1/users`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewUser {
-    pub name: String,
-    pub role: Role,
-}
-
-/// A new user and its token (shown once).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct UserCreated {
-    pub user: User,
-    pub token: String,
-}
-
-/// A new agent and its token (shown once).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AgentCreated {
-    pub agent: Agent,
-    pub token: String,
-}
-
-/// The body of `POST /v1/sessions`.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewSession {
-    /// The agent the session belongs to; an agent token may only name itself.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    #[serde(default)]
-    pub title: Option<String>,
-    /// What another system calls this session (an agent token only): the agent's
-    /// session with this external id is returned (200) when it exists, else opened (201).
-    #[serde(default)]
-    pub external_id: Option<String>,
-}
-
-/// A session with its runs and the approvals still waiting in it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SessionSnapshot {
-    #[serde(flatten)]
-    pub session: Session,
-    /// Runs of the built-in runtime in this session, oldest first.
-    pub runs: Vec<airlock_protocol::Run>,
-    pub pending_approvals: Vec<Approval>,
-}
 
 /// Creates a user (owner or admin; only an owner creates owners).
 #[utoipa::path(post, path = "/v1/users", tag = "identity", request_body = NewUser,
@@ -91,7 +43,7 @@ pub async fn list_users(
 }
 
 /// Creates an agent (owner or admin).
-#[utoipa::path(post, path = "/v1/agents", tag = "identity", request_body = AgentSpecDoc,
+#[utoipa::path(post, path = "/v1/agents", tag = "identity", request_body = AgentSpec,
     responses(
         (status = 201, description = "The agent and its token, shown once", body = AgentCreated),
         (status = 409, description = "An agent of that name exists", body = Problem)))]
@@ -142,7 +94,7 @@ pub async fn get_agent(
 }
 
 /// Changes an agent's settings; absent fields stay (owner or admin).
-#[utoipa::path(patch, path = "/v1/agents/{id}", tag = "identity", request_body = AgentPatchDoc,
+#[utoipa::path(patch, path = "/v1/agents/{id}", tag = "identity", request_body = AgentPatch,
     params(("id" = String, Path, description = "Agent id")),
     responses(
         (status = 200, description = "The agent as changed", body = Agent),

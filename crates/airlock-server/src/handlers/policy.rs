@@ -4,31 +4,9 @@ use crate::auth::Auth;
 use crate::body::{JsonBody, TextBody};
 use crate::error::ApiError;
 use crate::AppState;
-use airlock_protocol::{PolicyInfo, Problem, Verdict};
+use airlock_protocol::{EvaluateRequest, PolicyInfo, PolicyUpdated, Problem, Verdict};
 use axum::extract::State;
 use axum::Json;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use utoipa::ToSchema;
-
-/// The answer to a policy upload.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PolicyUpdated {
-    pub version: u64,
-    pub digest: String,
-}
-
-/// The body of `POST /v1/policy/evaluate`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EvaluateRequest {
-    pub tool: String,
-    #[schema(value_type = Object)]
-    pub arguments: Value,
-    /// An agent name, for rules with an `agents` filter and for the agent's mode.
-    #[serde(default)]
-    pub agent: Option<String>,
-}
 
 /// The policy in force.
 #[utoipa::path(get, path = "/v1/policy", tag = "policy",

@@ -4,10 +4,8 @@ use super::Items;
 use crate::auth::Auth;
 use crate::body::{JsonBody, PathId};
 use crate::error::ApiError;
-use crate::openapi::NewRuleDoc;
 use crate::AppState;
-use airlock_gate::rules::NewRule;
-use airlock_protocol::{Problem, StandingRule};
+use airlock_protocol::{NewRule, Problem, StandingRule};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
@@ -23,7 +21,7 @@ pub async fn list(
 }
 
 /// Mints a standing rule (users with role ≥ approver; never agents).
-#[utoipa::path(post, path = "/v1/rules", operation_id = "create_rule", tag = "rules", request_body = NewRuleDoc,
+#[utoipa::path(post, path = "/v1/rules", operation_id = "create_rule", tag = "rules", request_body = NewRule,
     responses(
         (status = 201, description = "A new rule", body = StandingRule),
         (status = 200, description = "The identical live rule that already exists", body = StandingRule),

@@ -12,39 +12,26 @@ use crate::error::ApiError;
 use crate::handlers::Items;
 use crate::AppState;
 use airlock_agent::Runtime;
-use airlock_protocol::{Call, Message, OutboxItem, Problem, Run, RunEvent};
-use airlock_store::Principal;
+use airlock_protocol::Principal;
+use airlock_protocol::{Call, Message, NewMessage, OutboxItem, Problem, Run, RunEvent, Started};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
 use futures::Stream;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 
 const PAGE: u32 = 500;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// How often a live run's stream re-reads without a poke (runs driven by another node).
 const REREAD: Duration = Duration::from_secs(1);
-
-/// The body of `POST /v1/sessions/{id}/messages`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewMessage {
-    pub text: String,
-}
-
-/// The run a message started.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Started {
-    pub run_id: String,
-}
 
 /// `?after=SEQ`.
 #[derive(Debug, Deserialize, IntoParams)]

@@ -6,57 +6,14 @@ use crate::auth::Auth;
 use crate::body::{JsonBody, PathId};
 use crate::error::ApiError;
 use crate::AppState;
-use airlock_gate::tasks::{NewTask, TaskPatch};
-use airlock_protocol::{Problem, Run, Task};
+use airlock_protocol::{NewTask, Problem, Run, Task, TaskPatch};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde_json::Value;
-use utoipa::ToSchema;
-
-/// The body of `POST /v1/tasks`.
-#[derive(ToSchema)]
-#[schema(as = NewTask, example = json!({"title": "Nightly report", "instructions": "Email the report to ops@acme.test", "agent": "reporter", "cron": "0 3 * * *", "timezone": "Europe/Paris", "permissions": [{"tool": "email.send", "target": "ops@acme.test", "access": "external"}]}))]
-#[allow(dead_code)]
-pub struct NewTaskDoc {
-    title: String,
-    instructions: String,
-    /// The agent's id or name.
-    agent: String,
-    /// Five fields: minute hour day-of-month month day-of-week.
-    cron: String,
-    /// IANA time zone (default `UTC`).
-    timezone: Option<String>,
-    enabled: Option<bool>,
-    /// Grants minted as task-scoped standing rules; invalid ones are reported as dropped.
-    permissions: Option<Vec<PermissionDoc>>,
-}
-
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct PermissionDoc {
-    tool: String,
-    target: String,
-    /// `write` or `external`.
-    access: String,
-}
-
-/// The body of `PATCH /v1/tasks/{id}`.
-#[derive(ToSchema)]
-#[schema(as = TaskPatch)]
-#[allow(dead_code)]
-pub struct TaskPatchDoc {
-    title: Option<String>,
-    instructions: Option<String>,
-    cron: Option<String>,
-    timezone: Option<String>,
-    enabled: Option<bool>,
-    /// `true` ends the task for good and revokes its rules.
-    revoke: Option<bool>,
-}
 
 /// Creates a task (users with role ≥ approver); its permissions become task rules.
-#[utoipa::path(post, path = "/v1/tasks", operation_id = "create_task", tag = "tasks", request_body = NewTaskDoc,
+#[utoipa::path(post, path = "/v1/tasks", operation_id = "create_task", tag = "tasks", request_body = NewTask,
     responses(
         (status = 201, description = "`{task, rules, dropped}`: the task, the rules minted from its permissions, and the permissions dropped with the reason", body = Object),
         (status = 403, description = "Viewers cannot create tasks; agents cannot give permissions", body = Problem),
@@ -95,7 +52,7 @@ pub async fn get(
 }
 
 /// Changes a task, or revokes it (`{"revoke": true}`) with its rules.
-#[utoipa::path(patch, path = "/v1/tasks/{id}", operation_id = "update_task", tag = "tasks", request_body = TaskPatchDoc,
+#[utoipa::path(patch, path = "/v1/tasks/{id}", operation_id = "update_task", tag = "tasks", request_body = TaskPatch,
     params(("id" = String, Path, description = "Task id")),
     responses(
         (status = 200, description = "The task as changed", body = Task),

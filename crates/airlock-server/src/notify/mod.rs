@@ -138,7 +138,11 @@ impl Notifier {
     pub async fn sweep(&self) -> Result<Option<Timestamp>, StoreError> {
         self.enqueue().await?;
         let now = self.gate.now();
-        let due = self.gate.store().notifications_due(now, BATCH).await?;
+        let due = self
+            .gate
+            .notifications()
+            .notifications_due(now, BATCH)
+            .await?;
         let attempts = due.into_iter().map(|notification| {
             let notifier = self.clone();
             async move {
@@ -156,7 +160,7 @@ impl Notifier {
     }
 
     async fn enqueue(&self) -> Result<(), StoreError> {
-        let store = self.gate.store();
+        let store = self.gate.notifications();
         let now = self.gate.now();
         let names: Vec<String> = self
             .settings
@@ -199,7 +203,7 @@ impl Notifier {
     /// Claims `notification`, makes one attempt and records it.
     /// Returns when it is to be retried, if it is.
     async fn attempt(&self, notification: Notification) -> Result<Option<Timestamp>, StoreError> {
-        let store = self.gate.store();
+        let store = self.gate.notifications();
         let now = self.gate.now();
         let until = add_seconds(now, CLAIM.as_secs());
         if !store
@@ -222,7 +226,7 @@ impl Notifier {
             return Ok(None);
         };
         let approval = store
-            .get_approval(&notification.workspace, &notification.approval_id)
+            .approval(&notification.workspace, &notification.approval_id)
             .await?;
         let approval = match approval {
             Some(approval) if approval.status == ApprovalStatus::Pending => approval,
@@ -246,7 +250,7 @@ impl Notifier {
         };
         let (link, signs_in) = self.link(&notification, channel, &approval).await?;
         let agent = store
-            .get_agent(&notification.workspace, &approval.agent_id)
+            .agent(&notification.workspace, &approval.agent_id)
             .await?
             .map_or_else(|| approval.agent_id.clone(), |agent| agent.name);
         let notice = Notice {
@@ -310,8 +314,8 @@ impl Notifier {
         };
         let users = self
             .gate
-            .store()
-            .list_users(&notification.workspace)
+            .notifications()
+            .users(&notification.workspace)
             .await?;
         let matching: Vec<_> = users.iter().filter(|u| &u.name == user_name).collect();
         let [user] = matching[..] else {
@@ -398,7 +402,7 @@ impl Notifier {
 pub async fn link_key(gate: &Gate) -> Result<String, StoreError> {
     let mut candidate = [0u8; 32];
     rand::rng().fill_bytes(&mut candidate);
-    gate.store()
+    gate.notifications()
         .server_secret(sign::LINK_KEY, &hex::encode(candidate), gate.now())
         .await
 }

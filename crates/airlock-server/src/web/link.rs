@@ -15,14 +15,12 @@ use crate::web::layout;
 use crate::web::session::{self, came_over_https, set_cookie};
 use crate::AppState;
 use airlock_gate::clock::add_seconds;
-use airlock_gate::effects::audit;
 use airlock_gate::ids::new_id;
-use airlock_store::{Effects, LinkError, LinkUse, WebSession};
+use airlock_store::{LinkError, LinkUse, WebSession};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::html;
-use serde_json::json;
 
 /// `GET /l/{token}`.
 pub async fn open(
@@ -63,19 +61,6 @@ pub async fn open(
         created_at: now,
         expires_at: add_seconds(now, session::LIFETIME_SECONDS.unsigned_abs()),
     };
-    let effects = Effects::none().audit(audit(
-        now,
-        &format!("user:{}", claims.user_id),
-        "web_session.created",
-        &web_session.id,
-        json!({
-            "user_id": claims.user_id,
-            "expires_at": web_session.expires_at.to_string(),
-            "via": "link",
-            "approval_id": claims.approval_id,
-            "link": claims.nonce,
-        }),
-    ));
     let link = LinkUse {
         nonce: claims.nonce.clone(),
         approval_id: claims.approval_id.clone(),
@@ -85,8 +70,7 @@ pub async fn open(
     };
     let used = state
         .gate
-        .store()
-        .use_link(&claims.workspace, &link, &web_session, &effects)
+        .open_link_session(&claims.workspace, &link, &web_session)
         .await;
     match used {
         Ok(_) => {

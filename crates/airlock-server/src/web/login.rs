@@ -12,16 +12,15 @@ use crate::web::layout;
 use crate::web::session::{self, came_over_https, local_target, set_cookie};
 use crate::AppState;
 use airlock_gate::clock::add_seconds;
-use airlock_gate::effects::audit;
 use airlock_gate::ids::{new_id, token_hash};
 use airlock_gate::GateError;
-use airlock_store::{Effects, Subject, WebSession};
+use airlock_protocol::Subject;
+use airlock_store::WebSession;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::{html, Markup};
 use serde::Deserialize;
-use serde_json::json;
 
 /// `?next=/approvals/…&signed_out=1`.
 #[derive(Debug, Default, Deserialize)]
@@ -82,21 +81,18 @@ pub async fn sign_in(
         }
         Err(other) => return Err(other.into()),
     };
-    let user_id = match &principal.subject {
-        Subject::User { id, .. } => id.clone(),
-        Subject::Agent { name, .. } => {
-            let message = format!(
-                "This is the token of the agent “{name}”. Agents never use the inbox: sign \
-                 in with a person's (user) token."
-            );
-            return Ok(login_page(
-                StatusCode::FORBIDDEN,
-                &next,
-                None,
-                Some(&message),
-            ));
-        }
-    };
+    if let Subject::Agent { name, .. } = &principal.subject {
+        let message = format!(
+            "This is the token of the agent “{name}”. Agents never use the inbox: sign \
+             in with a person's (user) token."
+        );
+        return Ok(login_page(
+            StatusCode::FORBIDDEN,
+            &next,
+            None,
+            Some(&message),
+        ));
+    }
     let now = state.gate.now();
     let value = session::new_cookie_value();
     let web_session = WebSession {
@@ -106,19 +102,10 @@ pub async fn sign_in(
         created_at: now,
         expires_at: add_seconds(now, session::LIFETIME_SECONDS.unsigned_abs()),
     };
-    let effects = Effects::none().audit(audit(
-        now,
-        &principal.actor(),
-        "web_session.created",
-        &web_session.id,
-        json!({"user_id": user_id, "expires_at": web_session.expires_at.to_string()}),
-    ));
     state
         .gate
-        .store()
-        .create_web_session(&principal.workspace, &web_session, &effects)
-        .await
-        .map_err(|error| WebError::Unavailable(error.to_string()))?;
+        .open_web_session(&principal, &web_session)
+        .await?;
     let mut response = see_other(&next);
     response.headers_mut().insert(
         header::SET_COOKIE,
@@ -134,22 +121,9 @@ pub async fn sign_out(
     posted: Posted<serde::de::IgnoredAny>,
 ) -> Result<Response, WebError> {
     let user = posted.user;
-    let now = state.gate.now();
-    let effects = Effects::none().audit(audit(
-        now,
-        &user.principal.actor(),
-        "web_session.ended",
-        &user.session.id,
-        json!({"reason": "signed out"}),
-    ));
     state
         .gate
-        .store()
-        .delete_web_session(
-            &user.principal.workspace,
-            &user.session.cookie_hash,
-            &effects,
-        )
+        .end_web_session(&user.principal, &user.session)
         .await
         .map_err(|error| WebError::Unavailable(error.to_string()))?;
     let mut response = see_other("/login?signed_out=1");

@@ -18,7 +18,7 @@
 //! - [`assets`]: the one CSS file and the one JS file, compiled into the binary.
 //!
 //! INVARIANT: the pages hold no authority of their own. Every read and every decision
-//! goes through the gate as the signed-in user's [`airlock_store::Principal`], exactly as
+//! goes through the gate as the signed-in user's [`airlock_protocol::Principal`], exactly as
 //! the API's handlers do, so roles (G6), binding digests (G2), "decide once" (G3) and the
 //! audit (G8) apply unchanged. The web only adds the session cookie and CSRF.
 //!

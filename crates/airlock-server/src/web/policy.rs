@@ -30,14 +30,9 @@ pub async fn page(
     user: WebUser,
     PageQuery(query): PageQuery<PolicyQuery>,
 ) -> Result<Response, WebError> {
-    // The gate's read checks the role; the history is the same workspace's.
+    // Both reads check the principal's role in the gate.
     let policy = state.gate.policy(&user.principal).await?;
-    let history = state
-        .gate
-        .store()
-        .policy_versions(&user.principal.workspace, HISTORY)
-        .await
-        .map_err(|error| WebError::Unavailable(error.to_string()))?;
+    let history = state.gate.policy_history(&user.principal, HISTORY).await?;
     let shown = match query.version {
         None => &policy,
         Some(version) if version == policy.version => &policy,

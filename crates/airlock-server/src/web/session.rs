@@ -17,7 +17,8 @@ use crate::web::error::WebError;
 use crate::AppState;
 use airlock_policy::digest::sha256_hex;
 use airlock_protocol::Role;
-use airlock_store::{Principal, Subject, WebSession};
+use airlock_protocol::{Principal, Subject};
+use airlock_store::WebSession;
 use axum::extract::FromRequestParts;
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::request::Parts;
@@ -73,8 +74,7 @@ pub async fn find(state: &AppState, headers: &HeaderMap) -> Result<Option<WebUse
     };
     let found = state
         .gate
-        .store()
-        .web_session(&cookie_hash(value), state.gate.now())
+        .web_session(&cookie_hash(value))
         .await
         .map_err(|error| WebError::Unavailable(error.to_string()))?;
     Ok(found.map(|(session, principal)| WebUser {

@@ -124,7 +124,6 @@ fn browser() -> reqwest::Client {
 
 async fn workspace_id(server: &TestServer) -> String {
     server
-        .gate()
         .store()
         .workspace_by_name("default")
         .await
@@ -222,7 +221,7 @@ async fn a_signed_webhook_is_retried_after_a_500_and_its_link_signs_in_once() {
 
     // Every attempt is recorded; the filtered channel is skipped, not sent.
     let workspace = workspace_id(&server).await;
-    let store = server.gate().store();
+    let store = server.store();
     let recorded = wait_for_delivered(store, &workspace, approval_id, "ops").await;
     let by_channel: Vec<_> = recorded
         .iter()
@@ -454,13 +453,7 @@ async fn a_webhook_that_keeps_failing_is_given_up_after_its_attempts() {
     let (_, approval) = ask(&server, &agent, "bob@acme.test").await;
     let approval_id = approval["id"].as_str().unwrap();
     let workspace = workspace_id(&server).await;
-    let recorded = wait_for_delivered(
-        server.gate().store(),
-        &workspace,
-        approval_id,
-        "webhooks[0]",
-    )
-    .await;
+    let recorded = wait_for_delivered(server.store(), &workspace, approval_id, "webhooks[0]").await;
     let (notification, attempts) = &recorded[0];
     assert_eq!(notification.status, NotificationStatus::GaveUp);
     assert_eq!(notification.attempts, 3);
@@ -502,13 +495,7 @@ async fn an_approval_decided_before_its_retry_is_not_notified_again() {
     decided.expect_status(200).unwrap();
     let workspace = workspace_id(&server).await;
     let approval_id = approval["id"].as_str().unwrap();
-    let recorded = wait_for_delivered(
-        server.gate().store(),
-        &workspace,
-        approval_id,
-        "webhooks[0]",
-    )
-    .await;
+    let recorded = wait_for_delivered(server.store(), &workspace, approval_id, "webhooks[0]").await;
     let (notification, attempts) = &recorded[0];
     assert_eq!(notification.status, NotificationStatus::Skipped);
     assert_eq!(

@@ -16,7 +16,7 @@ use airlock_gate::ids::new_id;
 use airlock_gate::{clock::SystemClock, Gate};
 use airlock_protocol::{Run, RunState};
 use airlock_store::sqlite::SqliteStore;
-use airlock_store::{AuditEntry, Effects, Lease, Principal, RunEventEntry, RunUpdate};
+use airlock_store::{AuditEntry, Effects, Lease, Principal, RunEventEntry, RunUpdate, Store};
 use anyhow::{bail, Context};
 use serde_json::json;
 use std::path::Path;
@@ -162,7 +162,7 @@ impl Seeded {
             airlock_store::Subject::User { .. } => bail!("not an agent"),
         };
         let workspace = &self.owner.workspace;
-        let store = self.gate.store();
+        let store = self.store.as_ref();
         let owner = "bench-seed".to_owned();
         for _ in 0..runs {
             let session = self
@@ -240,8 +240,7 @@ impl Seeded {
         };
         let workspace = &self.owner.workspace;
         let record = self
-            .gate
-            .store()
+            .store
             .get_agent(workspace, &agent_id)
             .await?
             .context("the agent is gone")?;
@@ -275,8 +274,7 @@ impl Seeded {
                     }),
                 });
             }
-            self.gate
-                .store()
+            self.store
                 .update_agent(workspace, &record, &effects)
                 .await?;
             written += take;

@@ -11,8 +11,7 @@
 use super::write_secret;
 use airlock_gate::identity::AgentSpec;
 use airlock_gate::Gate;
-use airlock_protocol::{LlmConfig, Role};
-use airlock_store::{Principal, Subject};
+use airlock_protocol::LlmConfig;
 use anyhow::{bail, Context};
 use std::path::Path;
 
@@ -76,9 +75,13 @@ pub async fn prepare(
     let data_dir = std::path::absolute(data_dir)
         .with_context(|| format!("cannot resolve {}", data_dir.display()))?;
     let token_file = data_dir.join("demo-agent.token");
-    let store = gate.store();
-    if store.agent_by_name(workspace, AGENT).await?.is_none() {
-        let principal = owner_principal(gate, workspace).await?;
+    let principal = gate
+        .owner(workspace)
+        .await?
+        .context("the workspace has no owner to create the demo agents")?;
+    let agents = gate.list_agents(&principal).await?;
+    let exists = |name: &str| agents.iter().any(|agent| agent.name == name);
+    if !exists(AGENT) {
         let spec = AgentSpec {
             name: AGENT.to_owned(),
             ..AgentSpec::default()
@@ -93,8 +96,7 @@ pub async fn prepare(
         );
     }
 
-    if store.agent_by_name(workspace, ASSISTANT).await?.is_none() {
-        let principal = owner_principal(gate, workspace).await?;
+    if !exists(ASSISTANT) {
         let spec = AgentSpec {
             name: ASSISTANT.to_owned(),
             system_prompt: Some("You are airlock's demo assistant.".into()),
@@ -133,25 +135,6 @@ pub async fn prepare(
          \"email Bob the report\", and approve its email inline:\n\n  \
          {chat}\n"
     ))
-}
-
-/// The workspace's owner, who creates the demo agents.
-async fn owner_principal(gate: &Gate, workspace: &str) -> anyhow::Result<Principal> {
-    let owner = gate
-        .store()
-        .list_users(workspace)
-        .await?
-        .into_iter()
-        .find(|user| user.role == Role::Owner)
-        .context("the workspace has no owner to create the demo agents")?;
-    Ok(Principal {
-        workspace: workspace.to_owned(),
-        subject: Subject::User {
-            id: owner.id,
-            name: owner.name,
-            role: owner.role,
-        },
-    })
 }
 
 /// Quotes a word for `sh` when it needs it.

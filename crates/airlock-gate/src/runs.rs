@@ -1,0 +1,256 @@
+//! [`Runs`]: the run operations the built-in runtime needs, and nothing else.
+//!
+//! The runtime is trusted code in the same process: it checks the principal once where a
+//! request enters it (`post_message`, `cancel_run`, reading a run) and afterwards works
+//! for the system (legs, resumes, the scheduler, outbox delivery), with no principal in
+//! hand. It therefore gets a capability rather than a principal-checked API: a handle,
+//! taken from the gate once at start, that exposes the run, step, outbox and task-dispatch
+//! operations of the store and no way to reach identity, policy, approvals' decisions or
+//! the audit log except through the records these operations append themselves. The
+//! gate's own store stays private to the gate.
+
+use crate::Gate;
+use airlock_protocol::{Agent, Approval, Call, Message, OutboxItem, Run, RunEvent, Session, Task};
+use airlock_store::{
+    ApprovalFilter, Effects, Grant, Lease, RedeemError, RunUpdate, Store, StoreResult, StoredStep,
+};
+use jiff::Timestamp;
+use std::sync::Arc;
+
+/// The runtime's handle on run storage. Cheap to clone.
+#[derive(Clone)]
+pub struct Runs {
+    store: Arc<dyn Store>,
+}
+
+impl Gate {
+    /// The handle on run storage for the built-in runtime (see [`Runs`]).
+    pub fn runs(&self) -> Runs {
+        Runs {
+            store: Arc::clone(&self.inner.store),
+        }
+    }
+}
+
+impl Runs {
+    // ----- reads the runtime makes for a run it holds
+
+    pub async fn get_run(&self, workspace: &str, id: &str) -> StoreResult<Option<Run>> {
+        self.store.get_run(workspace, id).await
+    }
+
+    pub async fn session_runs(&self, workspace: &str, session_id: &str) -> StoreResult<Vec<Run>> {
+        self.store.session_runs(workspace, session_id).await
+    }
+
+    pub async fn run_events_after(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> StoreResult<Vec<RunEvent>> {
+        self.store
+            .run_events_after(workspace, run_id, after, limit)
+            .await
+    }
+
+    pub async fn run_steps(&self, workspace: &str, run_id: &str) -> StoreResult<Vec<StoredStep>> {
+        self.store.run_steps(workspace, run_id).await
+    }
+
+    pub async fn run_of_call(&self, workspace: &str, call_id: &str) -> StoreResult<Option<String>> {
+        self.store.run_of_call(workspace, call_id).await
+    }
+
+    pub async fn session_messages(
+        &self,
+        workspace: &str,
+        session_id: &str,
+    ) -> StoreResult<Vec<Message>> {
+        self.store.session_messages(workspace, session_id).await
+    }
+
+    /// The agent a run acts as (its settings: tools, model, prompt).
+    pub async fn get_agent(&self, workspace: &str, id: &str) -> StoreResult<Option<Agent>> {
+        self.store.get_agent(workspace, id).await
+    }
+
+    /// A call a step of a run put to the gate.
+    pub async fn get_call(&self, workspace: &str, id: &str) -> StoreResult<Option<Call>> {
+        self.store.get_call(workspace, id).await
+    }
+
+    /// The approval a step of a run waits on.
+    pub async fn get_approval(&self, workspace: &str, id: &str) -> StoreResult<Option<Approval>> {
+        self.store.get_approval(workspace, id).await
+    }
+
+    /// Approvals of the run's session (to adopt a call the gate recorded for a step
+    /// whose leg died before writing the step).
+    pub async fn list_approvals(
+        &self,
+        workspace: &str,
+        filter: &ApprovalFilter,
+    ) -> StoreResult<Vec<Approval>> {
+        self.store.list_approvals(workspace, filter).await
+    }
+
+    // ----- the run's life: start, write under the lease, take over, cancel
+
+    pub async fn start_run(
+        &self,
+        workspace: &str,
+        run: &Run,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<Vec<RunEvent>> {
+        self.store.start_run(workspace, run, lease, update).await
+    }
+
+    pub async fn update_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        owner: &str,
+        update: &RunUpdate,
+    ) -> StoreResult<Vec<RunEvent>> {
+        self.store
+            .update_run(workspace, run_id, owner, update)
+            .await
+    }
+
+    /// Consumes an allowed call's grant together with the step's effect (see
+    /// `Store::redeem_for_run`): the only way the runtime spends a grant.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn redeem_for_run(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        at: Timestamp,
+        effects: &Effects,
+        outbox: Option<&OutboxItem>,
+        run_id: &str,
+        owner: &str,
+        update: &RunUpdate,
+    ) -> Result<Grant, RedeemError> {
+        self.store
+            .redeem_for_run(
+                workspace, call_id, at, effects, outbox, run_id, owner, update,
+            )
+            .await
+    }
+
+    pub async fn claim_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        now: Timestamp,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>> {
+        self.store
+            .claim_run(workspace, run_id, now, lease, update)
+            .await
+    }
+
+    pub async fn cancel_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>> {
+        self.store.cancel_run(workspace, run_id, update).await
+    }
+
+    pub async fn stalled_runs(
+        &self,
+        now: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<(String, String)>> {
+        self.store.stalled_runs(now, limit).await
+    }
+
+    // ----- the outbox (effects that are database writes, delivered later)
+
+    pub async fn list_outbox(&self, workspace: &str, limit: u32) -> StoreResult<Vec<OutboxItem>> {
+        self.store.list_outbox(workspace, limit).await
+    }
+
+    pub async fn outbox_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<(String, OutboxItem)>> {
+        self.store.outbox_due(now, limit).await
+    }
+
+    pub async fn claim_outbox(
+        &self,
+        workspace: &str,
+        id: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        self.store.claim_outbox(workspace, id, now, until).await
+    }
+
+    pub async fn outbox_attempt(
+        &self,
+        workspace: &str,
+        id: &str,
+        at: Timestamp,
+        error: Option<&str>,
+        retry_at: Option<Timestamp>,
+    ) -> StoreResult<()> {
+        self.store
+            .outbox_attempt(workspace, id, at, error, retry_at)
+            .await
+    }
+
+    // ----- scheduled tasks: dispatching a due one as a run
+
+    pub async fn due_tasks(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<(String, Task)>> {
+        self.store.due_tasks(now, limit).await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn dispatch_task(
+        &self,
+        workspace: &str,
+        task_id: &str,
+        now: Timestamp,
+        manual: bool,
+        next_run_at: Option<Timestamp>,
+        session: &Session,
+        run: &Run,
+        lease: &Lease,
+        update: &RunUpdate,
+    ) -> StoreResult<bool> {
+        self.store
+            .dispatch_task(
+                workspace,
+                task_id,
+                now,
+                manual,
+                next_run_at,
+                session,
+                run,
+                lease,
+                update,
+            )
+            .await
+    }
+
+    pub async fn skip_task_tick(
+        &self,
+        workspace: &str,
+        task_id: &str,
+        now: Timestamp,
+        next_run_at: Option<Timestamp>,
+    ) -> StoreResult<bool> {
+        self.store
+            .skip_task_tick(workspace, task_id, now, next_run_at)
+            .await
+    }
+}
