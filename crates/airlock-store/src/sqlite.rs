@@ -8,44 +8,43 @@
 //! (the approval a decision checks, the chain head an audit append extends) are made
 //! inside the write transaction, on the writer.
 //!
-//! - `codec`: column encodings and error mapping.
-//! - `audit`: appending effects (hash chain, events) and reading them back.
-//! - `identity`: workspaces, users, agents, tokens, sessions.
-//! - `policy`: policy versions and the cancellation of stale approvals.
-//! - `calls`: call, approval and grant rows.
-//! - `decide`, `grants`, `expiry`: the three operations that end a wait.
-//! - `rules`: standing rules.
-//! - `web`: the browser inbox's sessions (cookie hash → principal).
-//! - `runs`: the built-in runtime's runs, journal, steps, messages and outbox.
-//! - `notify`: notifications of pending approvals, used links, server secrets.
+//! The operations themselves are written once for both databases, in `src/sql/`
+//! (`store.rs` maps the [`Store`] trait onto them), and compiled here with this backend's
+//! `dialect`: its sqlx types and the few things SQLite does its own way. Only what is
+//! SQLite's alone lives in this folder:
+//!
+//! - `dialect`: the types, the chain head (the newest audit record), the aggregated audit
+//!   page.
 //! - `writer`: the writer connection and its group commit.
 
-mod audit;
-mod calls;
-mod codec;
-mod decide;
-mod expiry;
-mod grants;
-mod identity;
-mod policy;
-mod rules;
-mod runs;
-mod tasks;
-mod web;
+mod dialect;
 mod writer;
 
-use crate::{
-    ApprovalFilter, DecideError, Decided, Decision, Effects, Grant, Lease, NewCall, Principal,
-    RedeemError, RunUpdate, Store, StoreError, StoreResult, StoredStep, WebSession, Workspace,
-};
-use airlock_protocol::{
-    Agent, Approval, AuditRecord, Call, Message, OutboxItem, PolicyInfo, RuleScope, Run, RunEvent,
-    Session, StandingRule, Task, User, WorkspaceEvent,
-};
-use async_trait::async_trait;
-use codec::database;
-use identity::AgentKey;
-use jiff::Timestamp;
+#[path = "sql/audit.rs"]
+mod audit;
+#[path = "sql/calls.rs"]
+mod calls;
+#[path = "sql/decide.rs"]
+mod decide;
+#[path = "sql/expiry.rs"]
+mod expiry;
+#[path = "sql/grants.rs"]
+mod grants;
+#[path = "sql/identity.rs"]
+mod identity;
+#[path = "sql/policy.rs"]
+mod policy;
+#[path = "sql/rules.rs"]
+mod rules;
+#[path = "sql/runs.rs"]
+mod runs;
+#[path = "sql/tasks.rs"]
+mod tasks;
+#[path = "sql/web.rs"]
+mod web;
+
+use crate::codec::database;
+use crate::{Change, Effects, NewCall, StoreError, StoreResult};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 use std::path::Path;
@@ -149,530 +148,36 @@ macro_rules! write_transaction {
     }};
 }
 
-// Declared after `write_transaction!`, which it uses.
-mod notify;
+/// The store the shared operations (`sql/store.rs`, `sql/notify.rs`) are implemented on.
+type Backend = SqliteStore;
 
-#[async_trait]
-impl Store for SqliteStore {
-    async fn workspace_by_name(&self, name: &str) -> StoreResult<Option<Workspace>> {
-        identity::workspace_by_name(&self.readers, name).await
+impl SqliteStore {
+    /// The connections plain reads run on.
+    fn reads(&self) -> &SqlitePool {
+        &self.readers
     }
 
-    async fn create_workspace(&self, workspace: &Workspace) -> StoreResult<()> {
-        write_transaction!(self, |conn| identity::create_workspace(conn, workspace))
-    }
-
-    async fn create_user(
-        &self,
-        workspace: &str,
-        user: &User,
-        token_hash: &str,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| identity::create_user(
-            conn, workspace, user, token_hash, effects
-        ))
-    }
-
-    async fn list_users(&self, workspace: &str) -> StoreResult<Vec<User>> {
-        identity::list_users(&self.readers, workspace).await
-    }
-
-    async fn create_agent(
-        &self,
-        workspace: &str,
-        agent: &Agent,
-        token_hash: &str,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| identity::create_agent(
-            conn, workspace, agent, token_hash, effects
-        ))
-    }
-
-    async fn update_agent(
-        &self,
-        workspace: &str,
-        agent: &Agent,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| identity::update_agent(
-            conn, workspace, agent, effects
-        ))
-    }
-
-    async fn get_agent(&self, workspace: &str, id: &str) -> StoreResult<Option<Agent>> {
-        identity::find_agent(&self.readers, workspace, AgentKey::Id, id).await
-    }
-
-    async fn agent_by_name(&self, workspace: &str, name: &str) -> StoreResult<Option<Agent>> {
-        identity::find_agent(&self.readers, workspace, AgentKey::Name, name).await
-    }
-
-    async fn list_agents(&self, workspace: &str) -> StoreResult<Vec<Agent>> {
-        identity::list_agents(&self.readers, workspace).await
-    }
-
-    async fn principal_for_token(&self, token_hash: &str) -> StoreResult<Option<Principal>> {
-        identity::principal_for_token(&self.readers, token_hash).await
-    }
-
-    async fn put_policy(
-        &self,
-        workspace: &str,
-        policy: &PolicyInfo,
-        effects: &Effects,
-        cancel_reason: &str,
-        on_cancel: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
-    ) -> StoreResult<Vec<Approval>> {
-        write_transaction!(self, |conn| policy::put_policy(
-            conn,
-            workspace,
-            policy,
-            effects,
-            cancel_reason,
-            on_cancel
-        ))
-    }
-
-    async fn current_policy(&self, workspace: &str) -> StoreResult<Option<PolicyInfo>> {
-        policy::current_policy(&self.readers, workspace).await
-    }
-
-    async fn current_policies(&self) -> StoreResult<Vec<(String, PolicyInfo)>> {
-        policy::current_policies(&self.readers).await
-    }
-
-    async fn create_session(&self, workspace: &str, session: &Session) -> StoreResult<()> {
-        write_transaction!(self, |conn| identity::create_session(
-            conn, workspace, session
-        ))
-    }
-
-    async fn session_by_external(
-        &self,
-        workspace: &str,
-        agent_id: &str,
-        external_id: &str,
-    ) -> StoreResult<Option<Session>> {
-        identity::session_by_external(&self.readers, workspace, agent_id, external_id).await
-    }
-
-    async fn get_session(&self, workspace: &str, id: &str) -> StoreResult<Option<Session>> {
-        identity::get_session(&self.readers, workspace, id).await
-    }
-
-    async fn record_call(
+    /// Records a call that needs no approval in the writer's next batch.
+    async fn record_batched(
         &self,
         workspace: &str,
         call: &NewCall,
         effects: &Effects,
     ) -> StoreResult<()> {
-        if call.approval.is_none() {
-            // Nothing to check against the policy in force: batched with the calls
-            // recorded beside it.
-            return self.writer.record_call(workspace, call, effects).await;
-        }
-        write_transaction!(self, |conn| calls::record_call(
-            conn, workspace, call, effects
-        ))
+        self.writer.record_call(workspace, call, effects).await
     }
 
-    async fn get_call(&self, workspace: &str, id: &str) -> StoreResult<Option<Call>> {
-        calls::fetch_call(&self.readers, workspace, id).await
-    }
-
-    async fn get_approval(&self, workspace: &str, id: &str) -> StoreResult<Option<Approval>> {
-        calls::fetch_approval(&self.readers, workspace, id).await
-    }
-
-    async fn list_approvals(
-        &self,
-        workspace: &str,
-        filter: &ApprovalFilter,
-    ) -> StoreResult<Vec<Approval>> {
-        calls::list_approvals(&self.readers, workspace, filter).await
-    }
-
-    async fn decide(
-        &self,
-        workspace: &str,
-        decision: &Decision,
-        effects: &Effects,
-    ) -> Result<Decided, DecideError> {
-        write_transaction!(self, |conn| decide::decide(
-            conn, workspace, decision, effects
-        ))
-    }
-
-    async fn redeem(
-        &self,
-        workspace: &str,
-        call_id: &str,
-        at: Timestamp,
-        effects: &Effects,
-    ) -> Result<Grant, RedeemError> {
-        write_transaction!(self, |conn| grants::redeem(
-            conn, workspace, call_id, at, effects
-        ))
-    }
-
-    async fn expire_due(
-        &self,
-        now: Timestamp,
-        limit: u32,
-        on_expire: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
-    ) -> StoreResult<Vec<(String, Approval)>> {
-        write_transaction!(self, |conn| expiry::expire_due(conn, now, limit, on_expire))
-    }
-
-    async fn next_deadline(&self) -> StoreResult<Option<Timestamp>> {
-        expiry::next_deadline(&self.readers).await
-    }
-
-    async fn create_standing_rule(
-        &self,
-        workspace: &str,
-        rule: &StandingRule,
-        effects: &Effects,
-    ) -> StoreResult<(StandingRule, bool)> {
-        write_transaction!(self, |conn| rules::create_standing_rule(
-            conn, workspace, rule, effects
-        ))
-    }
-
-    async fn revoke_standing_rule(
-        &self,
-        workspace: &str,
-        id: &str,
-        at: Timestamp,
-        effects: &Effects,
-    ) -> StoreResult<Option<StandingRule>> {
-        write_transaction!(self, |conn| rules::revoke_standing_rule(
-            conn, workspace, id, at, effects
-        ))
-    }
-
-    async fn list_standing_rules(&self, workspace: &str) -> StoreResult<Vec<StandingRule>> {
-        rules::list_standing_rules(&self.readers, workspace).await
-    }
-
-    async fn live_standing_rules(
-        &self,
-        workspace: &str,
-        scopes: &[(RuleScope, String)],
-        now: Timestamp,
-    ) -> StoreResult<Vec<StandingRule>> {
-        rules::live_standing_rules(&self.readers, workspace, scopes, now).await
-    }
-
-    async fn cancel_approval(
-        &self,
-        workspace: &str,
-        approval_id: &str,
-        at: Timestamp,
-        reason: &str,
-        effects: &Effects,
-    ) -> Result<Approval, DecideError> {
-        write_transaction!(self, |conn| runs::cancel_approval(
-            conn,
-            workspace,
-            approval_id,
-            at,
-            reason,
-            effects
-        ))
-    }
-
-    async fn start_run(
-        &self,
-        workspace: &str,
-        run: &Run,
-        lease: &Lease,
-        update: &RunUpdate,
-    ) -> StoreResult<Vec<RunEvent>> {
-        write_transaction!(self, |conn| runs::start_run(
-            conn, workspace, run, lease, update
-        ))
-    }
-
-    async fn update_run(
-        &self,
-        workspace: &str,
-        run_id: &str,
-        owner: &str,
-        update: &RunUpdate,
-    ) -> StoreResult<Vec<RunEvent>> {
-        write_transaction!(self, |conn| runs::update_run(
-            conn, workspace, run_id, owner, update
-        ))
-    }
-
-    async fn redeem_for_run(
-        &self,
-        workspace: &str,
-        call_id: &str,
-        at: Timestamp,
-        effects: &Effects,
-        outbox: Option<&OutboxItem>,
-        run_id: &str,
-        owner: &str,
-        update: &RunUpdate,
-    ) -> Result<Grant, RedeemError> {
-        write_transaction!(self, |conn| runs::redeem_for_run(
-            conn, workspace, call_id, at, effects, outbox, run_id, owner, update
-        ))
-    }
-
-    async fn claim_run(
-        &self,
-        workspace: &str,
-        run_id: &str,
-        now: Timestamp,
-        lease: &Lease,
-        update: &RunUpdate,
-    ) -> StoreResult<Option<Run>> {
-        write_transaction!(self, |conn| runs::claim_run(
-            conn, workspace, run_id, now, lease, update
-        ))
-    }
-
-    async fn cancel_run(
-        &self,
-        workspace: &str,
-        run_id: &str,
-        update: &RunUpdate,
-    ) -> StoreResult<Option<Run>> {
-        write_transaction!(self, |conn| runs::cancel_run(
-            conn, workspace, run_id, update
-        ))
-    }
-
-    async fn stalled_runs(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<(String, String)>> {
-        runs::stalled_runs(&self.readers, now, limit).await
-    }
-
-    async fn get_run(&self, workspace: &str, id: &str) -> StoreResult<Option<Run>> {
-        runs::fetch_run(&self.readers, workspace, id).await
-    }
-
-    async fn session_runs(&self, workspace: &str, session_id: &str) -> StoreResult<Vec<Run>> {
-        runs::session_runs(&self.readers, workspace, session_id).await
-    }
-
-    async fn run_events_after(
-        &self,
-        workspace: &str,
-        run_id: &str,
-        after: u64,
-        limit: u32,
-    ) -> StoreResult<Vec<RunEvent>> {
-        runs::run_events_after(&self.readers, workspace, run_id, after, limit).await
-    }
-
-    async fn run_steps(&self, workspace: &str, run_id: &str) -> StoreResult<Vec<StoredStep>> {
-        runs::run_steps(&self.readers, workspace, run_id).await
-    }
-
-    async fn run_of_call(&self, workspace: &str, call_id: &str) -> StoreResult<Option<String>> {
-        runs::run_of_call(&self.readers, workspace, call_id).await
-    }
-
-    async fn session_messages(
-        &self,
-        workspace: &str,
-        session_id: &str,
-    ) -> StoreResult<Vec<Message>> {
-        runs::session_messages(&self.readers, workspace, session_id).await
-    }
-
-    async fn list_outbox(&self, workspace: &str, limit: u32) -> StoreResult<Vec<OutboxItem>> {
-        runs::list_outbox(&self.readers, workspace, limit).await
-    }
-
-    async fn outbox_due(
-        &self,
-        now: Timestamp,
-        limit: u32,
-    ) -> StoreResult<Vec<(String, OutboxItem)>> {
-        runs::outbox_due(&self.readers, now, limit).await
-    }
-
-    async fn claim_outbox(
-        &self,
-        workspace: &str,
-        id: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> StoreResult<bool> {
-        write_transaction!(self, |conn| runs::claim_outbox(
-            conn, workspace, id, now, until
-        ))
-    }
-
-    async fn outbox_attempt(
-        &self,
-        workspace: &str,
-        id: &str,
-        at: Timestamp,
-        error: Option<&str>,
-        retry_at: Option<Timestamp>,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| runs::outbox_attempt(
-            conn, workspace, id, at, error, retry_at
-        ))
-    }
-
-    async fn create_task(
-        &self,
-        workspace: &str,
-        task: &Task,
-        rules: &[StandingRule],
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| tasks::create_task(
-            conn, workspace, task, rules, effects
-        ))
-    }
-
-    async fn get_task(&self, workspace: &str, id: &str) -> StoreResult<Option<Task>> {
-        tasks::get_task(&self.readers, workspace, id).await
-    }
-
-    async fn list_tasks(&self, workspace: &str) -> StoreResult<Vec<Task>> {
-        tasks::list_tasks(&self.readers, workspace).await
-    }
-
-    async fn update_task(
-        &self,
-        workspace: &str,
-        task: &Task,
-        revoke_rules_at: Option<Timestamp>,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| tasks::update_task(
-            conn,
-            workspace,
-            task,
-            revoke_rules_at,
-            effects
-        ))
-    }
-
-    async fn due_tasks(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<(String, Task)>> {
-        tasks::due_tasks(&self.readers, now, limit).await
-    }
-
-    async fn dispatch_task(
-        &self,
-        workspace: &str,
-        task_id: &str,
-        now: Timestamp,
-        manual: bool,
-        next_run_at: Option<Timestamp>,
-        session: &Session,
-        run: &Run,
-        lease: &Lease,
-        update: &RunUpdate,
-    ) -> StoreResult<bool> {
-        write_transaction!(self, |conn| tasks::dispatch_task(
-            conn,
-            workspace,
-            task_id,
-            now,
-            manual,
-            next_run_at,
-            session,
-            run,
-            lease,
-            update
-        ))
-    }
-
-    async fn skip_task_tick(
-        &self,
-        workspace: &str,
-        task_id: &str,
-        now: Timestamp,
-        next_run_at: Option<Timestamp>,
-    ) -> StoreResult<bool> {
-        write_transaction!(self, |conn| tasks::skip_task_tick(
-            conn,
-            workspace,
-            task_id,
-            now,
-            next_run_at
-        ))
-    }
-
-    async fn audit_after(
-        &self,
-        workspace: &str,
-        after: u64,
-        limit: u32,
-    ) -> StoreResult<Vec<AuditRecord>> {
-        audit::audit_after(&self.readers, workspace, after, limit).await
-    }
-
-    async fn audit_rows_after(
-        &self,
-        workspace: &str,
-        after: u64,
-        limit: u32,
-    ) -> StoreResult<crate::AuditRows> {
-        audit::audit_rows_after(&self.readers, workspace, after, limit).await
-    }
-
-    async fn events_after(
-        &self,
-        workspace: &str,
-        after: u64,
-        limit: u32,
-    ) -> StoreResult<Vec<WorkspaceEvent>> {
-        audit::events_after(&self.readers, workspace, after, limit).await
-    }
-
-    async fn last_event_id(&self, workspace: &str) -> StoreResult<u64> {
-        audit::last_event_id(&self.readers, workspace).await
-    }
-
-    async fn create_web_session(
-        &self,
-        workspace: &str,
-        session: &WebSession,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| web::create_web_session(
-            conn, workspace, session, effects
-        ))
-    }
-
-    async fn web_session(
-        &self,
-        cookie_hash: &str,
-        now: Timestamp,
-    ) -> StoreResult<Option<(WebSession, Principal)>> {
-        web::web_session(&self.readers, cookie_hash, now).await
-    }
-
-    async fn delete_web_session(
-        &self,
-        workspace: &str,
-        cookie_hash: &str,
-        effects: &Effects,
-    ) -> StoreResult<bool> {
-        write_transaction!(self, |conn| web::delete_web_session(
-            conn,
-            workspace,
-            cookie_hash,
-            effects
-        ))
-    }
-
-    async fn policy_versions(&self, workspace: &str, limit: u32) -> StoreResult<Vec<PolicyInfo>> {
-        web::policy_versions(&self.readers, workspace, limit).await
+    /// One process serves the file: there is no other node to hear from.
+    async fn changes(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
+        Ok(None)
     }
 }
+
+// Declared after `write_transaction!`, which they use.
+#[path = "sql/notify.rs"]
+mod notify;
+#[path = "sql/store.rs"]
+mod store;
 
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@
 //! its own savepoint, so a bad call fails alone.
 
 use super::calls::{record_calls, CallWrite};
-use super::codec::database;
+use crate::codec::database;
 use crate::{Effects, NewCall, StoreError, StoreResult};
 use sqlx::{Acquire, PgPool};
 use std::sync::{Arc, Mutex};

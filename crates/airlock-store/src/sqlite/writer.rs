@@ -30,7 +30,7 @@
 //! alone.
 
 use super::calls::{record_calls, CallWrite};
-use super::codec::database;
+use crate::codec::database;
 use crate::{Effects, NewCall, StoreError, StoreResult};
 use sqlx::{Executor, SqliteConnection};
 use std::sync::Arc;
