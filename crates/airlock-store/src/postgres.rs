@@ -16,7 +16,7 @@
 //! - Commits are synchronous (`synchronous_commit = on`, G7), and every statement has a
 //!   time limit (`statement_timeout`) so a stuck lock surfaces as an error, not a hang.
 //! - Every event appended is also announced with `pg_notify` in its transaction
-//!   (delivered on commit); [`Store::listen`] turns the announcements into [`Change`]s.
+//!   (delivered on commit); [`crate::Store::listen`] turns the announcements into [`Change`]s.
 //!
 //! The schema is embedded and migrated at connect; sqlx's migrator holds an advisory lock
 //! while it runs, so nodes starting together migrate once. The database being away is a
@@ -24,7 +24,7 @@
 //! is back.
 //!
 //! The operations themselves are written once for both databases, in `src/sql/`
-//! (`store.rs` maps the [`Store`] trait onto them), and compiled here with this backend's
+//! (`store.rs` maps the [`crate::Store`] trait onto them), and compiled here with this backend's
 //! `dialect`. Only what is PostgreSQL's alone lives in this folder:
 //!
 //! - `dialect`: the types, the workspace lock and chain head (`audit_heads`), the
@@ -39,31 +39,9 @@ mod batch;
 mod dialect;
 mod listen;
 
-#[path = "sql/audit.rs"]
-mod audit;
-#[path = "sql/calls.rs"]
-mod calls;
-#[path = "sql/decide.rs"]
-mod decide;
-#[path = "sql/expiry.rs"]
-mod expiry;
-#[path = "sql/grants.rs"]
-mod grants;
-#[path = "sql/identity.rs"]
-mod identity;
-#[path = "sql/policy.rs"]
-mod policy;
-#[path = "sql/rules.rs"]
-mod rules;
-#[path = "sql/runs.rs"]
-mod runs;
-#[path = "sql/tasks.rs"]
-mod tasks;
-#[path = "sql/web.rs"]
-mod web;
-
 use crate::codec::database;
-use crate::{Change, Effects, NewCall, StoreError, StoreResult};
+use crate::{Change, StoreError, StoreResult};
+use sql::calls::CallWrite;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, Executor, PgConnection, PgPool};
 use std::str::FromStr;
@@ -76,7 +54,7 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres")
 /// How a node uses the database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgOptions {
-    /// Connections of this node's pool (one of them is held by [`Store::listen`]).
+    /// Connections of this node's pool (one of them is held by [`crate::Store::listen`]).
     pub max_connections: u32,
     /// How long an operation waits for a connection — including the time to (re)connect
     /// to the server — before failing with [`StoreError::Database`].
@@ -157,7 +135,7 @@ impl PostgresStore {
         Ok(PostgresStore { pool, batcher })
     }
 
-    /// Closes every connection (and ends every [`Store::listen`] task).
+    /// Closes every connection (and ends every [`crate::Store::listen`] task).
     pub async fn close(self) {
         self.pool.close().await;
     }
@@ -194,32 +172,31 @@ macro_rules! write_transaction {
 type Backend = PostgresStore;
 
 impl PostgresStore {
-    /// The connections plain reads run on (the same pool as the writes).
-    fn reads(&self) -> &PgPool {
-        &self.pool
-    }
-
-    /// Records a call that needs no approval in the batcher's next batch.
-    async fn record_batched(
-        &self,
-        workspace: &str,
-        call: &NewCall,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        self.batcher.record_call(workspace, call, effects).await
-    }
-
     /// Other nodes' changes, as they commit.
     async fn changes(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
         listen::listen(&self.pool).await.map(Some)
     }
+
+    /// Records a call that needs no approval in this node's next batch.
+    async fn record_batched(&self, write: CallWrite<'_>) -> StoreResult<()> {
+        let CallWrite {
+            workspace,
+            call,
+            effects,
+        } = write;
+        self.batcher.record_call(workspace, call, effects).await
+    }
+
+    /// The pool plain reads run on: the one the writes use.
+    fn reads(&self) -> &PgPool {
+        &self.pool
+    }
 }
 
-// Declared after `write_transaction!`, which they use.
-#[path = "sql/notify.rs"]
-mod notify;
-#[path = "sql/store.rs"]
-mod store;
+// The operations, written once for both backends; declared after `write_transaction!`,
+// which they use.
+#[path = "sql/mod.rs"]
+mod sql;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -9,7 +9,7 @@
 //! inside the write transaction, on the writer.
 //!
 //! The operations themselves are written once for both databases, in `src/sql/`
-//! (`store.rs` maps the [`Store`] trait onto them), and compiled here with this backend's
+//! (`store.rs` maps the [`crate::Store`] trait onto them), and compiled here with this backend's
 //! `dialect`: its sqlx types and the few things SQLite does its own way. Only what is
 //! SQLite's alone lives in this folder:
 //!
@@ -20,31 +20,9 @@
 mod dialect;
 mod writer;
 
-#[path = "sql/audit.rs"]
-mod audit;
-#[path = "sql/calls.rs"]
-mod calls;
-#[path = "sql/decide.rs"]
-mod decide;
-#[path = "sql/expiry.rs"]
-mod expiry;
-#[path = "sql/grants.rs"]
-mod grants;
-#[path = "sql/identity.rs"]
-mod identity;
-#[path = "sql/policy.rs"]
-mod policy;
-#[path = "sql/rules.rs"]
-mod rules;
-#[path = "sql/runs.rs"]
-mod runs;
-#[path = "sql/tasks.rs"]
-mod tasks;
-#[path = "sql/web.rs"]
-mod web;
-
 use crate::codec::database;
-use crate::{Change, Effects, NewCall, StoreError, StoreResult};
+use crate::{Change, StoreError, StoreResult};
+use sql::calls::CallWrite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 use std::path::Path;
@@ -158,13 +136,10 @@ impl SqliteStore {
     }
 
     /// Records a call that needs no approval in the writer's next batch.
-    async fn record_batched(
-        &self,
-        workspace: &str,
-        call: &NewCall,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        self.writer.record_call(workspace, call, effects).await
+    async fn record_batched(&self, write: CallWrite<'_>) -> StoreResult<()> {
+        (self.writer)
+            .record_call(write.workspace, write.call, write.effects)
+            .await
     }
 
     /// One process serves the file: there is no other node to hear from.
@@ -173,11 +148,10 @@ impl SqliteStore {
     }
 }
 
-// Declared after `write_transaction!`, which they use.
-#[path = "sql/notify.rs"]
-mod notify;
-#[path = "sql/store.rs"]
-mod store;
+// The operations, written once for both backends; declared after `write_transaction!`,
+// which they use.
+#[path = "sql/mod.rs"]
+mod sql;
 
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@
 //! next one queues. A batch whose statements fail is recorded again call by call, each in
 //! its own savepoint, so a bad call fails alone.
 
-use super::calls::{record_calls, CallWrite};
+use super::sql::calls::{record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{Effects, NewCall, StoreError, StoreResult};
 use sqlx::{Acquire, PgPool};
@@ -26,14 +26,6 @@ pub(super) struct Batcher {
 struct Shared {
     queue: Mutex<Vec<QueuedCall>>,
     wake: Notify,
-}
-
-/// A call waiting for the committer, with where its outcome goes.
-struct QueuedCall {
-    workspace: String,
-    call: NewCall,
-    effects: Effects,
-    reply: oneshot::Sender<StoreResult<()>>,
 }
 
 impl Batcher {

@@ -3,7 +3,8 @@
 //! announcement of events to the other nodes, and the sweeper's row locks. The names are
 //! the same in `sqlite/dialect.rs`.
 
-use super::audit::EventRow;
+use super::sql::audit::EventRow;
+use super::sql::expiry::Due;
 use crate::codec::{database, millis, Columns};
 use crate::{AuditRows, StoreError, StoreResult};
 use airlock_digest::GENESIS_HASH;
@@ -137,11 +138,7 @@ pub(crate) async fn insert_events(
 /// The approvals of `due` still due, read again under the workspace locks (another node
 /// may have decided or expired some of them meanwhile) and locked, skipping those another
 /// sweeper holds.
-pub(crate) async fn still_due(
-    conn: &mut Conn,
-    due: Vec<(String, String)>,
-    now: Timestamp,
-) -> StoreResult<Vec<(String, String)>> {
+pub(crate) async fn still_due(conn: &mut Conn, due: Due, now: Timestamp) -> StoreResult<Due> {
     let ids: Vec<String> = due.into_iter().map(|(_, id)| id).collect();
     let rows = sqlx::query(
         "SELECT workspace, id FROM approvals

@@ -7,6 +7,7 @@
 
 use super::audit::append_many;
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
+use super::optional;
 use super::policy::digest_in_force;
 use crate::codec::{
     approval_from_row, call_from_row, database, enum_text, json_text, millis, opt_millis,
@@ -32,6 +33,15 @@ pub(crate) struct CallWrite<'a> {
     pub workspace: &'a str,
     pub call: &'a NewCall,
     pub effects: &'a Effects,
+}
+
+/// A call waiting for SQLite's committer or PostgreSQL's batcher, with where its outcome
+/// goes.
+pub(crate) struct QueuedCall {
+    pub workspace: String,
+    pub call: NewCall,
+    pub effects: Effects,
+    pub reply: tokio::sync::oneshot::Sender<StoreResult<()>>,
 }
 
 pub(crate) async fn record_call(
@@ -200,13 +210,8 @@ where
     E: Executor<'e, Database = Db>,
 {
     let sql = format!("SELECT {CALL_COLUMNS} FROM calls WHERE workspace = $1 AND id = $2");
-    let row = sqlx::query(&sql)
-        .bind(workspace)
-        .bind(id)
-        .fetch_optional(executor)
-        .await
-        .map_err(database)?;
-    row.as_ref().map(call_from_row).transpose()
+    let query = sqlx::query(&sql).bind(workspace).bind(id);
+    optional(query, executor, call_from_row).await
 }
 
 pub(crate) async fn fetch_approval<'e, E>(
@@ -218,13 +223,8 @@ where
     E: Executor<'e, Database = Db>,
 {
     let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = $1 AND id = $2");
-    let row = sqlx::query(&sql)
-        .bind(workspace)
-        .bind(id)
-        .fetch_optional(executor)
-        .await
-        .map_err(database)?;
-    row.as_ref().map(approval_from_row).transpose()
+    let query = sqlx::query(&sql).bind(workspace).bind(id);
+    optional(query, executor, approval_from_row).await
 }
 
 pub(crate) async fn list_approvals(

@@ -18,6 +18,9 @@ use airlock_protocol::{Approval, ApprovalStatus, CallStatus};
 use jiff::Timestamp;
 use std::collections::BTreeSet;
 
+/// (workspace, id) of approvals found due.
+pub(crate) type Due = Vec<(String, String)>;
+
 /// The `decision_reason` of an expired approval.
 const EXPIRED_REASON: &str = "expired";
 

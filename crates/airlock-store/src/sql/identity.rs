@@ -6,6 +6,7 @@
 
 use super::audit::append_effects;
 use super::dialect::{self, lock_workspace, Conn, Pool, ORD};
+use super::{all, optional};
 use crate::codec::{agent_from_row, database, enum_text, millis, opt_json_text, Columns};
 use crate::{Effects, Principal, StoreError, StoreResult, Subject, Workspace};
 use airlock_protocol::{Agent, Session, User};
@@ -199,13 +200,8 @@ pub(crate) async fn find_agent(
         AgentKey::Name => "name",
     };
     let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = $1 AND {key} = $2");
-    let row = sqlx::query(&sql)
-        .bind(workspace)
-        .bind(value)
-        .fetch_optional(pool)
-        .await
-        .map_err(database)?;
-    row.as_ref().map(agent_from_row).transpose()
+    let query = sqlx::query(&sql).bind(workspace).bind(value);
+    optional(query, pool, agent_from_row).await
 }
 
 /// Which unique key [`find_agent`] looks an agent up by.
@@ -219,12 +215,8 @@ pub(crate) async fn list_agents(pool: &Pool, workspace: &str) -> StoreResult<Vec
     let sql = format!(
         "SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = $1 ORDER BY created_at, {ORD}"
     );
-    let rows = sqlx::query(&sql)
-        .bind(workspace)
-        .fetch_all(pool)
-        .await
-        .map_err(database)?;
-    rows.iter().map(agent_from_row).collect()
+    let query = sqlx::query(&sql).bind(workspace);
+    all(query, pool, agent_from_row).await
 }
 
 pub(crate) async fn principal_for_token(

@@ -8,6 +8,7 @@
 //! order to keep, and notifications stay off the workspace's write queue. Using a link
 //! opens a web session and appends audit records, so it does lock the workspace first.
 
+use super::all;
 use super::dialect::{lock_workspace, Conn};
 use super::{web, Backend};
 use crate::codec::{approval_from_row, database, millis, opt_millis, Columns};
@@ -83,16 +84,12 @@ impl NotifyStore for Backend {
         now: Timestamp,
         limit: u32,
     ) -> StoreResult<Vec<Notification>> {
-        let rows = sqlx::query(&format!(
+        let sql = format!(
             "SELECT {NOTIFICATION_COLUMNS} FROM notifications
              WHERE status = 'pending' AND next_at <= $1 ORDER BY next_at, id LIMIT $2"
-        ))
-        .bind(millis(now))
-        .bind(i64::from(limit))
-        .fetch_all(self.reads())
-        .await
-        .map_err(database)?;
-        rows.iter().map(notification_from_row).collect()
+        );
+        let query = sqlx::query(&sql).bind(millis(now)).bind(i64::from(limit));
+        all(query, self.reads(), notification_from_row).await
     }
 
     async fn claim_notification(

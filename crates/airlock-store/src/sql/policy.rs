@@ -5,6 +5,7 @@
 use super::audit::append_effects;
 use super::calls::{close_by_system, SystemClose};
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
+use super::optional;
 use crate::codec::{database, millis, policy_from_row, to_i64, Columns};
 use crate::{Effects, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, CallStatus, PolicyInfo};
@@ -81,15 +82,12 @@ pub(crate) async fn current_policy(
     pool: &Pool,
     workspace: &str,
 ) -> StoreResult<Option<PolicyInfo>> {
-    let row = sqlx::query(
+    let query = sqlx::query(
         "SELECT version, digest, source, created_at FROM policies WHERE workspace = $1
          ORDER BY version DESC LIMIT 1",
     )
-    .bind(workspace)
-    .fetch_optional(pool)
-    .await
-    .map_err(database)?;
-    row.as_ref().map(policy_from_row).transpose()
+    .bind(workspace);
+    optional(query, pool, policy_from_row).await
 }
 
 pub(crate) async fn current_policies(pool: &Pool) -> StoreResult<Vec<(String, PolicyInfo)>> {

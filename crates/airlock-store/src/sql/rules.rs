@@ -3,6 +3,7 @@
 //!
 //! A rule is live at `t` when it is not revoked and has no expiry or expires after `t`.
 
+use super::all;
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn, Pool, ORD};
 use crate::codec::{database, millis, opt_millis, rule_from_row};
@@ -115,12 +116,8 @@ pub(crate) async fn list_standing_rules(
         "SELECT {RULE_COLUMNS} FROM standing_rules WHERE workspace = $1
          ORDER BY created_at DESC, {ORD} DESC"
     );
-    let rows = sqlx::query(&sql)
-        .bind(workspace)
-        .fetch_all(pool)
-        .await
-        .map_err(database)?;
-    rows.iter().map(rule_from_row).collect()
+    let query = sqlx::query(&sql).bind(workspace);
+    all(query, pool, rule_from_row).await
 }
 
 pub(crate) async fn live_standing_rules(

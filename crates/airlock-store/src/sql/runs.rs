@@ -4,6 +4,7 @@
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
 use super::grants;
+use super::{all, optional};
 use crate::codec::{
     database, enum_text, json_text, message_from_row, millis, opt_json_text, opt_millis,
     outbox_from_row, run_event_from_row, run_from_row, step_from_row, to_i64, MESSAGE_COLUMNS,
@@ -22,15 +23,9 @@ pub(crate) async fn fetch_run<'e, E>(
 where
     E: Executor<'e, Database = Db>,
 {
-    let row = sqlx::query(&format!(
-        "SELECT {RUN_COLUMNS} FROM runs WHERE id = $1 AND workspace = $2"
-    ))
-    .bind(id)
-    .bind(workspace)
-    .fetch_optional(executor)
-    .await
-    .map_err(database)?;
-    row.as_ref().map(run_from_row).transpose()
+    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1 AND workspace = $2");
+    let query = sqlx::query(&sql).bind(id).bind(workspace);
+    optional(query, executor, run_from_row).await
 }
 
 /// Writes `update` to a run whose right to be written was checked by the caller.
@@ -353,16 +348,12 @@ pub(crate) async fn session_runs(
     workspace: &str,
     session_id: &str,
 ) -> StoreResult<Vec<Run>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {RUN_COLUMNS} FROM runs WHERE workspace = $1 AND session_id = $2
          ORDER BY created_at, {ORD}"
-    ))
-    .bind(workspace)
-    .bind(session_id)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(run_from_row).collect()
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(session_id);
+    all(query, readers, run_from_row).await
 }
 
 pub(crate) async fn run_events_after(
@@ -372,18 +363,15 @@ pub(crate) async fn run_events_after(
     after: u64,
     limit: u32,
 ) -> StoreResult<Vec<RunEvent>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT seq, kind, at, data FROM run_events
          WHERE workspace = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
     )
     .bind(workspace)
     .bind(run_id)
     .bind(to_i64(after)?)
-    .bind(i64::from(limit))
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(run_event_from_row).collect()
+    .bind(i64::from(limit));
+    all(query, readers, run_event_from_row).await
 }
 
 pub(crate) async fn run_steps(
@@ -391,15 +379,11 @@ pub(crate) async fn run_steps(
     workspace: &str,
     run_id: &str,
 ) -> StoreResult<Vec<StoredStep>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {STEP_COLUMNS} FROM run_steps WHERE workspace = $1 AND run_id = $2 ORDER BY idx"
-    ))
-    .bind(workspace)
-    .bind(run_id)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(step_from_row).collect()
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(run_id);
+    all(query, readers, step_from_row).await
 }
 
 pub(crate) async fn run_of_call(
@@ -420,16 +404,12 @@ pub(crate) async fn session_messages(
     workspace: &str,
     session_id: &str,
 ) -> StoreResult<Vec<Message>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {MESSAGE_COLUMNS} FROM messages WHERE workspace = $1 AND session_id = $2
          ORDER BY created_at, {ORD}"
-    ))
-    .bind(workspace)
-    .bind(session_id)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(message_from_row).collect()
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(session_id);
+    all(query, readers, message_from_row).await
 }
 
 pub(crate) async fn list_outbox(
@@ -437,16 +417,12 @@ pub(crate) async fn list_outbox(
     workspace: &str,
     limit: u32,
 ) -> StoreResult<Vec<OutboxItem>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {OUTBOX_COLUMNS} FROM outbox WHERE workspace = $1
          ORDER BY created_at DESC, {ORD} DESC LIMIT $2"
-    ))
-    .bind(workspace)
-    .bind(i64::from(limit))
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(outbox_from_row).collect()
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(i64::from(limit));
+    all(query, readers, outbox_from_row).await
 }
 
 pub(crate) async fn outbox_due(

@@ -137,7 +137,12 @@ impl Store for Backend {
         if call.approval.is_none() {
             // Nothing to check against the policy in force: batched with the calls
             // recorded beside it.
-            return self.record_batched(workspace, call, effects).await;
+            let write = calls::CallWrite {
+                workspace,
+                call,
+                effects,
+            };
+            return self.record_batched(write).await;
         }
         write_transaction!(self, |conn| calls::record_call(
             conn, workspace, call, effects

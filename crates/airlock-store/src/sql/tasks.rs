@@ -6,6 +6,7 @@ use super::dialect::{lock_workspace, Conn, Pool, ORD};
 use super::identity::create_session;
 use super::rules::mint_or_reuse;
 use super::runs::start_run;
+use super::{all, optional};
 use crate::codec::{database, millis, opt_millis, task_from_row, TASK_COLUMNS};
 use crate::{Effects, Lease, RunUpdate, StoreResult};
 use airlock_protocol::{Run, Session, StandingRule, Task};
@@ -52,26 +53,17 @@ pub(crate) async fn get_task(
     workspace: &str,
     id: &str,
 ) -> StoreResult<Option<Task>> {
-    let row = sqlx::query(&format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = $1 AND id = $2"
-    ))
-    .bind(workspace)
-    .bind(id)
-    .fetch_optional(readers)
-    .await
-    .map_err(database)?;
-    row.as_ref().map(task_from_row).transpose()
+    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = $1 AND id = $2");
+    let query = sqlx::query(&sql).bind(workspace).bind(id);
+    optional(query, readers, task_from_row).await
 }
 
 pub(crate) async fn list_tasks(readers: &Pool, workspace: &str) -> StoreResult<Vec<Task>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = $1 ORDER BY created_at DESC, {ORD} DESC"
-    ))
-    .bind(workspace)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(task_from_row).collect()
+    );
+    let query = sqlx::query(&sql).bind(workspace);
+    all(query, readers, task_from_row).await
 }
 
 pub(crate) async fn update_task(

@@ -7,6 +7,7 @@
 //!
 //! The writes lock the workspace first, as every write does (a no-op on SQLite).
 
+use super::all;
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn, Pool};
 use crate::codec::{database, millis, Columns};
@@ -111,14 +112,11 @@ pub(crate) async fn policy_versions(
     workspace: &str,
     limit: u32,
 ) -> StoreResult<Vec<airlock_protocol::PolicyInfo>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT version, digest, source, created_at FROM policies WHERE workspace = $1
          ORDER BY version DESC LIMIT $2",
     )
     .bind(workspace)
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(database)?;
-    rows.iter().map(crate::codec::policy_from_row).collect()
+    .bind(i64::from(limit));
+    all(query, pool, crate::codec::policy_from_row).await
 }

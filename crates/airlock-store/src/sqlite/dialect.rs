@@ -5,7 +5,8 @@
 //! lock to take: the workspace "lock" only says whether to go on, and the chain head is
 //! read from the newest audit record.
 
-use super::audit::EventRow;
+use super::sql::audit::EventRow;
+use super::sql::expiry::Due;
 use crate::codec::{database, to_i64, Columns};
 use crate::{AuditRows, StoreResult};
 use airlock_digest::GENESIS_HASH;
@@ -72,11 +73,7 @@ pub(crate) async fn insert_events(
 }
 
 /// The due approvals found are still due: no other writer could have closed them.
-pub(crate) async fn still_due(
-    _conn: &mut Conn,
-    due: Vec<(String, String)>,
-    _now: Timestamp,
-) -> StoreResult<Vec<(String, String)>> {
+pub(crate) async fn still_due(_conn: &mut Conn, due: Due, _now: Timestamp) -> StoreResult<Due> {
     Ok(due)
 }
 

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use super::*;
-use crate::{Grant, Store, Workspace};
+use crate::{Effects, Grant, NewCall, Store, Workspace};
 use airlock_protocol::{Agent, Call};
 use jiff::Timestamp;
 

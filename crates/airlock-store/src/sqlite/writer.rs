@@ -29,7 +29,7 @@
 //! committer records the calls one by one, each in its own savepoint, so a bad call fails
 //! alone.
 
-use super::calls::{record_calls, CallWrite};
+use super::sql::calls::{record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{Effects, NewCall, StoreError, StoreResult};
 use sqlx::{Executor, SqliteConnection};
@@ -223,14 +223,6 @@ impl State {
 
 fn lost() -> StoreError {
     StoreError::Database("the write transaction was lost before it committed".into())
-}
-
-/// A call waiting for the committer, with where its outcome goes.
-struct QueuedCall {
-    workspace: String,
-    call: NewCall,
-    effects: Effects,
-    reply: oneshot::Sender<StoreResult<()>>,
 }
 
 impl Writer {
