@@ -179,12 +179,7 @@ impl PostgresStore {
 
     /// Records a call that needs no approval in this node's next batch.
     async fn record_batched(&self, write: CallWrite<'_>) -> StoreResult<()> {
-        let CallWrite {
-            workspace,
-            call,
-            effects,
-        } = write;
-        self.batcher.record_call(workspace, call, effects).await
+        self.batcher.record_call(write).await
     }
 
     /// The pool plain reads run on: the one the writes use.

@@ -137,9 +137,7 @@ impl SqliteStore {
 
     /// Records a call that needs no approval in the writer's next batch.
     async fn record_batched(&self, write: CallWrite<'_>) -> StoreResult<()> {
-        (self.writer)
-            .record_call(write.workspace, write.call, write.effects)
-            .await
+        self.writer.record_call(write).await
     }
 
     /// One process serves the file: there is no other node to hear from.

@@ -9,12 +9,13 @@
 //! the workspace's head row locked until commit (`dialect::lock_workspace`).
 
 use super::dialect::{self, Conn, Db, Pool};
+use super::Row;
 use crate::codec::{database, json_text, millis, to_i64, Columns};
 use crate::{AuditEntry, AuditRows, Effects, EventEntry, StoreError, StoreResult};
 use airlock_digest::digest::audit_hash;
 use airlock_protocol::{AuditRecord, WorkspaceEvent};
 use serde_json::json;
-use sqlx::{QueryBuilder, Row};
+use sqlx::{QueryBuilder, Row as _};
 
 /// Appends `effects` to `workspace`'s audit chain and event stream.
 pub(crate) async fn append_effects(
@@ -137,13 +138,9 @@ pub(crate) async fn append_many(conn: &mut Conn, batch: &[(&str, &Effects)]) -> 
     Ok(())
 }
 
-pub(crate) async fn audit_after(
-    pool: &Pool,
-    workspace: &str,
-    after: u64,
-    limit: u32,
-) -> StoreResult<Vec<AuditRecord>> {
-    let rows = sqlx::query(
+/// The audit records of `workspace` after `after`, at most `limit`, in chain order.
+async fn audit_rows(pool: &Pool, workspace: &str, after: u64, limit: u32) -> StoreResult<Vec<Row>> {
+    sqlx::query(
         "SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
          WHERE workspace = $1 AND seq > $2 ORDER BY seq LIMIT $3",
     )
@@ -152,7 +149,16 @@ pub(crate) async fn audit_after(
     .bind(i64::from(limit))
     .fetch_all(pool)
     .await
-    .map_err(database)?;
+    .map_err(database)
+}
+
+pub(crate) async fn audit_after(
+    pool: &Pool,
+    workspace: &str,
+    after: u64,
+    limit: u32,
+) -> StoreResult<Vec<AuditRecord>> {
+    let rows = audit_rows(pool, workspace, after, limit).await?;
     rows.iter()
         .map(|row| {
             let columns = Columns::new(row, "audit");
@@ -182,16 +188,7 @@ pub(crate) async fn audit_rows_after(
     if let Some(page) = dialect::audit_page(pool, workspace, after, limit).await? {
         return Ok(page);
     }
-    let rows = sqlx::query(
-        "SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
-         WHERE workspace = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-    )
-    .bind(workspace)
-    .bind(to_i64(after)?)
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(database)?;
+    let rows = audit_rows(pool, workspace, after, limit).await?;
     let mut page = AuditRows::with_capacity(usize::try_from(limit).unwrap_or(0).min(100_000));
     for row in &rows {
         let seq: i64 = row.try_get(0).map_err(database)?;

@@ -44,6 +44,41 @@ pub(crate) struct QueuedCall {
     pub reply: tokio::sync::oneshot::Sender<StoreResult<()>>,
 }
 
+impl QueuedCall {
+    /// Queues `write` on `queue`, wakes the committer, and waits for the outcome of the
+    /// transaction it was recorded in.
+    pub(crate) async fn wait(
+        queue: &std::sync::Mutex<Vec<QueuedCall>>,
+        wake: &tokio::sync::Notify,
+        write: CallWrite<'_>,
+    ) -> StoreResult<()> {
+        let (reply, outcome) = tokio::sync::oneshot::channel();
+        let queued = QueuedCall {
+            workspace: write.workspace.to_owned(),
+            call: write.call.clone(),
+            effects: write.effects.clone(),
+            reply,
+        };
+        queue
+            .lock()
+            .map_err(|_| StoreError::Database("the write queue is poisoned".into()))?
+            .push(queued);
+        wake.notify_one();
+        outcome
+            .await
+            .map_err(|_| StoreError::Database("the writer stopped before committing".into()))?
+    }
+
+    /// What [`record_calls`] takes of it.
+    pub(crate) fn write(&self) -> CallWrite<'_> {
+        CallWrite {
+            workspace: &self.workspace,
+            call: &self.call,
+            effects: &self.effects,
+        }
+    }
+}
+
 pub(crate) async fn record_call(
     conn: &mut Conn,
     workspace: &str,

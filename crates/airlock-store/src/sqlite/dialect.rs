@@ -24,6 +24,16 @@ pub(crate) const ORD: &str = "rowid";
 /// every other writer.
 pub(crate) const FOR_UPDATE: &str = "";
 
+/// Inserts the events. Nobody else is told: this process is the only one serving them.
+pub(crate) async fn insert_events(
+    conn: &mut Conn,
+    mut insert: QueryBuilder<'_, Db>,
+    _events: &[EventRow<'_>],
+) -> StoreResult<()> {
+    insert.build().execute(conn).await.map_err(database)?;
+    Ok(())
+}
+
 /// Nothing to lock beside the writer connection; `true`: go on (a missing workspace shows
 /// as the rows the operation does not find).
 pub(crate) async fn lock_workspace(_conn: &mut Conn, _workspace: &str) -> StoreResult<bool> {
@@ -59,16 +69,6 @@ pub(crate) async fn move_head(
     _seq: u64,
     _hash: &str,
 ) -> StoreResult<()> {
-    Ok(())
-}
-
-/// Inserts the events. Nobody else is told: this process is the only one serving them.
-pub(crate) async fn insert_events(
-    conn: &mut Conn,
-    mut insert: QueryBuilder<'_, Db>,
-    _events: &[EventRow<'_>],
-) -> StoreResult<()> {
-    insert.build().execute(conn).await.map_err(database)?;
     Ok(())
 }
 
