@@ -18,13 +18,11 @@
 //! templates), [`canonical`] (RFC 8785 JSON) and [`digest`] (policy, binding and audit
 //! digests), and [`cases`] (the `airlock policy test` cases file).
 
-pub mod canonical;
 pub mod cases;
 pub mod classes;
 pub mod condition;
 pub mod context;
 pub mod defaults;
-pub mod digest;
 pub mod document;
 pub mod evaluate;
 pub mod index;
@@ -32,6 +30,10 @@ pub mod load;
 pub mod matcher;
 pub mod preview;
 pub mod secrets;
+
+// Canonical JSON and the digests live in `airlock-digest`, which the store shares; their
+// old paths here stay for the crates that import them.
+pub use airlock_digest::{canonical, digest};
 
 pub use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use defaults::DEFAULT_POLICY;

@@ -87,6 +87,38 @@ pub(crate) fn opt_json_text<T: Serialize>(value: &Option<T>) -> StoreResult<Opti
     value.as_ref().map(json_text).transpose()
 }
 
+/// Maps a sqlx error of either database to a short store error. A unique violation is a
+/// [`StoreError::Conflict`] naming what already exists; bound values never appear in the
+/// message (they may be redacted arguments, but they are still not for logs). Everything
+/// else — the server gone, a statement timeout, an exhausted pool — is
+/// [`StoreError::Database`] with the reason.
+pub(crate) fn database(error: sqlx::Error) -> StoreError {
+    let Some(db_error) = error.as_database_error() else {
+        return StoreError::Database(error.to_string());
+    };
+    if !db_error.is_unique_violation() {
+        return StoreError::Database(db_error.message().to_owned());
+    }
+    // PostgreSQL names the table; SQLite names it only in its message ("UNIQUE
+    // constraint failed: agents.workspace, agents.name").
+    let on = |table: &str| match db_error.table() {
+        Some(name) => name == table,
+        None => db_error.message().contains(&format!(" {table}.")),
+    };
+    let what = if on("agents") {
+        "an agent with this name already exists in the workspace"
+    } else if on("workspaces") {
+        "a workspace with this name already exists"
+    } else if on("tokens") {
+        "this token is already registered"
+    } else if on("policies") {
+        "this policy version already exists"
+    } else {
+        "a record with this id already exists"
+    };
+    StoreError::Conflict(what.to_owned())
+}
+
 /// Reads the columns of one row of `table`, turning every decoding failure into
 /// [`StoreError::Corrupt`].
 pub(crate) struct Columns<'r> {

@@ -14,6 +14,10 @@
 //! must be checked inside the transaction (status, deadline, binding digest, policy
 //! digest, single consumption) and nothing else; the gate decides everything else.
 
+// The files of `src/sql/` are compiled once per backend on purpose: each operation is
+// written once and type-checked against both databases (`sqlite.rs`, `postgres.rs`).
+#![allow(clippy::duplicate_mod)]
+
 mod audit_rows;
 pub(crate) mod codec;
 pub mod failpoint;

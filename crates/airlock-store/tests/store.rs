@@ -14,6 +14,7 @@
 //!   grants spent inside a run with the outbox written beside them.
 //! - `web`: the browser inbox's sessions.
 //! - `notify`: notifications of pending approvals, signed links, the server secret.
+//! - `schema`: the two migration sets make the same tables, columns and indexes.
 //! - `sqlite`: what only the SQLite backend promises (file creation, pragmas).
 //! - `postgres`: the PostgreSQL backend, and what only it promises (several nodes on one
 //!   database, notifications between them).
@@ -38,6 +39,7 @@ mod store {
     pub mod postgres;
     pub mod rules;
     pub mod runs;
+    pub mod schema;
     pub mod sqlite;
     pub mod takeover;
     pub mod tasks;

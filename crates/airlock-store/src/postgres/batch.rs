@@ -9,12 +9,12 @@
 //! next one queues. A batch whose statements fail is recorded again call by call, each in
 //! its own savepoint, so a bad call fails alone.
 
-use super::calls::{record_calls, CallWrite};
-use super::codec::database;
-use crate::{Effects, NewCall, StoreError, StoreResult};
+use super::sql::calls::{record_calls, CallWrite, QueuedCall};
+use crate::codec::database;
+use crate::{StoreError, StoreResult};
 use sqlx::{Acquire, PgPool};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 /// The queue and its committer task (stopped when this is dropped).
@@ -26,14 +26,6 @@ pub(super) struct Batcher {
 struct Shared {
     queue: Mutex<Vec<QueuedCall>>,
     wake: Notify,
-}
-
-/// A call waiting for the committer, with where its outcome goes.
-struct QueuedCall {
-    workspace: String,
-    call: NewCall,
-    effects: Effects,
-    reply: oneshot::Sender<StoreResult<()>>,
 }
 
 impl Batcher {
@@ -48,27 +40,8 @@ impl Batcher {
 
     /// Records a call that needs no approval (the caller checks) with the calls queued
     /// beside it, and returns once it is committed.
-    pub(super) async fn record_call(
-        &self,
-        workspace: &str,
-        call: &NewCall,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        let (reply, outcome) = oneshot::channel();
-        self.shared
-            .queue
-            .lock()
-            .map_err(|_| StoreError::Database("the write queue is poisoned".into()))?
-            .push(QueuedCall {
-                workspace: workspace.to_owned(),
-                call: call.clone(),
-                effects: effects.clone(),
-                reply,
-            });
-        self.shared.wake.notify_one();
-        outcome
-            .await
-            .map_err(|_| StoreError::Database("the writer stopped before committing".into()))?
+    pub(super) async fn record_call(&self, write: CallWrite<'_>) -> StoreResult<()> {
+        QueuedCall::wait(&self.shared.queue, &self.shared.wake, write).await
     }
 }
 
@@ -98,14 +71,7 @@ async fn commit_loop(shared: Arc<Shared>, pool: PgPool) {
 
 /// Records `queued` in one transaction; one outcome per call, final once committed.
 async fn record_batch(pool: &PgPool, queued: &[QueuedCall]) -> Vec<StoreResult<()>> {
-    let writes: Vec<CallWrite<'_>> = queued
-        .iter()
-        .map(|queued| CallWrite {
-            workspace: &queued.workspace,
-            call: &queued.call,
-            effects: &queued.effects,
-        })
-        .collect();
+    let writes: Vec<CallWrite<'_>> = queued.iter().map(QueuedCall::write).collect();
     let fail_all = |error: StoreError| {
         let text = error.to_string();
         writes

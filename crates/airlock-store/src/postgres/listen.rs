@@ -8,7 +8,7 @@
 //! sent as soon as there is room again. The task ends when the receiver is dropped or the
 //! store's pool is closed.
 
-use super::audit::CHANNEL;
+use super::dialect::CHANNEL;
 use crate::{Change, StoreResult};
 use serde::Deserialize;
 use sqlx::postgres::{PgListener, PgNotification};
@@ -42,11 +42,11 @@ pub(crate) async fn listen(pool: &PgPool) -> StoreResult<mpsc::Receiver<Change>>
 async fn connect(pool: &PgPool) -> StoreResult<PgListener> {
     let mut listener = PgListener::connect_with(pool)
         .await
-        .map_err(super::codec::database)?;
+        .map_err(crate::codec::database)?;
     listener
         .listen(CHANNEL)
         .await
-        .map_err(super::codec::database)?;
+        .map_err(crate::codec::database)?;
     Ok(listener)
 }
 

@@ -2,6 +2,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use super::*;
+use crate::{Effects, Grant, NewCall, Store, Workspace};
+use airlock_protocol::{Agent, Call};
+use jiff::Timestamp;
 
 /// The per-connection settings durability and integrity rest on (G7): they are not
 /// visible from another connection, so they are checked on the store's own.

@@ -29,12 +29,12 @@
 //! committer records the calls one by one, each in its own savepoint, so a bad call fails
 //! alone.
 
-use super::calls::{record_calls, CallWrite};
-use super::codec::database;
-use crate::{Effects, NewCall, StoreError, StoreResult};
+use super::sql::calls::{record_calls, CallWrite, QueuedCall};
+use crate::codec::database;
+use crate::{StoreError, StoreResult};
 use sqlx::{Executor, SqliteConnection};
 use std::sync::Arc;
-use tokio::sync::{oneshot, watch, Mutex, MutexGuard, Notify};
+use tokio::sync::{watch, Mutex, MutexGuard, Notify};
 use tokio::task::JoinHandle;
 
 /// What a batch's operations wait for: `None` until its commit ends, then the outcome.
@@ -146,14 +146,7 @@ impl State {
 
     /// Records the queued calls in the open transaction; one outcome per call.
     async fn record_queued(&mut self, queued: &[QueuedCall]) -> Vec<StoreResult<()>> {
-        let writes: Vec<CallWrite<'_>> = queued
-            .iter()
-            .map(|queued| CallWrite {
-                workspace: &queued.workspace,
-                call: &queued.call,
-                effects: &queued.effects,
-            })
-            .collect();
+        let writes: Vec<CallWrite<'_>> = queued.iter().map(QueuedCall::write).collect();
         // Settled and open first, so that `before` counts only what happens to this batch.
         if let Err(error) = self.open().await {
             let text = error.to_string();
@@ -225,14 +218,6 @@ fn lost() -> StoreError {
     StoreError::Database("the write transaction was lost before it committed".into())
 }
 
-/// A call waiting for the committer, with where its outcome goes.
-struct QueuedCall {
-    workspace: String,
-    call: NewCall,
-    effects: Effects,
-    reply: oneshot::Sender<StoreResult<()>>,
-}
-
 impl Writer {
     pub(super) fn new(conn: SqliteConnection) -> Writer {
         let shared = Arc::new(Shared {
@@ -271,28 +256,8 @@ impl Writer {
 
     /// Records a call that needs no approval (the caller checks) with the calls queued
     /// beside it, and returns once it is committed.
-    pub(super) async fn record_call(
-        &self,
-        workspace: &str,
-        call: &NewCall,
-        effects: &Effects,
-    ) -> StoreResult<()> {
-        let (reply, outcome) = oneshot::channel();
-        let queued = QueuedCall {
-            workspace: workspace.to_owned(),
-            call: call.clone(),
-            effects: effects.clone(),
-            reply,
-        };
-        self.shared
-            .queue
-            .lock()
-            .map_err(|_| StoreError::Database("the write queue is poisoned".into()))?
-            .push(queued);
-        self.shared.wake.notify_one();
-        outcome
-            .await
-            .map_err(|_| StoreError::Database("the writer stopped before committing".into()))?
+    pub(super) async fn record_call(&self, write: CallWrite<'_>) -> StoreResult<()> {
+        QueuedCall::wait(&self.shared.queue, &self.shared.wake, write).await
     }
 
     /// Commits what is pending and closes the connection.

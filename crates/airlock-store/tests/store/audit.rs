@@ -2,7 +2,7 @@
 
 use super::fixtures::{effects, policy, t, token_hash, user, world, POLICY_2};
 use super::harness::Ctx;
-use airlock_policy::digest::{audit_hash, GENESIS_HASH};
+use airlock_digest::digest::{audit_hash, GENESIS_HASH};
 use airlock_protocol::{Approval, AuditRecord, Role};
 use airlock_store::{AuditEntry, Effects, EventEntry};
 use jiff::Timestamp;

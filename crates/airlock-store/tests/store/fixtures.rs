@@ -3,7 +3,7 @@
 //! Times are explicit ([`t`]), whole milliseconds (the store's precision), so no
 //! behaviour depends on the clock or sleeps.
 
-use airlock_policy::digest::sha256_hex;
+use airlock_digest::digest::sha256_hex;
 use airlock_protocol::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, DecidedBy, Message, Mode,
     OutboxItem, PolicyInfo, Preview, Risk, Role, Run, RunEvent, RunState, Session, Step, StepState,

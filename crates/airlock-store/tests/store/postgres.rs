@@ -7,7 +7,7 @@
 
 use super::fixtures::{effects, t, world, World};
 use super::harness::{Backend, TABLES};
-use airlock_policy::digest::{audit_hash, GENESIS_HASH};
+use airlock_digest::digest::{audit_hash, GENESIS_HASH};
 use airlock_protocol::{Approval, ApprovalStatus};
 use airlock_store::postgres::{PgOptions, PostgresStore};
 use airlock_store::{

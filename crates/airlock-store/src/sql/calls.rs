@@ -3,26 +3,29 @@
 //!
 //! The readers are generic over the executor so that an operation's transaction reads
 //! the rows it is about to change through its own connection, and plain getters read
-//! through the read pool.
+//! through the pool.
 
 use super::audit::append_many;
-use super::codec::{database, enum_text, json_text, millis, opt_millis};
+use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
+use super::optional;
 use super::policy::digest_in_force;
-use crate::codec::{approval_from_row, call_from_row};
+use crate::codec::{
+    approval_from_row, call_from_row, database, enum_text, json_text, millis, opt_millis,
+};
 use crate::{ApprovalFilter, Effects, Grant, NewCall, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus};
 use jiff::Timestamp;
-use sqlx::{Executor, QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::{Executor, QueryBuilder};
 
 const CALL_COLUMNS: &str = "id, agent_id, session_id, tool, arguments, risk, status, decided_by, \
      rule, reason, approval_id, grant_id, created_at, decided_at";
 
-const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, status, tool, risk, \
+pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, status, tool, risk, \
      preview_summary, preview_body, preview_arguments, rule, reason, binding_digest, \
      policy_digest, standing_target, deadline, created_at, decided_at, decided_by, \
      decision_reason";
 
-/// Rows per multi-row `INSERT`: far below SQLite's limit on bound values (32,766).
+/// Rows per multi-row `INSERT`: far below either database's limit on bound values.
 const ROWS_PER_STATEMENT: usize = 256;
 
 /// One call for [`record_calls`]: what [`crate::Store::record_call`] takes.
@@ -32,8 +35,52 @@ pub(crate) struct CallWrite<'a> {
     pub effects: &'a Effects,
 }
 
+/// A call waiting for SQLite's committer or PostgreSQL's batcher, with where its outcome
+/// goes.
+pub(crate) struct QueuedCall {
+    pub workspace: String,
+    pub call: NewCall,
+    pub effects: Effects,
+    pub reply: tokio::sync::oneshot::Sender<StoreResult<()>>,
+}
+
+impl QueuedCall {
+    /// Queues `write` on `queue`, wakes the committer, and waits for the outcome of the
+    /// transaction it was recorded in.
+    pub(crate) async fn wait(
+        queue: &std::sync::Mutex<Vec<QueuedCall>>,
+        wake: &tokio::sync::Notify,
+        write: CallWrite<'_>,
+    ) -> StoreResult<()> {
+        let (reply, outcome) = tokio::sync::oneshot::channel();
+        let queued = QueuedCall {
+            workspace: write.workspace.to_owned(),
+            call: write.call.clone(),
+            effects: write.effects.clone(),
+            reply,
+        };
+        queue
+            .lock()
+            .map_err(|_| StoreError::Database("the write queue is poisoned".into()))?
+            .push(queued);
+        wake.notify_one();
+        outcome
+            .await
+            .map_err(|_| StoreError::Database("the writer stopped before committing".into()))?
+    }
+
+    /// What [`record_calls`] takes of it.
+    pub(crate) fn write(&self) -> CallWrite<'_> {
+        CallWrite {
+            workspace: &self.workspace,
+            call: &self.call,
+            effects: &self.effects,
+        }
+    }
+}
+
 pub(crate) async fn record_call(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     new_call: &NewCall,
     effects: &Effects,
@@ -49,16 +96,20 @@ pub(crate) async fn record_call(
     .await
 }
 
-/// Records calls as the gate decided them, in order: every call row in one multi-row
-/// statement, then the approvals, the grants in one statement, and the effects (the audit
-/// chain and events, [`append_many`]). Group commit hands many calls at once, and a
-/// statement is a round trip to SQLite's thread: one per batch instead of one per call.
-/// A pending call whose approval names a stale policy refuses the whole set (`StalePolicy`);
-/// the caller runs the calls one by one when it must know which.
-pub(crate) async fn record_calls(
-    conn: &mut SqliteConnection,
-    writes: &[CallWrite<'_>],
-) -> StoreResult<()> {
+/// Records calls as the gate decided them, in order: the workspaces locked (in workspace
+/// order, as every transaction locks several), every call row in one multi-row statement,
+/// the approvals, the grants in one statement, then the effects ([`append_many`]). SQLite's
+/// writer and PostgreSQL's batcher hand many calls at once, and a statement is a round
+/// trip: one per batch instead of one per call. A pending call whose approval names a
+/// stale policy refuses the whole set (`StalePolicy`); the caller runs the calls one by
+/// one when it must know which.
+pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> StoreResult<()> {
+    let mut workspaces: Vec<&str> = writes.iter().map(|write| write.workspace).collect();
+    workspaces.sort_unstable();
+    workspaces.dedup();
+    for workspace in workspaces {
+        lock_workspace(conn, workspace).await?;
+    }
     for write in writes {
         if let Some(approval) = &write.call.approval {
             if approval.policy_digest != digest_in_force(&mut *conn, write.workspace).await? {
@@ -77,7 +128,7 @@ pub(crate) async fn record_calls(
         })
         .collect::<StoreResult<Vec<_>>>()?;
     for chunk in encoded.chunks(ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<Sqlite>::new(
+        let mut insert = QueryBuilder::<Db>::new(
             "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
                                 decided_by, rule, reason, approval_id, grant_id, created_at,
                                 decided_at) ",
@@ -112,7 +163,7 @@ pub(crate) async fn record_calls(
         .filter_map(|write| Some((write.workspace, write.call.grant.as_ref()?)))
         .collect();
     for chunk in grants.chunks(ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<Sqlite>::new(
+        let mut insert = QueryBuilder::<Db>::new(
             "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at) ",
         );
         insert.push_values(chunk, |mut row, (workspace, grant)| {
@@ -131,17 +182,13 @@ pub(crate) async fn record_calls(
     append_many(conn, &effects).await
 }
 
-async fn insert_approval(
-    conn: &mut SqliteConnection,
-    workspace: &str,
-    approval: &Approval,
-) -> StoreResult<()> {
+async fn insert_approval(conn: &mut Conn, workspace: &str, approval: &Approval) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO approvals (id, workspace, call_id, agent_id, session_id, status, tool, risk,
                                 preview_summary, preview_body, preview_arguments, rule, reason,
                                 binding_digest, policy_digest, standing_target, deadline,
                                 created_at, decided_at, decided_by, decision_reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
     )
     .bind(&approval.id)
     .bind(workspace)
@@ -171,12 +218,12 @@ async fn insert_approval(
 }
 
 pub(crate) async fn insert_grant(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     grant: &Grant,
 ) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at) VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(&grant.id)
     .bind(workspace)
@@ -195,16 +242,11 @@ pub(crate) async fn fetch_call<'e, E>(
     id: &str,
 ) -> StoreResult<Option<Call>>
 where
-    E: Executor<'e, Database = Sqlite>,
+    E: Executor<'e, Database = Db>,
 {
-    let sql = format!("SELECT {CALL_COLUMNS} FROM calls WHERE workspace = ? AND id = ?");
-    let row = sqlx::query(&sql)
-        .bind(workspace)
-        .bind(id)
-        .fetch_optional(executor)
-        .await
-        .map_err(database)?;
-    row.as_ref().map(call_from_row).transpose()
+    let sql = format!("SELECT {CALL_COLUMNS} FROM calls WHERE workspace = $1 AND id = $2");
+    let query = sqlx::query(&sql).bind(workspace).bind(id);
+    optional(query, executor, call_from_row).await
 }
 
 pub(crate) async fn fetch_approval<'e, E>(
@@ -213,33 +255,36 @@ pub(crate) async fn fetch_approval<'e, E>(
     id: &str,
 ) -> StoreResult<Option<Approval>>
 where
-    E: Executor<'e, Database = Sqlite>,
+    E: Executor<'e, Database = Db>,
 {
-    let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = ? AND id = ?");
-    let row = sqlx::query(&sql)
-        .bind(workspace)
-        .bind(id)
-        .fetch_optional(executor)
-        .await
-        .map_err(database)?;
-    row.as_ref().map(approval_from_row).transpose()
+    let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = $1 AND id = $2");
+    let query = sqlx::query(&sql).bind(workspace).bind(id);
+    optional(query, executor, approval_from_row).await
 }
 
 pub(crate) async fn list_approvals(
-    readers: &SqlitePool,
+    pool: &Pool,
     workspace: &str,
     filter: &ApprovalFilter,
 ) -> StoreResult<Vec<Approval>> {
-    let mut sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = ?");
+    let mut sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = $1");
+    let mut next = 1;
+    let mut placeholder = || {
+        next += 1;
+        format!("${next}")
+    };
     if filter.status.is_some() {
-        sql.push_str(" AND status = ?");
+        sql.push_str(&format!(" AND status = {}", placeholder()));
     }
     if filter.session_id.is_some() {
-        sql.push_str(" AND session_id = ?");
+        sql.push_str(&format!(" AND session_id = {}", placeholder()));
     }
-    // rowid breaks ties between approvals created in the same millisecond: later insert,
+    // Insertion order (ORD) breaks ties between approvals created in the same millisecond: later insert,
     // newer approval.
-    sql.push_str(" ORDER BY created_at DESC, rowid DESC LIMIT ?");
+    sql.push_str(&format!(
+        " ORDER BY created_at DESC, {ORD} DESC LIMIT {}",
+        placeholder()
+    ));
     let mut query = sqlx::query(&sql).bind(workspace);
     if let Some(status) = filter.status {
         query = query.bind(status.as_str());
@@ -249,7 +294,7 @@ pub(crate) async fn list_approvals(
     }
     let rows = query
         .bind(i64::from(filter.limit))
-        .fetch_all(readers)
+        .fetch_all(pool)
         .await
         .map_err(database)?;
     rows.iter().map(approval_from_row).collect()
@@ -271,14 +316,14 @@ pub(crate) struct SystemClose<'a> {
 /// `decided_by` `system`. Returns the approval as it is afterwards, or `None` when it was
 /// no longer pending (someone else closed it first; nothing is written then).
 pub(crate) async fn close_by_system(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     approval_id: &str,
     close: SystemClose<'_>,
 ) -> StoreResult<Option<Approval>> {
     let updated = sqlx::query(
-        "UPDATE approvals SET status = ?, decided_at = ?, decided_by = 'system', decision_reason = ?
-         WHERE id = ? AND workspace = ? AND status = 'pending'",
+        "UPDATE approvals SET status = $1, decided_at = $2, decided_by = 'system', decision_reason = $3
+         WHERE id = $4 AND workspace = $5 AND status = 'pending'",
     )
     .bind(close.status.as_str())
     .bind(millis(close.at))
@@ -294,9 +339,9 @@ pub(crate) async fn close_by_system(
     // The call's reason becomes the closing reason: it is what the caller (and the model)
     // reads to learn why the call will not run (G10).
     sqlx::query(
-        "UPDATE calls SET status = ?, decided_by = 'system', decided_at = ?, reason = ?
-         WHERE workspace = ? AND status = 'pending'
-           AND id = (SELECT call_id FROM approvals WHERE id = ?)",
+        "UPDATE calls SET status = $1, decided_by = 'system', decided_at = $2, reason = $3
+         WHERE workspace = $4 AND status = 'pending'
+           AND id = (SELECT call_id FROM approvals WHERE id = $5)",
     )
     .bind(close.call_status.as_str())
     .bind(millis(close.at))

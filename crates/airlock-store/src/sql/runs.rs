@@ -2,16 +2,18 @@
 //! sessions' conversations, and the outbox written with the grant it spends.
 
 use super::audit::append_effects;
-use super::codec::{database, enum_text, json_text, millis, opt_json_text, opt_millis, to_i64};
+use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
 use super::grants;
+use super::{all, optional};
 use crate::codec::{
-    message_from_row, outbox_from_row, run_event_from_row, run_from_row, step_from_row,
-    MESSAGE_COLUMNS, OUTBOX_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
+    database, enum_text, json_text, message_from_row, millis, opt_json_text, opt_millis,
+    outbox_from_row, run_event_from_row, run_from_row, step_from_row, to_i64, MESSAGE_COLUMNS,
+    OUTBOX_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
 };
 use crate::{Effects, Grant, Lease, RedeemError, RunUpdate, StoreError, StoreResult, StoredStep};
 use airlock_protocol::{Message, OutboxItem, Run, RunEvent, RunState};
 use jiff::Timestamp;
-use sqlx::{Executor, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::Executor;
 
 pub(crate) async fn fetch_run<'e, E>(
     executor: E,
@@ -19,22 +21,16 @@ pub(crate) async fn fetch_run<'e, E>(
     id: &str,
 ) -> StoreResult<Option<Run>>
 where
-    E: Executor<'e, Database = Sqlite>,
+    E: Executor<'e, Database = Db>,
 {
-    let row = sqlx::query(&format!(
-        "SELECT {RUN_COLUMNS} FROM runs WHERE id = ? AND workspace = ?"
-    ))
-    .bind(id)
-    .bind(workspace)
-    .fetch_optional(executor)
-    .await
-    .map_err(database)?;
-    row.as_ref().map(run_from_row).transpose()
+    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1 AND workspace = $2");
+    let query = sqlx::query(&sql).bind(id).bind(workspace);
+    optional(query, executor, run_from_row).await
 }
 
 /// Writes `update` to a run whose right to be written was checked by the caller.
 async fn apply(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     run_id: &str,
     update: &RunUpdate,
@@ -53,7 +49,7 @@ async fn apply(
             .map_err(|error| StoreError::Database(error.to_string()))?;
         sqlx::query(
             "INSERT INTO run_events (workspace, run_id, seq, at, kind, data)
-             VALUES (?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(workspace)
         .bind(run_id)
@@ -75,7 +71,7 @@ async fn apply(
         sqlx::query(
             "INSERT INTO messages (id, workspace, session_id, run_id, role, text, tool_calls,
                                    tool_call_id, steps, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(&message.id)
         .bind(workspace)
@@ -97,7 +93,7 @@ async fn apply(
             "INSERT INTO run_steps (workspace, run_id, idx, tool_call_id, tool, arguments, exact,
                                     call_id, state, status, output, rule, standing_rule,
                                     approver, finished_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
              ON CONFLICT (run_id, idx) DO UPDATE SET
                 call_id = excluded.call_id, state = excluded.state, status = excluded.status,
                 output = excluded.output, rule = excluded.rule,
@@ -130,10 +126,10 @@ async fn apply(
     // The lease only lives while the run runs.
     let lease = update.lease.as_ref().filter(|_| state == RunState::Running);
     sqlx::query(
-        "UPDATE runs SET last_seq = ?, updated_at = ?, state = ?, error = ?,
-            lease_owner = CASE WHEN ? = 'running' THEN COALESCE(?, lease_owner) END,
-            lease_until = CASE WHEN ? = 'running' THEN COALESCE(?, lease_until) END
-         WHERE id = ? AND workspace = ?",
+        "UPDATE runs SET last_seq = $1, updated_at = $2, state = $3, error = $4,
+            lease_owner = CASE WHEN $5 = 'running' THEN COALESCE($6, lease_owner) END,
+            lease_until = CASE WHEN $7 = 'running' THEN COALESCE($8, lease_until) END
+         WHERE id = $9 AND workspace = $10",
     )
     .bind(to_i64(seq)?)
     .bind(millis(at))
@@ -151,7 +147,7 @@ async fn apply(
     if !state.is_live() {
         // The run ended: its task (if a task started it) may be dispatched again.
         sqlx::query(
-            "UPDATE tasks SET active_run_id = NULL WHERE workspace = ? AND active_run_id = ?",
+            "UPDATE tasks SET active_run_id = NULL WHERE workspace = $1 AND active_run_id = $2",
         )
         .bind(workspace)
         .bind(run_id)
@@ -165,14 +161,14 @@ async fn apply(
 
 /// `LeaseLost` unless the run is running and held by `owner`.
 async fn check_held(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     run_id: &str,
     owner: &str,
 ) -> StoreResult<()> {
     let held: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM runs WHERE id = ? AND workspace = ? AND state = 'running'
-            AND lease_owner = ?",
+        "SELECT CAST(1 AS BIGINT) FROM runs WHERE id = $1 AND workspace = $2 AND state = 'running'
+            AND lease_owner = $3",
     )
     .bind(run_id)
     .bind(workspace)
@@ -184,14 +180,15 @@ async fn check_held(
 }
 
 pub(crate) async fn start_run(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     run: &Run,
     lease: &Lease,
     update: &RunUpdate,
 ) -> StoreResult<Vec<RunEvent>> {
+    lock_workspace(conn, workspace).await?;
     let live: Option<String> = sqlx::query_scalar(
-        "SELECT id FROM runs WHERE workspace = ? AND session_id = ?
+        "SELECT id FROM runs WHERE workspace = $1 AND session_id = $2
             AND state IN ('running', 'awaiting_approval') LIMIT 1",
     )
     .bind(workspace)
@@ -207,7 +204,7 @@ pub(crate) async fn start_run(
     sqlx::query(
         "INSERT INTO runs (id, workspace, session_id, agent_id, state, error, last_seq,
                            lease_owner, lease_until, created_at, updated_at)
-         VALUES (?, ?, ?, ?, 'running', NULL, 0, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, 'running', NULL, 0, $5, $6, $7, $8)",
     )
     .bind(&run.id)
     .bind(workspace)
@@ -224,19 +221,20 @@ pub(crate) async fn start_run(
 }
 
 pub(crate) async fn update_run(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     run_id: &str,
     owner: &str,
     update: &RunUpdate,
 ) -> StoreResult<Vec<RunEvent>> {
+    lock_workspace(conn, workspace).await?;
     check_held(conn, workspace, run_id, owner).await?;
     apply(conn, workspace, run_id, update).await
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn redeem_for_run(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     call_id: &str,
     at: Timestamp,
@@ -246,13 +244,14 @@ pub(crate) async fn redeem_for_run(
     owner: &str,
     update: &RunUpdate,
 ) -> Result<Grant, RedeemError> {
+    lock_workspace(conn, workspace).await?;
     check_held(conn, workspace, run_id, owner).await?;
     let grant = grants::redeem(conn, workspace, call_id, at, effects).await?;
     if let Some(item) = outbox {
         sqlx::query(
             "INSERT INTO outbox (id, workspace, kind, recipient, payload, run_id, call_id,
                                  created_at, attempts, next_attempt_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9)",
         )
         .bind(&item.id)
         .bind(workspace)
@@ -272,17 +271,18 @@ pub(crate) async fn redeem_for_run(
 }
 
 pub(crate) async fn claim_run(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     run_id: &str,
     now: Timestamp,
     lease: &Lease,
     update: &RunUpdate,
 ) -> StoreResult<Option<Run>> {
+    lock_workspace(conn, workspace).await?;
     let claimed = sqlx::query(
-        "UPDATE runs SET state = 'running', lease_owner = ?, lease_until = ?
-         WHERE id = ? AND workspace = ?
-           AND (state = 'awaiting_approval' OR (state = 'running' AND lease_until < ?))",
+        "UPDATE runs SET state = 'running', lease_owner = $1, lease_until = $2
+         WHERE id = $3 AND workspace = $4
+           AND (state = 'awaiting_approval' OR (state = 'running' AND lease_until < $5))",
     )
     .bind(&lease.owner)
     .bind(millis(lease.until))
@@ -300,14 +300,15 @@ pub(crate) async fn claim_run(
 }
 
 pub(crate) async fn cancel_run(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     run_id: &str,
     update: &RunUpdate,
 ) -> StoreResult<Option<Run>> {
+    lock_workspace(conn, workspace).await?;
     let cancelled = sqlx::query(
         "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
-         WHERE id = ? AND workspace = ? AND state IN ('running', 'awaiting_approval')",
+         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval')",
     )
     .bind(run_id)
     .bind(workspace)
@@ -322,17 +323,17 @@ pub(crate) async fn cancel_run(
 }
 
 pub(crate) async fn stalled_runs(
-    readers: &SqlitePool,
+    readers: &Pool,
     now: Timestamp,
     limit: u32,
 ) -> StoreResult<Vec<(String, String)>> {
     let rows: Vec<(String, String)> = sqlx::query_as(
         "SELECT workspace, id FROM runs r
          WHERE (r.state = 'awaiting_approval' AND NOT EXISTS (
-                  SELECT 1 FROM run_steps s JOIN calls c ON c.id = s.call_id
+                  SELECT CAST(1 AS BIGINT) FROM run_steps s JOIN calls c ON c.id = s.call_id
                   WHERE s.run_id = r.id AND s.state = 'gated' AND c.status = 'pending'))
-            OR (r.state = 'running' AND r.lease_until < ?)
-         ORDER BY r.updated_at LIMIT ?",
+            OR (r.state = 'running' AND r.lease_until < $1)
+         ORDER BY r.updated_at LIMIT $2",
     )
     .bind(millis(now))
     .bind(i64::from(limit))
@@ -343,65 +344,54 @@ pub(crate) async fn stalled_runs(
 }
 
 pub(crate) async fn session_runs(
-    readers: &SqlitePool,
+    readers: &Pool,
     workspace: &str,
     session_id: &str,
 ) -> StoreResult<Vec<Run>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {RUN_COLUMNS} FROM runs WHERE workspace = ? AND session_id = ?
-         ORDER BY created_at, rowid"
-    ))
-    .bind(workspace)
-    .bind(session_id)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(run_from_row).collect()
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM runs WHERE workspace = $1 AND session_id = $2
+         ORDER BY created_at, {ORD}"
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(session_id);
+    all(query, readers, run_from_row).await
 }
 
 pub(crate) async fn run_events_after(
-    readers: &SqlitePool,
+    readers: &Pool,
     workspace: &str,
     run_id: &str,
     after: u64,
     limit: u32,
 ) -> StoreResult<Vec<RunEvent>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT seq, kind, at, data FROM run_events
-         WHERE workspace = ? AND run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+         WHERE workspace = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4",
     )
     .bind(workspace)
     .bind(run_id)
     .bind(to_i64(after)?)
-    .bind(i64::from(limit))
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(run_event_from_row).collect()
+    .bind(i64::from(limit));
+    all(query, readers, run_event_from_row).await
 }
 
 pub(crate) async fn run_steps(
-    readers: &SqlitePool,
+    readers: &Pool,
     workspace: &str,
     run_id: &str,
 ) -> StoreResult<Vec<StoredStep>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {STEP_COLUMNS} FROM run_steps WHERE workspace = ? AND run_id = ? ORDER BY idx"
-    ))
-    .bind(workspace)
-    .bind(run_id)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(step_from_row).collect()
+    let sql = format!(
+        "SELECT {STEP_COLUMNS} FROM run_steps WHERE workspace = $1 AND run_id = $2 ORDER BY idx"
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(run_id);
+    all(query, readers, step_from_row).await
 }
 
 pub(crate) async fn run_of_call(
-    readers: &SqlitePool,
+    readers: &Pool,
     workspace: &str,
     call_id: &str,
 ) -> StoreResult<Option<String>> {
-    sqlx::query_scalar("SELECT run_id FROM run_steps WHERE workspace = ? AND call_id = ?")
+    sqlx::query_scalar("SELECT run_id FROM run_steps WHERE workspace = $1 AND call_id = $2")
         .bind(workspace)
         .bind(call_id)
         .fetch_optional(readers)
@@ -410,48 +400,40 @@ pub(crate) async fn run_of_call(
 }
 
 pub(crate) async fn session_messages(
-    readers: &SqlitePool,
+    readers: &Pool,
     workspace: &str,
     session_id: &str,
 ) -> StoreResult<Vec<Message>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE workspace = ? AND session_id = ?
-         ORDER BY created_at, rowid"
-    ))
-    .bind(workspace)
-    .bind(session_id)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(message_from_row).collect()
+    let sql = format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE workspace = $1 AND session_id = $2
+         ORDER BY created_at, {ORD}"
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(session_id);
+    all(query, readers, message_from_row).await
 }
 
 pub(crate) async fn list_outbox(
-    readers: &SqlitePool,
+    readers: &Pool,
     workspace: &str,
     limit: u32,
 ) -> StoreResult<Vec<OutboxItem>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {OUTBOX_COLUMNS} FROM outbox WHERE workspace = ?
-         ORDER BY created_at DESC, rowid DESC LIMIT ?"
-    ))
-    .bind(workspace)
-    .bind(i64::from(limit))
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(outbox_from_row).collect()
+    let sql = format!(
+        "SELECT {OUTBOX_COLUMNS} FROM outbox WHERE workspace = $1
+         ORDER BY created_at DESC, {ORD} DESC LIMIT $2"
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(i64::from(limit));
+    all(query, readers, outbox_from_row).await
 }
 
 pub(crate) async fn outbox_due(
-    readers: &SqlitePool,
+    readers: &Pool,
     now: Timestamp,
     limit: u32,
 ) -> StoreResult<Vec<(String, OutboxItem)>> {
     let rows = sqlx::query(&format!(
         "SELECT workspace, {OUTBOX_COLUMNS} FROM outbox
-         WHERE delivered_at IS NULL AND next_attempt_at <= ?
-         ORDER BY next_attempt_at, rowid LIMIT ?"
+         WHERE delivered_at IS NULL AND next_attempt_at <= $1
+         ORDER BY next_attempt_at, {ORD} LIMIT $2"
     ))
     .bind(millis(now))
     .bind(i64::from(limit))
@@ -467,18 +449,19 @@ pub(crate) async fn outbox_due(
 }
 
 pub(crate) async fn outbox_attempt(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     id: &str,
     at: Timestamp,
     error: Option<&str>,
     retry_at: Option<Timestamp>,
 ) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
     sqlx::query(
-        "UPDATE outbox SET attempts = attempts + 1, last_error = ?,
-            delivered_at = CASE WHEN ? IS NULL THEN ? END,
-            next_attempt_at = COALESCE(?, next_attempt_at)
-         WHERE id = ? AND workspace = ? AND delivered_at IS NULL",
+        "UPDATE outbox SET attempts = attempts + 1, last_error = $1,
+            delivered_at = CASE WHEN $2 IS NULL THEN $3 END,
+            next_attempt_at = COALESCE($4, next_attempt_at)
+         WHERE id = $5 AND workspace = $6 AND delivered_at IS NULL",
     )
     .bind(error)
     .bind(error)
@@ -493,13 +476,14 @@ pub(crate) async fn outbox_attempt(
 }
 
 pub(crate) async fn cancel_approval(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     approval_id: &str,
     at: Timestamp,
     reason: &str,
     effects: &Effects,
 ) -> Result<airlock_protocol::Approval, crate::DecideError> {
+    lock_workspace(conn, workspace).await?;
     use super::calls::{close_by_system, fetch_approval, SystemClose};
     use airlock_protocol::{ApprovalStatus, CallStatus};
     let close = SystemClose {
@@ -521,15 +505,16 @@ pub(crate) async fn cancel_approval(
 }
 
 pub(crate) async fn claim_outbox(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     id: &str,
     now: Timestamp,
     until: Timestamp,
 ) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
     let claimed = sqlx::query(
-        "UPDATE outbox SET next_attempt_at = ?
-         WHERE id = ? AND workspace = ? AND delivered_at IS NULL AND next_attempt_at <= ?",
+        "UPDATE outbox SET next_attempt_at = $1
+         WHERE id = $2 AND workspace = $3 AND delivered_at IS NULL AND next_attempt_at <= $4",
     )
     .bind(millis(until))
     .bind(id)

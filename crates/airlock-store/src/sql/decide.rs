@@ -1,30 +1,45 @@
 //! A person's decision on a pending approval (G2, G3, G4), in the order the trait
 //! documents.
 //!
+//! Concurrent deciders queue: on SQLite's one writer connection, on PostgreSQL on the
+//! workspace lock and then on the approval row (`SELECT … FOR UPDATE`). Each one checks
+//! the row as the previous one committed it, so the first wins and the others see it
+//! decided.
+//!
 //! INVARIANT: every refusal returns before the first write, and the caller rolls the
-//! transaction back on any error, so a refused decision changes no row of any table.
-//! The status change itself is conditional on `status = 'pending'`: even if two deciders
-//! got past the checks (they cannot on the single writer connection, but a backend with
-//! several writers could), exactly one of them updates the row.
+//! transaction back on any error, so a refused decision changes no row of any table
+//! (the row locks taken are released by the rollback and write nothing).
+//! The status change itself is conditional on `status = 'pending'`, so even a decider
+//! that somehow got past the checks could not decide twice.
 
 use super::audit::append_effects;
-use super::calls::{fetch_approval, fetch_call, insert_grant};
-use super::codec::{database, millis};
+use super::calls::{fetch_approval, fetch_call, insert_grant, APPROVAL_COLUMNS};
+use super::dialect::{lock_workspace, Conn, FOR_UPDATE};
 use super::policy::digest_in_force;
 use super::rules::mint_or_reuse;
+use crate::codec::{approval_from_row, database, millis};
 use crate::{DecideError, Decided, Decision, Effects, StoreError};
 use airlock_protocol::{ApprovalStatus, CallStatus};
-use sqlx::SqliteConnection;
 
 pub(crate) async fn decide(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     decision: &Decision,
     effects: &Effects,
 ) -> Result<Decided, DecideError> {
-    let approval = fetch_approval(&mut *conn, workspace, &decision.approval_id)
-        .await?
-        .ok_or(DecideError::NotFound)?;
+    if !lock_workspace(conn, workspace).await? {
+        return Err(DecideError::NotFound);
+    }
+    let sql = format!(
+        "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = $1 AND id = $2{FOR_UPDATE}"
+    );
+    let row = sqlx::query(&sql)
+        .bind(workspace)
+        .bind(&decision.approval_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(database)?;
+    let approval = approval_from_row(&row.ok_or(DecideError::NotFound)?)?;
     let in_force = digest_in_force(&mut *conn, workspace).await?;
     if approval.status != ApprovalStatus::Pending {
         // Only `put_policy` cancels an approval made under another policy, so a cancelled
@@ -51,8 +66,8 @@ pub(crate) async fn decide(
         (ApprovalStatus::Rejected, CallStatus::Rejected)
     };
     let updated = sqlx::query(
-        "UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, decision_reason = ?
-         WHERE id = ? AND workspace = ? AND status = 'pending'",
+        "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decision_reason = $4
+         WHERE id = $5 AND workspace = $6 AND status = 'pending'",
     )
     .bind(status.as_str())
     .bind(millis(decision.at))
@@ -83,9 +98,9 @@ pub(crate) async fn decide(
         decision.reason.as_deref()
     };
     sqlx::query(
-        "UPDATE calls SET status = ?, decided_by = 'human', decided_at = ?,
-                          grant_id = COALESCE(?, grant_id), reason = COALESCE(?, reason)
-         WHERE id = ? AND workspace = ?",
+        "UPDATE calls SET status = $1, decided_by = 'human', decided_at = $2,
+                          grant_id = COALESCE($3, grant_id), reason = COALESCE($4, reason)
+         WHERE id = $5 AND workspace = $6",
     )
     .bind(call_status.as_str())
     .bind(millis(decision.at))

@@ -1,11 +1,10 @@
 //! Consuming a grant (G1): one conditional update, and a refusal that says why.
 
 use super::audit::append_effects;
-use super::codec::{database, millis};
-use crate::codec::grant_from_row;
+use super::dialect::{lock_workspace, Conn};
+use crate::codec::{database, grant_from_row, millis};
 use crate::{Effects, Grant, RedeemError};
 use jiff::Timestamp;
-use sqlx::SqliteConnection;
 
 /// Consumes the grant of `call_id`, appending `effects` only when it succeeds.
 ///
@@ -13,15 +12,16 @@ use sqlx::SqliteConnection;
 /// condition is `consumed_at IS NULL`; whoever updates the row holds the one execution,
 /// everyone after is told `Spent`.
 pub(crate) async fn redeem(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     call_id: &str,
     at: Timestamp,
     effects: &Effects,
 ) -> Result<Grant, RedeemError> {
+    lock_workspace(conn, workspace).await?;
     let consumed = sqlx::query(
-        "UPDATE grants SET consumed_at = ?
-         WHERE call_id = ? AND workspace = ? AND consumed_at IS NULL",
+        "UPDATE grants SET consumed_at = $1
+         WHERE call_id = $2 AND workspace = $3 AND consumed_at IS NULL",
     )
     .bind(millis(at))
     .bind(call_id)
@@ -31,23 +31,25 @@ pub(crate) async fn redeem(
     .map_err(database)?;
     if consumed.rows_affected() != 1 {
         // Nothing was written; tell the three refusals apart for the caller.
-        let call: Option<i64> =
-            sqlx::query_scalar("SELECT 1 FROM calls WHERE id = ? AND workspace = ?")
-                .bind(call_id)
-                .bind(workspace)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(database)?;
+        let call: Option<i64> = sqlx::query_scalar(
+            "SELECT CAST(1 AS BIGINT) FROM calls WHERE id = $1 AND workspace = $2",
+        )
+        .bind(call_id)
+        .bind(workspace)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(database)?;
         if call.is_none() {
             return Err(RedeemError::NotFound);
         }
-        let grant: Option<i64> =
-            sqlx::query_scalar("SELECT 1 FROM grants WHERE call_id = ? AND workspace = ?")
-                .bind(call_id)
-                .bind(workspace)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(database)?;
+        let grant: Option<i64> = sqlx::query_scalar(
+            "SELECT CAST(1 AS BIGINT) FROM grants WHERE call_id = $1 AND workspace = $2",
+        )
+        .bind(call_id)
+        .bind(workspace)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(database)?;
         return Err(match grant {
             None => RedeemError::NoGrant,
             Some(_) => RedeemError::Spent,
@@ -55,7 +57,7 @@ pub(crate) async fn redeem(
     }
     append_effects(conn, workspace, effects).await?;
     let row = sqlx::query(
-        "SELECT id, call_id, created_at, consumed_at FROM grants WHERE call_id = ? AND workspace = ?",
+        "SELECT id, call_id, created_at, consumed_at FROM grants WHERE call_id = $1 AND workspace = $2",
     )
     .bind(call_id)
     .bind(workspace)

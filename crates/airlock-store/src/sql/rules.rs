@@ -3,13 +3,13 @@
 //!
 //! A rule is live at `t` when it is not revoked and has no expiry or expires after `t`.
 
+use super::all;
 use super::audit::append_effects;
-use super::codec::{database, millis, opt_millis};
-use crate::codec::rule_from_row;
+use super::dialect::{lock_workspace, Conn, Pool, ORD};
+use crate::codec::{database, millis, opt_millis, rule_from_row};
 use crate::{Effects, StoreResult};
 use airlock_protocol::{RuleScope, StandingRule};
 use jiff::Timestamp;
-use sqlx::{SqliteConnection, SqlitePool};
 
 const RULE_COLUMNS: &str =
     "id, tool, target, scope, scope_id, created_by, created_at, expires_at, revoked_at";
@@ -17,15 +17,15 @@ const RULE_COLUMNS: &str =
 /// Inserts `rule`, or returns the identical rule live at `rule.created_at` with `false`
 /// (writing nothing). Shared by `create_standing_rule` and "approve + remember".
 pub(crate) async fn mint_or_reuse(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     rule: &StandingRule,
 ) -> StoreResult<(StandingRule, bool)> {
     let sql = format!(
         "SELECT {RULE_COLUMNS} FROM standing_rules
-         WHERE workspace = ? AND tool = ? AND target = ? AND scope = ? AND scope_id = ?
-           AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
-         ORDER BY created_at DESC, rowid DESC LIMIT 1"
+         WHERE workspace = $1 AND tool = $2 AND target = $3 AND scope = $4 AND scope_id = $5
+           AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $6)
+         ORDER BY created_at DESC, {ORD} DESC LIMIT 1"
     );
     let existing = sqlx::query(&sql)
         .bind(workspace)
@@ -43,7 +43,7 @@ pub(crate) async fn mint_or_reuse(
     sqlx::query(
         "INSERT INTO standing_rules (id, workspace, tool, target, scope, scope_id, created_by,
                                      created_at, expires_at, revoked_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&rule.id)
     .bind(workspace)
@@ -62,11 +62,13 @@ pub(crate) async fn mint_or_reuse(
 }
 
 pub(crate) async fn create_standing_rule(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     rule: &StandingRule,
     effects: &Effects,
 ) -> StoreResult<(StandingRule, bool)> {
+    // Serialises identical mints from two nodes: the second finds the first's rule.
+    lock_workspace(conn, workspace).await?;
     let (rule, created) = mint_or_reuse(conn, workspace, rule).await?;
     if created {
         append_effects(conn, workspace, effects).await?;
@@ -75,15 +77,16 @@ pub(crate) async fn create_standing_rule(
 }
 
 pub(crate) async fn revoke_standing_rule(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     id: &str,
     at: Timestamp,
     effects: &Effects,
 ) -> StoreResult<Option<StandingRule>> {
+    lock_workspace(conn, workspace).await?;
     let updated = sqlx::query(
-        "UPDATE standing_rules SET revoked_at = ?
-         WHERE id = ? AND workspace = ? AND revoked_at IS NULL",
+        "UPDATE standing_rules SET revoked_at = $1
+         WHERE id = $2 AND workspace = $3 AND revoked_at IS NULL",
     )
     .bind(millis(at))
     .bind(id)
@@ -95,7 +98,7 @@ pub(crate) async fn revoke_standing_rule(
         return Ok(None);
     }
     append_effects(conn, workspace, effects).await?;
-    let sql = format!("SELECT {RULE_COLUMNS} FROM standing_rules WHERE id = ? AND workspace = ?");
+    let sql = format!("SELECT {RULE_COLUMNS} FROM standing_rules WHERE id = $1 AND workspace = $2");
     let row = sqlx::query(&sql)
         .bind(id)
         .bind(workspace)
@@ -106,23 +109,19 @@ pub(crate) async fn revoke_standing_rule(
 }
 
 pub(crate) async fn list_standing_rules(
-    readers: &SqlitePool,
+    pool: &Pool,
     workspace: &str,
 ) -> StoreResult<Vec<StandingRule>> {
     let sql = format!(
-        "SELECT {RULE_COLUMNS} FROM standing_rules WHERE workspace = ?
-         ORDER BY created_at DESC, rowid DESC"
+        "SELECT {RULE_COLUMNS} FROM standing_rules WHERE workspace = $1
+         ORDER BY created_at DESC, {ORD} DESC"
     );
-    let rows = sqlx::query(&sql)
-        .bind(workspace)
-        .fetch_all(readers)
-        .await
-        .map_err(database)?;
-    rows.iter().map(rule_from_row).collect()
+    let query = sqlx::query(&sql).bind(workspace);
+    all(query, pool, rule_from_row).await
 }
 
 pub(crate) async fn live_standing_rules(
-    readers: &SqlitePool,
+    pool: &Pool,
     workspace: &str,
     scopes: &[(RuleScope, String)],
     now: Timestamp,
@@ -130,17 +129,24 @@ pub(crate) async fn live_standing_rules(
     if scopes.is_empty() {
         return Ok(Vec::new());
     }
-    let any_scope = vec!["(scope = ? AND scope_id = ?)"; scopes.len()].join(" OR ");
+    // $1 and $2 are the workspace and the time; each scope takes the next two.
+    let any_scope = (0..scopes.len())
+        .map(|index| {
+            let first = 3 + 2 * index;
+            format!("(scope = ${first} AND scope_id = ${})", first + 1)
+        })
+        .collect::<Vec<_>>()
+        .join(" OR ");
     let sql = format!(
         "SELECT {RULE_COLUMNS} FROM standing_rules
-         WHERE workspace = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
+         WHERE workspace = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)
            AND ({any_scope})
-         ORDER BY created_at DESC, rowid DESC"
+         ORDER BY created_at DESC, {ORD} DESC"
     );
     let mut query = sqlx::query(&sql).bind(workspace).bind(millis(now));
     for (scope, scope_id) in scopes {
         query = query.bind(scope.as_str()).bind(scope_id);
     }
-    let rows = query.fetch_all(readers).await.map_err(database)?;
+    let rows = query.fetch_all(pool).await.map_err(database)?;
     rows.iter().map(rule_from_row).collect()
 }

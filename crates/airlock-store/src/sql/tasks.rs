@@ -2,28 +2,29 @@
 //! the overlap guard together with the run it starts, in one transaction.
 
 use super::audit::append_effects;
-use super::codec::{database, millis, opt_millis};
+use super::dialect::{lock_workspace, Conn, Pool, ORD};
 use super::identity::create_session;
 use super::rules::mint_or_reuse;
 use super::runs::start_run;
-use crate::codec::{task_from_row, TASK_COLUMNS};
+use super::{all, optional};
+use crate::codec::{database, millis, opt_millis, task_from_row, TASK_COLUMNS};
 use crate::{Effects, Lease, RunUpdate, StoreResult};
 use airlock_protocol::{Run, Session, StandingRule, Task};
 use jiff::Timestamp;
-use sqlx::{SqliteConnection, SqlitePool};
 
 pub(crate) async fn create_task(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     task: &Task,
     rules: &[StandingRule],
     effects: &Effects,
 ) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
     sqlx::query(
         "INSERT INTO tasks (id, workspace, title, instructions, agent_id, cron, timezone,
                             enabled, created_by, created_at, updated_at, revoked_at,
                             next_run_at, active_run_id, last_run_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, NULL)",
     )
     .bind(&task.id)
     .bind(workspace)
@@ -48,43 +49,35 @@ pub(crate) async fn create_task(
 }
 
 pub(crate) async fn get_task(
-    readers: &SqlitePool,
+    readers: &Pool,
     workspace: &str,
     id: &str,
 ) -> StoreResult<Option<Task>> {
-    let row = sqlx::query(&format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = ? AND id = ?"
-    ))
-    .bind(workspace)
-    .bind(id)
-    .fetch_optional(readers)
-    .await
-    .map_err(database)?;
-    row.as_ref().map(task_from_row).transpose()
+    let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = $1 AND id = $2");
+    let query = sqlx::query(&sql).bind(workspace).bind(id);
+    optional(query, readers, task_from_row).await
 }
 
-pub(crate) async fn list_tasks(readers: &SqlitePool, workspace: &str) -> StoreResult<Vec<Task>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = ? ORDER BY created_at DESC, rowid DESC"
-    ))
-    .bind(workspace)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    rows.iter().map(task_from_row).collect()
+pub(crate) async fn list_tasks(readers: &Pool, workspace: &str) -> StoreResult<Vec<Task>> {
+    let sql = format!(
+        "SELECT {TASK_COLUMNS} FROM tasks WHERE workspace = $1 ORDER BY created_at DESC, {ORD} DESC"
+    );
+    let query = sqlx::query(&sql).bind(workspace);
+    all(query, readers, task_from_row).await
 }
 
 pub(crate) async fn update_task(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     task: &Task,
     revoke_rules_at: Option<Timestamp>,
     effects: &Effects,
 ) -> StoreResult<()> {
+    lock_workspace(conn, workspace).await?;
     sqlx::query(
-        "UPDATE tasks SET title = ?, instructions = ?, cron = ?, timezone = ?, enabled = ?,
-            updated_at = ?, revoked_at = ?, next_run_at = ?
-         WHERE workspace = ? AND id = ?",
+        "UPDATE tasks SET title = $1, instructions = $2, cron = $3, timezone = $4, enabled = $5,
+            updated_at = $6, revoked_at = $7, next_run_at = $8
+         WHERE workspace = $9 AND id = $10",
     )
     .bind(&task.title)
     .bind(&task.instructions)
@@ -101,8 +94,8 @@ pub(crate) async fn update_task(
     .map_err(database)?;
     if let Some(at) = revoke_rules_at {
         sqlx::query(
-            "UPDATE standing_rules SET revoked_at = ?
-             WHERE workspace = ? AND scope = 'task' AND scope_id = ? AND revoked_at IS NULL",
+            "UPDATE standing_rules SET revoked_at = $1
+             WHERE workspace = $2 AND scope = 'task' AND scope_id = $3 AND revoked_at IS NULL",
         )
         .bind(millis(at))
         .bind(workspace)
@@ -115,15 +108,15 @@ pub(crate) async fn update_task(
 }
 
 pub(crate) async fn due_tasks(
-    readers: &SqlitePool,
+    readers: &Pool,
     now: Timestamp,
     limit: u32,
 ) -> StoreResult<Vec<(String, Task)>> {
     let rows = sqlx::query(&format!(
         "SELECT workspace, {TASK_COLUMNS} FROM tasks
          WHERE enabled = 1 AND revoked_at IS NULL AND next_run_at IS NOT NULL
-           AND next_run_at <= ?
-         ORDER BY next_run_at, rowid LIMIT ?"
+           AND next_run_at <= $1
+         ORDER BY next_run_at, {ORD} LIMIT $2"
     ))
     .bind(millis(now))
     .bind(i64::from(limit))
@@ -140,7 +133,7 @@ pub(crate) async fn due_tasks(
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn dispatch_task(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     task_id: &str,
     now: Timestamp,
@@ -151,12 +144,13 @@ pub(crate) async fn dispatch_task(
     lease: &Lease,
     update: &RunUpdate,
 ) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
     let claimed = sqlx::query(
-        "UPDATE tasks SET active_run_id = ?, last_run_id = ?,
-            next_run_at = CASE WHEN ? THEN next_run_at ELSE ? END
-         WHERE workspace = ? AND id = ? AND enabled = 1 AND revoked_at IS NULL
+        "UPDATE tasks SET active_run_id = $1, last_run_id = $2,
+            next_run_at = CASE WHEN $3 THEN next_run_at ELSE $4 END
+         WHERE workspace = $5 AND id = $6 AND enabled = 1 AND revoked_at IS NULL
            AND active_run_id IS NULL
-           AND (? OR (next_run_at IS NOT NULL AND next_run_at <= ?))",
+           AND ($7 OR (next_run_at IS NOT NULL AND next_run_at <= $8))",
     )
     .bind(&run.id)
     .bind(&run.id)
@@ -178,16 +172,17 @@ pub(crate) async fn dispatch_task(
 }
 
 pub(crate) async fn skip_task_tick(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     task_id: &str,
     now: Timestamp,
     next_run_at: Option<Timestamp>,
 ) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
     let skipped = sqlx::query(
-        "UPDATE tasks SET next_run_at = ?
-         WHERE workspace = ? AND id = ? AND active_run_id IS NOT NULL
-           AND next_run_at IS NOT NULL AND next_run_at <= ?",
+        "UPDATE tasks SET next_run_at = $1
+         WHERE workspace = $2 AND id = $3 AND active_run_id IS NOT NULL
+           AND next_run_at IS NOT NULL AND next_run_at <= $4",
     )
     .bind(opt_millis(next_run_at))
     .bind(workspace)

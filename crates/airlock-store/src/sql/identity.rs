@@ -4,15 +4,14 @@
 //! token itself never reaches the store. A token resolves only while unrevoked, and only
 //! to a subject that exists in the token's own workspace.
 
-use super::audit::{append_effects, lock_workspace};
-use super::codec::{database, enum_text, millis, opt_json_text, Columns};
-use crate::codec::agent_from_row;
+use super::audit::append_effects;
+use super::dialect::{self, lock_workspace, Conn, Pool, ORD};
+use super::{all, optional};
+use crate::codec::{agent_from_row, database, enum_text, millis, opt_json_text, Columns};
 use crate::{Effects, Principal, StoreError, StoreResult, Subject, Workspace};
-use airlock_policy::digest::GENESIS_HASH;
 use airlock_protocol::{Agent, Session, User};
-use sqlx::{PgConnection, PgPool};
 
-pub(crate) async fn workspace_by_name(pool: &PgPool, name: &str) -> StoreResult<Option<Workspace>> {
+pub(crate) async fn workspace_by_name(pool: &Pool, name: &str) -> StoreResult<Option<Workspace>> {
     let row = sqlx::query("SELECT id, name, created_at FROM workspaces WHERE name = $1")
         .bind(name)
         .fetch_optional(pool)
@@ -29,10 +28,7 @@ pub(crate) async fn workspace_by_name(pool: &PgPool, name: &str) -> StoreResult<
     .transpose()
 }
 
-pub(crate) async fn create_workspace(
-    conn: &mut PgConnection,
-    workspace: &Workspace,
-) -> StoreResult<()> {
+pub(crate) async fn create_workspace(conn: &mut Conn, workspace: &Workspace) -> StoreResult<()> {
     sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)")
         .bind(&workspace.id)
         .bind(&workspace.name)
@@ -40,19 +36,12 @@ pub(crate) async fn create_workspace(
         .execute(&mut *conn)
         .await
         .map_err(database)?;
-    // The head row is born with its workspace: every later write locks it.
-    sqlx::query("INSERT INTO audit_heads (workspace, seq, hash) VALUES ($1, 0, $2)")
-        .bind(&workspace.id)
-        .bind(GENESIS_HASH)
-        .execute(conn)
-        .await
-        .map_err(database)?;
-    Ok(())
+    dialect::create_chain(conn, &workspace.id).await
 }
 
 /// Registers the hash of a subject's token.
 async fn insert_token(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     workspace: &str,
     token_hash: &str,
     subject: (&str, &str),
@@ -75,7 +64,7 @@ async fn insert_token(
 }
 
 pub(crate) async fn create_user(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     workspace: &str,
     user: &User,
     token_hash: &str,
@@ -104,11 +93,11 @@ pub(crate) async fn create_user(
     append_effects(conn, workspace, effects).await
 }
 
-pub(crate) async fn list_users(pool: &PgPool, workspace: &str) -> StoreResult<Vec<User>> {
-    let rows = sqlx::query(
+pub(crate) async fn list_users(pool: &Pool, workspace: &str) -> StoreResult<Vec<User>> {
+    let rows = sqlx::query(&format!(
         "SELECT id, name, role, created_at FROM users WHERE workspace = $1
-         ORDER BY created_at, ord",
-    )
+         ORDER BY created_at, {ORD}"
+    ))
     .bind(workspace)
     .fetch_all(pool)
     .await
@@ -127,7 +116,7 @@ pub(crate) async fn list_users(pool: &PgPool, workspace: &str) -> StoreResult<Ve
 }
 
 pub(crate) async fn create_agent(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     workspace: &str,
     agent: &Agent,
     token_hash: &str,
@@ -166,7 +155,7 @@ pub(crate) async fn create_agent(
 /// Replaces an agent's settings. An agent that does not exist in the workspace is a
 /// conflict (the caller read it moments ago), and nothing is written.
 pub(crate) async fn update_agent(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     workspace: &str,
     agent: &Agent,
     effects: &Effects,
@@ -201,7 +190,7 @@ const AGENT_COLUMNS: &str =
 
 /// The agent of `workspace` whose `column` (`id` or `name`) equals `value`.
 pub(crate) async fn find_agent(
-    pool: &PgPool,
+    pool: &Pool,
     workspace: &str,
     column: AgentKey,
     value: &str,
@@ -211,13 +200,8 @@ pub(crate) async fn find_agent(
         AgentKey::Name => "name",
     };
     let sql = format!("SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = $1 AND {key} = $2");
-    let row = sqlx::query(&sql)
-        .bind(workspace)
-        .bind(value)
-        .fetch_optional(pool)
-        .await
-        .map_err(database)?;
-    row.as_ref().map(agent_from_row).transpose()
+    let query = sqlx::query(&sql).bind(workspace).bind(value);
+    optional(query, pool, agent_from_row).await
 }
 
 /// Which unique key [`find_agent`] looks an agent up by.
@@ -227,19 +211,16 @@ pub(crate) enum AgentKey {
     Name,
 }
 
-pub(crate) async fn list_agents(pool: &PgPool, workspace: &str) -> StoreResult<Vec<Agent>> {
-    let sql =
-        format!("SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = $1 ORDER BY created_at, ord");
-    let rows = sqlx::query(&sql)
-        .bind(workspace)
-        .fetch_all(pool)
-        .await
-        .map_err(database)?;
-    rows.iter().map(agent_from_row).collect()
+pub(crate) async fn list_agents(pool: &Pool, workspace: &str) -> StoreResult<Vec<Agent>> {
+    let sql = format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE workspace = $1 ORDER BY created_at, {ORD}"
+    );
+    let query = sqlx::query(&sql).bind(workspace);
+    all(query, pool, agent_from_row).await
 }
 
 pub(crate) async fn principal_for_token(
-    pool: &PgPool,
+    pool: &Pool,
     token_hash: &str,
 ) -> StoreResult<Option<Principal>> {
     // The joins also check the subject's workspace, so a token can never act in a
@@ -293,7 +274,7 @@ pub(crate) async fn principal_for_token(
 }
 
 pub(crate) async fn create_session(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     workspace: &str,
     session: &Session,
 ) -> StoreResult<()> {
@@ -314,7 +295,7 @@ pub(crate) async fn create_session(
 }
 
 pub(crate) async fn get_session(
-    pool: &PgPool,
+    pool: &Pool,
     workspace: &str,
     id: &str,
 ) -> StoreResult<Option<Session>> {
@@ -341,7 +322,7 @@ pub(crate) async fn get_session(
 }
 
 pub(crate) async fn session_by_external(
-    readers: &PgPool,
+    readers: &Pool,
     workspace: &str,
     agent_id: &str,
     external_id: &str,

@@ -9,58 +9,51 @@
 //! on the heads and then finds those approvals no longer pending: no approval is ever
 //! expired twice.
 
-use super::audit::{append_effects, lock_workspace};
+use super::audit::append_effects;
 use super::calls::{close_by_system, SystemClose};
-use super::codec::{database, millis, Columns};
+use super::dialect::{self, lock_workspace, Conn, Pool, ORD};
+use crate::codec::{database, millis, Columns};
 use crate::{Effects, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, CallStatus};
 use jiff::Timestamp;
-use sqlx::{PgConnection, PgPool};
 use std::collections::BTreeSet;
+
+/// (workspace, id) of approvals found due.
+pub(crate) type Due = Vec<(String, String)>;
 
 /// The `decision_reason` of an expired approval.
 const EXPIRED_REASON: &str = "expired";
 
 pub(crate) async fn expire_due(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     now: Timestamp,
     limit: u32,
     on_expire: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
 ) -> StoreResult<Vec<(String, Approval)>> {
     // A first look, without locks, to learn which workspaces to lock.
-    let candidates = sqlx::query(
+    let sql = format!(
         "SELECT workspace, id FROM approvals WHERE status = 'pending' AND deadline <= $1
-         ORDER BY deadline, ord LIMIT $2",
-    )
-    .bind(millis(now))
-    .bind(i64::from(limit))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(database)?;
-    let mut ids = Vec::with_capacity(candidates.len());
+         ORDER BY deadline, {ORD} LIMIT $2"
+    );
+    let candidates = sqlx::query(&sql)
+        .bind(millis(now))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(database)?;
+    let mut due = Vec::with_capacity(candidates.len());
     let mut workspaces = BTreeSet::new();
     for row in &candidates {
         let columns = Columns::new(row, "approvals");
-        workspaces.insert(columns.text("workspace")?);
-        ids.push(columns.text("id")?);
+        let workspace = columns.text("workspace")?;
+        workspaces.insert(workspace.clone());
+        due.push((workspace, columns.text("id")?));
     }
     // INVARIANT: heads in ascending workspace order (BTreeSet), before any approval row.
     for workspace in &workspaces {
         lock_workspace(conn, workspace).await?;
     }
-    // Read again under the locks: another node may have decided or expired some of them
-    // while this one waited.
-    let due = sqlx::query(
-        "SELECT workspace, id FROM approvals
-         WHERE id = ANY($1) AND status = 'pending' AND deadline <= $2
-         ORDER BY deadline, ord
-         FOR UPDATE SKIP LOCKED",
-    )
-    .bind(&ids)
-    .bind(millis(now))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(database)?;
+    let due = dialect::still_due(conn, due, now).await?;
     let close = SystemClose {
         status: ApprovalStatus::Expired,
         call_status: CallStatus::Expired,
@@ -68,10 +61,7 @@ pub(crate) async fn expire_due(
         reason: EXPIRED_REASON,
     };
     let mut expired = Vec::with_capacity(due.len());
-    for row in &due {
-        let columns = Columns::new(row, "approvals");
-        let workspace = columns.text("workspace")?;
-        let id = columns.text("id")?;
+    for (workspace, id) in due {
         if let Some(approval) = close_by_system(conn, &workspace, &id, close).await? {
             append_effects(conn, &workspace, &on_expire(&approval)).await?;
             expired.push((workspace, approval));
@@ -80,7 +70,7 @@ pub(crate) async fn expire_due(
     Ok(expired)
 }
 
-pub(crate) async fn next_deadline(pool: &PgPool) -> StoreResult<Option<Timestamp>> {
+pub(crate) async fn next_deadline(pool: &Pool) -> StoreResult<Option<Timestamp>> {
     let row =
         sqlx::query("SELECT MIN(deadline) AS deadline FROM approvals WHERE status = 'pending'")
             .fetch_one(pool)

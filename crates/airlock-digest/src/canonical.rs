@@ -15,93 +15,149 @@
 //! exactly. Strict JCS would first round it to an IEEE double, which changes integers
 //! beyond ±2^53; every id and counter airlock digests is far below that, and printing the
 //! integer exactly keeps distinct values distinct.
+//!
+//! This is the one canonical writer of the workspace. [`crate::text`] writes the same bytes
+//! straight from JSON text for the audit verifier's fast path, with this module's string
+//! escaping ([`write_string`]), key order ([`key_order`]) and integer rule
+//! ([`is_canonical_integer`]).
 
 use serde_json::{Map, Number, Value};
+use std::cmp::Ordering;
 
 /// The canonical form of `value` as a string.
 pub fn to_canonical_string(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value);
-    out
+    // The writer appends only ASCII tokens and escapes and the bytes of whole `str`s, so
+    // the bytes are always valid UTF-8 and the lossy conversion never replaces anything.
+    String::from_utf8_lossy(&to_canonical_bytes(value)).into_owned()
 }
 
 /// The canonical form of `value` as UTF-8 bytes, what digests hash.
 pub fn to_canonical_bytes(value: &Value) -> Vec<u8> {
-    to_canonical_string(value).into_bytes()
+    let mut out = Vec::new();
+    write_value(&mut out, value);
+    out
 }
 
-fn write_value(out: &mut String, value: &Value) {
+fn write_value(out: &mut Vec<u8>, value: &Value) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(number) => write_number(out, number),
         Value::String(text) => write_string(out, text),
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (position, item) in items.iter().enumerate() {
                 if position > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_value(out, item);
             }
-            out.push(']');
+            out.push(b']');
         }
         Value::Object(members) => write_object(out, members),
     }
 }
 
-fn write_object(out: &mut String, members: &Map<String, Value>) {
+fn write_object(out: &mut Vec<u8>, members: &Map<String, Value>) {
     // serde_json's map iterates in UTF-8 byte order (or insertion order with
     // `preserve_order`); JCS wants UTF-16 code unit order, so sort explicitly.
     let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
-    sorted.sort_by(|(left, _), (right, _)| left.encode_utf16().cmp(right.encode_utf16()));
-    out.push('{');
+    sorted.sort_by(|(left, _), (right, _)| key_order(left.as_bytes(), right.as_bytes()));
+    out.push(b'{');
     for (position, (key, member)) in sorted.into_iter().enumerate() {
         if position > 0 {
-            out.push(',');
+            out.push(b',');
         }
         write_string(out, key);
-        out.push(':');
+        out.push(b':');
         write_value(out, member);
     }
-    out.push('}');
+    out.push(b'}');
 }
 
-fn write_number(out: &mut String, number: &Number) {
+fn write_number(out: &mut Vec<u8>, number: &Number) {
     if let Some(integer) = number.as_i64() {
-        out.push_str(&integer.to_string());
+        out.extend_from_slice(integer.to_string().as_bytes());
     } else if let Some(integer) = number.as_u64() {
-        out.push_str(&integer.to_string());
+        out.extend_from_slice(integer.to_string().as_bytes());
     } else if let Some(float) = number.as_f64() {
         // ryu-js implements ECMAScript's Number::toString, `-0` included (→ "0").
         // serde_json cannot hold NaN or infinities, so every f64 here is finite.
-        out.push_str(ryu_js::Buffer::new().format(float));
+        out.extend_from_slice(ryu_js::Buffer::new().format(float).as_bytes());
     } else {
         // Only reachable with serde_json's `arbitrary_precision`, which this workspace does
         // not enable; the number's own text is the closest faithful rendering.
-        out.push_str(&number.to_string());
+        out.extend_from_slice(number.to_string().as_bytes());
     }
 }
 
-fn write_string(out: &mut String, text: &str) {
-    out.push('"');
-    for character in text.chars() {
-        match character {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{08}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{0c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            control if u32::from(control) < 0x20 => {
-                out.push_str(&format!("\\u{:04x}", u32::from(control)));
+/// Whether the JSON number text `number` is an integer that [`write_number`] prints as
+/// the same digits: at most 18 digits (so serde_json holds it as `i64`/`u64`), no
+/// leading zero, no `-0`, no fraction or exponent (those go through the float path).
+pub fn is_canonical_integer(number: &[u8]) -> bool {
+    let digits = number.strip_prefix(b"-").unwrap_or(number);
+    match digits {
+        [] => false,
+        [b'0'] => digits.len() == number.len(),
+        [b'0', ..] => false,
+        _ => digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit),
+    }
+}
+
+/// Appends `text` as a canonical JSON string: only `"`, `\` and the controls below
+/// U+0020 are escaped (`\b \t \n \f \r` by name, the rest as lower-case `\u00xx`);
+/// everything else is literal UTF-8.
+pub fn write_string(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    if !bytes
+        .iter()
+        .any(|byte| *byte < 0x20 || *byte == b'"' || *byte == b'\\')
+    {
+        out.extend_from_slice(bytes);
+    } else {
+        for byte in bytes {
+            match byte {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                control if *control < 0x20 => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[usize::from(control >> 4)]);
+                    out.push(HEX[usize::from(control & 0xf)]);
+                }
+                other => out.push(*other),
             }
-            other => out.push(other),
         }
     }
-    out.push('"');
+    out.push(b'"');
+}
+
+/// JCS orders keys by UTF-16 code units; this compares two keys' UTF-8 bytes in that
+/// order. UTF-8 byte order is code point order, which is the same except where a
+/// character in U+E000..U+FFFF (lead byte 0xEE or 0xEF) meets one above U+FFFF (lead byte
+/// 0xF0 and up): UTF-16 puts the latter first (its surrogates are 0xD800..0xDFFF). The
+/// first differing bytes are both lead bytes (or ASCII): the keys agree before them, so
+/// inside one character they would both be continuation bytes of the same lead, and then
+/// the plain byte order holds.
+pub fn key_order(left: &[u8], right: &[u8]) -> Ordering {
+    let Some((l, r)) = left.iter().zip(right).find(|(l, r)| l != r) else {
+        return left.len().cmp(&right.len());
+    };
+    let private = |lead: &u8| (0xEE..=0xEF).contains(lead);
+    if private(l) && *r >= 0xF0 {
+        Ordering::Greater
+    } else if *l >= 0xF0 && private(r) {
+        Ordering::Less
+    } else {
+        l.cmp(r)
+    }
 }
 
 #[cfg(test)]

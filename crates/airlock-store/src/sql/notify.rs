@@ -1,17 +1,17 @@
-//! [`NotifyStore`] on PostgreSQL: notifications, their attempts, used links, server
+//! [`NotifyStore`] on either database: notifications, their attempts, used links, server
 //! secrets.
 //!
-//! Several nodes run the notifier at once. Enqueueing is `ON CONFLICT DO NOTHING` on
-//! (approval, channel); claiming is a conditional update of `next_at`, which row locks
-//! make exactly one node win. These writes do not take the workspace lock
+//! On PostgreSQL several nodes run the notifier at once. Enqueueing is `ON CONFLICT DO
+//! NOTHING` on (approval, channel); claiming is a conditional update of `next_at`, which
+//! row locks make exactly one node win (SQLite's one writer already serialises them). These writes do not take the workspace lock
 //! (`lock_workspace`): no other transaction locks notification rows, so there is no lock
 //! order to keep, and notifications stay off the workspace's write queue. Using a link
 //! opens a web session and appends audit records, so it does lock the workspace first.
 
-use super::audit::lock_workspace;
-use super::codec::{database, millis, opt_millis, Columns};
-use super::{web, PostgresStore};
-use crate::codec::approval_from_row;
+use super::all;
+use super::dialect::{lock_workspace, Conn};
+use super::{web, Backend};
+use crate::codec::{approval_from_row, database, millis, opt_millis, Columns};
 use crate::notify::{
     attempt_from_row, notification_from_row, outcome_columns, APPROVAL_COLUMNS_A,
     NOTIFICATION_COLUMNS,
@@ -23,10 +23,9 @@ use crate::{
 use airlock_protocol::Approval;
 use async_trait::async_trait;
 use jiff::Timestamp;
-use sqlx::PgConnection;
 
 #[async_trait]
-impl NotifyStore for PostgresStore {
+impl NotifyStore for Backend {
     async fn server_secret(
         &self,
         name: &str,
@@ -63,7 +62,7 @@ impl NotifyStore for PostgresStore {
         for channel in channels {
             query = query.bind(channel);
         }
-        let rows = query.fetch_all(&self.pool).await.map_err(database)?;
+        let rows = query.fetch_all(self.reads()).await.map_err(database)?;
         rows.iter()
             .map(|row| {
                 let workspace = Columns::new(row, "approvals").text("workspace")?;
@@ -85,16 +84,12 @@ impl NotifyStore for PostgresStore {
         now: Timestamp,
         limit: u32,
     ) -> StoreResult<Vec<Notification>> {
-        let rows = sqlx::query(&format!(
+        let sql = format!(
             "SELECT {NOTIFICATION_COLUMNS} FROM notifications
              WHERE status = 'pending' AND next_at <= $1 ORDER BY next_at, id LIMIT $2"
-        ))
-        .bind(millis(now))
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(database)?;
-        rows.iter().map(notification_from_row).collect()
+        );
+        let query = sqlx::query(&sql).bind(millis(now)).bind(i64::from(limit));
+        all(query, self.reads(), notification_from_row).await
     }
 
     async fn claim_notification(
@@ -126,7 +121,7 @@ impl NotifyStore for PostgresStore {
         ))
         .bind(workspace)
         .bind(approval_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.reads())
         .await
         .map_err(database)?;
         let mut found = Vec::with_capacity(rows.len());
@@ -137,7 +132,7 @@ impl NotifyStore for PostgresStore {
                  WHERE notification_id = $1 ORDER BY attempt",
             )
             .bind(&notification.id)
-            .fetch_all(&self.pool)
+            .fetch_all(self.reads())
             .await
             .map_err(database)?;
             let attempts = attempts
@@ -156,25 +151,14 @@ impl NotifyStore for PostgresStore {
         session: &WebSession,
         effects: &Effects,
     ) -> Result<WebSession, LinkError> {
-        let mut transaction = self.pool.begin().await.map_err(database)?;
-        let outcome = use_link(&mut transaction, workspace, link, session, effects).await;
-        match outcome {
-            Ok(session) => {
-                transaction.commit().await.map_err(database)?;
-                Ok(session)
-            }
-            Err(error) => {
-                if let Err(rollback) = transaction.rollback().await {
-                    tracing::warn!(error = %rollback, "rolling back a refused link failed");
-                }
-                Err(error)
-            }
-        }
+        write_transaction!(self, |conn| use_link(
+            conn, workspace, link, session, effects
+        ))
     }
 }
 
 async fn server_secret(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     name: &str,
     candidate: &str,
     at: Timestamp,
@@ -197,11 +181,7 @@ async fn server_secret(
     Columns::new(&row, "server_secrets").text("value")
 }
 
-async fn enqueue(
-    conn: &mut PgConnection,
-    workspace: &str,
-    items: &[NewNotification],
-) -> StoreResult<u32> {
+async fn enqueue(conn: &mut Conn, workspace: &str, items: &[NewNotification]) -> StoreResult<u32> {
     let mut inserted = 0u32;
     for item in items {
         let done = sqlx::query(
@@ -227,12 +207,7 @@ async fn enqueue(
     Ok(inserted)
 }
 
-async fn claim(
-    conn: &mut PgConnection,
-    id: &str,
-    now: Timestamp,
-    until: Timestamp,
-) -> StoreResult<bool> {
+async fn claim(conn: &mut Conn, id: &str, now: Timestamp, until: Timestamp) -> StoreResult<bool> {
     let claimed = sqlx::query(
         "UPDATE notifications SET next_at = $1
          WHERE id = $2 AND status = 'pending' AND next_at <= $3",
@@ -247,7 +222,7 @@ async fn claim(
 }
 
 async fn record(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     id: &str,
     attempt: Option<&NotificationAttempt>,
     outcome: &NotificationOutcome,
@@ -288,7 +263,7 @@ async fn record(
 }
 
 async fn use_link(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     workspace: &str,
     link: &LinkUse,
     session: &WebSession,

@@ -4,25 +4,29 @@
 
 use super::audit::append_effects;
 use super::calls::{close_by_system, SystemClose};
-use super::codec::{database, millis, to_i64, Columns};
-use crate::codec::policy_from_row;
+use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
+use super::optional;
+use crate::codec::{database, millis, policy_from_row, to_i64, Columns};
 use crate::{Effects, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, CallStatus, PolicyInfo};
-use sqlx::{Executor, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::Executor;
 
 /// Stores `policy` as the workspace's newest version and cancels what it makes stale.
 ///
 /// The version must be newer than every stored one: two writers that both computed
-/// "current + 1" cannot both win, and the loser gets a [`StoreError::Conflict`].
+/// "current + 1" cannot both win, and the loser gets a [`StoreError::Conflict`]. Two
+/// nodes putting a policy at once queue on the workspace lock, so the second reads the
+/// first's version (and the primary key (workspace, version) backs this up).
 pub(crate) async fn put_policy(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace: &str,
     policy: &PolicyInfo,
     effects: &Effects,
     cancel_reason: &str,
     on_cancel: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
 ) -> StoreResult<Vec<Approval>> {
-    let row = sqlx::query("SELECT MAX(version) AS version FROM policies WHERE workspace = ?")
+    lock_workspace(conn, workspace).await?;
+    let row = sqlx::query("SELECT MAX(version) AS version FROM policies WHERE workspace = $1")
         .bind(workspace)
         .fetch_one(&mut *conn)
         .await
@@ -36,7 +40,7 @@ pub(crate) async fn put_policy(
     }
     sqlx::query(
         "INSERT INTO policies (workspace, version, digest, source, created_at)
-         VALUES (?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(workspace)
     .bind(version)
@@ -48,11 +52,11 @@ pub(crate) async fn put_policy(
     .map_err(database)?;
     append_effects(conn, workspace, effects).await?;
 
-    let stale: Vec<String> = sqlx::query_scalar(
+    let stale: Vec<String> = sqlx::query_scalar(&format!(
         "SELECT id FROM approvals
-         WHERE workspace = ? AND status = 'pending' AND policy_digest <> ?
-         ORDER BY created_at, rowid",
-    )
+         WHERE workspace = $1 AND status = 'pending' AND policy_digest <> $2
+         ORDER BY created_at, {ORD}"
+    ))
     .bind(workspace)
     .bind(&policy.digest)
     .fetch_all(&mut *conn)
@@ -75,29 +79,24 @@ pub(crate) async fn put_policy(
 }
 
 pub(crate) async fn current_policy(
-    readers: &SqlitePool,
+    pool: &Pool,
     workspace: &str,
 ) -> StoreResult<Option<PolicyInfo>> {
-    let row = sqlx::query(
-        "SELECT version, digest, source, created_at FROM policies WHERE workspace = ?
+    let query = sqlx::query(
+        "SELECT version, digest, source, created_at FROM policies WHERE workspace = $1
          ORDER BY version DESC LIMIT 1",
     )
-    .bind(workspace)
-    .fetch_optional(readers)
-    .await
-    .map_err(database)?;
-    row.as_ref().map(policy_from_row).transpose()
+    .bind(workspace);
+    optional(query, pool, policy_from_row).await
 }
 
-pub(crate) async fn current_policies(
-    readers: &SqlitePool,
-) -> StoreResult<Vec<(String, PolicyInfo)>> {
+pub(crate) async fn current_policies(pool: &Pool) -> StoreResult<Vec<(String, PolicyInfo)>> {
     let rows = sqlx::query(
         "SELECT p.workspace, p.version, p.digest, p.source, p.created_at FROM policies p
          WHERE p.version = (SELECT MAX(version) FROM policies WHERE workspace = p.workspace)
          ORDER BY p.workspace",
     )
-    .fetch_all(readers)
+    .fetch_all(pool)
     .await
     .map_err(database)?;
     rows.iter()
@@ -113,10 +112,10 @@ pub(crate) async fn current_policies(
 /// policy.
 pub(crate) async fn digest_in_force<'e, E>(executor: E, workspace: &str) -> StoreResult<String>
 where
-    E: Executor<'e, Database = Sqlite>,
+    E: Executor<'e, Database = Db>,
 {
     let digest: Option<String> = sqlx::query_scalar(
-        "SELECT digest FROM policies WHERE workspace = ? ORDER BY version DESC LIMIT 1",
+        "SELECT digest FROM policies WHERE workspace = $1 ORDER BY version DESC LIMIT 1",
     )
     .bind(workspace)
     .fetch_optional(executor)

@@ -5,16 +5,17 @@
 //! unrevoked and still a user's, and before the session's expiry. So revoking a token
 //! signs out its browsers, and a changed role applies at the next request.
 //!
-//! The writes lock the workspace first, as every write of this backend does.
+//! The writes lock the workspace first, as every write does (a no-op on SQLite).
 
-use super::audit::{append_effects, lock_workspace};
-use super::codec::{database, millis, Columns};
+use super::all;
+use super::audit::append_effects;
+use super::dialect::{lock_workspace, Conn, Pool};
+use crate::codec::{database, millis, Columns};
 use crate::{Effects, Principal, StoreResult, Subject, WebSession};
 use jiff::Timestamp;
-use sqlx::{PgConnection, PgPool};
 
 pub(crate) async fn create_web_session(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     workspace: &str,
     session: &WebSession,
     effects: &Effects,
@@ -43,7 +44,7 @@ pub(crate) async fn create_web_session(
 }
 
 pub(crate) async fn web_session(
-    readers: &PgPool,
+    readers: &Pool,
     cookie_hash: &str,
     now: Timestamp,
 ) -> StoreResult<Option<(WebSession, Principal)>> {
@@ -86,7 +87,7 @@ pub(crate) async fn web_session(
 }
 
 pub(crate) async fn delete_web_session(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     workspace: &str,
     cookie_hash: &str,
     effects: &Effects,
@@ -107,18 +108,15 @@ pub(crate) async fn delete_web_session(
 
 /// The workspace's policy versions, newest first (the policy page's history).
 pub(crate) async fn policy_versions(
-    pool: &PgPool,
+    pool: &Pool,
     workspace: &str,
     limit: u32,
 ) -> StoreResult<Vec<airlock_protocol::PolicyInfo>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT version, digest, source, created_at FROM policies WHERE workspace = $1
          ORDER BY version DESC LIMIT $2",
     )
     .bind(workspace)
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(database)?;
-    rows.iter().map(crate::codec::policy_from_row).collect()
+    .bind(i64::from(limit));
+    all(query, pool, crate::codec::policy_from_row).await
 }

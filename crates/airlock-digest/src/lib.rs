@@ -1,0 +1,16 @@
+//! The audit chain's arithmetic, shared by the policy engine, the store and the gate:
+//!
+//! - `canonical`: RFC 8785 canonical JSON, the one writer of it.
+//! - `text`: the same canonical bytes written straight from JSON text (the audit
+//!   verifier's fast path), with `canonical`'s escaping, key order and integer rule.
+//! - `digest`: the digests of DESIGN.md §6.3 (binding, audit chain, policy), and the
+//!   chain's first `prev_hash`.
+//!
+//! It depends on nothing of airlock, so the store can chain audit records without
+//! depending on the policy engine.
+
+pub mod canonical;
+pub mod digest;
+pub mod text;
+
+pub use digest::{audit_hash, GENESIS_HASH};

@@ -1,0 +1,70 @@
+//! The store's operations, written once for both databases.
+//!
+//! `sqlite.rs` and `postgres.rs` each compile this folder as their own module
+//! (`#[path = "sql/mod.rs"] mod sql;`), so every file here is plain sqlx code over the
+//! names its backend's `dialect.rs` gives: `Db`, `Conn`, `Pool`, and the few things the
+//! databases really do differently (the workspace lock, the chain head, `ORD`,
+//! `FOR_UPDATE`, announcing events, the sweeper's re-read). One SQL text serves both:
+//! SQLite accepts PostgreSQL's `$1` placeholders. Besides the dialect, each backend gives
+//! `write_transaction!` (one write transaction: SQLite's writer with its group commit, a
+//! pooled PostgreSQL transaction) and `Backend` with `reads`, `record_batched` and
+//! `changes`.
+//!
+//! - `store.rs`: the [`crate::Store`] impl, each method one operation of the modules below.
+//! - `notify.rs`: the [`crate::NotifyStore`] impl.
+//! - `audit`: appending effects (hash chain, events) and reading them back.
+//! - `identity`: workspaces, users, agents, tokens, sessions.
+//! - `policy`: policy versions and the cancellation of stale approvals.
+//! - `calls`: call, approval and grant rows.
+//! - `decide`, `grants`, `expiry`: the three operations that end a wait.
+//! - `rules`: standing rules.
+//! - `web`: the browser inbox's sessions (cookie hash → principal).
+//! - `runs`, `tasks`: the built-in runtime's runs, journal, steps, messages, outbox, and
+//!   scheduled tasks.
+
+// What the files below reach as `super::dialect` and `super::Backend`.
+use super::{dialect, Backend};
+
+use crate::codec::database;
+use crate::StoreResult;
+use dialect::{Db, Pool};
+
+/// A query with its arguments bound, ready to run.
+type Query<'q> = sqlx::query::Query<'q, Db, <Db as sqlx::Database>::Arguments<'q>>;
+
+/// One row as the backend returns it.
+type Row = <Db as sqlx::Database>::Row;
+
+/// Runs `query` on `pool` and decodes every row it returns.
+async fn all<T>(
+    query: Query<'_>,
+    pool: &Pool,
+    decode: fn(&Row) -> StoreResult<T>,
+) -> StoreResult<Vec<T>> {
+    let rows = query.fetch_all(pool).await.map_err(database)?;
+    rows.iter().map(decode).collect()
+}
+
+/// Runs `query` on `pool` and decodes the row it returns, if any.
+async fn optional<'e, T>(
+    query: Query<'_>,
+    executor: impl sqlx::Executor<'e, Database = Db>,
+    decode: fn(&Row) -> StoreResult<T>,
+) -> StoreResult<Option<T>> {
+    let row = query.fetch_optional(executor).await.map_err(database)?;
+    row.as_ref().map(decode).transpose()
+}
+
+pub(crate) mod audit;
+pub(crate) mod calls;
+mod decide;
+pub(crate) mod expiry;
+mod grants;
+mod identity;
+mod notify;
+mod policy;
+mod rules;
+mod runs;
+mod store;
+mod tasks;
+mod web;
