@@ -10,7 +10,7 @@
 use crate::ctx::{Ctx, LegError, Settled, NOT_STORED};
 use crate::execute::validate;
 use crate::{run_state_effects, Runtime};
-use airlock_gate::calls::Submission;
+use airlock_gate::calls::{CallContext, Submission};
 use airlock_gate::ids::new_id;
 use airlock_llm::{ChatMessage, ChatRequest, Completion, ToolCall};
 use airlock_policy::secrets;
@@ -437,6 +437,7 @@ impl Runtime {
                             arguments,
                             session_id: Some(ctx.run.session_id.clone()),
                             declared,
+                            context: workspace_context(&ctx.toolset.context.workspace_dir),
                         },
                     )
                     .await
@@ -613,4 +614,18 @@ fn transcript(system_prompt: Option<&str>, messages: &[Message]) -> Vec<ChatMess
         }
     }
     out
+}
+
+/// A runtime agent's calls happen in its workspace folder: that is their `cwd` and their
+/// project (its tools cannot reach outside it).
+fn workspace_context(workspace_dir: &std::path::Path) -> CallContext {
+    let folder = std::path::absolute(workspace_dir)
+        .ok()
+        .and_then(|folder| folder.to_str().map(str::to_owned));
+    CallContext {
+        native_tool: None,
+        cwd: folder.clone(),
+        project: folder,
+        home: None,
+    }
 }

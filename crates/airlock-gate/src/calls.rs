@@ -36,6 +36,53 @@ pub struct Submission {
     /// What a trusted tool provider (the built-in runtime) declares about the tool, used
     /// when the policy does not list it. Never taken from an agent's request.
     pub declared: Option<CompiledTool>,
+    /// Where the call comes from: the agent's own tool name and the call's folders.
+    pub context: CallContext,
+}
+
+/// Where a call comes from (DESIGN.md §11.1–11.2). Every field is optional, and each one
+/// missing only ever makes the policy stricter: an allow rule that names an anchor never
+/// matches a call with no `cwd`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallContext {
+    /// The agent's own name for the tool (`Bash`, `apply_patch`), for hook calls.
+    pub native_tool: Option<String>,
+    /// The absolute working folder.
+    pub cwd: Option<String>,
+    /// The root of the git work tree holding `cwd`, else `cwd` (`{project}`).
+    pub project: Option<String>,
+    /// The user's home folder (`{home}`, `~`); used to evaluate, not stored.
+    pub home: Option<String>,
+}
+
+impl CallContext {
+    /// Keeps only absolute paths: a relative or empty folder is no folder at all (fail
+    /// closed), and a project must hold the `cwd`.
+    pub fn checked(self) -> CallContext {
+        let absolute = |path: Option<String>| {
+            path.filter(|path| path.starts_with('/') && !path.chars().any(char::is_control))
+                .map(|path| match path.trim_end_matches('/') {
+                    "" => "/".to_owned(),
+                    trimmed => trimmed.to_owned(),
+                })
+        };
+        let cwd = absolute(self.cwd);
+        let project = absolute(self.project).filter(|project| {
+            cwd.as_deref().is_some_and(|cwd| {
+                cwd == project
+                    || project == "/"
+                    || cwd
+                        .strip_prefix(project.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+        });
+        CallContext {
+            native_tool: self.native_tool.filter(|name| !name.is_empty()),
+            project: project.or_else(|| cwd.clone()),
+            cwd,
+            home: absolute(self.home).filter(|home| home != "/"),
+        }
+    }
 }
 
 impl Gate {
@@ -45,6 +92,10 @@ impl Gate {
         principal: &Principal,
         submission: Submission,
     ) -> Result<Call, GateError> {
+        let submission = Submission {
+            context: submission.context.checked(),
+            ..submission
+        };
         // Another request (or node) may replace the policy between evaluation and
         // recording; the store refuses an approval bound to a policy no longer in force,
         // and the call is evaluated again under the new one.
@@ -95,10 +146,10 @@ impl Gate {
                 mode: agent.mode,
                 standing: &standing,
                 declared: submission.declared.as_ref(),
-                native_tool: None,
-                cwd: None,
-                project: None,
-                home: None,
+                native_tool: submission.context.native_tool.as_deref(),
+                cwd: submission.context.cwd.as_deref(),
+                project: submission.context.project.as_deref(),
+                home: submission.context.home.as_deref(),
             },
         );
         let loaded = self.loaded_policy(workspace);
@@ -128,6 +179,9 @@ impl Gate {
             grant_id: None,
             created_at: now,
             decided_at: None,
+            native_tool: submission.context.native_tool.clone(),
+            cwd: submission.context.cwd.clone(),
+            project: submission.context.project.clone(),
         };
         let actor = principal.actor();
         let mut new_call = NewCall {

@@ -31,7 +31,7 @@ pub fn event(at: Timestamp, kind: &str, data: &impl Serialize) -> EventEntry {
 
 /// The audit data of a call decision: tool, exact (redacted) arguments, outcome, rule.
 pub fn call_data(call: &Call, standing_rule: Option<&str>) -> Value {
-    json!({
+    let mut data = json!({
         "call_id": call.id,
         "agent_id": call.agent_id,
         "session_id": call.session_id,
@@ -44,7 +44,21 @@ pub fn call_data(call: &Call, standing_rule: Option<&str>) -> Value {
         "standing_rule": standing_rule,
         "reason": call.reason,
         "grant_id": call.grant_id,
-    })
+    });
+    // Where the call came from, when it came through a hook or with a folder (§11.1–11.2);
+    // absent otherwise, so records of plain calls read as before.
+    if let Some(object) = data.as_object_mut() {
+        for (key, value) in [
+            ("native_tool", &call.native_tool),
+            ("cwd", &call.cwd),
+            ("project", &call.project),
+        ] {
+            if let Some(value) = value {
+                object.insert(key.into(), value.clone().into());
+            }
+        }
+    }
+    data
 }
 
 /// The audit data of an approval's end (decided, expired, cancelled).

@@ -217,6 +217,10 @@ pub struct SubmitCall {
     /// else leaves it `exec` (fail closed).
     #[serde(default)]
     pub annotations: Option<Annotations>,
+    /// The caller's absolute working folder: relative paths in the arguments resolve
+    /// against it, and the policy's `{project}` anchor is the git work tree holding it.
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 /// MCP tool annotations, as a proxy forwards them.

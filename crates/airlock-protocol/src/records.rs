@@ -140,6 +140,16 @@ pub struct Call {
     pub created_at: Timestamp,
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub decided_at: Option<Timestamp>,
+    /// The agent's own name for the tool when the call came through a coding agent's hook
+    /// (`Bash`, `apply_patch`…); `tool` is the canonical name (DESIGN.md §11.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_tool: Option<String>,
+    /// The absolute working folder of the call (DESIGN.md §11.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The root of the git work tree holding `cwd`, else `cwd`: what `{project}` stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 /// An asked call waiting for (or decided by) a person.

@@ -215,6 +215,9 @@ pub(crate) fn call_from_row<R: RawRow>(row: &R) -> StoreResult<Call> {
         grant_id: columns.opt_text("grant_id")?,
         created_at: columns.time("created_at")?,
         decided_at: columns.opt_time("decided_at")?,
+        native_tool: columns.opt_text("native_tool")?,
+        cwd: columns.opt_text("cwd")?,
+        project: columns.opt_text("project")?,
     })
 }
 

@@ -15,6 +15,7 @@ fn submission(tool: &str, arguments: Value) -> Submission {
         arguments,
         session_id: None,
         declared: None,
+        context: Default::default(),
     }
 }
 

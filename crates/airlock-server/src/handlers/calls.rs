@@ -3,11 +3,12 @@
 //! A long-poll is woken by the decision itself (the gate's per-call notify), not by a
 //! timer; on shutdown it answers at once with the call as it stands.
 
+use super::hooks::place::project_of;
 use crate::auth::Auth;
 use crate::body::{JsonBody, PathId, Query};
 use crate::error::ApiError;
 use crate::AppState;
-use airlock_gate::calls::{Submission, MAX_WAIT};
+use airlock_gate::calls::{CallContext, Submission, MAX_WAIT};
 use airlock_protocol::{Annotations, Call, CallStatus, Principal, Problem, Redeemed, SubmitCall};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -92,6 +93,11 @@ pub async fn submit(
                 arguments: body.arguments,
                 session_id: body.session_id,
                 declared: body.annotations.as_ref().and_then(declared),
+                context: CallContext {
+                    project: body.cwd.as_deref().and_then(project_of),
+                    cwd: body.cwd,
+                    ..CallContext::default()
+                },
             },
         )
         .await?;

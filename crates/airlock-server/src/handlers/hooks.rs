@@ -25,7 +25,7 @@ use crate::auth::Auth;
 use crate::body::{JsonBody, Query};
 use crate::error::ApiError;
 use crate::AppState;
-use airlock_gate::calls::{Submission, MAX_WAIT};
+use airlock_gate::calls::{CallContext, Submission, MAX_WAIT};
 use airlock_hooks::{Agent, HookCall, Verdict};
 use airlock_protocol::{Call, CallStatus, DecidedBy};
 use axum::extract::State;
@@ -326,7 +326,6 @@ async fn gate(
         ),
         None => None,
     };
-    let _ = (&place, &canonical.native_tool);
     let submitted = state
         .gate
         .submit_call(
@@ -336,6 +335,12 @@ async fn gate(
                 arguments: canonical.arguments,
                 session_id,
                 declared: None,
+                context: CallContext {
+                    native_tool: Some(canonical.native_tool),
+                    cwd: place.cwd,
+                    project: place.project,
+                    home: place.home,
+                },
             },
         )
         .await?;

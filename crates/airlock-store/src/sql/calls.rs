@@ -18,7 +18,7 @@ use jiff::Timestamp;
 use sqlx::{Executor, QueryBuilder};
 
 const CALL_COLUMNS: &str = "id, agent_id, session_id, tool, arguments, risk, status, decided_by, \
-     rule, reason, approval_id, grant_id, created_at, decided_at";
+     rule, reason, approval_id, grant_id, created_at, decided_at, native_tool, cwd, project";
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, status, tool, risk, \
      preview_summary, preview_body, preview_arguments, rule, reason, binding_digest, \
@@ -131,7 +131,7 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
         let mut insert = QueryBuilder::<Db>::new(
             "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
                                 decided_by, rule, reason, approval_id, grant_id, created_at,
-                                decided_at) ",
+                                decided_at, native_tool, cwd, project) ",
         );
         insert.push_values(chunk, |mut row, (write, arguments, decided_by)| {
             let call = &write.call.call;
@@ -149,7 +149,10 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
                 .push_bind(&call.approval_id)
                 .push_bind(&call.grant_id)
                 .push_bind(millis(call.created_at))
-                .push_bind(opt_millis(call.decided_at));
+                .push_bind(opt_millis(call.decided_at))
+                .push_bind(&call.native_tool)
+                .push_bind(&call.cwd)
+                .push_bind(&call.project);
         });
         insert.build().execute(&mut *conn).await.map_err(database)?;
     }

@@ -64,6 +64,9 @@ fn allowed_call(id: &str) -> NewCall {
         grant_id: Some(format!("grt_{id}")),
         created_at: at,
         decided_at: Some(at),
+        native_tool: None,
+        cwd: None,
+        project: None,
     };
     NewCall {
         grant: Some(Grant {

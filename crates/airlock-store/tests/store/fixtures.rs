@@ -215,6 +215,10 @@ impl Spec {
             grant_id: None,
             created_at: self.created_at,
             decided_at: None,
+            // Stored and read back like every other column (both backends).
+            native_tool: Some("send_mail".into()),
+            cwd: Some("/home/ana/shop/src".into()),
+            project: Some("/home/ana/shop".into()),
         }
     }
 

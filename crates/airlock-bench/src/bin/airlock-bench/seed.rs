@@ -125,6 +125,7 @@ impl Seeded {
                         }),
                         session_id: None,
                         declared: None,
+                        context: Default::default(),
                     };
                     let call = gate.submit_call(&agents[agent].0, submission).await?;
                     if call.approval_id.is_none() {

@@ -65,6 +65,15 @@ impl Place {
     }
 }
 
+/// The project of a call that names only its `cwd` (`POST /v1/calls`): the git work tree
+/// holding it when the folder exists on this machine, else none (the gate then takes the
+/// `cwd` itself). Never `/`.
+pub fn project_of(cwd: &str) -> Option<String> {
+    absolute(cwd)
+        .and_then(|cwd| work_tree_of(Path::new(&cwd)))
+        .filter(|project| project != "/")
+}
+
 /// `path` without a trailing slash, when it is absolute and plain text.
 fn absolute(path: &str) -> Option<String> {
     if !path.starts_with('/') || path.chars().any(char::is_control) {
