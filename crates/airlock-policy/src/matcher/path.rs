@@ -607,4 +607,90 @@ mod tests {
         check(&[], Side::Allow, &[("/etc", false)]);
         check(&[], Side::Restrict, &[("/etc", false), ("~/..", true)]);
     }
+
+    /// Anchors resolve per call; relative values resolve against `cwd`; without a `cwd`
+    /// an allow never holds and a deny or ask always does.
+    #[test]
+    fn anchors_resolve_against_the_call() {
+        let compile = |patterns: &[&str]| -> Vec<PathPattern> {
+            patterns
+                .iter()
+                .map(|pattern| PathPattern::compile(pattern).unwrap())
+                .collect()
+        };
+        let placed = Context::new(
+            Some("/home/dev/app/src"),
+            Some("/home/dev/app"),
+            Some("/home/dev"),
+        );
+        let nowhere = Context::unknown();
+        let relative_cwd = Context::new(Some("app/src"), None, Some("/home/dev"));
+        let project = compile(&["{project}/**", "{tmp}/**"]);
+        let cases: &[(&str, &Context, Side, bool)] = &[
+            ("main.rs", &placed, Side::Allow, true),
+            ("../Cargo.toml", &placed, Side::Allow, true),
+            ("../../other/x", &placed, Side::Allow, false),
+            ("/home/dev/app", &placed, Side::Allow, true),
+            ("/home/dev/app/../app2/x", &placed, Side::Allow, false),
+            ("/home/dev/application/x", &placed, Side::Allow, false),
+            ("/tmp/x", &placed, Side::Allow, true),
+            ("/var/tmp/a/b", &placed, Side::Allow, true),
+            ("/tmpx/a", &placed, Side::Allow, false),
+            ("~/app/x", &placed, Side::Allow, true),
+            ("~/other", &placed, Side::Allow, false),
+            // No cwd (or a relative one): the project is unknown.
+            ("main.rs", &nowhere, Side::Allow, false),
+            ("/home/dev/app/x", &nowhere, Side::Allow, false),
+            ("main.rs", &relative_cwd, Side::Allow, false),
+            ("main.rs", &nowhere, Side::Restrict, true),
+            ("/home/dev/app/x", &nowhere, Side::Restrict, true),
+            // `{tmp}` needs no context.
+            ("/tmp/x", &nowhere, Side::Allow, true),
+        ];
+        let failures: Vec<String> = cases
+            .iter()
+            .filter(|(value, context, side, expected)| {
+                path_matches(value, &project, *side, context) != *expected
+            })
+            .map(|(value, _, side, expected)| format!("{side:?} {value}: expected {expected}"))
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+        let home = compile(&["{home}/.ssh/**"]);
+        assert!(path_matches(
+            "~/.ssh/id_rsa",
+            &home,
+            Side::Restrict,
+            &nowhere
+        ));
+        assert!(path_matches(
+            "/home/dev/.ssh/id_rsa",
+            &home,
+            Side::Restrict,
+            &placed
+        ));
+        assert!(!path_matches(
+            "/home/dev/.sshx",
+            &home,
+            Side::Restrict,
+            &placed
+        ));
+        assert!(path_matches(
+            "../../.ssh/config",
+            &home,
+            Side::Restrict,
+            &placed
+        ));
+        for bad in [
+            "{projct}/**",
+            "/x/{project}/**",
+            "{project}x",
+            "{home}/../x",
+        ] {
+            assert!(
+                PathPattern::compile(bad).is_err(),
+                "{bad} should be rejected"
+            );
+        }
+    }
 }

@@ -791,9 +791,10 @@ impl Judge<'_> {
 
     /// Resolves a word to a file reference.
     fn file(&self, word: &Word, cwd: Option<&str>, role: Role) -> FileRef {
-        if word.dynamic {
+        // `{}` is what `find -exec` puts there: whatever it found, which nobody can say here.
+        if word.dynamic || word.text.contains("{}") {
             // `$HOME/.ssh/id_rsa`: the home is known even if the shell computes it.
-            if let Some(text) = self.known_variables(&word.text) {
+            if let Some(text) = self.known_variables(&word.text).filter(|_| word.dynamic) {
                 return self.path(&text, false, cwd, role);
             }
             return FileRef {
