@@ -174,8 +174,24 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
         // ---- the agent's own bookkeeping
         (
             Agent::ClaudeCode,
-            "TodoWrite" | "Task" | "BashOutput" | "KillShell" | "KillBash" | "ExitPlanMode"
-            | "exit_plan_mode",
+            "TodoWrite"
+            | "Task"
+            | "BashOutput"
+            | "KillShell"
+            | "KillBash"
+            | "ExitPlanMode"
+            | "exit_plan_mode"
+            | "EnterPlanMode"
+            | "Skill"
+            | "SlashCommand"
+            | "AskUserQuestion"
+            | "TaskOutput"
+            | "TaskCreate"
+            | "TaskUpdate"
+            | "TaskList"
+            | "TaskGet"
+            | "ListMcpResourcesTool"
+            | "ReadMcpResourceTool",
         )
         | (Agent::Codex, "update_plan")
         | (Agent::Gemini, "write_todos") => "agent.internal",

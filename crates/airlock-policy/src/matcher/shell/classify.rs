@@ -86,9 +86,50 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
         out: Vec::new(),
     };
     judge.all(&segments, context.cwd().map(str::to_string), 0);
-    CommandFacts {
-        segments: judge.out,
+    let mut out = judge.out;
+    for segment in &mut out {
+        if prints_secret_variable(&segment.text) {
+            segment.classes.insert(Class::CredentialAccess);
+        }
     }
+    CommandFacts { segments: out }
+}
+
+/// Whether a segment prints the value of a variable named like a credential
+/// (`echo "KEY=$OPENAI_API_KEY"`, `printf %s "${GITHUB_TOKEN}"`): the secret lands in the
+/// transcript, which is reading it.
+fn prints_secret_variable(segment: &str) -> bool {
+    let Some(first) = segment.split_whitespace().next() else {
+        return false;
+    };
+    if !matches!(basename(first), "echo" | "printf" | "print") {
+        return false;
+    }
+    let mut rest = segment;
+    while let Some(at) = rest.find('$') {
+        rest = &rest[at + 1..];
+        let name: String = rest
+            .trim_start_matches('{')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let upper = name.to_ascii_uppercase();
+        if [
+            "KEY",
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "CREDENTIAL",
+            "PRIVATE",
+        ]
+        .iter()
+        .any(|word| upper.contains(word))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 struct Judge<'a> {
@@ -222,8 +263,14 @@ impl Judge<'_> {
             return None;
         }
         // A relative path runs a file of the working tree (`./run.sh`, `bin/dev`): the
-        // project's own script, judged by where it lies.
-        if first.text.contains('/') && !first.text.starts_with('/') {
+        // project's own script, judged by where it lies. A tool installed into the project
+        // (`.venv/bin/pip`, `node_modules/.bin/prisma`) is judged as that tool when the
+        // classification knows it (`.venv/bin/pip install` installs), else as a script.
+        let installed = installed_tool(&first.text).and_then(|name| {
+            let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+            self.table.lookup(name, &texts).map(|found| (name, found))
+        });
+        if first.text.contains('/') && !first.text.starts_with('/') && installed.is_none() {
             facts.classes.insert(Class::Build);
             facts
                 .files
@@ -233,9 +280,12 @@ impl Judge<'_> {
         }
         let name = basename(&first.text);
         let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
-        let (classes, used) = match self.table.lookup(name, &texts) {
-            Some(found) => found,
-            None => (ClassSet::of(&[Class::Unknown]), 0),
+        let (classes, used) = match installed {
+            Some((_, found)) => found,
+            None => match self.table.lookup(name, &texts) {
+                Some(found) => found,
+                None => (ClassSet::of(&[Class::Unknown]), 0),
+            },
         };
         facts.classes.extend(classes);
         facts
@@ -1161,3 +1211,21 @@ fn url_option(name: &str, option: &str) -> UrlOption {
 
 /// Shared facts, so the matcher can hold them behind a pointer.
 pub type SharedFacts = Rc<CommandFacts>;
+
+/// The tool a relative path names when it lies in a project's tool folder
+/// (`.venv/bin/pip`, `venv/bin/python`, `node_modules/.bin/prisma`, `vendor/bin/phpunit`).
+fn installed_tool(path: &str) -> Option<&str> {
+    let (folder, name) = path.rsplit_once('/')?;
+    let tool_folder = folder.ends_with("node_modules/.bin")
+        || ["bin", "Scripts"].iter().any(|bin| {
+            folder.strip_suffix(bin).is_some_and(|parent| {
+                let parent = parent.trim_end_matches('/');
+                let last = parent.rsplit('/').next().unwrap_or(parent);
+                matches!(
+                    last,
+                    ".venv" | "venv" | "env" | ".env" | ".tox" | "vendor" | "virtualenv"
+                )
+            })
+        });
+    (tool_folder && !name.is_empty()).then_some(name)
+}
