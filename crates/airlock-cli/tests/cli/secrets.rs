@@ -38,7 +38,9 @@ decision = "allow"
 
 [[rules]]
 name = "shell-is-fine-here"
-tool = "Bash"
+# Claude Code's Bash arrives as shell.exec; `native_tool` narrows the rule to it.
+tool = "shell.exec"
+native_tool = "Bash"
 decision = "allow"
 
 [[rules]]

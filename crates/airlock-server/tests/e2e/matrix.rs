@@ -302,6 +302,26 @@ fn rows() -> Vec<Row> {
                 "deny", "deny", "deny", "deny", "allow", "deny", "allow", "deny", "deny",
             ],
         ),
+        api(
+            M::POST,
+            "/v1/hooks/codex?wait_s=0",
+            Body::Json(
+                |_| json!({"tool_name": "read_file", "tool_input": {"path": "a"}, "hook_event_name": "PreToolUse"}),
+            ),
+            [
+                "deny", "deny", "deny", "deny", "allow", "deny", "allow", "deny", "deny",
+            ],
+        ),
+        api(
+            M::POST,
+            "/v1/hooks/gemini?wait_s=0",
+            Body::Json(
+                |_| json!({"tool_name": "read_file", "tool_input": {"absolute_path": "/a"}, "hook_event_name": "BeforeTool"}),
+            ),
+            [
+                "deny", "deny", "deny", "deny", "allow", "deny", "allow", "deny", "deny",
+            ],
+        ),
         // The web pages.
         // A signed-in browser goes straight on to the inbox.
         page(
@@ -627,8 +647,15 @@ impl Fixture {
         let body = response.text().await.unwrap();
         if row.path.starts_with("/v1/hooks/") && status == 200 {
             let json: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-            let decision = json["hookSpecificOutput"]["permissionDecision"]
+            // Each agent's own shape: Claude Code's and Codex's `permissionDecision`,
+            // Codex's `decision.behavior`, Gemini's `decision`; Codex's PreToolUse says
+            // nothing (`{}`) to let a call through.
+            let inner = &json["hookSpecificOutput"];
+            let decision = inner["permissionDecision"]
                 .as_str()
+                .or_else(|| inner["decision"]["behavior"].as_str())
+                .or_else(|| json["decision"].as_str())
+                .or_else(|| (json == serde_json::json!({})).then_some("allow"))
                 .unwrap_or("?")
                 .to_owned();
             return (decision, body);
