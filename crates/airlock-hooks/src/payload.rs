@@ -287,6 +287,33 @@ pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
     None
 }
 
+/// The folder Claude Code was started in, when the transcript path names it and it holds
+/// `cwd`: Claude Code keeps a session's transcript under `~/.claude/projects/<folder>/`,
+/// the folder's path with `/` and `.` written as `-`. The encoding loses characters, so the
+/// name is only matched against `cwd` and its ancestors, never decoded on its own.
+pub fn launch_folder(transcript_path: &str, cwd: &str) -> Option<String> {
+    let (_, rest) = transcript_path.split_once("/.claude/projects/")?;
+    let (name, _) = rest.split_once('/')?;
+    let encode = |path: &str| -> String {
+        path.chars()
+            .map(|c| {
+                if matches!(c, '/' | '.' | '_' | ' ') {
+                    '-'
+                } else {
+                    c
+                }
+            })
+            .collect()
+    };
+    let wanted = encode(name);
+    std::path::Path::new(cwd)
+        .ancestors()
+        .filter_map(|folder| folder.to_str())
+        .filter(|folder| folder.len() > 1)
+        .find(|folder| encode(folder) == wanted)
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -382,6 +409,39 @@ mod tests {
             let error = agent.parse(text).unwrap_err();
             assert!(error.0.contains(says), "{text}: {error}");
         }
+    }
+
+    #[test]
+    fn the_launch_folder_of_a_claude_code_session_is_found_among_the_cwds_ancestors() {
+        let transcript = "/Users/mi/.claude/projects/-Users-mi-Projects-oss-graph-monitor/s.jsonl";
+        assert_eq!(
+            launch_folder(
+                transcript,
+                "/Users/mi/Projects/oss/graph-monitor/data-capture"
+            )
+            .as_deref(),
+            Some("/Users/mi/Projects/oss/graph-monitor")
+        );
+        assert_eq!(
+            launch_folder(transcript, "/Users/mi/Projects/oss/graph-monitor").as_deref(),
+            Some("/Users/mi/Projects/oss/graph-monitor")
+        );
+        // Dots and underscores are written as dashes.
+        let dotted = "/home/c/.claude/projects/-home-c-dev-my-app-v2/s.jsonl";
+        assert_eq!(
+            launch_folder(dotted, "/home/c/dev/my_app.v2/src").as_deref(),
+            Some("/home/c/dev/my_app.v2")
+        );
+        // A folder that does not hold the cwd, or no Claude Code transcript: nothing.
+        assert_eq!(launch_folder(transcript, "/srv/other"), None);
+        assert_eq!(
+            launch_folder("/home/c/.gemini/tmp/x/s.json", "/home/c"),
+            None
+        );
+        assert_eq!(
+            launch_folder("/home/c/.claude/projects/-/s.jsonl", "/etc"),
+            None
+        );
     }
 
     #[test]

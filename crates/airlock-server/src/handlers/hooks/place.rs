@@ -7,14 +7,16 @@
 //!   `Airlock-Project` and `Airlock-Home` headers (the server may run elsewhere);
 //! - otherwise the server looks for the work tree itself, when the folder exists here
 //!   (Claude Code's `http` hook posts straight to the server, usually on the same machine);
-//! - the home folder also shows in the agent's `transcript_path` (`~/.claude/…`).
+//! - the home folder also shows in the agent's `transcript_path` (`~/.claude/…`), and so
+//!   does the folder Claude Code was started in (`~/.claude/projects/<folder>/`), the
+//!   project when no work tree is seen and it holds `cwd`.
 //!
 //! Fail closed: a `cwd` that is missing or not absolute gives no place at all, so no rule
 //! that names an anchor can allow the call. A project must hold the `cwd`, and it is never
 //! `/` or the home folder itself (a dotfiles repository in `~` would otherwise make the
 //! whole home "the project").
 
-use airlock_hooks::payload::home_from_transcript;
+use airlock_hooks::payload::{home_from_transcript, launch_folder};
 use airlock_hooks::HookCall;
 use axum::http::HeaderMap;
 use std::path::Path;
@@ -55,6 +57,11 @@ impl Place {
         let project = header(PROJECT_HEADER)
             .filter(|project| holds(project, &cwd))
             .or_else(|| work_tree_of(Path::new(&cwd)))
+            .or_else(|| {
+                call.transcript_path
+                    .as_deref()
+                    .and_then(|transcript| launch_folder(transcript, &cwd))
+            })
             .filter(|project| project != "/" && Some(project) != home.as_ref())
             .unwrap_or_else(|| cwd.clone());
         Place {
@@ -166,6 +173,27 @@ mod tests {
         let root = headers(&[(PROJECT_HEADER, "/")]);
         let place = Place::of(&call(Some("/etc"), None), &root);
         assert_eq!(place.project.as_deref(), Some("/etc"));
+    }
+
+    #[test]
+    fn claude_codes_launch_folder_is_the_project_when_no_work_tree_is_seen() {
+        let place = Place::of(
+            &call(
+                Some("/Users/mi/app/sub"),
+                Some("/Users/mi/.claude/projects/-Users-mi-app/s.jsonl"),
+            ),
+            &HeaderMap::new(),
+        );
+        assert_eq!(place.project.as_deref(), Some("/Users/mi/app"));
+        // Never the home folder itself.
+        let place = Place::of(
+            &call(
+                Some("/Users/mi/notes"),
+                Some("/Users/mi/.claude/projects/-Users-mi/s.jsonl"),
+            ),
+            &HeaderMap::new(),
+        );
+        assert_eq!(place.project.as_deref(), Some("/Users/mi/notes"));
     }
 
     #[test]
