@@ -147,7 +147,7 @@ async fn a_bad_call_in_a_batch_fails_alone() {
                 .await
         }));
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    store.writer.until_queued(10).await;
     let commits_before = store.writer.commits();
     held.finish(Ok::<(), StoreError>(())).await.unwrap();
     let mut failed = Vec::new();

@@ -56,6 +56,10 @@ struct Shared {
     /// Transactions committed, for the tests of the batching.
     #[cfg(test)]
     commits: std::sync::atomic::AtomicU64,
+    /// Operations waiting for the writer, so that the tests of the batching wait until
+    /// their writes have queued instead of sleeping.
+    #[cfg(test)]
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
 struct State {
@@ -231,6 +235,8 @@ impl Writer {
             queue: std::sync::Mutex::new(Vec::new()),
             #[cfg(test)]
             commits: std::sync::atomic::AtomicU64::new(0),
+            #[cfg(test)]
+            waiting: std::sync::atomic::AtomicUsize::new(0),
         });
         let committer = tokio::spawn(commit_loop(Arc::clone(&shared)));
         Writer { shared, committer }
@@ -240,7 +246,15 @@ impl Writer {
     /// transaction or a new one. Run the operation on [`Operation::conn`], then hand its
     /// outcome to [`Operation::finish`].
     pub(super) async fn begin(&self) -> StoreResult<Operation<'_>> {
+        #[cfg(test)]
+        self.shared
+            .waiting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut state = self.shared.state.lock().await;
+        #[cfg(test)]
+        self.shared
+            .waiting
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         state.open().await?;
         state
             .conn()?
@@ -271,6 +285,32 @@ impl Writer {
         match conn {
             Some(conn) => sqlx::Connection::close(conn).await.map_err(database),
             None => Ok(()),
+        }
+    }
+
+    /// Operations waiting for the writer, and calls queued for the committer: what the
+    /// batching tests wait for before they let the writer go.
+    #[cfg(test)]
+    pub(super) fn queued(&self) -> usize {
+        let calls = self.shared.queue.lock().map_or(0, |queue| queue.len());
+        self.shared
+            .waiting
+            .load(std::sync::atomic::Ordering::SeqCst)
+            + calls
+    }
+
+    /// Waits until `count` operations or calls are queued behind the writer (the
+    /// deadline is a backstop).
+    #[cfg(test)]
+    pub(super) async fn until_queued(&self, count: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.queued() < count {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} of {count} writes queued after 30 s",
+                self.queued()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
     }
 
@@ -465,7 +505,7 @@ mod tests {
             tasks.push(tokio::spawn(async move { insert(&writer, x).await }));
         }
         // Let all 32 queue behind the running operation.
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        writer.until_queued(32).await;
         first.finish(Ok::<(), StoreError>(())).await.unwrap();
         for task in tasks {
             task.await.unwrap().unwrap();
@@ -487,7 +527,7 @@ mod tests {
         let two = tokio::spawn(async move { insert(&w2, 2).await });
         // A duplicate key: refused by the database after inserting nothing.
         let dup = tokio::spawn(async move { insert(&w3, 1).await });
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        writer.until_queued(2).await;
         held.finish(Ok::<(), StoreError>(())).await.unwrap();
         two.await.unwrap().unwrap();
         assert!(dup.await.unwrap().is_err());
@@ -542,6 +582,9 @@ mod tests {
             let writer = Arc::clone(&writer);
             tokio::spawn(async move { insert(&writer, 1).await })
         };
+        // `mate` must be ahead of `breaker` in the writer's (fair) queue: it then runs in
+        // the transaction `breaker` loses.
+        writer.until_queued(1).await;
         let breaker = {
             let writer = Arc::clone(&writer);
             tokio::spawn(async move {
@@ -556,7 +599,7 @@ mod tests {
                 operation.finish::<(), StoreError>(outcome).await
             })
         };
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        writer.until_queued(2).await;
         // The held operation and `mate` release into the transaction `breaker` then loses.
         let held = held.finish(Ok::<(), StoreError>(())).await;
         assert!(held.is_err(), "{held:?}");
