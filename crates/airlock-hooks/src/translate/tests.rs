@@ -1,0 +1,384 @@
+//! The translation of each agent's native tools, table by table, with their own payloads.
+
+use super::*;
+use crate::payload::HookEvent;
+use serde_json::json;
+
+fn call(agent: Agent, tool: &str, input: Value) -> HookCall {
+    HookCall {
+        agent,
+        event: agent.default_event(),
+        native_tool: tool.into(),
+        input,
+        session_id: None,
+        cwd: Some("/home/ana/demo".into()),
+        transcript_path: Some("/home/ana/.gemini/tmp/x/s.json".into()),
+        tool_use_id: None,
+    }
+}
+
+/// One row: agent, native tool, native input → canonical tool and arguments.
+fn check(agent: Agent, tool: &str, input: Value, want_tool: &str, want: Value) {
+    let got = canonical(&call(agent, tool, input.clone())).unwrap();
+    assert_eq!(got.tool, want_tool, "{agent} {tool} {input}");
+    assert_eq!(got.arguments, want, "{agent} {tool} {input}");
+    assert_eq!(got.native_tool, tool);
+}
+
+#[test]
+fn claude_code_tools() {
+    use Agent::ClaudeCode as C;
+    check(
+        C,
+        "Bash",
+        json!({"command": "cargo test", "description": "Run tests", "timeout": 60000}),
+        "shell.exec",
+        json!({"command": "cargo test", "cwd": "/home/ana/demo", "description": "Run tests", "timeout": 60000}),
+    );
+    check(
+        C,
+        "Read",
+        json!({"file_path": "/home/ana/demo/src/main.rs", "offset": 10, "limit": 20}),
+        "fs.read",
+        json!({"path": "/home/ana/demo/src/main.rs", "offset": 10, "limit": 20}),
+    );
+    check(
+        C,
+        "NotebookRead",
+        json!({"notebook_path": "a.ipynb"}),
+        "fs.read",
+        json!({"path": "a.ipynb"}),
+    );
+    check(
+        C,
+        "LS",
+        json!({"path": "/home/ana/demo", "ignore": ["target"]}),
+        "fs.list",
+        json!({"path": "/home/ana/demo", "ignore": ["target"]}),
+    );
+    check(
+        C,
+        "Glob",
+        json!({"pattern": "**/*.rs"}),
+        "fs.list",
+        json!({"path": "/home/ana/demo", "pattern": "**/*.rs"}),
+    );
+    check(
+        C,
+        "Grep",
+        json!({"pattern": "fn main", "path": "src", "output_mode": "content"}),
+        "fs.search",
+        json!({"pattern": "fn main", "path": "src", "output_mode": "content"}),
+    );
+    check(
+        C,
+        "Write",
+        json!({"file_path": "/home/ana/demo/a.txt", "content": "x"}),
+        "fs.write",
+        json!({"path": "/home/ana/demo/a.txt", "content": "x"}),
+    );
+    check(
+        C,
+        "Edit",
+        json!({"file_path": "a.rs", "old_string": "a", "new_string": "b", "replace_all": false}),
+        "fs.edit",
+        json!({"path": "a.rs", "old": "a", "new": "b", "replace_all": false}),
+    );
+    check(
+        C,
+        "MultiEdit",
+        json!({"file_path": "a.rs", "edits": [{"old_string": "a", "new_string": "b"}]}),
+        "fs.edit",
+        json!({"path": "a.rs", "edits": [{"old_string": "a", "new_string": "b"}]}),
+    );
+    check(
+        C,
+        "NotebookEdit",
+        json!({"notebook_path": "n.ipynb", "new_source": "print(1)", "cell_id": "c1"}),
+        "fs.edit",
+        json!({"path": "n.ipynb", "new": "print(1)", "cell_id": "c1"}),
+    );
+    check(
+        C,
+        "WebFetch",
+        json!({"url": "https://docs.rs/serde", "prompt": "summarise"}),
+        "http.fetch",
+        json!({"url": "https://docs.rs/serde", "prompt": "summarise"}),
+    );
+    check(
+        C,
+        "WebSearch",
+        json!({"query": "tokio select"}),
+        "web.search",
+        json!({"query": "tokio select"}),
+    );
+    for internal in [
+        "TodoWrite",
+        "Task",
+        "BashOutput",
+        "KillShell",
+        "ExitPlanMode",
+    ] {
+        check(
+            C,
+            internal,
+            json!({"todos": []}),
+            "agent.internal",
+            json!({"todos": []}),
+        );
+    }
+    // MCP tools and tools unknown today keep their names and arguments.
+    check(
+        C,
+        "mcp__github__create_issue",
+        json!({"title": "x"}),
+        "mcp__github__create_issue",
+        json!({"title": "x"}),
+    );
+    check(
+        C,
+        "FutureTool",
+        json!({"a": 1}),
+        "FutureTool",
+        json!({"a": 1}),
+    );
+}
+
+#[test]
+fn codex_tools() {
+    use Agent::Codex as X;
+    check(
+        X,
+        "Bash",
+        json!({"command": "ls -la"}),
+        "shell.exec",
+        json!({"command": "ls -la", "cwd": "/home/ana/demo"}),
+    );
+    check(
+        X,
+        "shell",
+        json!({"command": ["bash", "-lc", "git status && ls"], "workdir": "sub", "timeout_ms": 1000}),
+        "shell.exec",
+        json!({"command": "git status && ls", "cwd": "/home/ana/demo/sub", "timeout_ms": 1000}),
+    );
+    check(
+        X,
+        "shell",
+        json!({"command": ["rg", "-n", "fn main", "src"], "workdir": "/abs"}),
+        "shell.exec",
+        json!({"command": "rg -n 'fn main' src", "cwd": "/abs"}),
+    );
+    check(
+        X,
+        "exec_command",
+        json!({"cmd": "cargo build", "yield_time_ms": 10}),
+        "shell.exec",
+        json!({"command": "cargo build", "cwd": "/home/ana/demo", "yield_time_ms": 10}),
+    );
+    check(
+        X,
+        "read_file",
+        json!({"path": "src/lib.rs"}),
+        "fs.read",
+        json!({"path": "src/lib.rs"}),
+    );
+    check(
+        X,
+        "list_dir",
+        json!({"dir_path": "/home/ana/demo/src", "depth": 2}),
+        "fs.list",
+        json!({"path": "/home/ana/demo/src", "depth": 2}),
+    );
+    check(
+        X,
+        "grep_files",
+        json!({"pattern": "TODO", "include": "*.rs"}),
+        "fs.search",
+        json!({"pattern": "TODO", "path": "/home/ana/demo", "include": "*.rs"}),
+    );
+    check(
+        X,
+        "web_search",
+        json!({"query": "x"}),
+        "web.search",
+        json!({"query": "x"}),
+    );
+    check(
+        X,
+        "update_plan",
+        json!({"plan": []}),
+        "agent.internal",
+        json!({"plan": []}),
+    );
+}
+
+#[test]
+fn codex_patches_name_every_file_they_touch() {
+    let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: /etc/cron.d/x\n+* * * * * root sh\n*** End Patch";
+    let want = json!({"paths": ["src/a.rs", "/etc/cron.d/x"], "patch": patch});
+    check(
+        Agent::Codex,
+        "apply_patch",
+        json!({"command": patch}),
+        "fs.edit",
+        want.clone(),
+    );
+    check(
+        Agent::Codex,
+        "apply_patch",
+        json!({"input": patch}),
+        "fs.edit",
+        want.clone(),
+    );
+    // The shell tool with an apply_patch argv is the same edit.
+    check(
+        Agent::Codex,
+        "shell",
+        json!({"command": ["apply_patch", patch]}),
+        "fs.edit",
+        want,
+    );
+    // One file: `path` too, so single-path rules apply.
+    let one = "*** Begin Patch\n*** Delete File: old.txt\n*** End Patch";
+    check(
+        Agent::Codex,
+        "apply_patch",
+        json!({"command": one}),
+        "fs.edit",
+        json!({"path": "old.txt", "paths": ["old.txt"], "patch": one}),
+    );
+    // A malformed patch is never guessed at.
+    for input in [
+        json!({"command": "rm -rf /"}),
+        json!({"command": "*** Begin Patch\n*** End Patch"}),
+        json!({}),
+        json!({"command": 7}),
+    ] {
+        let error = canonical(&call(Agent::Codex, "apply_patch", input.clone())).unwrap_err();
+        assert!(error.0.contains("patch"), "{input}: {error}");
+    }
+}
+
+#[test]
+fn gemini_tools() {
+    use Agent::Gemini as G;
+    check(
+        G,
+        "run_shell_command",
+        json!({"command": "npm test", "description": "tests", "directory": "web"}),
+        "shell.exec",
+        json!({"command": "npm test", "cwd": "/home/ana/demo/web", "description": "tests"}),
+    );
+    check(
+        G,
+        "read_file",
+        json!({"absolute_path": "/home/ana/demo/a.md"}),
+        "fs.read",
+        json!({"path": "/home/ana/demo/a.md"}),
+    );
+    check(
+        G,
+        "read_many_files",
+        json!({"paths": ["a.md", "b/**"]}),
+        "fs.read",
+        json!({"paths": ["a.md", "b/**"]}),
+    );
+    check(
+        G,
+        "list_directory",
+        json!({"path": "/home/ana/demo"}),
+        "fs.list",
+        json!({"path": "/home/ana/demo"}),
+    );
+    check(
+        G,
+        "glob",
+        json!({"pattern": "*.ts"}),
+        "fs.list",
+        json!({"path": "/home/ana/demo", "pattern": "*.ts"}),
+    );
+    check(
+        G,
+        "search_file_content",
+        json!({"pattern": "x", "path": "/p"}),
+        "fs.search",
+        json!({"pattern": "x", "path": "/p"}),
+    );
+    check(
+        G,
+        "write_file",
+        json!({"file_path": "/home/ana/demo/a", "content": "x"}),
+        "fs.write",
+        json!({"path": "/home/ana/demo/a", "content": "x"}),
+    );
+    check(
+        G,
+        "replace",
+        json!({"file_path": "/p/a", "old_string": "a", "new_string": "b", "expected_replacements": 2}),
+        "fs.edit",
+        json!({"path": "/p/a", "old": "a", "new": "b", "expected_replacements": 2}),
+    );
+    check(
+        G,
+        "google_web_search",
+        json!({"query": "q"}),
+        "web.search",
+        json!({"query": "q"}),
+    );
+    check(
+        G,
+        "save_memory",
+        json!({"fact": "likes tabs"}),
+        "fs.write",
+        json!({"path": "/home/ana/.gemini/GEMINI.md", "content": "likes tabs"}),
+    );
+    check(
+        G,
+        "write_todos",
+        json!({"todos": []}),
+        "agent.internal",
+        json!({"todos": []}),
+    );
+}
+
+#[test]
+fn gemini_web_fetch_is_judged_on_every_url_in_its_prompt() {
+    use Agent::Gemini as G;
+    check(
+        G,
+        "web_fetch",
+        json!({"prompt": "Summarise https://docs.rs/serde."}),
+        "http.fetch",
+        json!({"url": "https://docs.rs/serde", "prompt": "Summarise https://docs.rs/serde."}),
+    );
+    let two = "Compare https://a.test/x and (http://b.test/y?q=1), then https://a.test/x";
+    check(
+        G,
+        "web_fetch",
+        json!({"prompt": two}),
+        "http.fetch",
+        json!({"url": ["https://a.test/x", "http://b.test/y?q=1"], "prompt": two}),
+    );
+    check(
+        G,
+        "web_fetch",
+        json!({"prompt": "no link here"}),
+        "http.fetch",
+        json!({"prompt": "no link here"}),
+    );
+}
+
+#[test]
+fn the_same_native_name_means_what_its_agent_means() {
+    // `read_file` is Codex's and Gemini's; `Bash` is not a Gemini tool.
+    let gemini_bash = canonical(&call(Agent::Gemini, "Bash", json!({"command": "ls"}))).unwrap();
+    assert_eq!(gemini_bash.tool, "Bash");
+    let mut no_cwd = call(Agent::ClaudeCode, "Glob", json!({"pattern": "*"}));
+    no_cwd.cwd = None;
+    // No folder is invented when the agent gave none.
+    assert_eq!(
+        canonical(&no_cwd).unwrap().arguments,
+        json!({"pattern": "*"})
+    );
+    assert_eq!(no_cwd.event, HookEvent::PreToolUse);
+}

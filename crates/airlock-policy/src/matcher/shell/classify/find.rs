@@ -1,0 +1,112 @@
+//! `find` and searches aimed at credentials: what a `find` searches or changes, and when a
+//! search pattern outside the project is hunting for secrets.
+
+use super::*;
+
+impl Judge<'_> {
+    /// `find`: the places before the first expression are searched (or changed, with
+    /// `-delete`); `-name`/`-path` patterns may be hunting for credentials.
+    pub(super) fn find(
+        &self,
+        arguments: &[Word],
+        dir: Option<&str>,
+        texts: &[&str],
+        facts: &mut SegmentFacts,
+    ) {
+        let role = if facts.classes.contains(Class::Delete) {
+            Role::Change
+        } else {
+            Role::Read
+        };
+        let mut places = Vec::new();
+        for word in arguments {
+            if word.text.starts_with('-') || word.text == "(" || word.text == "!" {
+                break;
+            }
+            let mut file = self.file(word, dir, role);
+            file.tree = true;
+            places.push(file);
+        }
+        if places.is_empty() {
+            places.push(FileRef {
+                path: dir.map(str::to_string),
+                tree: true,
+                role,
+            });
+        }
+        // With a test (`-name`, `-type`…), `find` acts on what is below its places, not on
+        // the places themselves: `find . -name '*.pyc' -delete` keeps `.`.
+        let filtered = arguments.iter().any(|word| {
+            word.text.starts_with('-')
+                && !matches!(
+                    word.text.as_str(),
+                    "-delete"
+                        | "-depth"
+                        | "-d"
+                        | "-print"
+                        | "-print0"
+                        | "-L"
+                        | "-H"
+                        | "-P"
+                        | "-xdev"
+                        | "-mount"
+                        | "-ls"
+                )
+                && !word.text.starts_with("-maxdepth")
+                && !word.text.starts_with("-mindepth")
+        });
+        if filtered {
+            for place in &mut places {
+                place.path = place.path.as_deref().map(any_child);
+            }
+        }
+        let mut patterns = Vec::new();
+        for pair in arguments.windows(2) {
+            if matches!(
+                pair[0].text.as_str(),
+                "-name"
+                    | "-iname"
+                    | "-path"
+                    | "-ipath"
+                    | "-regex"
+                    | "-iregex"
+                    | "-wholename"
+                    | "-lname"
+            ) {
+                patterns.push(pair[1].text.as_str());
+            }
+            if matches!(pair[0].text.as_str(), "-fprint" | "-fprintf" | "-fls") {
+                facts.files.push(self.file(&pair[1], dir, Role::Change));
+            }
+        }
+        self.hunting(&patterns, texts, &places, facts);
+        facts.files.extend(places);
+    }
+
+    /// Search patterns naming credentials, aimed outside the project: hunting.
+    pub(super) fn hunting(
+        &self,
+        patterns: &[&str],
+        _texts: &[&str],
+        places: &[FileRef],
+        facts: &mut SegmentFacts,
+    ) {
+        let looks_for_credentials = patterns.iter().any(|pattern| {
+            let lower = pattern.to_ascii_lowercase();
+            self.table
+                .credential_words
+                .iter()
+                .any(|word| lower.contains(word.as_str()))
+        });
+        if !looks_for_credentials {
+            return;
+        }
+        let outside = places.iter().any(|place| match &place.path {
+            None => true,
+            Some(path) => !self.inside_work_area(path),
+        });
+        if outside {
+            facts.classes.insert(Class::CredentialSearch);
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `curl`, `wget` and the like: which URLs a command reaches, whether it can carry local
+//! data out, and the files it sends or writes.
+
+use super::*;
+
+impl Judge<'_> {
+    /// `curl`/`wget`: literal URLs to anywhere are fetches; a URL computed at run time may
+    /// carry local data out; files sent and files written are named.
+    pub(super) fn url(
+        &self,
+        name: &str,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        let mut index = 0;
+        let mut remote = false;
+        let mut urls = 0;
+        let mut names_output = false;
+        while let Some(word) = arguments.get(index) {
+            index += 1;
+            let text = word.text.as_str();
+            let (option, inline) = match text.split_once('=') {
+                Some((option, value)) if option.starts_with("--") => (option, Some(value)),
+                _ => (text, None),
+            };
+            let kind = url_option(name, option);
+            if kind != UrlOption::Not && option.starts_with('-') {
+                let value = match inline {
+                    Some(value) => Some((value.to_string(), word.dynamic)),
+                    None if kind == UrlOption::Flag => None,
+                    None => {
+                        index += 1;
+                        arguments
+                            .get(index - 1)
+                            .map(|w| (w.text.clone(), w.dynamic))
+                    }
+                };
+                let Some((value, dynamic)) = value else {
+                    if kind == UrlOption::Flag {
+                        names_output = true;
+                    }
+                    continue;
+                };
+                match kind {
+                    UrlOption::Output => {
+                        names_output = true;
+                        if value != "-" {
+                            facts.classes.insert(Class::Write);
+                            facts
+                                .files
+                                .push(self.path(&value, dynamic, dir, Role::Change));
+                        }
+                    }
+                    UrlOption::Sends => {
+                        // `-d @file`, `-F name=@file`, `-F name=<file`, `-T file`.
+                        let file = value
+                            .strip_prefix('@')
+                            .or_else(|| value.split_once("=@").map(|(_, file)| file))
+                            .or_else(|| value.split_once("=<").map(|(_, file)| file));
+                        if let Some(file) = file.filter(|file| *file != "-") {
+                            facts.files.push(self.path(file, dynamic, dir, Role::Read));
+                        }
+                        if dynamic {
+                            remote = true;
+                        }
+                    }
+                    UrlOption::ReadsFile => {
+                        facts
+                            .files
+                            .push(self.path(&value, dynamic, dir, Role::Read));
+                    }
+                    UrlOption::Value | UrlOption::Flag | UrlOption::Not => {}
+                }
+                continue;
+            }
+            if name == "wget"
+                && text.starts_with('-')
+                && !text.starts_with("--")
+                && text.contains('O')
+            {
+                // `-qO-`, `-qO file`: a cluster ending in `O` and its value.
+                let value = text
+                    .split_once('O')
+                    .map_or("", |(_, value)| value)
+                    .to_string();
+                let value = if value.is_empty() {
+                    index += 1;
+                    arguments
+                        .get(index - 1)
+                        .map_or(String::new(), |w| w.text.clone())
+                } else {
+                    value
+                };
+                names_output = true;
+                if value != "-" {
+                    facts.classes.insert(Class::Write);
+                    facts
+                        .files
+                        .push(self.path(&value, false, dir, Role::Change));
+                }
+                continue;
+            }
+            if text.starts_with('-') {
+                continue;
+            }
+            urls += 1;
+            if word.dynamic || !is_local_url(text) {
+                remote |= word.dynamic;
+            } else {
+                // Requests to this machine are part of the project's own development.
+                facts.classes = remove(facts.classes, Class::Network);
+            }
+        }
+        if remote || urls == 0 {
+            facts.classes.insert(Class::Network);
+        }
+        if name == "curl"
+            && !names_output
+            && arguments.iter().any(|word| {
+                matches!(
+                    word.text.as_str(),
+                    "-O" | "--remote-name" | "--remote-name-all"
+                ) || (word.text.starts_with('-')
+                    && !word.text.starts_with("--")
+                    && word.text.contains('O'))
+            })
+        {
+            facts.classes.insert(Class::Write);
+        }
+        if facts.classes.contains(Class::Write) && !names_output {
+            facts.files.push(FileRef {
+                path: dir.map(str::to_string),
+                tree: true,
+                role: Role::Change,
+            });
+        }
+        if name == "wget" && !names_output {
+            facts.classes.insert(Class::Write);
+            facts.files.push(FileRef {
+                path: dir.map(str::to_string),
+                tree: true,
+                role: Role::Change,
+            });
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! What the words of one command say, read without a `Judge`: plain names, operands, the
+//! directory options (`git -C`), inline code, URL options, tools installed in a project.
+
+use super::*;
+
+/// A command name a person would read as what it is: ASCII letters, digits and a few
+/// punctuation marks, no look-alikes.
+pub(super) fn plain_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '.' | '_' | '-' | '+' | '/' | ':' | '[' | ']' | '}' | '{')
+        })
+}
+
+/// The words that are not options (after `--`, everything).
+pub(super) fn operands(arguments: &[Word]) -> Vec<&Word> {
+    let mut out = Vec::new();
+    let mut options_done = false;
+    for word in arguments {
+        if !options_done && word.text == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && word.text.len() > 1 && word.text.starts_with('-') && !word.dynamic {
+            continue;
+        }
+        out.push(word);
+    }
+    out
+}
+
+pub(super) fn remove(classes: ClassSet, class: Class) -> ClassSet {
+    let mut out = ClassSet::EMPTY;
+    for kept in classes.iter().filter(|kept| *kept != class) {
+        out.insert(kept);
+    }
+    out
+}
+
+/// The directory a command is told to work in (`git -C dir`, `make -C dir`, `npm
+/// --prefix dir`): its text and whether it is computed at run time.
+pub(super) fn directory_option(name: &str, arguments: &[Word]) -> Option<(String, bool)> {
+    let options: &[&str] = match name {
+        "git" | "make" | "gmake" | "go" => &["-C", "--directory"],
+        "npm" | "pnpm" | "yarn" => &["--prefix", "-C", "--dir", "--cwd"],
+        "uv" => &["--directory", "--project"],
+        "cargo" => &["--manifest-path"],
+        _ => return None,
+    };
+    let mut found = None;
+    for (index, word) in arguments.iter().enumerate() {
+        if options.contains(&word.text.as_str()) {
+            found = arguments
+                .get(index + 1)
+                .map(|value| (value.text.clone(), value.dynamic));
+        } else if let Some((option, value)) = word.text.split_once('=') {
+            if options.contains(&option) {
+                found = Some((value.to_string(), word.dynamic));
+            }
+        }
+    }
+    if name == "cargo" {
+        // The manifest's directory is where cargo works.
+        found = found.map(|(text, dynamic)| {
+            let directory = text
+                .rsplit_once('/')
+                .map_or(".", |(directory, _)| directory);
+            (
+                if directory.is_empty() {
+                    "/".to_string()
+                } else {
+                    directory.to_string()
+                },
+                dynamic,
+            )
+        });
+    }
+    found
+}
+
+/// `git push +main` forces; `git -c core.sshCommand=…` can run anything.
+pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
+    let mut pushing = false;
+    let mut before_subcommand = true;
+    for (index, word) in arguments.iter().enumerate() {
+        if before_subcommand
+            && !word.text.starts_with('-')
+            && index > 0
+            && arguments[index - 1].text != "-c"
+            && arguments[index - 1].text != "-C"
+        {
+            before_subcommand = false;
+        }
+        if index == 0 && !word.text.starts_with('-') {
+            before_subcommand = false;
+        }
+        if word.text == "push" {
+            pushing = true;
+        } else if pushing && word.text.starts_with('+') {
+            facts.classes.insert(Class::Discard);
+        }
+        if before_subcommand && word.text == "-c" {
+            let value = arguments.get(index + 1).map_or("", |w| w.text.as_str());
+            let key = value.split('=').next().unwrap_or("").to_ascii_lowercase();
+            let harmless = [
+                "user.",
+                "color.",
+                "advice.",
+                "init.",
+                "safe.directory",
+                "core.quotepath",
+                "log.",
+                "diff.color",
+            ]
+            .iter()
+            .any(|prefix| key.starts_with(prefix));
+            if !harmless {
+                facts.classes.insert(Class::Unknown);
+            }
+        }
+    }
+}
+
+/// Inline code of an interpreter: the word after `-c` (python), `-e` (node, ruby,
+/// perl), `-r` (php), `--eval`/`-p` (node).
+pub(super) fn inline_code<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w Word> {
+    let flags: &[&str] = match name {
+        "python" | "python2" | "python3" => &["-c"],
+        "node" | "nodejs" | "bun" | "deno" => &["-e", "--eval", "-p", "--print"],
+        "ruby" | "perl" | "lua" => &[
+            "-e", "-E", "-pe", "-ne", "-pie", "-lne", "-lpe", "-pi", "-i",
+        ],
+        "php" => &["-r"],
+        "Rscript" | "julia" => &["-e"],
+        _ => return None,
+    };
+    for (index, word) in arguments.iter().enumerate() {
+        if flags.contains(&word.text.as_str()) {
+            // `perl -pi -e '…'`: the code follows the last flag that takes it.
+            let next = arguments.get(index + 1)?;
+            if next.text.starts_with('-') && !next.dynamic {
+                continue;
+            }
+            return Some(next);
+        }
+    }
+    None
+}
+
+/// Whether a segment produces code or data someone may run: a download, a decoder.
+pub(super) fn feeds_code(segment: &Segment) -> bool {
+    let mut words = segment.words.as_slice();
+    while let Some(inner) = strip_one_wrapper(words) {
+        if inner.is_empty() {
+            break;
+        }
+        words = inner;
+    }
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    if first.dynamic {
+        return false;
+    }
+    let has = |flags: &[&str]| {
+        arguments
+            .iter()
+            .any(|word| flags.contains(&word.text.as_str()))
+    };
+    match basename(&first.text) {
+        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "nc" | "ncat"
+        | "netcat" | "socat" | "ssh" | "lynx" | "w3m" | "ftp" | "tftp" => true,
+        "base64" | "base32" | "basenc" => has(&["-d", "--decode", "-D"]),
+        "xxd" => has(&["-r", "-revert"]),
+        "openssl" => has(&["-d", "base64", "enc"]),
+        "gunzip" | "zcat" | "bunzip2" | "xz" | "unxz" | "uudecode" | "rev" | "tac" => true,
+        "gzip" => has(&["-d", "--decompress"]),
+        "python" | "python3" | "perl" | "ruby" | "node" | "php" => arguments
+            .iter()
+            .any(|word| matches!(word.text.as_str(), "-c" | "-e")),
+        "echo" | "printf" => arguments.iter().any(|word| {
+            // `echo cm0gLXJmIH4= | base64 -d`: a long opaque token is a payload.
+            word.dynamic
+                || (word.text.len() >= 16
+                    && !word.text.contains(' ')
+                    && word
+                        .text
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+        }),
+        _ => false,
+    }
+}
+
+/// A path standing for "some entry below `directory`" (with `tree`, everything below that
+/// entry): the name is a control character no real file name uses in practice, so it
+/// matches `*` and `**` but no literal pattern.
+pub(super) fn any_child(directory: &str) -> String {
+    if directory == "/" {
+        "/\u{1}".to_string()
+    } else {
+        format!("{directory}/\u{1}")
+    }
+}
+
+/// `host:path` or `user@host:path`: an operand of `scp`/`rsync` on another machine.
+pub(super) fn is_remote_operand(text: &str) -> bool {
+    match text.split_once(':') {
+        Some((host, _)) => !host.is_empty() && !host.contains('/'),
+        None => false,
+    }
+}
+
+/// Whether a literal URL points at this machine.
+pub(super) fn is_local_url(text: &str) -> bool {
+    let rest = text.split_once("://").map_or(text, |(_, rest)| rest);
+    let host_port = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = host_port
+        .rsplit_once('@')
+        .map_or(host_port, |(_, host)| host);
+    let host = if let Some(inner) = host_port.strip_prefix('[') {
+        inner.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    matches!(host, "localhost" | "127.0.0.1" | "::1" | "0.0.0.0") || host.ends_with(".localhost")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum UrlOption {
+    Not,
+    /// Takes no value.
+    Flag,
+    /// Takes a value that names nothing on disk.
+    Value,
+    /// Its value names a file written.
+    Output,
+    /// Its value is data sent, `@file` naming a file read.
+    Sends,
+    /// Its value names a file read.
+    ReadsFile,
+}
+
+pub(super) fn url_option(name: &str, option: &str) -> UrlOption {
+    if name == "wget" {
+        return match option {
+            "-O" | "--output-document" | "-P" | "--directory-prefix" | "-o" | "--output-file"
+            | "-a" | "--append-output" => UrlOption::Output,
+            "--post-file" | "--body-file" | "-i" | "--input-file" | "--certificate"
+            | "--private-key" | "--load-cookies" => UrlOption::ReadsFile,
+            "--post-data" | "--body-data" => UrlOption::Sends,
+            "--header" | "--method" | "--user" | "--password" | "-U" | "--user-agent" | "-t"
+            | "--tries" | "-T" | "--timeout" | "-e" | "--execute" => UrlOption::Value,
+            _ => UrlOption::Not,
+        };
+    }
+    match option {
+        "-o" | "--output" | "-c" | "--cookie-jar" | "-D" | "--dump-header" | "--trace"
+        | "--trace-ascii" | "--stderr" | "--output-dir" => UrlOption::Output,
+        "-O" | "--remote-name" | "-J" | "--remote-header-name" => UrlOption::Flag,
+        "-d" | "--data" | "--data-raw" | "--data-binary" | "--data-urlencode" | "--data-ascii"
+        | "-F" | "--form" | "--form-string" | "--json" => UrlOption::Sends,
+        "-T" | "--upload-file" | "-K" | "--config" | "--cert" | "-E" | "--key" | "--cacert"
+        | "-b" | "--cookie" => UrlOption::ReadsFile,
+        "-H" | "--header" | "-X" | "--request" | "-u" | "--user" | "-A" | "--user-agent" | "-e"
+        | "--referer" | "-x" | "--proxy" | "-w" | "--write-out" | "-m" | "--max-time"
+        | "--connect-timeout" | "-r" | "--range" | "--retry" | "-C" | "--continue-at"
+        | "--resolve" | "--url" | "-U" | "--proxy-user" | "--limit-rate" | "-Y" | "-y"
+        | "--max-redirs" | "--oauth2-bearer" | "--aws-sigv4" => UrlOption::Value,
+        _ => UrlOption::Not,
+    }
+}
+
+/// The tool a relative path names when it lies in a project's tool folder
+/// (`.venv/bin/pip`, `venv/bin/python`, `node_modules/.bin/prisma`, `vendor/bin/phpunit`).
+pub(super) fn installed_tool(path: &str) -> Option<&str> {
+    let (folder, name) = path.rsplit_once('/')?;
+    let tool_folder = folder.ends_with("node_modules/.bin")
+        || ["bin", "Scripts"].iter().any(|bin| {
+            folder.strip_suffix(bin).is_some_and(|parent| {
+                let parent = parent.trim_end_matches('/');
+                let last = parent.rsplit('/').next().unwrap_or(parent);
+                matches!(
+                    last,
+                    ".venv" | "venv" | "env" | ".env" | ".tox" | "vendor" | "virtualenv"
+                )
+            })
+        });
+    (tool_folder && !name.is_empty()).then_some(name)
+}
