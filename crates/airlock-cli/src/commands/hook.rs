@@ -24,7 +24,7 @@
 use crate::client::{read_json, Client, ClientArgs};
 use crate::Outcome;
 use airlock_hooks::{Agent, HookEvent, Verdict};
-use airlock_server::handlers::hooks::place::{HOME_HEADER, PROJECT_HEADER};
+use airlock_server::handlers::hooks::place::{work_tree_of, HOME_HEADER, PROJECT_HEADER};
 use airlock_server::handlers::hooks::UNDECIDED_HEADER;
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
@@ -167,16 +167,4 @@ fn reason_in(answer: &Value) -> Option<&str> {
         .as_str()
         .or_else(|| inner["permissionDecisionReason"].as_str())
         .or_else(|| inner["decision"]["message"].as_str())
-}
-
-/// The nearest folder at or above `cwd` holding `.git`, when `cwd` is an absolute folder
-/// on this machine.
-fn work_tree_of(cwd: &Path) -> Option<String> {
-    if !cwd.is_absolute() || !cwd.is_dir() {
-        return None;
-    }
-    cwd.ancestors()
-        .find(|folder| folder.join(".git").exists())
-        .and_then(|folder| folder.to_str())
-        .map(str::to_owned)
 }

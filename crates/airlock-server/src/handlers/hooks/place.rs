@@ -100,9 +100,10 @@ fn holds(folder: &str, path: &str) -> bool {
 }
 
 /// The nearest folder at or above `cwd` that holds `.git` (a folder, or the file of a
-/// linked work tree), when `cwd` exists on this machine.
-fn work_tree_of(cwd: &Path) -> Option<String> {
-    if !cwd.is_dir() {
+/// linked work tree), when `cwd` is an absolute folder on this machine. `airlock hook`
+/// calls it on the agent's machine too.
+pub fn work_tree_of(cwd: &Path) -> Option<String> {
+    if !cwd.is_absolute() || !cwd.is_dir() {
         return None;
     }
     cwd.ancestors()
