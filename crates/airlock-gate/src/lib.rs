@@ -35,6 +35,7 @@ mod listen;
 mod notifications;
 mod operator;
 pub mod policy;
+pub mod retries;
 pub mod rules;
 mod runs;
 pub mod tasks;

@@ -245,6 +245,24 @@ pub trait Store: NotifyStore + Send + Sync + 'static {
         effects: &Effects,
     ) -> Result<Grant, RedeemError>;
 
+    /// Holds the call for its agent's retry under `key`: a hook stopped waiting for it
+    /// and told the agent to try the identical call again.
+    async fn hold_for_retry(&self, workspace: &str, call_id: &str, key: &str) -> StoreResult<()>;
+
+    /// The newest call held for a retry under `key`.
+    async fn held_for_retry(&self, workspace: &str, key: &str) -> StoreResult<Option<Call>>;
+
+    /// Ends the hold of `call_id` under `key` with one conditional update, appending
+    /// `effects` only when this caller ended it (`true`); `false` when another retry
+    /// ended it first.
+    async fn release_retry(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        key: &str,
+        effects: &Effects,
+    ) -> StoreResult<bool>;
+
     /// Moves up to `limit` pending approvals whose deadline is at or before `now` to
     /// `expired` (call too), each with the effects `on_expire` describes. Returns them with
     /// their workspace.

@@ -10,7 +10,9 @@
 //! - allowed / approved → the grant is redeemed first (G1: consumed exactly once, before
 //!   the agent runs the tool); only a successful redeem answers `allow`;
 //! - denied, rejected (with the person's reason), expired, cancelled → `deny`;
-//! - still pending when the wait is over → `deny`, saying which approval to decide.
+//! - still pending when the wait is over → `deny`, saying which approval to decide; the
+//!   call is held, and the agent's identical retry in the same session adopts it
+//!   (`airlock_gate::retries`) instead of opening a second approval.
 //!
 //! Unlike every other endpoint, this one answers **every** failure it can see — a missing
 //! or unknown token, a body of the wrong shape, a bad `wait_s`, a gate error — as
@@ -326,9 +328,9 @@ async fn gate(
         ),
         None => None,
     };
-    let submitted = state
+    let taken = state
         .gate
-        .submit_call(
+        .submit_or_adopt(
             &principal,
             Submission {
                 tool: canonical.tool,
@@ -344,20 +346,42 @@ async fn gate(
             },
         )
         .await?;
-    state.metrics.call(submitted.status);
-    let submitted = if submitted.status == CallStatus::Pending && !wait.is_zero() {
+    if !taken.adopted {
+        state.metrics.call(taken.call.status);
+    }
+    let call = if taken.call.status == CallStatus::Pending && !wait.is_zero() {
         tokio::select! {
-            call = state.gate.wait_call(&principal, &submitted.id, wait) => call?,
+            call = state.gate.wait_call(&principal, &taken.call.id, wait) => call?,
             // On shutdown, answer with the call as it stands (a pending call is a deny).
-            _ = state.shutdown.cancelled() => state.gate.get_call(&principal, &submitted.id).await?,
+            _ = state.shutdown.cancelled() => state.gate.get_call(&principal, &taken.call.id).await?,
         }
     } else {
-        submitted
+        taken.call
     };
-    Ok(match answer(&submitted) {
+    // The agent is told to try again: its identical retry adopts this call (no second
+    // approval), so a person's late decision is not lost.
+    if call.status == CallStatus::Pending {
+        if let Some(key) = &taken.retry_key {
+            state.gate.hold_for_retry(&principal, &call.id, key).await?;
+            return Ok(Verdict::Deny {
+                reason: still_pending(&call),
+            });
+        }
+    }
+    Ok(match answer(&call) {
         Answer::Deny { reason } => Verdict::Deny { reason },
         Answer::RedeemThenAllow { reason } => {
-            match state.gate.redeem(&principal, &submitted.id).await {
+            let redeemed = match (&taken.retry_key, taken.adopted) {
+                (Some(key), true) => state.gate.redeem_adopted(&principal, &call, key).await,
+                _ => state.gate.redeem(&principal, &call.id).await,
+            };
+            match redeemed {
+                Ok(_) if taken.adopted => Verdict::Allow {
+                    reason: format!(
+                        "{reason} (approval {} of the earlier identical call)",
+                        call.approval_id.as_deref().unwrap_or("-")
+                    ),
+                },
                 Ok(_) => Verdict::Allow { reason },
                 Err(error) => Verdict::Deny {
                     reason: format!(
@@ -368,6 +392,19 @@ async fn gate(
             }
         }
     })
+}
+
+/// The deny of a call held for the agent's retry: what the person does, and what the
+/// retry then gets (the held call's approval, never a second question).
+fn still_pending(call: &Call) -> String {
+    let approval = call.approval_id.as_deref().unwrap_or("(unknown)");
+    format!(
+        "not allowed yet: airlock approval {approval} is still pending (the hook stopped \
+         waiting). A person can decide it in the airlock inbox or with `airlock approvals \
+         approve {approval}`. Then retry exactly the same call in this session: it runs once \
+         with that approval if approved, is refused with the reason if rejected, and waits \
+         again if still undecided; no new approval is opened"
+    )
 }
 
 /// A failure as the reason of a deny. Logged here, once, because it never becomes an

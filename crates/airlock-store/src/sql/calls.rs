@@ -17,7 +17,8 @@ use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus};
 use jiff::Timestamp;
 use sqlx::{Executor, QueryBuilder};
 
-const CALL_COLUMNS: &str = "id, agent_id, session_id, tool, arguments, risk, status, decided_by, \
+pub(crate) const CALL_COLUMNS: &str =
+    "id, agent_id, session_id, tool, arguments, risk, status, decided_by, \
      rule, reason, approval_id, grant_id, created_at, decided_at, native_tool, cwd, project";
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, status, tool, risk, \

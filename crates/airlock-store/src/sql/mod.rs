@@ -17,6 +17,7 @@
 //! - `policy`: policy versions and the cancellation of stale approvals.
 //! - `calls`: call, approval and grant rows.
 //! - `decide`, `grants`, `expiry`: the three operations that end a wait.
+//! - `retries`: calls held for their agent's retry after a hook stopped waiting.
 //! - `rules`: standing rules.
 //! - `web`: the browser inbox's sessions (cookie hash → principal).
 //! - `runs`, `tasks`: the built-in runtime's runs, journal, steps, messages, outbox, and
@@ -63,6 +64,7 @@ mod grants;
 mod identity;
 mod notify;
 mod policy;
+mod retries;
 mod rules;
 mod runs;
 mod store;

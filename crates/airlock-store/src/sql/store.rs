@@ -5,7 +5,8 @@
 
 use super::identity::AgentKey;
 use super::{
-    audit, calls, decide, expiry, grants, identity, policy, rules, runs, tasks, web, Backend,
+    audit, calls, decide, expiry, grants, identity, policy, retries, rules, runs, tasks, web,
+    Backend,
 };
 use crate::{
     ApprovalFilter, Change, DecideError, Decided, Decision, Effects, Grant, Lease, NewCall,
@@ -185,6 +186,26 @@ impl Store for Backend {
     ) -> Result<Grant, RedeemError> {
         write_transaction!(self, |conn| grants::redeem(
             conn, workspace, call_id, at, effects
+        ))
+    }
+
+    async fn hold_for_retry(&self, workspace: &str, call_id: &str, key: &str) -> StoreResult<()> {
+        write_transaction!(self, |conn| retries::hold(conn, workspace, call_id, key))
+    }
+
+    async fn held_for_retry(&self, workspace: &str, key: &str) -> StoreResult<Option<Call>> {
+        retries::held(self.reads(), workspace, key).await
+    }
+
+    async fn release_retry(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        key: &str,
+        effects: &Effects,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| retries::release(
+            conn, workspace, call_id, key, effects
         ))
     }
 

@@ -121,3 +121,72 @@ pub async fn redeem_refusals_say_why(ctx: Ctx) {
         .await
         .unwrap();
 }
+
+/// A call held for its agent's retry is found by its key; of two releases only the first
+/// one ends the hold and appends its effects; a released call is found no more.
+pub async fn a_held_call_is_released_once(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let asked = world.spec("asked");
+    store
+        .record_call(&world.ws, &asked.asked(), &Effects::none())
+        .await
+        .unwrap();
+    assert!(store
+        .held_for_retry(&world.ws, "key-1")
+        .await
+        .unwrap()
+        .is_none());
+    store
+        .hold_for_retry(&world.ws, "call_asked", "key-1")
+        .await
+        .unwrap();
+    let held = store.held_for_retry(&world.ws, "key-1").await.unwrap();
+    assert_eq!(held.map(|call| call.id).as_deref(), Some("call_asked"));
+    // Another workspace's key space is another workspace's.
+    assert!(store
+        .held_for_retry("ws_elsewhere", "key-1")
+        .await
+        .unwrap()
+        .is_none());
+
+    let before = ctx.row_counts().await;
+    // A release under another key ends nothing and writes nothing.
+    let wrong = store
+        .release_retry(
+            &world.ws,
+            "call_asked",
+            "key-2",
+            &effects("call.adopted", "call_asked", t(5)),
+        )
+        .await
+        .unwrap();
+    assert!(!wrong);
+    assert_eq!(ctx.row_counts().await, before);
+    let first = store
+        .release_retry(
+            &world.ws,
+            "call_asked",
+            "key-1",
+            &effects("call.adopted", "call_asked", t(5)),
+        )
+        .await
+        .unwrap();
+    let second = store
+        .release_retry(
+            &world.ws,
+            "call_asked",
+            "key-1",
+            &effects("call.adopted", "call_asked", t(6)),
+        )
+        .await
+        .unwrap();
+    assert!(first);
+    assert!(!second);
+    assert_eq!(ctx.row_counts().await["audit"], before["audit"] + 1);
+    assert!(store
+        .held_for_retry(&world.ws, "key-1")
+        .await
+        .unwrap()
+        .is_none());
+}

@@ -1,0 +1,198 @@
+//! A coding agent's retry adopts the call its hook stopped waiting for (issue 23).
+//!
+//! A hook waits a bounded time for a person (Claude Code kills a hook after 60 s), then
+//! denies with "still pending; approve it, then try the call again". The agent's retry is
+//! a new hook call with the same tool and arguments. Without this module it would open a
+//! second approval, and the one the person approved would never run: a loop of questions.
+//!
+//! So when a hook's wait ends on a pending call, the call is **held** under a retry key: a
+//! digest of workspace, agent, session, tool, exact arguments and working folder. A later
+//! hook call with the same key (the same agent, in the same session, the identical call)
+//! adopts the held call instead of being submitted:
+//! - still pending → the retry waits on the same approval (no duplicate is opened);
+//! - allowed or approved, before the approval's deadline → the retry redeems its grant
+//!   (once: the grant's conditional update decides between concurrent retries);
+//! - rejected → the retry gets the rejection, once (the hold is released by one
+//!   conditional update, so two concurrent retries cannot both take it);
+//! - expired, cancelled, or approved too late → the hold is dropped and the retry is
+//!   judged afresh: nobody said no to it.
+//!
+//! A call without a session is never held: nothing would prove that the retry comes from
+//! the same run of the agent. Every adoption is an audit record, `call.adopted`, written in
+//! the transaction that takes the answer (the redeem, or the release).
+
+use crate::calls::{redeem_effects, Submission};
+use crate::effects::audit;
+use crate::identity::require_agent;
+use crate::{Gate, GateError};
+use airlock_policy::digest::json_digest;
+use airlock_protocol::{Call, CallStatus};
+use airlock_store::{Effects, Grant, Principal};
+use serde_json::json;
+
+/// A hook call as the gate took it: submitted afresh, or a held call adopted.
+#[derive(Debug, Clone)]
+pub struct Taken {
+    pub call: Call,
+    /// The key the call is held under if the hook stops waiting again (`None`: no session).
+    pub retry_key: Option<String>,
+    /// Whether `call` is an earlier call this retry adopted.
+    pub adopted: bool,
+}
+
+impl Gate {
+    /// Submits a hook's call, unless it is the agent's retry of a call held for it (see
+    /// the module documentation): then that call, adopted.
+    pub async fn submit_or_adopt(
+        &self,
+        principal: &Principal,
+        submission: Submission,
+    ) -> Result<Taken, GateError> {
+        let submission = Submission {
+            context: submission.context.checked(),
+            ..submission
+        };
+        let retry_key = retry_key(principal, &submission);
+        if let Some(key) = &retry_key {
+            if let Some(call) = self.adopt(principal, key).await? {
+                return Ok(Taken {
+                    call,
+                    retry_key,
+                    adopted: true,
+                });
+            }
+        }
+        let call = self.submit_call(principal, submission).await?;
+        Ok(Taken {
+            call,
+            retry_key,
+            adopted: false,
+        })
+    }
+
+    /// Holds a call its hook stopped waiting for, for the agent's retry under `key`.
+    pub async fn hold_for_retry(
+        &self,
+        principal: &Principal,
+        call_id: &str,
+        key: &str,
+    ) -> Result<(), GateError> {
+        let call = self.get_call(principal, call_id).await?;
+        if matches!(call.status, CallStatus::Pending | CallStatus::Approved) {
+            self.store()
+                .hold_for_retry(&principal.workspace, &call.id, key)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Redeems the grant of an adopted call: the adoption's audit record is written in the
+    /// redeem's transaction, and the hold is dropped either way (a spent grant is never
+    /// adopted twice).
+    pub async fn redeem_adopted(
+        &self,
+        principal: &Principal,
+        call: &Call,
+        key: &str,
+    ) -> Result<Grant, GateError> {
+        require_agent(principal, "redeem grants")?;
+        let now = self.now();
+        let mut effects = redeem_effects(principal, call, now);
+        effects.audit.push(adopted_record(principal, call, now));
+        let redeemed = self
+            .store()
+            .redeem(&principal.workspace, &call.id, now, &effects)
+            .await;
+        self.store()
+            .release_retry(&principal.workspace, &call.id, key, &Effects::none())
+            .await?;
+        Ok(redeemed?)
+    }
+
+    /// The held call a retry under `key` adopts, if any (see the module documentation).
+    async fn adopt(&self, principal: &Principal, key: &str) -> Result<Option<Call>, GateError> {
+        let workspace = principal.workspace.as_str();
+        let Some(held) = self.store().held_for_retry(workspace, key).await? else {
+            return Ok(None);
+        };
+        // The key names the agent; a row of another agent is never adopted all the same.
+        let (agent_id, _) = require_agent(principal, "submit calls")?;
+        if held.agent_id != agent_id {
+            return Ok(None);
+        }
+        let now = self.now();
+        match held.status {
+            CallStatus::Pending => Ok(Some(held)),
+            CallStatus::Allowed | CallStatus::Approved => {
+                let in_time = match &held.approval_id {
+                    Some(approval) => self
+                        .store()
+                        .get_approval(workspace, approval)
+                        .await?
+                        .is_some_and(|approval| now < approval.deadline),
+                    None => true,
+                };
+                if in_time {
+                    return Ok(Some(held));
+                }
+                self.store()
+                    .release_retry(workspace, &held.id, key, &Effects::none())
+                    .await?;
+                Ok(None)
+            }
+            CallStatus::Rejected | CallStatus::Denied => {
+                let effects = Effects::none().audit(adopted_record(principal, &held, now));
+                let taken = self
+                    .store()
+                    .release_retry(workspace, &held.id, key, &effects)
+                    .await?;
+                Ok(taken.then_some(held))
+            }
+            CallStatus::Expired | CallStatus::Cancelled => {
+                self.store()
+                    .release_retry(workspace, &held.id, key, &Effects::none())
+                    .await?;
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// The key a hook call is held under: `None` without a session.
+fn retry_key(principal: &Principal, submission: &Submission) -> Option<String> {
+    let session = submission.session_id.as_deref()?;
+    let agent = match &principal.subject {
+        airlock_store::Subject::Agent { id, .. } => id.as_str(),
+        _ => return None,
+    };
+    Some(json_digest(&json!({
+        "workspace": principal.workspace,
+        "agent": agent,
+        "session": session,
+        "tool": submission.tool,
+        "arguments": submission.arguments,
+        "native_tool": submission.context.native_tool,
+        "cwd": submission.context.cwd,
+    })))
+}
+
+/// The audit record of a retry adopting `call`.
+fn adopted_record(
+    principal: &Principal,
+    call: &Call,
+    now: jiff::Timestamp,
+) -> airlock_store::AuditEntry {
+    audit(
+        now,
+        &principal.actor(),
+        "call.adopted",
+        &call.id,
+        json!({
+            "call_id": call.id,
+            "approval_id": call.approval_id,
+            "session_id": call.session_id,
+            "tool": call.tool,
+            "outcome": call.status,
+        }),
+    )
+}

@@ -1,0 +1,73 @@
+//! Calls held for their agent's retry (issue 23, DESIGN.md §11.1): a coding agent's hook
+//! waits a bounded time for a person and then answers "still pending, try again"; the
+//! agent's identical retry must find that call, not open a second approval.
+//!
+//! A held call carries a `retry_key` (the gate's digest of workspace, agent, session,
+//! tool, exact arguments and folder). Holding sets it; a retry that takes a final answer
+//! (a rejection, an expiry…) or the grant clears it, with one conditional update, so two
+//! concurrent retries never both take the same answer.
+
+use super::audit::append_effects;
+use super::dialect::{lock_workspace, Conn, Pool};
+use super::{calls::CALL_COLUMNS, optional};
+use crate::codec::{call_from_row, database};
+use crate::{Effects, StoreResult};
+use airlock_protocol::Call;
+
+/// Holds `call_id` for a retry under `key` (replacing any key it had).
+pub(crate) async fn hold(
+    conn: &mut Conn,
+    workspace: &str,
+    call_id: &str,
+    key: &str,
+) -> StoreResult<()> {
+    sqlx::query("UPDATE calls SET retry_key = $1 WHERE workspace = $2 AND id = $3")
+        .bind(key)
+        .bind(workspace)
+        .bind(call_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    Ok(())
+}
+
+/// The newest call held under `key`, if any.
+pub(crate) async fn held(pool: &Pool, workspace: &str, key: &str) -> StoreResult<Option<Call>> {
+    let sql = format!(
+        "SELECT {CALL_COLUMNS} FROM calls WHERE workspace = $1 AND retry_key = $2
+         ORDER BY created_at DESC, id DESC LIMIT 1"
+    );
+    optional(
+        sqlx::query(&sql).bind(workspace).bind(key),
+        pool,
+        call_from_row,
+    )
+    .await
+}
+
+/// Ends the hold of `call_id` under `key`, appending `effects` only when this caller is
+/// the one that ended it (`true`); `false` when another retry took it first or it was
+/// never held.
+pub(crate) async fn release(
+    conn: &mut Conn,
+    workspace: &str,
+    call_id: &str,
+    key: &str,
+    effects: &Effects,
+) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
+    let released = sqlx::query(
+        "UPDATE calls SET retry_key = NULL WHERE workspace = $1 AND id = $2 AND retry_key = $3",
+    )
+    .bind(workspace)
+    .bind(call_id)
+    .bind(key)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if released.rows_affected() != 1 {
+        return Ok(false);
+    }
+    append_effects(conn, workspace, effects).await?;
+    Ok(true)
+}
