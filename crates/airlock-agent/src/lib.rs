@@ -307,7 +307,6 @@ impl Runtime {
             require_role(principal, Role::Approver, "cancel runs")?;
         }
         let run = self.get_run(principal, run_id).await?;
-        let workspace = principal.workspace.as_str();
         if !run.state.is_live() {
             return Err(GateError::Conflict(format!(
                 "the run is already {}",
@@ -326,27 +325,10 @@ impl Runtime {
             effects: run_state_effects(now, &run, RunState::Cancelled, &actor),
             ..RunUpdate::default()
         };
-        let Some(cancelled) = self.runs().cancel_run(workspace, run_id, &update).await? else {
+        let Some(cancelled) = self.gate().cancel_run(principal, run_id, &update).await? else {
             return Err(GateError::Conflict("the run already ended".into()));
         };
         self.journal_grew(run_id);
-        // Close what it waits for; an approval decided in the meantime stays decided, and
-        // its grant is never consumed because the run will not resume.
-        for stored in self.runs().run_steps(workspace, run_id).await? {
-            if stored.step.state != StepState::Gated {
-                continue;
-            }
-            if let Some(call_id) = &stored.step.call_id {
-                match self
-                    .gate()
-                    .cancel_call(principal, call_id, "the run was cancelled")
-                    .await
-                {
-                    Ok(_) | Err(GateError::AlreadyDecided(_)) | Err(GateError::Invalid(_)) => {}
-                    Err(error) => return Err(error),
-                }
-            }
-        }
         Ok(cancelled)
     }
 

@@ -12,6 +12,8 @@
     clippy::print_stdout
 )]
 
+#[path = "reliability/cancel.rs"]
+mod cancel;
 #[path = "common/captured.rs"]
 mod captured;
 #[path = "reliability/crash.rs"]

@@ -9,10 +9,12 @@
 //! the audit log except through the records these operations append themselves. The
 //! gate's own store stays private to the gate.
 
-use crate::Gate;
+use crate::effects::{approval_data, audit, event};
+use crate::{Gate, GateError};
 use airlock_protocol::{Agent, Approval, Call, Message, OutboxItem, Run, RunEvent, Session, Task};
 use airlock_store::{
-    ApprovalFilter, Effects, Grant, Lease, RedeemError, RunUpdate, Store, StoreResult, StoredStep,
+    ApprovalFilter, ClosingApprovals, Effects, Grant, Lease, Principal, RedeemError, RunUpdate,
+    Store, StoreResult, StoredStep,
 };
 use jiff::Timestamp;
 use std::sync::Arc;
@@ -29,6 +31,52 @@ impl Gate {
         Runs {
             store: Arc::clone(&self.inner.store),
         }
+    }
+}
+
+impl Gate {
+    /// Cancels a live run for `principal` and closes the pending approvals of its gated
+    /// steps in the same transaction (so a later click on one is refused, even after a
+    /// crash), then wakes their waiters. `None` when the run is unknown or already ended.
+    pub async fn cancel_run(
+        &self,
+        principal: &Principal,
+        run_id: &str,
+        update: &RunUpdate,
+    ) -> Result<Option<Run>, GateError> {
+        let workspace = principal.workspace.as_str();
+        let actor = principal.actor();
+        let at = update.at.unwrap_or_else(|| self.now());
+        let reason = format!("cancelled by {actor}: the run was cancelled");
+        let effects = |closed: &Approval| {
+            Effects::none()
+                .audit(audit(
+                    at,
+                    &actor,
+                    "approval.cancelled",
+                    &closed.id,
+                    approval_data(closed),
+                ))
+                .event(event(at, "approval.cancelled", closed))
+        };
+        let closing = ClosingApprovals {
+            at,
+            reason: &reason,
+            effects: &effects,
+        };
+        let Some((run, closed)) = self
+            .store()
+            .cancel_run(workspace, run_id, update, &closing)
+            .await?
+        else {
+            return Ok(None);
+        };
+        airlock_store::failpoint!("run.cancelled");
+        for approval in &closed {
+            self.settle(workspace, &approval.call_id);
+        }
+        self.poke(workspace);
+        Ok(Some(run))
     }
 }
 
@@ -152,15 +200,6 @@ impl Runs {
         self.store
             .claim_run(workspace, run_id, now, lease, update)
             .await
-    }
-
-    pub async fn cancel_run(
-        &self,
-        workspace: &str,
-        run_id: &str,
-        update: &RunUpdate,
-    ) -> StoreResult<Option<Run>> {
-        self.store.cancel_run(workspace, run_id, update).await
     }
 
     pub async fn stalled_runs(

@@ -20,6 +20,7 @@
 //! | `effect.written`    | runtime: grant consumed with the outbox row or `tool_started`         |
 //! | `run.suspended`     | runtime: a run committed `awaiting_approval`                          |
 //! | `run.resumed`       | runtime: a node claimed a run (`run_resumed`), its leg not started    |
+//! | `run.cancelled`     | a run cancelled with its pending approvals closed                     |
 
 /// Every point a test may name; a name outside this list is a typo, and the process
 /// refuses to start rather than run a crash test that can never crash.
@@ -31,6 +32,7 @@ pub const POINTS: &[&str] = &[
     "effect.written",
     "run.suspended",
     "run.resumed",
+    "run.cancelled",
 ];
 
 /// Marks a failure-injection point. Expands to nothing unless `airlock-store` is built

@@ -363,14 +363,17 @@ pub trait Store: NotifyStore + Send + Sync + 'static {
         update: &RunUpdate,
     ) -> StoreResult<Option<Run>>;
 
-    /// Cancels a live run whoever holds it, applying `update` (its `run_cancelled` event).
-    /// `None` when the run is unknown or already ended.
+    /// Cancels a live run whoever holds it, applying `update` (its `run_cancelled` event),
+    /// and closes the pending approvals of its gated steps as `closing` says, all in one
+    /// transaction. Returns the run and the approvals it closed; `None` when the run is
+    /// unknown or already ended.
     async fn cancel_run(
         &self,
         workspace: &str,
         run_id: &str,
         update: &RunUpdate,
-    ) -> StoreResult<Option<Run>>;
+        closing: &ClosingApprovals<'_>,
+    ) -> StoreResult<Option<(Run, Vec<Approval>)>>;
 
     /// Runs that should be moving and are not, with their workspace, at most `limit`:
     /// runs awaiting approval none of whose gated calls is still pending, and running runs

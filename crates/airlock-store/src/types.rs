@@ -157,6 +157,15 @@ pub struct Lease {
     pub until: Timestamp,
 }
 
+/// How a run's end (cancel, pause) closes its pending approvals, in its transaction.
+pub struct ClosingApprovals<'a> {
+    pub at: Timestamp,
+    /// The approvals' `decision_reason`, also their calls' `reason`.
+    pub reason: &'a str,
+    /// The effects of closing one approval (its audit record and event).
+    pub effects: &'a (dyn for<'b> Fn(&'b Approval) -> Effects + Sync),
+}
+
 /// What one write to a run changes, all in one transaction.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunUpdate {

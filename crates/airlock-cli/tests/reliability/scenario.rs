@@ -47,7 +47,7 @@ pub fn setup(node: &Node) -> Seen {
 }
 
 /// A status the flow did not expect is a defect, not a crash.
-fn expect(what: &str, got: (u16, Value), want: u16) -> Value {
+pub fn expect(what: &str, got: (u16, Value), want: u16) -> Value {
     assert_eq!(got.0, want, "{what}: {}", got.1);
     got.1
 }
@@ -148,7 +148,7 @@ fn redeem(client: &Http, url: &str, seen: &mut Seen, call_id: &str) -> Result<()
     Ok(())
 }
 
-fn start_run(client: &Http, url: &str, owner: &str) -> Result<String, Dead> {
+pub fn start_run(client: &Http, url: &str, owner: &str) -> Result<String, Dead> {
     let agents = expect(
         "agents",
         client.get(&format!("{url}/v1/agents"), owner)?,
@@ -193,14 +193,14 @@ fn run_view(client: &Http, url: &str, owner: &str, run_id: &str) -> Result<Value
     ))
 }
 
-fn run_state(client: &Http, url: &str, owner: &str, run_id: &str) -> Result<String, Dead> {
+pub fn run_state(client: &Http, url: &str, owner: &str, run_id: &str) -> Result<String, Dead> {
     Ok(run_view(client, url, owner, run_id)?["state"]
         .as_str()
         .unwrap_or_default()
         .to_owned())
 }
 
-fn wait_for_run_approval(
+pub fn wait_for_run_approval(
     client: &Http,
     url: &str,
     owner: &str,

@@ -299,12 +299,18 @@ pub(crate) async fn claim_run(
     fetch_run(&mut *conn, workspace, run_id).await
 }
 
+/// Cancels a live run and, in the same transaction, closes every pending approval of its
+/// gated steps (each with the effects `closing` gives): a crash can never leave
+/// an approval pending on a cancelled run, where a click could still approve it.
 pub(crate) async fn cancel_run(
     conn: &mut Conn,
     workspace: &str,
     run_id: &str,
     update: &RunUpdate,
-) -> StoreResult<Option<Run>> {
+    closing: &crate::ClosingApprovals<'_>,
+) -> StoreResult<Option<(Run, Vec<airlock_protocol::Approval>)>> {
+    use super::calls::{close_by_system, SystemClose};
+    use airlock_protocol::{ApprovalStatus, CallStatus};
     lock_workspace(conn, workspace).await?;
     let cancelled = sqlx::query(
         "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
@@ -319,7 +325,34 @@ pub(crate) async fn cancel_run(
         return Ok(None);
     }
     apply(conn, workspace, run_id, update).await?;
-    fetch_run(&mut *conn, workspace, run_id).await
+    let pending: Vec<String> = sqlx::query_scalar(
+        "SELECT a.id FROM approvals a JOIN run_steps s
+           ON s.call_id = a.call_id AND s.workspace = a.workspace
+         WHERE s.run_id = $1 AND s.workspace = $2 AND a.status = 'pending'
+         ORDER BY a.id",
+    )
+    .bind(run_id)
+    .bind(workspace)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(database)?;
+    let mut closed = Vec::with_capacity(pending.len());
+    for approval_id in pending {
+        let close = SystemClose {
+            status: ApprovalStatus::Cancelled,
+            call_status: CallStatus::Cancelled,
+            at: closing.at,
+            reason: closing.reason,
+        };
+        if let Some(approval) = close_by_system(conn, workspace, &approval_id, close).await? {
+            append_effects(conn, workspace, &(closing.effects)(&approval)).await?;
+            closed.push(approval);
+        }
+    }
+    let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
+        return Ok(None);
+    };
+    Ok(Some((run, closed)))
 }
 
 pub(crate) async fn stalled_runs(

@@ -9,8 +9,9 @@ use super::{
     Backend,
 };
 use crate::{
-    ApprovalFilter, Change, DecideError, Decided, Decision, Effects, Grant, Lease, NewCall,
-    Principal, RedeemError, RunUpdate, Store, StoreResult, StoredStep, WebSession, Workspace,
+    ApprovalFilter, Change, ClosingApprovals, DecideError, Decided, Decision, Effects, Grant,
+    Lease, NewCall, Principal, RedeemError, RunUpdate, Store, StoreResult, StoredStep, WebSession,
+    Workspace,
 };
 use airlock_protocol::{
     Agent, Approval, AuditRecord, Call, Message, OutboxItem, PolicyInfo, RuleScope, Run, RunEvent,
@@ -334,9 +335,10 @@ impl Store for Backend {
         workspace: &str,
         run_id: &str,
         update: &RunUpdate,
-    ) -> StoreResult<Option<Run>> {
+        closing: &ClosingApprovals<'_>,
+    ) -> StoreResult<Option<(Run, Vec<Approval>)>> {
         write_transaction!(self, |conn| runs::cancel_run(
-            conn, workspace, run_id, update
+            conn, workspace, run_id, update, closing
         ))
     }
 

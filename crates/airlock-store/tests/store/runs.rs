@@ -8,8 +8,8 @@ use super::fixtures::{
     start_run_held, t, world, writes_nothing,
 };
 use super::harness::Ctx;
-use airlock_protocol::{Run, RunState};
-use airlock_store::{Effects, RunEventEntry, RunUpdate, StoreError};
+use airlock_protocol::{Approval, ApprovalStatus, CallStatus, Run, RunState};
+use airlock_store::{ClosingApprovals, DecideError, Effects, RunEventEntry, RunUpdate, StoreError};
 use jiff::Timestamp;
 use std::sync::Arc;
 use tokio::sync::Barrier;
@@ -404,12 +404,30 @@ pub async fn cancel_run_ends_a_live_run_whoever_holds_it(ctx: Ctx) {
     world.add_session(store, "ses_b").await;
     start_run_held(store, &world, "run_1", &world.session, 10, "node_a").await;
     start_run_held(store, &world, "run_2", "ses_b", 10, "node_a").await;
+    // run_2 waits on a pending approval, and holds a step whose approval was decided.
+    let (waiting, decided) = (world.spec("waiting"), world.spec("decided"));
+    for spec in [&waiting, &decided] {
+        store
+            .record_call(&world.ws, &spec.asked(), &Effects::none())
+            .await
+            .unwrap();
+    }
+    store
+        .decide(&world.ws, &decided.approve(t(5)), &Effects::none())
+        .await
+        .unwrap();
     store
         .update_run(
             &world.ws,
             "run_2",
             "node_a",
-            &run_moves(11, RunState::AwaitingApproval, "run_suspended"),
+            &RunUpdate {
+                steps: vec![
+                    gated_step(0, Some("call_decided")),
+                    gated_step(1, Some("call_waiting")),
+                ],
+                ..run_moves(11, RunState::AwaitingApproval, "run_suspended")
+            },
         )
         .await
         .unwrap();
@@ -417,11 +435,18 @@ pub async fn cancel_run_ends_a_live_run_whoever_holds_it(ctx: Ctx) {
         effects: effects("run.cancelled", "run", t(at)),
         ..run_events(at, &["run_cancelled"])
     };
+    let close = |approval: &Approval| effects("approval.cancelled", &approval.id, t(20));
+    let closing = |at| ClosingApprovals {
+        at: t(at),
+        reason: "the run was cancelled",
+        effects: &close,
+    };
 
-    // Running (held by node_a) and suspended alike.
-    for (run_id, last_seq) in [("run_1", 2), ("run_2", 3)] {
-        let run = store
-            .cancel_run(&world.ws, run_id, &cancelled(20))
+    // Running (held by node_a) and suspended alike; the pending approval closes with the
+    // run, in its transaction, and the decided one stays decided.
+    for (run_id, last_seq, closes) in [("run_1", 2, 0), ("run_2", 3, 1)] {
+        let (run, closed) = store
+            .cancel_run(&world.ws, run_id, &cancelled(20), &closing(20))
             .await
             .unwrap()
             .unwrap();
@@ -430,9 +455,46 @@ pub async fn cancel_run_ends_a_live_run_whoever_holds_it(ctx: Ctx) {
             (RunState::Cancelled, last_seq, t(20), None),
             "{run_id}"
         );
+        assert_eq!(closed.len(), closes, "{run_id}");
         assert_eq!(store.get_run(&world.ws, run_id).await.unwrap(), Some(run));
     }
-    assert_eq!(store.audit_after(&world.ws, 0, 10).await.unwrap().len(), 2);
+    let ws = world.ws.clone();
+    let approval = |id: String| {
+        let ws = ws.clone();
+        async move { store.get_approval(&ws, &id).await.unwrap().unwrap() }
+    };
+    let closed = approval(waiting.approval_id()).await;
+    assert_eq!(closed.status, ApprovalStatus::Cancelled);
+    assert_eq!(
+        closed.decision_reason.as_deref(),
+        Some("the run was cancelled")
+    );
+    assert_eq!(
+        store
+            .get_call(&world.ws, "call_waiting")
+            .await
+            .unwrap()
+            .unwrap()
+            .status,
+        CallStatus::Cancelled
+    );
+    assert_eq!(
+        approval(decided.approval_id()).await.status,
+        ApprovalStatus::Approved
+    );
+    // Two runs' records and the one closed approval's.
+    assert_eq!(store.audit_after(&world.ws, 0, 10).await.unwrap().len(), 3);
+    // A click on the closed approval is refused.
+    let click = store
+        .decide(&world.ws, &waiting.approve(t(21)), &Effects::none())
+        .await;
+    assert!(
+        matches!(
+            click,
+            Err(DecideError::AlreadyDecided(ApprovalStatus::Cancelled))
+        ),
+        "{click:?}"
+    );
 
     // The lease went with it: no write, no takeover, nothing stalled.
     let stale = store
@@ -470,7 +532,7 @@ pub async fn cancel_run_ends_a_live_run_whoever_holds_it(ctx: Ctx) {
             &ctx,
             &world,
             "run_1",
-            store.cancel_run(workspace, run_id, &cancelled(30)),
+            store.cancel_run(workspace, run_id, &cancelled(30), &closing(30)),
         )
         .await
         .unwrap();
@@ -493,7 +555,7 @@ pub async fn cancel_run_ends_a_live_run_whoever_holds_it(ctx: Ctx) {
         &ctx,
         &world,
         "run_3",
-        store.cancel_run(&world.ws, "run_3", &cancelled(42)),
+        store.cancel_run(&world.ws, "run_3", &cancelled(42), &closing(42)),
     )
     .await
     .unwrap();
