@@ -4,7 +4,8 @@
 //! Commands run inside Codex's own sandbox (`workspace-write`), which never reaches
 //! `PermissionRequest`: `PreToolUse` is what gates them.
 
-use crate::harness::{guide_block, Place, Setup};
+use crate::harness::{guide_block, run, Gateway, Place, Setup};
+use crate::model::{FakeModel, Script};
 use crate::scenarios;
 use std::process::Command;
 
@@ -20,8 +21,14 @@ fn config(model_url: &str) -> String {
 }
 
 /// `codex exec` as the guide says for it: the hooks trusted for this run with
-/// `--dangerously-bypass-hook-trust` (no one is there to trust them).
+/// `--dangerously-bypass-hook-trust` (no one is there to trust them), in the
+/// `workspace-write` sandbox.
 fn codex_exec(setup: &Setup) -> Command {
+    codex_exec_with(setup, &["--sandbox", "workspace-write"])
+}
+
+/// `codex exec` with `mode` (its sandbox or approval flags).
+fn codex_exec_with(setup: &Setup, mode: &[&str]) -> Command {
     let codex_home = setup.place.home.join(".codex");
     let hooks = setup.with_wait(&guide_block(GUIDE, "`~/.codex/hooks.json`", "json"));
     Place::write(&codex_home, "hooks.json", &hooks);
@@ -32,13 +39,42 @@ fn codex_exec(setup: &Setup) -> Command {
             "exec",
             "--dangerously-bypass-hook-trust",
             "--skip-git-repo-check",
-            "--sandbox",
-            "workspace-write",
-            "run the scripted command",
         ])
+        .args(mode)
+        .arg("run the scripted command")
         .env("CODEX_HOME", &codex_home)
         .env("FAKE_MODEL_KEY", "sk-fake");
     command
+}
+
+/// A call that asks to leave the sandbox, in `codex exec --approve-for-me`: Codex asks
+/// `PreToolUse` and then `PermissionRequest`, and airlock answers both (each is gated as
+/// a call of its own: two grants consumed) before the command runs.
+#[test]
+fn exec_escalation_is_gated_by_both_hooks() {
+    let gateway = Gateway::start();
+    let place = Place::new();
+    let model = FakeModel::start(Script {
+        escalate: true,
+        ..Script::call("touch allowed.txt")
+    });
+    let setup = Setup {
+        place: &place,
+        model: &model,
+        url: gateway.server.url.clone(),
+        token: gateway.token.clone(),
+        wait: 55,
+    };
+    let finished = run(codex_exec_with(&setup, &["--approve-for-me"]));
+    let why = format!(
+        "{}\n{}\n{:?}",
+        finished.stdout,
+        finished.stderr,
+        model.results()
+    );
+    assert!(finished.stderr.contains("hook: PermissionRequest"), "{why}");
+    assert!(place.project.join("allowed.txt").exists(), "{why}");
+    assert_eq!(gateway.consumed_grants(), 2, "{why}");
 }
 
 #[test]

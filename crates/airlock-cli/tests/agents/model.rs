@@ -27,6 +27,9 @@ pub struct Script {
     pub command: String,
     /// How many times the model makes the call (2: once, then the identical retry).
     pub calls: usize,
+    /// Codex only: the call asks to run outside the sandbox (`require_escalated`), which
+    /// is what makes Codex send `PermissionRequest`.
+    pub escalate: bool,
     pub on_result: Option<OnResult>,
 }
 
@@ -35,6 +38,7 @@ impl Script {
         Script {
             command: command.to_owned(),
             calls: 1,
+            escalate: false,
             on_result: None,
         }
     }
@@ -161,7 +165,7 @@ fn respond(shared: &Shared, wire: Wire, request: &Value) -> Response {
     let command = &shared.script.command;
     match wire {
         Wire::Anthropic => sse(anthropic(request, &turn, command)),
-        Wire::OpenAi => sse(openai(request, &turn, command)),
+        Wire::OpenAi => sse(openai(request, &turn, command, shared.script.escalate)),
         Wire::Gemini { stream } => {
             let chunk = gemini(&turn, command);
             if stream {
@@ -272,18 +276,22 @@ fn anthropic(request: &Value, turn: &Turn, command: &str) -> String {
     .concat()
 }
 
-fn openai(request: &Value, turn: &Turn, command: &str) -> String {
+fn openai(request: &Value, turn: &Turn, command: &str, escalate: bool) -> String {
     let item = match turn {
         Turn::Call(n) => {
             // Codex 0.169 offers `exec_command` (unified exec); older ones `shell`.
             let unified = request["tools"]
                 .as_array()
                 .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == "exec_command"));
-            let (name, arguments) = if unified {
+            let (name, mut arguments) = if unified {
                 ("exec_command", json!({"cmd": command}))
             } else {
                 ("shell", json!({"command": ["bash", "-lc", command]}))
             };
+            if escalate {
+                arguments["sandbox_permissions"] = json!("require_escalated");
+                arguments["justification"] = json!("the scripted command needs it");
+            }
             json!({"type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"),
                 "name": name, "arguments": arguments.to_string()})
         }

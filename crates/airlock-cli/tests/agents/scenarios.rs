@@ -91,6 +91,7 @@ pub fn late_approval_then_retry(launch: Launch) {
     let model = FakeModel::start(Script {
         command: "touch late.txt".into(),
         calls: 2,
+        escalate: false,
         on_result: Some(Box::new(move |result: &str| {
             // Between the hook's deny and the model's retry: the person approves.
             if result.contains("still pending") && !flag.swap(true, Ordering::SeqCst) {
