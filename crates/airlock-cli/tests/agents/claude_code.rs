@@ -1,6 +1,8 @@
 //! Claude Code 2.1.332 (`claude -p`, offline against the fake Anthropic Messages API),
 //! gated by the `PreToolUse` hooks of docs/integrations/claude-code.md: the command hook
-//! (`airlock hook claude-code`) through every scripted turn, and the `http` hook.
+//! (`airlock hook claude-code`) through every scripted turn, and the `http` hook through
+//! all but the gateway down (Claude Code runs the tool when an `http` hook is unreachable,
+//! as the guide says).
 
 use crate::harness::{guide_block, Place, Setup};
 use crate::scenarios;
@@ -62,4 +64,9 @@ fn http_hook_allows_and_denies() {
 #[test]
 fn http_hook_waits_for_a_person() {
     scenarios::ask_then_approve_while_waiting(http_hook);
+}
+
+#[test]
+fn http_hook_lets_the_retry_after_a_late_approval_through() {
+    scenarios::late_approval_then_retry(http_hook);
 }
