@@ -2,8 +2,8 @@
 # Sourced by scripts/test.sh (and by hand, for a development shell): starts the services
 # the tests need and exports where they are. `start_postgres` starts a throwaway
 # PostgreSQL cluster (stopped by `stop_postgres`); `install_mcp_peers` installs the MCP and
-# SMTP test peers; `install_browser` installs chromium and playwright-core for the browser
-# tests. By hand:
+# SMTP test peers; `install_agent_peers` the coding agents' CLIs; `install_browser` installs
+# chromium and playwright-core for the browser tests. By hand:
 #   source scripts/services.sh && start_postgres && install_mcp_peers
 # and `stop_postgres` when done.
 
@@ -83,6 +83,32 @@ install_mcp_peers() {
   fi
 }
 
+
+# ---------------------------------------------------------------- coding agents
+# The hook tests (crates/airlock-cli/tests/agents) run the real Claude Code, Codex and
+# Gemini CLI offline against a fake model. Pinned, from npm only: Claude Code and Codex
+# ship their native binaries as platform optional packages of the same npm release, so
+# nothing is downloaded at install or start. The tests fail (never skip) when any is
+# missing.
+CLAUDE_CODE_VERSION=2.1.332
+CODEX_VERSION=0.169.0
+GEMINI_CLI_VERSION=0.61.0
+install_agent_peers() {
+  local prefix="$PWD/target/test-peers"
+  local modules="$prefix/node_modules"
+  local package version wanted=()
+  for package in "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" \
+    "@google/gemini-cli@$GEMINI_CLI_VERSION"; do
+    version=$(node -p "require('$modules/${package%@*}/package.json').version" 2>/dev/null || true)
+    if [[ "$version" != "${package##*@}" ]]; then
+      wanted+=("$package")
+    fi
+  done
+  if [[ ${#wanted[@]} -gt 0 ]]; then
+    npm install --silent --no-fund --no-audit --prefix "$prefix" "${wanted[@]}"
+  fi
+  export AIRLOCK_TEST_AGENTS="$modules/.bin"
+}
 
 # ---------------------------------------------------------------- browser tests
 # The web inbox's browser tests (crates/airlock-server/tests/browser) drive Debian's

@@ -53,6 +53,7 @@ step "cargo clippy (all targets, warnings are errors); the test peers download m
 # run again below to export where they are (then they find everything, install nothing).
 fetch_peers() {
   install_mcp_peers
+  install_agent_peers
   install_browser
   install_schemathesis
 }
@@ -60,9 +61,10 @@ start_job peers fetch_peers
 cargo clippy "${features[@]}" --all-targets -- -D warnings
 wait_jobs
 
-step "PostgreSQL, MCP test peers, chromium and playwright-core"
+step "PostgreSQL, MCP test peers, coding agents, chromium and playwright-core"
 start_postgres
 install_mcp_peers
+install_agent_peers
 install_browser
 
 step "tests (every crate but the crash tests) and doc tests"
