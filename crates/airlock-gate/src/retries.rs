@@ -20,6 +20,14 @@
 //! A call without a session is never held: nothing would prove that the retry comes from
 //! the same run of the agent. Every adoption is an audit record, `call.adopted`, written in
 //! the transaction that takes the answer (the redeem, or the release).
+//!
+//! Codex asks twice about a call that leaves its sandbox: `PreToolUse` (every shell call),
+//! then `PermissionRequest` for the same call in the same turn (it carries no
+//! `tool_use_id`, and adds the model's justification as `description`). Judged twice, an
+//! asked call would ask its person twice and an allowed one spend two grants. So a Codex
+//! call allowed at `PreToolUse` is held under an **escalation key** (the retry key without
+//! `description`, plus the turn id), and the `PermissionRequest` that follows takes it,
+//! once: allowed without a second question or grant (`call.adopted`, `"escalation": true`).
 
 use crate::calls::{redeem_effects, Submission};
 use crate::effects::audit;
@@ -156,6 +164,73 @@ impl Gate {
             }
         }
     }
+}
+
+impl Gate {
+    /// Holds a call allowed (and redeemed) at Codex's `PreToolUse` for the
+    /// `PermissionRequest` of the same tool call.
+    pub async fn hold_for_escalation(
+        &self,
+        principal: &Principal,
+        call_id: &str,
+        key: &str,
+    ) -> Result<(), GateError> {
+        self.store()
+            .hold_for_retry(&principal.workspace, call_id, key)
+            .await?;
+        Ok(())
+    }
+
+    /// The call allowed at `PreToolUse` that this `PermissionRequest` (same key) escalates:
+    /// taken once, audited as its adoption.
+    pub async fn take_escalation(
+        &self,
+        principal: &Principal,
+        key: &str,
+    ) -> Result<Option<Call>, GateError> {
+        let workspace = principal.workspace.as_str();
+        let Some(held) = self.store().held_for_retry(workspace, key).await? else {
+            return Ok(None);
+        };
+        let (agent_id, _) = require_agent(principal, "submit calls")?;
+        if held.agent_id != agent_id
+            || !matches!(held.status, CallStatus::Allowed | CallStatus::Approved)
+        {
+            return Ok(None);
+        }
+        let mut record = adopted_record(principal, &held, self.now());
+        if let Some(data) = record.data.as_object_mut() {
+            data.insert("escalation".into(), true.into());
+        }
+        let taken = self
+            .store()
+            .release_retry(workspace, &held.id, key, &Effects::none().audit(record))
+            .await?;
+        Ok(taken.then_some(held))
+    }
+}
+
+/// The key a Codex call allowed at `PreToolUse` is held under for the `PermissionRequest`
+/// of the same call in the same turn: `None` without a session or a turn id.
+pub fn escalation_key(
+    principal: &Principal,
+    submission: &Submission,
+    turn_id: Option<&str>,
+) -> Option<String> {
+    let mut checked = Submission {
+        context: submission.context.clone().checked(),
+        ..submission.clone()
+    };
+    // Codex's `PermissionRequest` adds the model's justification for leaving the sandbox
+    // as `description`: words for the person, not part of what runs.
+    if let Some(arguments) = checked.arguments.as_object_mut() {
+        arguments.remove("description");
+    }
+    let base = retry_key(principal, &checked)?;
+    let turn_id = turn_id.filter(|id| !id.is_empty())?;
+    Some(json_digest(
+        &json!({"escalation_of": base, "turn_id": turn_id}),
+    ))
 }
 
 /// The key a hook call is held under: `None` without a session.

@@ -145,6 +145,9 @@ pub struct HookCall {
     pub transcript_path: Option<String>,
     /// The agent's id for this tool call, when it gives one.
     pub tool_use_id: Option<String>,
+    /// Codex's turn: its `PermissionRequest` has no `tool_use_id`, so the turn (with the
+    /// exact call) is what pairs it with the `PreToolUse` of the same call.
+    pub turn_id: Option<String>,
 }
 
 /// Why a payload cannot be judged.
@@ -172,6 +175,7 @@ struct Fields {
     cwd: Option<String>,
     transcript_path: Option<String>,
     tool_use_id: Option<String>,
+    turn_id: Option<Value>,
 }
 
 impl Agent {
@@ -235,6 +239,12 @@ impl Agent {
             cwd: fields.cwd.filter(|cwd| !cwd.is_empty()),
             transcript_path: fields.transcript_path.filter(|path| !path.is_empty()),
             tool_use_id: fields.tool_use_id.filter(|id| !id.is_empty()),
+            turn_id: match fields.turn_id {
+                Some(Value::String(id)) => Some(id),
+                Some(Value::Number(id)) => Some(id.to_string()),
+                _ => None,
+            }
+            .filter(|id| !id.trim().is_empty()),
         })
     }
 
@@ -335,10 +345,9 @@ mod tests {
         let codex_pre = r#"{"session_id":"0199","turn_id":"1","transcript_path":null,"cwd":"/w",
             "hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"default",
             "tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_1","brand_new":[1]}"#;
-        assert_eq!(
-            Agent::Codex.parse(codex_pre).unwrap().event,
-            HookEvent::PreToolUse
-        );
+        let pre = Agent::Codex.parse(codex_pre).unwrap();
+        assert_eq!(pre.event, HookEvent::PreToolUse);
+        assert_eq!(pre.turn_id.as_deref(), Some("1"));
         let codex_permission = r#"{"session_id":"0199","cwd":"/w","hook_event_name":"PermissionRequest",
             "model":"gpt-5","permission_mode":"default","tool_name":"Bash",
             "tool_input":{"command":"curl example.com","description":"network-access example.com"}}"#;

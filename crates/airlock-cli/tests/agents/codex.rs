@@ -48,8 +48,8 @@ fn codex_exec_with(setup: &Setup, mode: &[&str]) -> Command {
 }
 
 /// A call that asks to leave the sandbox, in `codex exec --approve-for-me`: Codex asks
-/// `PreToolUse` and then `PermissionRequest`, and airlock answers both (each is gated as
-/// a call of its own: two grants consumed) before the command runs.
+/// `PreToolUse` and then `PermissionRequest` about the same tool call; airlock judges it
+/// once (one grant) and the `PermissionRequest` takes that verdict (`call.adopted`).
 #[test]
 fn exec_escalation_is_gated_by_both_hooks() {
     let gateway = Gateway::start();
@@ -74,7 +74,15 @@ fn exec_escalation_is_gated_by_both_hooks() {
     );
     assert!(finished.stderr.contains("hook: PermissionRequest"), "{why}");
     assert!(place.project.join("allowed.txt").exists(), "{why}");
-    assert_eq!(gateway.consumed_grants(), 2, "{why}");
+    assert_eq!(gateway.consumed_grants(), 1, "{why}");
+    let audit = gateway.server.get_json("/v1/audit?limit=1000");
+    let escalations = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|record| record["kind"] == "call.adopted" && record["data"]["escalation"] == true)
+        .count();
+    assert_eq!(escalations, 1, "{why}");
 }
 
 #[test]

@@ -14,6 +14,7 @@ fn call(agent: Agent, tool: &str, input: Value) -> HookCall {
         cwd: Some("/home/ana/demo".into()),
         transcript_path: Some("/home/ana/.gemini/tmp/x/s.json".into()),
         tool_use_id: None,
+        turn_id: None,
     }
 }
 

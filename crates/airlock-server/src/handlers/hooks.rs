@@ -28,7 +28,8 @@ use crate::body::{JsonBody, Query};
 use crate::error::ApiError;
 use crate::AppState;
 use airlock_gate::calls::{CallContext, Submission, MAX_WAIT};
-use airlock_hooks::{Agent, HookCall, Verdict};
+use airlock_gate::retries::escalation_key;
+use airlock_hooks::{Agent, HookCall, HookEvent, Verdict};
 use airlock_protocol::{Call, CallStatus, DecidedBy};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue};
@@ -328,24 +329,40 @@ async fn gate(
         ),
         None => None,
     };
-    let taken = state
-        .gate
-        .submit_or_adopt(
-            &principal,
-            Submission {
-                tool: canonical.tool,
-                arguments: canonical.arguments,
-                session_id,
-                declared: None,
-                context: CallContext {
-                    native_tool: Some(canonical.native_tool),
-                    cwd: place.cwd,
-                    project: place.project,
-                    home: place.home,
-                },
-            },
-        )
-        .await?;
+    let submission = Submission {
+        tool: canonical.tool,
+        arguments: canonical.arguments,
+        session_id,
+        declared: None,
+        context: CallContext {
+            native_tool: Some(canonical.native_tool),
+            cwd: place.cwd,
+            project: place.project,
+            home: place.home,
+        },
+    };
+    // Codex asks about a call leaving its sandbox twice (`PreToolUse`, then
+    // `PermissionRequest`): the second takes the first's verdict (`retries`).
+    let event = call.event;
+    let escalation = match (call.agent, event) {
+        (Agent::Codex, HookEvent::PreToolUse | HookEvent::PermissionRequest) => {
+            escalation_key(&principal, &submission, call.turn_id.as_deref())
+        }
+        _ => None,
+    };
+    if event == HookEvent::PermissionRequest {
+        if let Some(key) = &escalation {
+            if let Some(allowed) = state.gate.take_escalation(&principal, key).await? {
+                return Ok(Verdict::Allow {
+                    reason: format!(
+                        "allowed by airlock: call {} was allowed when Codex first asked to run it",
+                        allowed.id
+                    ),
+                });
+            }
+        }
+    }
+    let taken = state.gate.submit_or_adopt(&principal, submission).await?;
     if !taken.adopted {
         state.metrics.call(taken.call.status);
     }
@@ -375,6 +392,12 @@ async fn gate(
                 (Some(key), true) => state.gate.redeem_adopted(&principal, &call, key).await,
                 _ => state.gate.redeem(&principal, &call.id).await,
             };
+            if let (Ok(_), Some(key), HookEvent::PreToolUse) = (&redeemed, &escalation, event) {
+                state
+                    .gate
+                    .hold_for_escalation(&principal, &call.id, key)
+                    .await?;
+            }
             match redeemed {
                 Ok(_) if taken.adopted => Verdict::Allow {
                     reason: format!(

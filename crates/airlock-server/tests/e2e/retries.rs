@@ -277,3 +277,143 @@ async fn a_gemini_retry_adopts_too() {
     assert_eq!(reply.body["decision"], "allow", "{}", reply.text);
     assert_eq!(approvals(&server).await.len(), 1);
 }
+
+/// A Codex payload; `PermissionRequest` carries no `tool_use_id`, as Codex sends it.
+fn codex(event: &str, turn_id: &str, to: &str) -> Value {
+    let mut body = json!({"session_id": "cx-1", "turn_id": turn_id, "cwd": "/home/ana/shop",
+        "hook_event_name": event, "model": "gpt-5", "permission_mode": "default",
+        "tool_name": "email.send", "tool_use_id": "call_7", "transcript_path": null,
+        "tool_input": {"to": to, "body": "hi"}});
+    if event == "PermissionRequest" {
+        body.as_object_mut().unwrap().remove("tool_use_id");
+    }
+    body
+}
+
+async fn codex_hook(server: &TestServer, token: &str, wait_s: u64, body: &Value) -> Value {
+    let reply: Reply = server
+        .client
+        .post(&format!("/v1/hooks/codex?wait_s={wait_s}"), token, body)
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    reply.body
+}
+
+/// Codex's `PermissionRequest` for a call its `PreToolUse` already let through (same call,
+/// same turn) takes that verdict: one question, one grant — once.
+#[tokio::test]
+async fn a_codex_escalation_of_an_approved_call_is_not_asked_again() {
+    let (server, agent) = server().await;
+    let client = server.client.clone();
+    let token = agent.clone();
+    let waiting = tokio::spawn(async move {
+        client
+            .post(
+                "/v1/hooks/codex?wait_s=30",
+                &token,
+                &codex("PreToolUse", "turn_1", "bob@acme.test"),
+            )
+            .await
+            .unwrap()
+    });
+    until_waiting(&server, 1).await;
+    let first = approvals(&server).await;
+    decide(&server, &server.owner_token, &first[0], "approve")
+        .await
+        .expect_status(200)
+        .unwrap();
+    let reply = waiting.await.unwrap();
+    assert_eq!(reply.body, json!({}), "PreToolUse allows: {}", reply.text);
+
+    let escalation = codex_hook(
+        &server,
+        &agent,
+        0,
+        &codex("PermissionRequest", "turn_1", "bob@acme.test"),
+    )
+    .await;
+    assert_eq!(
+        escalation["hookSpecificOutput"]["decision"]["behavior"], "allow",
+        "{escalation}"
+    );
+    assert_eq!(approvals(&server).await.len(), 1, "asked once");
+    assert_eq!(kinds(&server, "grant.consumed").await.len(), 1, "one grant");
+    let adopted = kinds(&server, "call.adopted").await;
+    assert_eq!(adopted.len(), 1);
+    assert_eq!(adopted[0]["data"]["escalation"], true);
+
+    // Taken once: the same request again, another turn, or other arguments are judged
+    // afresh (here: asked).
+    for body in [
+        codex("PermissionRequest", "turn_1", "bob@acme.test"),
+        codex("PermissionRequest", "turn_2", "bob@acme.test"),
+        codex("PermissionRequest", "turn_1", "eve@acme.test"),
+    ] {
+        let answer = codex_hook(&server, &agent, 0, &body).await;
+        assert_eq!(
+            answer["hookSpecificOutput"]["decision"]["behavior"], "deny",
+            "{body}: {answer}"
+        );
+    }
+    // Two new approvals: the second request is the identical call of the first (another
+    // turn does not make another call), so it waits on the first one's approval.
+    assert_eq!(approvals(&server).await.len(), 3);
+}
+
+/// Codex adds the model's justification (`description`) to the `PermissionRequest`; it is
+/// not part of what runs, so the escalation still takes the `PreToolUse` verdict.
+#[tokio::test]
+async fn a_codex_escalation_with_a_justification_takes_the_approval() {
+    let (server, agent) = server().await;
+    let shell = |event: &str, input: Value| {
+        json!({"session_id": "cx-2", "turn_id": "t-1", "cwd": "/home/ana/shop",
+            "hook_event_name": event, "tool_name": "Bash", "tool_input": input})
+    };
+    let client = server.client.clone();
+    let token = agent.clone();
+    let first = shell("PreToolUse", json!({"command": "make deploy"}));
+    let waiting = tokio::spawn(async move {
+        client
+            .post("/v1/hooks/codex?wait_s=30", &token, &first)
+            .await
+            .unwrap()
+    });
+    until_waiting(&server, 1).await;
+    let asked = approvals(&server).await;
+    decide(&server, &server.owner_token, &asked[0], "approve")
+        .await
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(waiting.await.unwrap().body, json!({}));
+    let escalation = codex_hook(
+        &server,
+        &agent,
+        0,
+        &shell(
+            "PermissionRequest",
+            json!({"command": "make deploy", "description": "needs the network"}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        escalation["hookSpecificOutput"]["decision"]["behavior"], "allow",
+        "{escalation}"
+    );
+    assert_eq!(approvals(&server).await.len(), 1);
+    // Another command in the same turn is another call.
+    let other = codex_hook(
+        &server,
+        &agent,
+        0,
+        &shell(
+            "PermissionRequest",
+            json!({"command": "make deploy --force"}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        other["hookSpecificOutput"]["decision"]["behavior"], "deny",
+        "{other}"
+    );
+}
