@@ -485,6 +485,7 @@ impl Runtime {
                         "preview": approval.preview, "rule": approval.rule,
                         "reason": approval.reason, "deadline": approval.deadline,
                         "binding_digest": approval.binding_digest,
+                        "standing_target": approval.standing_target,
                     }),
                 ));
             }

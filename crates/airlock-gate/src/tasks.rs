@@ -122,6 +122,11 @@ impl Gate {
         let mut dropped = Vec::new();
         for permission in new.permissions {
             match self.permission_rule(workspace, &task, &permission, &actor, now) {
+                // The same permission twice is one rule: one row, one `rule.created`.
+                Ok(rule)
+                    if rules.iter().any(|kept: &StandingRule| {
+                        kept.tool == rule.tool && kept.target == rule.target
+                    }) => {}
                 Ok(rule) => rules.push(rule),
                 Err(reason) => dropped.push(Dropped { permission, reason }),
             }

@@ -264,6 +264,38 @@ pub use airlock_protocol::Preview;
 
 /// Redacts `arguments`, then renders the tool's templates over them. Without a summary
 /// template the summary is `Call <tool>`.
+/// `Call <tool>: key value, key value` over the top-level arguments.
+fn default_summary(tool: &str, arguments: &Value) -> String {
+    let pairs: Vec<String> = arguments
+        .as_object()
+        .map(|object| {
+            object
+                .iter()
+                .map(|(key, value)| match value {
+                    Value::String(text) => format!("{key} {text}"),
+                    other => format!("{key} {other}"),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if pairs.is_empty() {
+        format!("Call {tool}")
+    } else {
+        format!("Call {tool}: {}", pairs.join(", "))
+    }
+}
+
+/// Every argument, as indented JSON; nothing for a call without arguments.
+fn default_body(arguments: &Value) -> Option<String> {
+    if arguments
+        .as_object()
+        .is_some_and(|object| object.is_empty())
+    {
+        return None;
+    }
+    serde_json::to_string_pretty(arguments).ok()
+}
+
 pub fn build_preview(
     tool: &str,
     summary: Option<&Template>,
@@ -271,16 +303,17 @@ pub fn build_preview(
     arguments: &Value,
 ) -> Preview {
     let arguments = redact(arguments);
+    // A tool the policy gives no templates is still shown with its (redacted) arguments:
+    // "Call mcp__node__move_file" alone gives a person nothing to decide on.
     let summary = match summary {
         Some(template) => template.render_with(&arguments, Layout::Line),
-        None => sanitize(&format!("Call {tool}"), Layout::Line),
+        None => sanitize(&default_summary(tool, &arguments), Layout::Line),
     };
-    let body = body.map(|template| {
-        cut(
-            &redact_text(&template.render_with(&arguments, Layout::Block)),
-            BODY_MAX_CHARS,
-        )
-    });
+    let body = match body {
+        Some(template) => Some(template.render_with(&arguments, Layout::Block)),
+        None => default_body(&arguments),
+    }
+    .map(|body| cut(&redact_text(&body), BODY_MAX_CHARS));
     Preview {
         summary: cut(&redact_text(&summary), SUMMARY_MAX_CHARS),
         body,
@@ -458,13 +491,38 @@ mod tests {
     #[test]
     fn build_preview_defaults_and_wire_shape() {
         let preview = build_preview("email.send", None, None, &json!({"to": "bob"}));
-        assert_eq!(preview.summary, "Call email.send");
-        assert_eq!(preview.body, None);
+        assert_eq!(preview.summary, "Call email.send: to bob");
+        assert_eq!(preview.body.as_deref(), Some("{\n  \"to\": \"bob\"\n}"));
         let wire = serde_json::to_value(&preview).unwrap();
         assert_eq!(
             wire,
-            json!({"summary": "Call email.send", "arguments": {"to": "bob"}})
+            json!({"summary": "Call email.send: to bob", "body": "{\n  \"to\": \"bob\"\n}",
+                "arguments": {"to": "bob"}})
         );
+        // No arguments: nothing more to show.
+        let bare = build_preview("mcp__srv__ping", None, None, &json!({}));
+        assert_eq!(bare.summary, "Call mcp__srv__ping");
+        assert_eq!(bare.body, None);
+        // Redacted, and kept to one line, in the summary as in the body.
+        let moved = build_preview(
+            "mcp__node__move_file",
+            None,
+            None,
+            &json!({"source": "a\nb.txt", "destination": "/tmp/b.txt", "token": "ghp_0123456789abcdefghijklmnopqrstuvwxyz"}),
+        );
+        assert!(
+            moved.summary.starts_with("Call mcp__node__move_file: "),
+            "{}",
+            moved.summary
+        );
+        assert!(
+            moved.summary.contains("destination /tmp/b.txt"),
+            "{}",
+            moved.summary
+        );
+        assert!(!moved.summary.contains('\n'), "{}", moved.summary);
+        let shown = format!("{}{}", moved.summary, moved.body.clone().unwrap());
+        assert!(!shown.contains("ghp_0123"), "{shown}");
         let back: Preview = serde_json::from_value(wire).unwrap();
         assert_eq!(back, preview);
 

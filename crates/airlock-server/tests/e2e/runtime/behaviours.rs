@@ -34,6 +34,12 @@ async fn b01_gated_email_suspends_the_run() {
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0]["tool"], "email.send");
     assert_eq!(pending[0]["session_id"], agent.session.as_str());
+    // The journal's event carries what "approve and remember" would bind to.
+    assert_eq!(required["data"]["standing_target"], "bob@example.com");
+    assert_eq!(
+        required["data"]["standing_target"],
+        pending[0]["standing_target"]
+    );
 }
 
 /// Behaviour 2: approving resumes the run without anyone polling it; it completes with

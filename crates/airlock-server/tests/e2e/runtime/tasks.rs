@@ -321,3 +321,52 @@ async fn tasks_with_bad_schedules_are_refused() {
         .unwrap();
     assert!(tasks["items"].as_array().unwrap().is_empty());
 }
+
+/// The same permission twice is one rule: one stored row, one `rule.created`, and no
+/// audit record citing a rule that was never stored (issue 18, defect 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_listed_twice_is_one_rule() {
+    let server = runtime_server().await;
+    task_agent(&server, "twice", None).await;
+    let permission =
+        json!({"tool": "email.send", "target": "dan@example.com", "access": "external"});
+    let created = server
+        .client
+        .post(
+            "/v1/tasks",
+            &server.owner_token,
+            &json!({"title": "mail", "instructions": "#email", "agent": "twice",
+                    "cron": "0 3 * * *", "permissions": [permission, permission]}),
+        )
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    let rules = created["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), 1, "{created}");
+    assert!(
+        created["dropped"].as_array().unwrap().is_empty(),
+        "{created}"
+    );
+    let stored = server
+        .client
+        .get("/v1/rules", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let stored_ids: Vec<&str> = stored["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rule| rule["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(stored_ids, vec![rules[0]["id"].as_str().unwrap()]);
+    let audit = crate::support::audit_records(&server).await;
+    let cited: Vec<&str> = audit
+        .iter()
+        .filter(|record| record["kind"] == "rule.created")
+        .map(|record| record["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(cited, stored_ids, "every rule.created cites a stored rule");
+}
