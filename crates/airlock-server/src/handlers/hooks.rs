@@ -309,6 +309,7 @@ async fn gate(
     }
     let canonical =
         airlock_hooks::canonical(&call).map_err(|error| ApiError::Invalid(error.to_string()))?;
+    let span = state.telemetry.call_span(headers);
     let place = place::Place::of(&call, headers);
     // Calls of one agent session share one airlock session.
     let session_id = match call.session_id.as_deref() {
@@ -354,6 +355,7 @@ async fn gate(
     } else {
         submitted
     };
+    state.telemetry.finish(span, &state.gate, &submitted).await;
     Ok(match answer(&submitted) {
         Answer::Deny { reason } => Verdict::Deny { reason },
         Answer::RedeemThenAllow { reason } => {

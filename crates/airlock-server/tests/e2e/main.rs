@@ -27,5 +27,8 @@ mod matrix;
 mod notify;
 mod runtime;
 mod secrets;
+mod slack;
+mod slack_fake;
 mod story;
 mod support;
+mod telemetry;
