@@ -6,7 +6,11 @@ definitions (the `opentelemetry-proto` package from PyPI, installed by
 scripts/services.sh) and prints one JSON line per span on stdout, so a test can read
 exactly what went over the wire. Its first line is `listening <port>`.
 
-  python3 scripts/otlp_receiver.py [--port 0]
+  python3 scripts/otlp_receiver.py [--port 0] [--count]
+
+With --count it prints one line per request (`<spans> spans`) instead of every span: the
+benchmark's mode, where the receiver shares the machine with the server under load and
+should spend as little CPU as it can.
 
 Answers as the OTLP specification says: 200 with an ExportTraceServiceResponse for a
 well-formed protobuf request, 400 for a body that does not decode, 415 for another
@@ -91,8 +95,16 @@ class Receiver(BaseHTTPRequestHandler):
         except DecodeError:
             self.send_error(400)
             return
-        for span in spans_of(request):
-            print(json.dumps(span, sort_keys=True), flush=True)
+        if self.server.count_only:
+            spans = sum(
+                len(scope.spans)
+                for resource in request.resource_spans
+                for scope in resource.scope_spans
+            )
+            print(f"{spans} spans", flush=True)
+        else:
+            for span in spans_of(request):
+                print(json.dumps(span, sort_keys=True), flush=True)
         answer = ExportTraceServiceResponse().SerializeToString()
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
@@ -107,8 +119,10 @@ class Receiver(BaseHTTPRequestHandler):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--count", action="store_true", help="print span counts only")
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Receiver)
+    server.count_only = args.count
     print(f"listening {server.server_address[1]}", flush=True)
     try:
         server.serve_forever()
