@@ -186,3 +186,23 @@ fn plain_traceparent(value: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase() || c == '-')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::plain_traceparent;
+
+    #[test]
+    fn only_a_w3c_shaped_traceparent_is_passed_on() {
+        assert!(plain_traceparent(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        ));
+        for bad in [
+            "",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\nx: y",
+            "garbage",
+        ] {
+            assert!(!plain_traceparent(bad), "{bad:?}");
+        }
+    }
+}
