@@ -65,6 +65,9 @@ MCP_EVERYTHING_VERSION=2026.8.31
 MCP_PYTHON_VERSION=2.3.0
 # The SMTP sink of airlock-tools' email delivery test (`python3 -m aiosmtpd`).
 AIOSMTPD_VERSION=1.4.6
+# The OTLP/HTTP receiver of the telemetry tests (scripts/otlp_receiver.py), built on the
+# official protobuf definitions.
+OTEL_PROTO_VERSION=1.45.2
 install_mcp_peers() {
   local peers="$PWD/target/test-peers/node_modules/@modelcontextprotocol"
   local package
@@ -80,6 +83,9 @@ install_mcp_peers() {
   fi
   if ! python3 -c "import aiosmtpd" 2>/dev/null; then
     pip install --quiet "aiosmtpd==$AIOSMTPD_VERSION"
+  fi
+  if ! python3 -c "import opentelemetry.proto.collector.trace.v1.trace_service_pb2" 2>/dev/null; then
+    pip install --quiet "opentelemetry-proto==$OTEL_PROTO_VERSION"
   fi
 }
 

@@ -5,11 +5,15 @@
 //! gate instead of the store: the notification queue and its attempts, the link-signing
 //! secret, and the few reads a notice is written from (the approval, its agent's name,
 //! the users a channel may sign in as). It cannot decide, redeem or change anything else.
+//! The integrations (issue 20) use it too: the Slack messages it posted and the requests
+//! Slack made, and the trace context of asked calls. A Slack decision itself goes through
+//! `Gate::decide` as the mapped user, like any other.
 
 use crate::Gate;
 use airlock_protocol::{Agent, Approval, User};
 use airlock_store::{
-    NewNotification, Notification, NotificationAttempt, NotificationOutcome, Store, StoreResult,
+    NewNotification, Notification, NotificationAttempt, NotificationOutcome, SlackMessage, Store,
+    StoreResult,
 };
 use jiff::Timestamp;
 use std::sync::Arc;
@@ -97,5 +101,79 @@ impl Notifications {
     /// link).
     pub async fn users(&self, workspace: &str) -> StoreResult<Vec<User>> {
         self.store.list_users(workspace).await
+    }
+
+    /// Records a message posted to Slack (the first record of an approval and channel
+    /// stays).
+    pub async fn record_slack_message(&self, message: &SlackMessage) -> StoreResult<()> {
+        self.store.record_slack_message(message).await
+    }
+
+    pub async fn slack_message(
+        &self,
+        approval_id: &str,
+        channel: &str,
+    ) -> StoreResult<Option<SlackMessage>> {
+        self.store.slack_message(approval_id, channel).await
+    }
+
+    pub async fn slack_messages_to_close(
+        &self,
+        channel: &str,
+        now: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<(SlackMessage, Approval)>> {
+        self.store
+            .slack_messages_to_close(channel, now, limit)
+            .await
+    }
+
+    pub async fn claim_slack_message(
+        &self,
+        approval_id: &str,
+        channel: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        self.store
+            .claim_slack_message(approval_id, channel, now, until)
+            .await
+    }
+
+    pub async fn close_slack_message(
+        &self,
+        approval_id: &str,
+        channel: &str,
+        at: Timestamp,
+    ) -> StoreResult<()> {
+        self.store
+            .close_slack_message(approval_id, channel, at)
+            .await
+    }
+
+    /// `true` the first time a verified Slack request's signature is seen.
+    pub async fn first_slack_request(
+        &self,
+        signature: &str,
+        at: Timestamp,
+        forget_before: Timestamp,
+    ) -> StoreResult<bool> {
+        self.store
+            .first_slack_request(signature, at, forget_before)
+            .await
+    }
+
+    pub async fn record_approval_trace(
+        &self,
+        approval_id: &str,
+        traceparent: &str,
+    ) -> StoreResult<()> {
+        self.store
+            .record_approval_trace(approval_id, traceparent)
+            .await
+    }
+
+    pub async fn approval_trace(&self, approval_id: &str) -> StoreResult<Option<String>> {
+        self.store.approval_trace(approval_id).await
     }
 }

@@ -9,7 +9,9 @@
 //! - [`metrics`]: Prometheus counters.
 //! - [`openapi`]: the spec served at `/openapi.json`, generated from the handlers.
 //! - [`web`]: the web inbox: server-rendered pages, session cookies, CSRF.
-//! - [`notify`]: notifications of new approvals (webhooks, email) with signed links.
+//! - [`notify`]: notifications of new approvals (webhooks, email, interactive Slack) with
+//!   signed links.
+//! - [`telemetry`]: OpenTelemetry spans of calls and of people's waits.
 //! - [`serve`] (this file): run the router with the gate's expiry sweeper until shutdown.
 //!
 //! INVARIANT: handlers hold no state of their own; everything durable is behind the gate,
@@ -23,6 +25,7 @@ pub mod metrics;
 pub mod notify;
 pub mod openapi;
 pub mod router;
+pub mod telemetry;
 pub mod web;
 
 pub use error::ApiError;
@@ -31,8 +34,11 @@ pub use router::router;
 use airlock_agent::Runtime;
 use airlock_gate::Gate;
 use metrics::Metrics;
+use notify::config::Settings;
+use notify::Notifier;
 use std::io;
 use std::sync::Arc;
+use telemetry::Telemetry;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -46,6 +52,11 @@ pub struct AppState {
     /// Cancelled on shutdown: long-polls answer with the call as it is and event streams
     /// end, so that graceful shutdown does not wait for them.
     pub shutdown: CancellationToken,
+    /// The notifier, when channels are configured (the Slack action endpoint decides
+    /// through it and updates its messages).
+    pub notifier: Option<Notifier>,
+    /// OpenTelemetry, on when the `OTEL_*` environment asks for it.
+    pub telemetry: Telemetry,
 }
 
 impl AppState {
@@ -55,20 +66,54 @@ impl AppState {
             runtime,
             metrics: Arc::new(Metrics::default()),
             shutdown,
+            notifier: None,
+            telemetry: Telemetry::disabled(),
         }
     }
+}
+
+/// What `serve_with` runs besides the API. Cheap to clone (a test server restarts with
+/// the same options).
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// The notification channels of the config file; the notifier runs beside the server
+    /// when set.
+    pub notifications: Option<Settings>,
+    pub telemetry: Telemetry,
+}
+
+/// [`serve_with`] with no notifier and telemetry off.
+pub async fn serve(
+    listener: TcpListener,
+    runtime: Runtime,
+    shutdown: CancellationToken,
+) -> io::Result<()> {
+    serve_with(listener, runtime, ServeOptions::default(), shutdown).await
 }
 
 /// Serves the API on `listener` until `shutdown` is cancelled, then finishes the requests
 /// in flight. Runs the gate's expiry sweeper, its listener for other nodes' changes and
 /// the runtime's background work (resuming runs, the outbox) for as long, with the same
 /// token.
-pub async fn serve(
+/// With `options`, also runs the notifier (same token) and records telemetry.
+pub async fn serve_with(
     listener: TcpListener,
     runtime: Runtime,
+    options: ServeOptions,
     shutdown: CancellationToken,
 ) -> io::Result<()> {
     let gate = runtime.gate().clone();
+    let notifier = match options.notifications {
+        Some(settings) => {
+            let url = format!("http://{}", listener.local_addr()?);
+            Some(Notifier::new(gate.clone(), settings, &url).map_err(io::Error::other)?)
+        }
+        None => None,
+    };
+    let notifier_task = notifier.clone().map(|notifier| {
+        let stop = shutdown.clone();
+        tokio::spawn(async move { notifier.run(stop).await })
+    });
     let background = tokio::spawn({
         let runtime = runtime.clone();
         let stop = shutdown.clone();
@@ -85,7 +130,10 @@ pub async fn serve(
         let stop = shutdown.clone();
         async move { gate.run_listener(stop).await }
     });
-    let app = router(AppState::new(runtime.clone(), shutdown.clone()));
+    let mut state = AppState::new(runtime.clone(), shutdown.clone());
+    state.notifier = notifier;
+    state.telemetry = options.telemetry.clone();
+    let app = router(state);
     // Streams (SSE journals and event feeds) write small frames one after another: with
     // Nagle's algorithm on, a frame written while the previous one is unacknowledged waits
     // for the peer's delayed ACK (40 ms on Linux) before it leaves. Every write goes out
@@ -112,6 +160,11 @@ pub async fn serve(
     }
     if let Err(error) = background.await {
         tracing::warn!(%error, "the runtime's background work ended abnormally");
+    }
+    if let Some(task) = notifier_task {
+        if let Err(error) = task.await {
+            tracing::warn!(%error, "the notifier ended abnormally");
+        }
     }
     runtime.shutdown().await;
     served

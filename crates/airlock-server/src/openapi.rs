@@ -36,6 +36,7 @@ use utoipa::{Modify, OpenApi};
         hooks::claude_code,
         hooks::codex,
         hooks::gemini,
+        crate::notify::slack::actions::actions,
     ),
     components(schemas(airlock_protocol::Problem, airlock_protocol::WorkspaceEvent)),
     modifiers(&Conventions),
@@ -49,6 +50,7 @@ use utoipa::{Modify, OpenApi};
         (name = "events", description = "The workspace event stream"),
         (name = "hooks", description = "Coding-agent hooks: Claude Code (`http` or command hooks), Codex and Gemini CLI (command hooks through `airlock hook`)"),
         (name = "tasks", description = "Scheduled tasks"),
+        (name = "integrations", description = "Callbacks of chat apps: Slack's interactivity (signed by Slack)"),
         (name = "runs", description = "The built-in agent runtime: messages, runs, run journals, the outbox"),
         (name = "identity", description = "Users and agents"),
         (name = "sessions", description = "Sessions"),
@@ -210,6 +212,7 @@ mod tests {
             "/v1/hooks/claude-code",
             "/v1/hooks/codex",
             "/v1/hooks/gemini",
+            "/v1/integrations/slack/actions",
         ] {
             assert!(doc.paths.paths.contains_key(path), "{path} is missing");
         }

@@ -69,6 +69,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hooks/claude-code", post(hooks::claude_code))
         .route("/v1/hooks/codex", post(hooks::codex))
         .route("/v1/hooks/gemini", post(hooks::gemini))
+        .route(
+            "/v1/integrations/slack/actions",
+            post(crate::notify::slack::actions::actions),
+        )
         // The web inbox: `/`, `/login`, `/approvals/{id}`, … (see `web::routes`).
         .merge(web::routes())
         .fallback(unknown_route)

@@ -9,6 +9,7 @@
 //! - [`sqlite`]: the embedded default (WAL, `synchronous=FULL`, one writer connection).
 //! - [`postgres`]: several nodes sharing one database (row locks, LISTEN/NOTIFY).
 //! - [`NotifyStore`] (`notify.rs`): notifications, their attempts, signed links' nonces.
+//! - [`IntegrationStore`] (`integrations.rs`): Slack messages and requests, trace context.
 //!
 //! INVARIANT: the store never decides policy questions. It enforces the conditions that
 //! must be checked inside the transaction (status, deadline, binding digest, policy
@@ -21,12 +22,14 @@
 mod audit_rows;
 pub(crate) mod codec;
 pub mod failpoint;
+mod integrations;
 mod notify;
 pub mod postgres;
 pub mod sqlite;
 mod types;
 
 pub use audit_rows::{AuditRow, AuditRows};
+pub use integrations::*;
 pub use notify::*;
 pub use types::*;
 
@@ -93,9 +96,10 @@ pub enum RedeemError {
 }
 
 /// Storage for one or many workspaces. Every method is one transaction. The
-/// notification operations are in the supertrait [`NotifyStore`].
+/// notification operations are in the supertrait [`NotifyStore`], Slack's and the trace
+/// context's in [`IntegrationStore`].
 #[async_trait]
-pub trait Store: NotifyStore + Send + Sync + 'static {
+pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
     // ----- workspaces, identities, tokens
 
     /// The workspace with this name, if any.

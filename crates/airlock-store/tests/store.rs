@@ -14,6 +14,7 @@
 //!   grants spent inside a run with the outbox written beside them.
 //! - `web`: the browser inbox's sessions.
 //! - `notify`: notifications of pending approvals, signed links, the server secret.
+//! - `integrations`: Slack messages and requests, approvals' trace context.
 //! - `schema`: the two migration sets make the same tables, columns and indexes.
 //! - `sqlite`: what only the SQLite backend promises (file creation, pragmas).
 //! - `postgres`: the PostgreSQL backend, and what only it promises (several nodes on one
@@ -32,6 +33,7 @@ mod store {
     pub mod grants;
     pub mod harness;
     pub mod identity;
+    pub mod integrations;
     pub mod journal;
     pub mod notify;
     pub mod outbox;
@@ -220,6 +222,15 @@ macro_rules! conformance_suite {
         );
         behaviour!($backend, notify::signed_links_sign_in_once_as_their_user);
         behaviour!($backend, notify::the_server_secret_is_generated_once);
+        behaviour!(
+            $backend,
+            integrations::slack_messages_are_closed_once_after_their_approval_ended
+        );
+        behaviour!($backend, integrations::a_slack_request_is_accepted_once);
+        behaviour!(
+            $backend,
+            integrations::an_approvals_trace_context_is_kept_once
+        );
     };
 }
 

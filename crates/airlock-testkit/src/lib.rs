@@ -90,6 +90,8 @@ pub struct TestServer {
     pub clock: Option<Arc<ManualClock>>,
     /// The database it runs on (kept across restarts).
     pub backend: Backend,
+    /// What runs beside the API: notifier, telemetry (kept across restarts).
+    options: airlock_server::ServeOptions,
     gate: Gate,
     /// The store behind the gate, for tests that look at what was written.
     store: Arc<dyn Store>,
@@ -103,13 +105,36 @@ impl TestServer {
     /// A server on the system clock.
     pub async fn start() -> Result<TestServer> {
         let backend = Backend::from_env().await?;
-        TestServer::launch(Arc::new(TempDir::new()?), None, None, backend).await
+        TestServer::launch(
+            Arc::new(TempDir::new()?),
+            None,
+            None,
+            backend,
+            Default::default(),
+        )
+        .await
+    }
+
+    /// A server with a notifier or telemetry beside it (`options`), on `clock` when given.
+    pub async fn start_with_options(
+        clock: Option<Arc<ManualClock>>,
+        options: airlock_server::ServeOptions,
+    ) -> Result<TestServer> {
+        let backend = Backend::from_env().await?;
+        TestServer::launch(Arc::new(TempDir::new()?), clock, None, backend, options).await
     }
 
     /// A server whose time only moves when the test moves `clock`.
     pub async fn start_with_clock(clock: Arc<ManualClock>) -> Result<TestServer> {
         let backend = Backend::from_env().await?;
-        TestServer::launch(Arc::new(TempDir::new()?), Some(clock), None, backend).await
+        TestServer::launch(
+            Arc::new(TempDir::new()?),
+            Some(clock),
+            None,
+            backend,
+            Default::default(),
+        )
+        .await
     }
 
     /// A server on a manual clock that starts at the current time.
@@ -122,6 +147,7 @@ impl TestServer {
         clock: Option<Arc<ManualClock>>,
         owner_token: Option<String>,
         backend: Backend,
+        options: airlock_server::ServeOptions,
     ) -> Result<TestServer> {
         let store = open_store(&backend, data.path()).await?;
         let gate_clock: Arc<dyn Clock> = match &clock {
@@ -145,13 +171,19 @@ impl TestServer {
             backoff: std::time::Duration::from_millis(20),
         };
         let runtime = Runtime::new(gate.clone(), config);
-        let task = tokio::spawn(airlock_server::serve(listener, runtime, shutdown.clone()));
+        let task = tokio::spawn(airlock_server::serve_with(
+            listener,
+            runtime,
+            options.clone(),
+            shutdown.clone(),
+        ));
         Ok(TestServer {
             client: Client::new(&url),
             url,
             owner_token,
             clock,
             backend,
+            options,
             gate,
             store,
             shutdown,
@@ -286,6 +318,7 @@ impl TestServer {
             self.clock.clone(),
             Some(self.owner_token.clone()),
             self.backend.clone(),
+            self.options.clone(),
         )
         .await?;
         // Replacing `self` drops the old (stopped) server and its gate.

@@ -6,7 +6,9 @@
 //!
 //! What the hook adds from the agent's machine: the project (the git work tree holding the
 //! payload's `cwd`, found here because the server may run elsewhere) and the user's home
-//! folder, in the `Airlock-Project` and `Airlock-Home` headers.
+//! folder, in the `Airlock-Project` and `Airlock-Home` headers; and the agent's trace, when
+//! it runs the hook with a W3C `TRACEPARENT` variable, as the `traceparent` header (the
+//! server's `airlock.call` span joins that trace).
 //!
 //! Fail closed (G4), in the two ways every agent understands at once:
 //! - a verdict — allowed (grant redeemed), denied, rejected, expired, still pending when
@@ -140,6 +142,12 @@ fn forward(args: &HookArgs, agent: Agent, text: &str) -> anyhow::Result<Forwarde
             headers.push((HOME_HEADER, home));
         }
     }
+    if let Some(traceparent) = std::env::var("TRACEPARENT")
+        .ok()
+        .filter(|value| plain_traceparent(value))
+    {
+        headers.push(("traceparent", traceparent));
+    }
     let client = Client::new(&args.client);
     let path = format!(
         "/v1/hooks/{}?wait_s={}",
@@ -167,4 +175,34 @@ fn reason_in(answer: &Value) -> Option<&str> {
         .as_str()
         .or_else(|| inner["permissionDecisionReason"].as_str())
         .or_else(|| inner["decision"]["message"].as_str())
+}
+
+/// Whether a `TRACEPARENT` value can go in a header as it is: W3C's form is
+/// `version-traceid-spanid-flags` in lower-case hex, 55 characters for version 00; the
+/// server checks the rest.
+fn plain_traceparent(value: &str) -> bool {
+    (55..=256).contains(&value.len())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase() || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_traceparent;
+
+    #[test]
+    fn only_a_w3c_shaped_traceparent_is_passed_on() {
+        assert!(plain_traceparent(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        ));
+        for bad in [
+            "",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\nx: y",
+            "garbage",
+        ] {
+            assert!(!plain_traceparent(bad), "{bad:?}");
+        }
+    }
 }

@@ -4,8 +4,9 @@
 //! - [`watch`]: reloads `--policy FILE` when it changes; a bad edit never replaces the
 //!   policy in force (DESIGN.md §4.3).
 //! - [`demo`]: `--demo`, a demo agent and policy and two commands to paste.
-//! - `--config FILE` (or `DIR/airlock.toml`): notification channels, run by
-//!   [`Notifier`] beside the server.
+//! - `--config FILE` (or `DIR/airlock.toml`): notification channels, run by the
+//!   server's notifier beside it.
+//! - the `OTEL_*` environment: OpenTelemetry traces (`airlock_server::telemetry`).
 //!
 //! Everything that can be wrong with the command line (a bad `--db`, a policy file that
 //! does not load, a config file with an unknown key, an address in use) is found before
@@ -21,7 +22,8 @@ use airlock_gate::policy::STARTER_POLICY;
 use airlock_gate::Gate;
 use airlock_policy::{LoadOptions, Policy, DEFAULT_POLICY};
 use airlock_server::notify::config::{ServerConfig, Settings};
-use airlock_server::notify::Notifier;
+use airlock_server::telemetry::Telemetry;
+use airlock_server::ServeOptions;
 use airlock_store::postgres::{PgOptions, PostgresStore};
 use airlock_store::sqlite::SqliteStore;
 use airlock_store::Store;
@@ -70,11 +72,22 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
         None => None,
     };
     let notifications = read_config(args.config.as_deref(), &args.data_dir)?;
+    // Built before the async runtime: the exporter's HTTP client is a blocking one that
+    // runs on the SDK's own thread.
+    let telemetry =
+        Telemetry::from_env(&|name| std::env::var(name).ok()).map_err(|error| anyhow!(error))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(args, database, policy, notifications))?;
+    let options = ServeOptions {
+        notifications,
+        telemetry: telemetry.clone(),
+    };
+    let served = runtime.block_on(serve(args, database, policy, options));
+    // Export what is still queued, outside the runtime (bounded by the export timeout).
+    telemetry.shutdown();
+    served?;
     Ok(Outcome::Ok)
 }
 
@@ -195,7 +208,7 @@ async fn serve(
     args: ServeArgs,
     database: Database,
     policy: Option<(PathBuf, String)>,
-    notifications: Option<Settings>,
+    options: ServeOptions,
 ) -> anyhow::Result<()> {
     create_private_dir(&args.data_dir)?;
     let store = open_store(&database).await?;
@@ -274,20 +287,9 @@ async fn serve(
     config.single_node = matches!(database, Database::Sqlite(_));
     config.http_allow = http_allow_from_env();
     config.smtp = smtp_from_env()?;
-    let notifier = match notifications {
-        Some(settings) => {
-            let notifier =
-                Notifier::new(gate.clone(), settings, &url).map_err(|error| anyhow!(error))?;
-            Some(tokio::spawn(notifier.run(shutdown.clone())))
-        }
-        None => None,
-    };
     let runtime = Runtime::new(gate, config);
-    let served = airlock_server::serve(listener, runtime, shutdown.clone()).await;
+    let served = airlock_server::serve_with(listener, runtime, options, shutdown.clone()).await;
     shutdown.cancel();
-    if let Some(notifier) = notifier {
-        let _ = notifier.await;
-    }
     if let Some(watcher) = watcher {
         let _ = watcher.await;
     }

@@ -5,7 +5,7 @@ use crate::auth::Auth;
 use crate::body::{JsonBody, PathId, Query};
 use crate::error::ApiError;
 use crate::AppState;
-use airlock_protocol::{Approval, ApprovalStatus, DecisionRequest, DecisionVerdict, Problem};
+use airlock_protocol::{Approval, ApprovalStatus, DecisionRequest, Problem};
 use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
@@ -80,8 +80,7 @@ pub async fn decide(
     PathId(id): PathId,
     JsonBody(request): JsonBody<DecisionRequest>,
 ) -> Result<Json<Approval>, ApiError> {
-    let approve = request.decision == DecisionVerdict::Approve;
     let approval = state.gate.decide(&principal, &id, request).await?;
-    state.metrics.decision(approve);
+    crate::telemetry::decided(&state, &approval).await;
     Ok(Json(approval))
 }

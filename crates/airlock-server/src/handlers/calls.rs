@@ -11,7 +11,7 @@ use crate::AppState;
 use airlock_gate::calls::{CallContext, Submission, MAX_WAIT};
 use airlock_protocol::{Annotations, Call, CallStatus, Principal, Problem, Redeemed, SubmitCall};
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use serde::Deserialize;
 use std::time::Duration;
@@ -81,9 +81,11 @@ async fn wait_for(
 pub async fn submit(
     State(state): State<AppState>,
     Auth(principal): Auth,
+    headers: HeaderMap,
     JsonBody(body): JsonBody<SubmitCall>,
 ) -> Result<(StatusCode, Json<Call>), ApiError> {
     let wait = wait_duration(body.wait_s)?;
+    let span = state.telemetry.call_span(&headers);
     let call = state
         .gate
         .submit_call(
@@ -107,6 +109,7 @@ pub async fn submit(
     } else {
         call
     };
+    state.telemetry.finish(span, &state.gate, &call).await;
     Ok((StatusCode::CREATED, Json(call)))
 }
 

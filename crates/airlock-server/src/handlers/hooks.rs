@@ -312,6 +312,7 @@ async fn gate(
     }
     let canonical =
         airlock_hooks::canonical(&call).map_err(|error| ApiError::Invalid(error.to_string()))?;
+    let span = state.telemetry.call_span(headers);
     let place = place::Place::of(&call, headers);
     // Calls of one agent session share one airlock session.
     let session_id = match call.session_id.as_deref() {
@@ -375,6 +376,7 @@ async fn gate(
     } else {
         taken.call
     };
+    state.telemetry.finish(span, &state.gate, &call).await;
     // The agent is told to try again: its identical retry adopts this call (no second
     // approval), so a person's late decision is not lost.
     if call.status == CallStatus::Pending {

@@ -35,6 +35,37 @@ pub struct NotificationsConfig {
     pub webhooks: Vec<WebhookConfig>,
     #[serde(default)]
     pub email: Option<EmailConfig>,
+    /// Interactive Slack approvals (a bot posting with Approve / Reject buttons).
+    #[serde(default)]
+    pub slack: Option<SlackConfig>,
+}
+
+/// `[notifications.slack]`: a Slack app's bot posts each approval to `channel` with
+/// Approve / Reject buttons; Slack calls back `POST /v1/integrations/slack/actions`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlackConfig {
+    /// The channel's name here; default `slack`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Slack's id of the conversation to post to (`C0123ABCD`).
+    pub channel: String,
+    /// The variable holding the bot token (`xoxb-…`).
+    pub bot_token_env: String,
+    /// The variable holding the app's signing secret.
+    pub signing_secret_env: String,
+    #[serde(default)]
+    pub min_risk: Option<Risk>,
+    /// The user the message's "Open in airlock" link signs in, as for other channels.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Slack's Web API base; tests point it at a fake. Default `https://slack.com/api`.
+    #[serde(default)]
+    pub api_url: Option<String>,
+    /// Slack user id → airlock user name (in the approval's workspace). Only these Slack
+    /// users can decide from Slack.
+    #[serde(default)]
+    pub users: std::collections::BTreeMap<String, String>,
 }
 
 /// `[notifications.retry]`.
@@ -160,13 +191,33 @@ pub enum Target {
         to: String,
         smtp: SmtpConfig,
     },
+    /// A Slack app's bot (`chat.postMessage` with buttons).
+    Slack(std::sync::Arc<SlackTarget>),
 }
+
+/// The resolved `[notifications.slack]`.
+#[derive(Clone)]
+pub struct SlackTarget {
+    /// Without a trailing slash: `{api_url}/chat.postMessage`.
+    pub api_url: String,
+    pub channel: String,
+    /// Never logged.
+    pub bot_token: String,
+    /// Never logged.
+    pub signing_secret: Vec<u8>,
+    /// Slack user id → airlock user name.
+    pub users: std::collections::BTreeMap<String, String>,
+}
+
+/// The Web API Slack serves.
+pub const SLACK_API: &str = "https://slack.com/api";
 
 impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Target::Webhook { url, format, .. } => write!(f, "webhook {url} ({format:?})"),
             Target::Email { to, .. } => write!(f, "email to {to}"),
+            Target::Slack(slack) => write!(f, "slack {} via {}", slack.channel, slack.api_url),
         }
     }
 }
@@ -192,6 +243,18 @@ pub struct Settings {
 
 /// The default longest life of a link.
 pub const LINK_TTL: Duration = Duration::from_secs(24 * 3600);
+
+impl Settings {
+    /// The Slack channel and its target, when one is configured.
+    pub fn slack(&self) -> Option<(&Channel, &SlackTarget)> {
+        self.channels
+            .iter()
+            .find_map(|channel| match &channel.target {
+                Target::Slack(slack) => Some((channel, slack.as_ref())),
+                _ => None,
+            })
+    }
+}
 
 impl ServerConfig {
     /// Parses the file's text; `file` names it in errors.
@@ -312,6 +375,9 @@ impl ServerConfig {
                 });
             }
         }
+        if let Some(slack) = &config.slack {
+            channels.push(slack_channel(slack, env).map_err(|m| error(format!("slack: {m}")))?);
+        }
         let mut names: Vec<&str> = channels.iter().map(|c| c.name.as_str()).collect();
         names.sort_unstable();
         if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
@@ -330,6 +396,43 @@ impl ServerConfig {
             channels,
         }))
     }
+}
+
+fn slack_channel(
+    slack: &SlackConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Channel, String> {
+    let secret = |variable: &str| {
+        env(variable)
+            .filter(|value| !value.is_empty())
+            .ok_or_else(|| format!("the variable {variable} is not set"))
+    };
+    let api_url = slack.api_url.as_deref().unwrap_or(SLACK_API);
+    check_http_url(api_url).map_err(|m| format!("api_url: {m}"))?;
+    let plain = |id: &str| !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric());
+    if !plain(&slack.channel) {
+        return Err(format!(
+            "channel `{}` must be a Slack conversation id such as C0123ABCD",
+            slack.channel
+        ));
+    }
+    if let Some(id) = slack.users.keys().find(|id| !plain(id)) {
+        return Err(format!(
+            "users: `{id}` must be a Slack user id such as U0123ABCD"
+        ));
+    }
+    Ok(Channel {
+        name: slack.name.clone().unwrap_or_else(|| "slack".into()),
+        target: Target::Slack(std::sync::Arc::new(SlackTarget {
+            api_url: api_url.trim_end_matches('/').to_owned(),
+            channel: slack.channel.clone(),
+            bot_token: secret(&slack.bot_token_env)?,
+            signing_secret: secret(&slack.signing_secret_env)?.into_bytes(),
+            users: slack.users.clone(),
+        })),
+        min_risk: slack.min_risk,
+        user: slack.user.clone(),
+    })
 }
 
 fn check_http_url(url: &str) -> Result<(), String> {
@@ -455,6 +558,42 @@ mod tests {
             let error = settings(text).unwrap_err().to_string();
             assert!(error.contains(expected), "{text}: {error}");
         }
+        for (text, expected) in [
+            (
+                "[notifications.slack]\nchannel = \"C1\"\nbot_token_env = \"NOPE\"\n\
+                 signing_secret_env = \"HOOK_KEY\"\n",
+                "NOPE is not set",
+            ),
+            (
+                "[notifications.slack]\nchannel = \"#general\"\nbot_token_env = \"HOOK_KEY\"\n\
+                 signing_secret_env = \"HOOK_KEY\"\n",
+                "conversation id",
+            ),
+            (
+                "[notifications.slack]\nchannel = \"C1\"\nbot_token_env = \"HOOK_KEY\"\n\
+                 signing_secret_env = \"HOOK_KEY\"\nusers = { \"a b\" = \"alice\" }\n",
+                "Slack user id",
+            ),
+            (
+                "[notifications.slack]\nchannel = \"C1\"\nbot_token_env = \"HOOK_KEY\"\n\
+                 signing_secret_env = \"HOOK_KEY\"\nbuttons = true\n",
+                "buttons",
+            ),
+        ] {
+            let error = settings(text).unwrap_err().to_string();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+        let slack = settings(
+            "[notifications.slack]\nchannel = \"C1\"\nbot_token_env = \"HOOK_KEY\"\n\
+             signing_secret_env = \"HOOK_KEY\"\napi_url = \"http://127.0.0.1:9/api/\"\n\
+             users = { U1 = \"alice\" }\n",
+        )
+        .unwrap()
+        .unwrap();
+        let (channel, target) = slack.slack().unwrap();
+        assert_eq!(channel.name, "slack");
+        assert_eq!(target.api_url, "http://127.0.0.1:9/api");
+        assert_eq!(target.users.get("U1").map(String::as_str), Some("alice"));
         assert!(settings("").unwrap().is_none());
         assert!(settings("[notifications]\n").unwrap().is_none());
     }

@@ -5,6 +5,7 @@
 //! - [`config`]: the server config file and its resolution into [`config::Settings`].
 //! - [`sign`]: HMAC-SHA256, the webhook signature, link tokens.
 //! - [`payload`]: the webhook JSON, Slack and email shapes.
+//! - [`slack`]: interactive Slack approvals (buttons, the action endpoint, updates).
 //! - [`Notifier`] (this file): the sweeper that enqueues and delivers.
 //!
 //! Durable by construction: nothing is sent from the request that created the approval.
@@ -25,6 +26,7 @@
 pub mod config;
 pub mod payload;
 pub mod sign;
+pub mod slack;
 
 use crate::web::approval_page_url;
 use airlock_gate::clock::add_seconds;
@@ -73,6 +75,11 @@ pub struct Notifier {
 }
 
 impl Notifier {
+    /// The resolved configuration it sends by.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
     pub fn new(gate: Gate, settings: Settings, base_url: &str) -> Result<Notifier, String> {
         let http = reqwest::Client::builder()
             .timeout(WEBHOOK_TIMEOUT)
@@ -137,6 +144,7 @@ impl Notifier {
     /// earliest retry it scheduled, so that the loop wakes for it.
     pub async fn sweep(&self) -> Result<Option<Timestamp>, StoreError> {
         self.enqueue().await?;
+        self.close_ended_slack_messages().await?;
         let now = self.gate.now();
         let due = self
             .gate
@@ -260,7 +268,7 @@ impl Notifier {
             link: &link,
             signs_in,
         };
-        let (status_code, error) = self.send(channel, &notice).await;
+        let (status_code, error) = self.send(&notification.workspace, channel, &notice).await;
         let attempt = NotificationAttempt {
             at: self.gate.now(),
             status_code,
@@ -343,8 +351,14 @@ impl Notifier {
     }
 
     /// Sends one notice; `(status code, error)`, no error when the channel accepted it.
-    async fn send(&self, channel: &Channel, notice: &Notice<'_>) -> (Option<u16>, Option<String>) {
+    async fn send(
+        &self,
+        workspace: &str,
+        channel: &Channel,
+        notice: &Notice<'_>,
+    ) -> (Option<u16>, Option<String>) {
         match &channel.target {
+            Target::Slack(slack) => self.post_slack(workspace, channel, slack, notice).await,
             Target::Webhook {
                 url,
                 format,

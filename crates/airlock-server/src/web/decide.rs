@@ -132,7 +132,7 @@ pub async fn decide(
     };
     match state.gate.decide(&user.principal, &id, request).await {
         Ok(approval) => {
-            state.metrics.decision(decision == Verdict::Approve);
+            crate::telemetry::decided(&state, &approval).await;
             Ok(see_other(&format!("/?decided={}", approval.id)))
         }
         Err(error) => refused(&state, &user, &id, error).await,

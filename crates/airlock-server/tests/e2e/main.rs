@@ -28,5 +28,8 @@ mod notify;
 mod retries;
 mod runtime;
 mod secrets;
+mod slack;
+mod slack_fake;
 mod story;
 mod support;
+mod telemetry;

@@ -12,6 +12,7 @@
 //!
 //! - `store.rs`: the [`crate::Store`] impl, each method one operation of the modules below.
 //! - `notify.rs`: the [`crate::NotifyStore`] impl.
+//! - `integrations.rs`: the [`crate::IntegrationStore`] impl (Slack, trace context).
 //! - `audit`: appending effects (hash chain, events) and reading them back.
 //! - `identity`: workspaces, users, agents, tokens, sessions.
 //! - `policy`: policy versions and the cancellation of stale approvals.
@@ -62,6 +63,7 @@ mod decide;
 pub(crate) mod expiry;
 mod grants;
 mod identity;
+mod integrations;
 mod notify;
 mod policy;
 mod retries;

@@ -35,7 +35,7 @@ when = { resource = { glob = "res/*" } }
 "#;
 
 /// The call every client posts.
-fn call_body() -> String {
+pub fn call_body() -> String {
     json!({"tool": "bench.op", "arguments": {"resource": "res/item"}}).to_string()
 }
 

@@ -12,6 +12,8 @@
 //! - `audit` (`audit.rs`): verifying a long hash chain, in the store and from an export.
 //! - `recovery` (`recovery.rs`): a real `airlock serve` from process start to serving, on
 //!   a store holding many pending approvals and run journal events.
+//! - `telemetry` (`telemetry.rs`): the gate's throughput with OpenTelemetry export on
+//!   and off, in alternating pairs (not part of `all`: it needs an OTLP receiver).
 //! - `fatigue` (`fatigue.rs`): prompts, over-asks, misses and unsafe allows on recorded
 //!   sessions of other people's agents, replayed through the hook endpoints of a real
 //!   `airlock serve`, beside Claude Code's permission regimes. It prints its own table (or
@@ -36,6 +38,7 @@ mod report;
 mod roundtrip;
 mod seed;
 mod server;
+mod telemetry;
 
 use clap::{Parser, Subcommand};
 use report::Report;
@@ -74,6 +77,9 @@ enum Command {
     All(Options),
     /// Prompts and misses on recorded agent sessions, beside Claude Code's regimes.
     Fatigue(fatigue::FatigueArgs),
+    /// Gate throughput with OpenTelemetry on and off, in pairs (needs
+    /// OTEL_EXPORTER_OTLP_ENDPOINT: a receiver to export to).
+    Telemetry(telemetry::TelemetryOptions),
     /// The load generator `gate` runs in a second process (not for people).
     #[command(hide = true)]
     Load(load::LoadArgs),
@@ -134,6 +140,7 @@ fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
         Command::Park(options) => park::run(report, options),
         Command::Audit(options) => audit::run(report, options),
         Command::Recovery(options) => recovery::run(report, options),
+        Command::Telemetry(options) => telemetry::run(report, options),
         Command::All(options) => {
             // The PostgreSQL figures need a server: say so before minutes of other work.
             pg::admin_url(options)?;

@@ -53,6 +53,14 @@ impl Airlock {
     /// Starts a server the way `airlock serve` does (as the testkit does, minus its test
     /// shortcuts): store, gate, bootstrap, runtime, listener.
     pub async fn start(backend: &Backend) -> anyhow::Result<Airlock> {
+        Airlock::start_with(backend, airlock_server::ServeOptions::default()).await
+    }
+
+    /// The same with `options` (telemetry on, for `telemetry.rs`).
+    pub async fn start_with(
+        backend: &Backend,
+        options: airlock_server::ServeOptions,
+    ) -> anyhow::Result<Airlock> {
         let data = TempDir::new()?;
         let store: Arc<dyn Store> = match backend {
             Backend::Sqlite => Arc::new(SqliteStore::open(&data.path().join("airlock.db")).await?),
@@ -72,7 +80,12 @@ impl Airlock {
         let mut config = RuntimeConfig::under(data.path());
         config.single_node = matches!(backend, Backend::Sqlite);
         let runtime = Runtime::new(gate.clone(), config);
-        let task = tokio::spawn(airlock_server::serve(listener, runtime, shutdown.clone()));
+        let task = tokio::spawn(airlock_server::serve_with(
+            listener,
+            runtime,
+            options,
+            shutdown.clone(),
+        ));
         Ok(Airlock {
             url,
             owner_token,
