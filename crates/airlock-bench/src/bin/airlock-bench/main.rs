@@ -12,6 +12,8 @@
 //! - `audit` (`audit.rs`): verifying a long hash chain, in the store and from an export.
 //! - `recovery` (`recovery.rs`): a real `airlock serve` from process start to serving, on
 //!   a store holding many pending approvals and run journal events.
+//! - `replay` (`replay.rs`): `airlock policy replay` over a million recorded calls piped
+//!   into the real binary: wall time and peak memory at two sizes.
 //! - `fatigue` (`fatigue.rs`): prompts, over-asks, misses and unsafe allows on recorded
 //!   sessions of other people's agents, replayed through the hook endpoints of a real
 //!   `airlock serve`, beside Claude Code's permission regimes. It prints its own table (or
@@ -32,6 +34,7 @@ mod pg;
 mod policy;
 mod process;
 mod recovery;
+mod replay;
 mod report;
 mod roundtrip;
 mod seed;
@@ -70,6 +73,8 @@ enum Command {
     Audit(Options),
     /// Restart to serving over many pending approvals and journal events.
     Recovery(Options),
+    /// `airlock policy replay` over a million recorded calls: time and peak memory.
+    Replay(Options),
     /// Every benchmark in turn.
     All(Options),
     /// Prompts and misses on recorded agent sessions, beside Claude Code's regimes.
@@ -134,6 +139,7 @@ fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
         Command::Park(options) => park::run(report, options),
         Command::Audit(options) => audit::run(report, options),
         Command::Recovery(options) => recovery::run(report, options),
+        Command::Replay(options) => replay::run(report, options),
         Command::All(options) => {
             // The PostgreSQL figures need a server: say so before minutes of other work.
             pg::admin_url(options)?;
@@ -143,7 +149,8 @@ fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
             roundtrip::run(report, options.quick)?;
             park::run(report, options)?;
             audit::run(report, options)?;
-            recovery::run(report, options)
+            recovery::run(report, options)?;
+            replay::run(report, options)
         }
         Command::Load(_) | Command::Fatigue(_) => Ok(()),
     }
