@@ -49,7 +49,7 @@ async fn a_dry_run_replays_under_the_standing_rules_live_at_each_call_and_saves_
         .unwrap()
         .expect_status(200)
         .unwrap();
-    let agent_id = agents[0]["id"].as_str().unwrap().to_owned();
+    let agent_id = agents["items"][0]["id"].as_str().unwrap().to_owned();
     let mail = || json!({"to": "bob@acme.test", "body": "hello"});
 
     // 1: asked, no standing rule yet.
