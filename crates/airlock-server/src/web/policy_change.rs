@@ -28,6 +28,13 @@ pub struct SourceForm {
     source: String,
 }
 
+impl SourceForm {
+    /// The text as typed: browsers send a textarea's line breaks as CRLF.
+    fn text(&self) -> String {
+        self.source.replace("\r\n", "\n")
+    }
+}
+
 /// Whether the user may change the policy (the gate checks again on every post).
 pub fn may_change(user: &WebUser) -> bool {
     user.name_and_role().1 >= Role::Admin
@@ -39,7 +46,9 @@ pub fn edit_form(source: &str, csrf: &str) -> Markup {
         form.policy-edit method="post" action="/policy/preview" {
             input type="hidden" name="csrf" value=(csrf);
             label for="policy-source" { "Change the policy" }
-            textarea #policy-source name="source" rows="18" spellcheck="false" { (source) }
+            // HTML drops one newline right after `<textarea>`: this one, so a text that
+            // starts with a newline keeps it.
+            textarea #policy-source name="source" rows="18" spellcheck="false" { "\n" (source) }
             button type="submit" #policy-preview { "See what would change" }
         }
     }
@@ -50,21 +59,22 @@ pub async fn preview(
     State(state): State<AppState>,
     Posted { user, form }: Posted<SourceForm>,
 ) -> Result<Response, WebError> {
+    let source = form.text();
     let now = state.gate.now();
     let since = now
         .checked_sub(jiff::SignedDuration::from_hours(24 * PREVIEW_DAYS))
         .unwrap_or(jiff::Timestamp::MIN);
     match state
         .gate
-        .replay_policy(&user.principal, &form.source, Some(since))
+        .replay_policy(&user.principal, &source, Some(since))
         .await
     {
         Ok(report) => Ok(layout::ok(layout::page(
             "Policy change",
             Some((&user, "/policy")),
-            preview_body(&form.source, &report, &user.csrf),
+            preview_body(&source, &report, &user.csrf),
         ))),
-        Err(GateError::PolicyInvalid(errors)) => Ok(invalid(&user, &form.source, &errors)),
+        Err(GateError::PolicyInvalid(errors)) => Ok(invalid(&user, &source, &errors)),
         Err(error) => Err(error.into()),
     }
 }
@@ -74,9 +84,10 @@ pub async fn save(
     State(state): State<AppState>,
     Posted { user, form }: Posted<SourceForm>,
 ) -> Result<Response, WebError> {
-    match state.gate.put_policy(&user.principal, &form.source).await {
+    let source = form.text();
+    match state.gate.put_policy(&user.principal, &source).await {
         Ok(_) => Ok(see_other("/policy")),
-        Err(GateError::PolicyInvalid(errors)) => Ok(invalid(&user, &form.source, &errors)),
+        Err(GateError::PolicyInvalid(errors)) => Ok(invalid(&user, &source, &errors)),
         Err(error) => Err(error.into()),
     }
 }
@@ -108,7 +119,7 @@ fn preview_body(source: &str, report: &ReplayReport, csrf: &str) -> Markup {
         section.policy #policy-replay {
             h1 { "What would change over the last " (PREVIEW_DAYS) " days" }
             p #replay-summary {
-                (report.calls) " recorded calls replayed: "
+                (report.calls) " recorded " (if report.calls == 1 { "call" } else { "calls" }) " replayed: "
                 strong #replay-changed { (report.changed) } " would change, "
                 strong #replay-loosened { (report.toward_allow) } " of them toward allow. "
                 "Prompts per 100 calls: " (format!("{:.2}", report.prompts_per_100_before))
@@ -130,7 +141,7 @@ fn preview_body(source: &str, report: &ReplayReport, csrf: &str) -> Markup {
                 }
             }
             @if !report.changes.is_empty() {
-                table.changes #replay-changes {
+                div.table-wrap { table.changes #replay-changes {
                     thead { tr { th { "Call" } th { "Tool" } th { "Change" } th { "Decided by" } } }
                     tbody {
                         @for change in &report.changes {
@@ -142,12 +153,12 @@ fn preview_body(source: &str, report: &ReplayReport, csrf: &str) -> Markup {
                             }
                         }
                     }
-                }
+                } }
                 @if report.truncated { p.more { "Only the first " (report.changes.len()) " are listed." } }
             }
             form.policy-save method="post" action="/policy/save" {
                 input type="hidden" name="csrf" value=(csrf);
-                textarea hidden name="source" { (source) }
+                textarea hidden name="source" { "\n" (source) }
                 button type="submit" #policy-save { "Save this policy" }
                 " "
                 a href="/policy" { "Cancel" }
