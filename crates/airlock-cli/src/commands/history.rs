@@ -81,8 +81,8 @@ struct Canon {
     untranslatable: Option<String>,
 }
 
-fn canon(line: Line) -> Result<(Canon, Line), String> {
-    if let Some(payload) = line.payload.clone() {
+fn canon(mut line: Line) -> Result<(Canon, Line), String> {
+    if let Some(payload) = line.payload.take() {
         let kind = line.agent.as_deref().unwrap_or_default();
         let agent = Agent::from_name(kind).ok_or_else(|| {
             format!("`agent` must be claude-code, codex or gemini beside a `payload`, not `{kind}`")
@@ -124,7 +124,7 @@ fn canon(line: Line) -> Result<(Canon, Line), String> {
         .ok_or("neither a `payload` nor a `tool`")?;
     let arguments = line
         .arguments
-        .clone()
+        .take()
         .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
     if !arguments.is_object() {
         return Err("`arguments` must be a JSON object".into());

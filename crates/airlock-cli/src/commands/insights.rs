@@ -67,7 +67,13 @@ pub fn run(args: InsightsArgs) -> anyhow::Result<Outcome> {
     let report = client.get("/v1/insights/prompts")?;
     let learned = client.get("/v1/insights")?;
     if args.client.json {
-        print_json(&serde_json::json!({"prompts": report, "learned": learned}))?;
+        // `GET /v1/insights/prompts` as it is, with what `GET /v1/insights` learned
+        // beside it under `learned`.
+        let mut both = report.clone();
+        if let Some(object) = both.as_object_mut() {
+            object.insert("learned".into(), learned);
+        }
+        print_json(&both)?;
         return Ok(Outcome::Ok);
     }
     prompts(&report)?;
