@@ -3,7 +3,7 @@
 //! call's time and saves nothing; every endpoint refuses a query parameter it does not
 //! know; `GET /v1/insights` learns a rule from repeated approvals of exec calls.
 
-use crate::support::{manual_server, POLICY};
+use crate::support::{ask, decide, manual_server, POLICY};
 use airlock_protocol::{Decision, ReplayReport};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -305,6 +305,27 @@ async fn insights_learn_an_exec_rule_from_repeated_approvals_and_drop_one_that_w
         .as_str()
         .unwrap()
         .contains("prefix = [\"cargo test\"]"));
-    // Six decisions in no time, one a rejection: not rubber-stamping (fewer than N).
+    // Six exec decisions, one a rejection: not rubber-stamping.
     assert_eq!(learned["rubber_stamping"], json!([]));
+
+    // Ten mails approved, every one at once (the clock does not move): rubber-stamping.
+    for n in 0..10 {
+        let (_, approval) = ask(&server, &agent, &format!("p{n}@acme.test")).await;
+        decide(&server, &server.owner_token, &approval, "approve")
+            .await
+            .expect_status(200)
+            .unwrap();
+    }
+    let learned = server
+        .client
+        .get("/v1/insights", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let flagged = learned["rubber_stamping"].as_array().unwrap();
+    assert_eq!(flagged.len(), 1, "{learned}");
+    assert_eq!(flagged[0]["tool"], "email.send");
+    assert_eq!(flagged[0]["approved"], 10);
+    assert_eq!(flagged[0]["median_decision_seconds"], 0.0);
 }
