@@ -116,9 +116,8 @@ impl Replay {
         report.transitions = transitions;
         let mut changes = self.loosened;
         changes.extend(self.tightened);
-        report.truncated = report.changed > changes.len() as u64;
         changes.truncate(ReplayReport::LISTED);
-        report.truncated |= report.changed > changes.len() as u64;
+        report.truncated = report.changed > changes.len() as u64;
         report.changes = changes;
         report.prompts_per_100_before = report.before.prompts_per_100();
         report.prompts_per_100_after = report.after.prompts_per_100();
@@ -224,5 +223,36 @@ decision = "deny"
         );
         assert_eq!(report.changes[1].rule_after.as_deref(), Some("rule_1"));
         assert!(!report.truncated);
+    }
+
+    #[test]
+    fn lists_at_most_the_bound_loosening_first() {
+        let policy = Policy::load(CANDIDATE, &LoadOptions::default()).unwrap();
+        let internal = json!({"to": "ana@acme.test"});
+        let fetch = json!({"url": "https://example.test"});
+        let mut replay = Replay::new(&policy);
+        // One tightening first, then more loosenings than a report lists.
+        let recorded = |call, before| Recorded {
+            call,
+            id: "c",
+            at: None,
+            before,
+            rule_before: None,
+        };
+        replay.push(
+            &policy,
+            &recorded(Call::new("http.fetch", &fetch), Decision::Allow),
+        );
+        for _ in 0..=ReplayReport::LISTED {
+            replay.push(
+                &policy,
+                &recorded(Call::new("email.send", &internal), Decision::Ask),
+            );
+        }
+        let report = replay.finish();
+        assert_eq!(report.changed, ReplayReport::LISTED as u64 + 2);
+        assert_eq!(report.changes.len(), ReplayReport::LISTED);
+        assert!(report.truncated);
+        assert!(report.changes.iter().all(|change| change.toward_allow));
     }
 }
