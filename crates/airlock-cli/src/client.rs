@@ -125,6 +125,22 @@ impl Client {
         self.check(response)
     }
 
+    /// `PUT path` with a text body of `content_type`, as JSON.
+    pub fn put_text(&self, path: &str, body: &str, content_type: &str) -> anyhow::Result<Value> {
+        let mut request = self
+            .agent
+            .put(format!("{}{path}", self.base))
+            .header("Content-Type", content_type);
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let response = request
+            .send(body)
+            .map_err(|error| self.unreachable(error))?;
+        let mut response = self.check(response)?;
+        read_json(&mut response)
+    }
+
     /// `GET path`, returning the successful response for the caller to stream.
     pub fn get_raw(&self, path: &str) -> anyhow::Result<ureq::http::Response<ureq::Body>> {
         let mut request = self.agent.get(format!("{}{path}", self.base));

@@ -24,6 +24,8 @@ mod manage;
 mod mcp;
 #[path = "cli/notify.rs"]
 mod notify;
+#[path = "cli/replay.rs"]
+mod replay;
 #[path = "cli/runtime.rs"]
 mod runtime;
 #[path = "cli/secrets.rs"]

@@ -9,8 +9,10 @@
 //! - [`rules`]: standing rules.
 //! - [`tasks`]: scheduled tasks and their task-scoped rules; [`cron`]: their schedules.
 //! - [`expiry`]: the sweeper that moves overdue approvals to `expired`.
+//! - [`insights`], [`learn`]: the "fewer prompts" report; rules learned from approvals.
 //! - `listen`: changes committed by other nodes (PostgreSQL), applied here.
 //! - [`audit`]: listing and verifying the hash chain.
+//! - [`replay`]: the recorded history replayed under a candidate policy (§11.5).
 //! - [`waiters`], [`clock`], [`ids`], [`effects`]: the small parts the others share.
 //! - `web`: the inbox's sign-in sessions; `operator`: the start-up reads of `serve`.
 //! - [`Runs`], [`Notifications`]: the narrow handles the runtime and the notifier get
@@ -31,10 +33,12 @@ pub mod expiry;
 pub mod identity;
 pub mod ids;
 pub mod insights;
+pub mod learn;
 mod listen;
 mod notifications;
 mod operator;
 pub mod policy;
+pub mod replay;
 pub mod retries;
 pub mod rules;
 mod runs;

@@ -94,7 +94,7 @@ impl PolicyCache {
     }
 }
 
-fn load_options() -> LoadOptions {
+pub(crate) fn load_options() -> LoadOptions {
     LoadOptions {
         file_name: "policy.toml".into(),
         ..LoadOptions::default()

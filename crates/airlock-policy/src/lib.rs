@@ -8,6 +8,8 @@
 //!   `domain`, `present`) compiled once at load.
 //! - [`index`]: rules indexed by tool name so evaluation skips rules that cannot match.
 //! - [`evaluate`]: one call → one [`Verdict`]; never an error, never a panic.
+//! - [`explain`] and [`replay`]: why a call gets its verdict, and what a candidate policy
+//!   would change on recorded calls (DESIGN.md §11.5); both call [`Policy::evaluate`].
 //!
 //! - [`classes`] and [`context`]: the command classification (shipped as data) and where a
 //!   call happens (`cwd`, project, home), which the `class` matcher and the path anchors
@@ -25,10 +27,13 @@ pub mod context;
 pub mod defaults;
 pub mod document;
 pub mod evaluate;
+pub mod explain;
 pub mod index;
+pub mod lint;
 pub mod load;
 pub mod matcher;
 pub mod preview;
+pub mod replay;
 pub mod secrets;
 
 // Canonical JSON and the digests live in `airlock-digest`, which the store shares; their

@@ -114,6 +114,11 @@ pub struct CompiledRule {
     pub deadline: Option<Duration>,
     /// Whether standing rules may turn this rule's `ask` into `allow`.
     pub standing: bool,
+    /// Each `when` entry as written (`path=<matcher as JSON>`), sorted: how `lint` sees
+    /// that one rule's conditions are a subset of another's.
+    pub when_text: Vec<String>,
+    /// How many `examples` it has that must match and must not match.
+    pub examples: (usize, usize),
 }
 
 impl CompiledRule {
@@ -578,6 +583,20 @@ impl Loader<'_> {
             conditions,
             deadline,
             standing: rule.standing.as_ref().is_none_or(|s| *s.get_ref()),
+            when_text: rule
+                .when
+                .iter()
+                .map(|(path, entry)| {
+                    format!(
+                        "{path}={}",
+                        serde_json::to_string(entry.get_ref()).unwrap_or_default()
+                    )
+                })
+                .collect(),
+            examples: rule.examples.as_ref().map_or((0, 0), |examples| {
+                let examples = examples.get_ref();
+                (examples.matching.len(), examples.not_match.len())
+            }),
         };
         if let Some(examples) = &rule.examples {
             self.check_examples(&compiled, examples.get_ref());

@@ -11,6 +11,7 @@ mod bodies;
 mod decision;
 mod identity;
 mod records;
+mod replay;
 mod runs;
 
 pub use bodies::{
@@ -25,4 +26,5 @@ pub use records::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, LlmConfig, McpServerConfig,
     PolicyInfo, Preview, Problem, Role, RuleScope, Session, StandingRule, User, WorkspaceEvent,
 };
+pub use replay::{ChangedCall, DecisionCounts, ReplayReport, Transition};
 pub use runs::{Message, OutboxItem, Run, RunEvent, RunState, Step, StepState, StepStatus, Task};

@@ -8,6 +8,7 @@
 //! - [`error`]: [`ApiError`], its status table and problem+json bodies.
 //! - [`metrics`]: Prometheus counters.
 //! - [`openapi`]: the spec served at `/openapi.json`, generated from the handlers.
+//! - [`query`]: every API route refuses a query parameter it does not declare (422).
 //! - [`web`]: the web inbox: server-rendered pages, session cookies, CSRF.
 //! - [`notify`]: notifications of new approvals (webhooks, email, interactive Slack) with
 //!   signed links.
@@ -24,6 +25,7 @@ pub mod handlers;
 pub mod metrics;
 pub mod notify;
 pub mod openapi;
+pub mod query;
 pub mod router;
 pub mod telemetry;
 pub mod web;

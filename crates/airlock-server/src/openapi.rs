@@ -28,7 +28,7 @@ use utoipa::{Modify, OpenApi};
         calls::submit, calls::get_call, calls::redeem, runs::cancel_call,
         runs::post_message, runs::list_messages, runs::get_run, runs::stream_events,
         runs::cancel_run, runs::list_outbox,
-        tasks::create, tasks::list, tasks::get, tasks::update, tasks::run, tasks::insights,
+        tasks::create, tasks::list, tasks::get, tasks::update, tasks::run, tasks::insights, tasks::learned,
         approvals::list, approvals::get, approvals::decide,
         rules::list, rules::create, rules::revoke,
         audit::list, audit::verify, audit::export,

@@ -7,7 +7,7 @@ use crate::error::ApiError;
 use crate::handlers::{
     approvals, audit, calls, events, hooks, identity, policy, rules, runs, system, tasks,
 };
-use crate::{metrics, web, AppState};
+use crate::{metrics, query, web, AppState};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{middleware, Router};
@@ -56,6 +56,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/tasks", post(tasks::create).get(tasks::list))
         .route("/v1/tasks/{id}", get(tasks::get).patch(tasks::update))
         .route("/v1/tasks/{id}/run", post(tasks::run))
+        .route("/v1/insights", get(tasks::learned))
         .route("/v1/insights/prompts", get(tasks::insights))
         .route("/v1/approvals", get(approvals::list))
         .route("/v1/approvals/{id}", get(approvals::get))
@@ -69,6 +70,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/hooks/claude-code", post(hooks::claude_code))
         .route("/v1/hooks/codex", post(hooks::codex))
         .route("/v1/hooks/gemini", post(hooks::gemini))
+        // Only the API routes above: the web pages read their own queries.
+        .route_layer(middleware::from_fn(query::refuse_unknown))
         .route(
             "/v1/integrations/slack/actions",
             post(crate::notify::slack::actions::actions),

@@ -2,6 +2,10 @@
 //! were asked and what they decided; then the standing rules that would have removed the
 //! most prompts, each with the `airlock rules add …` command that accepts it.
 //!
+//! Then what `GET /v1/insights` learned: narrow policy rules for commands people keep
+//! approving (each with what it would change on the recorded calls), and tools approved
+//! every time too fast to have been read.
+//!
 //! It only suggests: standing rules are minted by people (G6), so this command never
 //! adds one itself; a person reads the suggestion and runs the command, or does not.
 
@@ -43,19 +47,68 @@ struct Suggestion {
     reason: String,
 }
 
+/// A policy rule learned from approvals.
+#[derive(Debug, Deserialize)]
+struct RuleSuggestion {
+    prefix: String,
+    approved: u64,
+    rule: String,
+    replay: airlock_protocol::ReplayReport,
+}
+
+/// A tool approved every time, too fast to have been read.
+#[derive(Debug, Deserialize)]
+struct RubberStamp {
+    suggestion: String,
+}
+
 pub fn run(args: InsightsArgs) -> anyhow::Result<Outcome> {
     let client = Client::new(&args.client);
     let report = client.get("/v1/insights/prompts")?;
+    let learned = client.get("/v1/insights")?;
     if args.client.json {
-        print_json(&report)?;
+        // `GET /v1/insights/prompts` as it is, with what `GET /v1/insights` learned
+        // beside it under `learned`.
+        let mut both = report.clone();
+        if let Some(object) = both.as_object_mut() {
+            object.insert("learned".into(), learned);
+        }
+        print_json(&both)?;
         return Ok(Outcome::Ok);
     }
+    prompts(&report)?;
+    let rules: Vec<RuleSuggestion> = parse(&learned["rules"], "a list of rule suggestions")?;
+    let stamps: Vec<RubberStamp> = parse(&learned["rubber_stamping"], "a list of flags")?;
+    for stamp in &stamps {
+        println!("\nrubber-stamping: {}", stamp.suggestion);
+    }
+    if !rules.is_empty() {
+        println!(
+            "\nsuggested policy rules (append one to your policy, then `airlock policy replay`):"
+        );
+    }
+    for rule in &rules {
+        println!(
+            "\n  `{}` approved {} times; with this rule prompts per 100 calls go {:.2} → {:.2} ({} calls move to allow, no past deny or rejection among them):{}",
+            rule.prefix,
+            rule.approved,
+            rule.replay.prompts_per_100_before,
+            rule.replay.prompts_per_100_after,
+            rule.replay.toward_allow,
+            rule.rule.replace('\n', "\n    ")
+        );
+    }
+    Ok(Outcome::Ok)
+}
+
+/// The "fewer prompts" part.
+fn prompts(report: &serde_json::Value) -> anyhow::Result<()> {
     let items: Vec<PromptCount> = parse(&report["items"], "a list of prompt counts")?;
     let suggestions: Vec<Suggestion> = parse(&report["suggestions"], "a list of suggestions")?;
     let window = report["window"].as_u64().unwrap_or_default();
     if items.is_empty() {
         println!("nobody has been asked yet: no prompts to count");
-        return Ok(Outcome::Ok);
+        return Ok(());
     }
     println!("prompts, from the {window} most recent approvals:\n");
     let mut table = Table::new(&[
@@ -85,7 +138,7 @@ pub fn run(args: InsightsArgs) -> anyhow::Result<Outcome> {
         println!(
             "\nno standing rule to suggest: nothing was approved repeatedly without a rejection"
         );
-        return Ok(Outcome::Ok);
+        return Ok(());
     }
     println!("\nsuggested standing rules (nothing is added unless you run the command):");
     for suggestion in &suggestions {
@@ -105,7 +158,7 @@ pub fn run(args: InsightsArgs) -> anyhow::Result<Outcome> {
             accept_command(suggestion),
         );
     }
-    Ok(Outcome::Ok)
+    Ok(())
 }
 
 /// The command that mints the suggested rule, quoted for `sh`. A target that starts with

@@ -1,9 +1,12 @@
-//! `airlock policy check | eval | test | show-default | init | classes`: the policy engine
-//! offline, on files, and the built-in coding-agent policy and command classes.
+//! `airlock policy check | eval | explain | test | replay | lint | show-default | init |
+//! classes`: the policy engine offline, on files; a candidate judged on recorded calls
+//! (`replay`, `lint`: `replay.rs`); the built-in coding-agent policy and command classes.
 
+use super::replay::{self, HistoryArgs};
 use crate::Outcome;
 use airlock_policy::cases::{parse_cases, run_cases};
 use airlock_policy::classes::CLASSES_TOML;
+use airlock_policy::explain::Miss;
 use airlock_policy::{Call, LoadOptions, Mode, Policy, DEFAULT_POLICY};
 use anyhow::{bail, Context};
 use clap::Subcommand;
@@ -46,6 +49,56 @@ pub enum PolicyCommand {
         /// The agent user's home directory (`{home}`, `~`).
         #[arg(long)]
         home: Option<String>,
+    },
+    /// Explain one call's verdict: every candidate rule, matched or not (and for a miss
+    /// the `when` key and value that failed), then the standing-rule, mode and secrets
+    /// steps.
+    Explain {
+        file: PathBuf,
+        /// Tool name, such as `shell.exec`.
+        #[arg(long)]
+        tool: String,
+        /// The call's arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// Agent name, for rules with an `agents` filter.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Mode: ask, read_only or unattended.
+        #[arg(long, default_value = "ask")]
+        mode: Mode,
+        /// The agent's own tool name (`Bash`), for rules with `native_tool`.
+        #[arg(long)]
+        native_tool: Option<String>,
+        /// The call's absolute working directory.
+        #[arg(long)]
+        cwd: Option<String>,
+        /// The project root (`{project}`); defaults to `--cwd`.
+        #[arg(long)]
+        project: Option<String>,
+        /// The agent user's home directory (`{home}`, `~`).
+        #[arg(long)]
+        home: Option<String>,
+        /// Print the explanation as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay recorded calls under a candidate policy and report what would change
+    /// (exit 1 when any call would move toward allow, unless --allow-loosening).
+    Replay {
+        file: PathBuf,
+        #[command(flatten)]
+        history: HistoryArgs,
+        /// Exit 0 even when calls would move toward allow.
+        #[arg(long)]
+        allow_loosening: bool,
+    },
+    /// Report rules shadowed by a stricter rule, examples on one side only, and (with a
+    /// history: --since, --from or --calls) rules that never matched (exit 1 on findings).
+    Lint {
+        file: PathBuf,
+        #[command(flatten)]
+        history: HistoryArgs,
     },
     /// Run a cases file against a policy (exit 1 on any failed case).
     Test {
@@ -93,6 +146,41 @@ pub fn run(command: PolicyCommand) -> anyhow::Result<Outcome> {
                 home: home.as_deref(),
             },
         ),
+        PolicyCommand::Explain {
+            file,
+            tool,
+            args,
+            agent,
+            mode,
+            native_tool,
+            cwd,
+            project,
+            home,
+            json,
+        } => explain(
+            &file,
+            &tool,
+            &args,
+            agent.as_deref(),
+            mode,
+            Place {
+                native_tool: native_tool.as_deref(),
+                cwd: cwd.as_deref(),
+                project: project.as_deref(),
+                home: home.as_deref(),
+            },
+            json,
+        ),
+        PolicyCommand::Replay {
+            file,
+            history,
+            allow_loosening,
+        } => replay::replay(&file, &history, allow_loosening),
+        PolicyCommand::Lint { file, history } => {
+            let with_history =
+                history.since.is_some() || history.from.is_some() || history.calls.is_some();
+            replay::lint(&file, &history, with_history)
+        }
         PolicyCommand::Test { file, cases, json } => test(&file, cases, json),
         PolicyCommand::ShowDefault | PolicyCommand::Init => {
             print!("{DEFAULT_POLICY}");
@@ -164,6 +252,39 @@ struct Place<'a> {
     home: Option<&'a str>,
 }
 
+impl<'a> Place<'a> {
+    /// The call of `eval` and `explain`: no standing rules, nothing declared.
+    fn call(
+        &self,
+        tool: &'a str,
+        arguments: &'a Value,
+        agent: Option<&'a str>,
+        mode: Mode,
+    ) -> Call<'a> {
+        Call {
+            tool,
+            arguments,
+            agent,
+            mode,
+            standing: &[],
+            declared: None,
+            native_tool: self.native_tool,
+            cwd: self.cwd,
+            project: self.project,
+            home: self.home,
+        }
+    }
+}
+
+/// `--args` read as a JSON object and the policy loaded (an invalid one is reported).
+fn prepare(file: &Path, args: &str) -> anyhow::Result<Result<(Policy, Value), Outcome>> {
+    let arguments: Value = serde_json::from_str(args).context("--args is not valid JSON")?;
+    if !arguments.is_object() {
+        bail!("--args must be a JSON object, such as '{{\"to\": \"ana@acme.test\"}}'");
+    }
+    Ok(load_or_report(file)?.map(|policy| (policy, arguments)))
+}
+
 fn eval(
     file: &Path,
     tool: &str,
@@ -172,32 +293,106 @@ fn eval(
     mode: Mode,
     place: Place,
 ) -> anyhow::Result<Outcome> {
-    let arguments: Value = serde_json::from_str(args).context("--args is not valid JSON")?;
-    if !arguments.is_object() {
-        bail!("--args must be a JSON object, such as '{{\"to\": \"ana@acme.test\"}}'");
-    }
-    let policy = match load_or_report(file)? {
-        Ok(policy) => policy,
+    let (policy, arguments) = match prepare(file, args)? {
+        Ok(prepared) => prepared,
         Err(outcome) => return Ok(outcome),
     };
-    let verdict = policy.evaluate(&Call {
-        tool,
-        arguments: &arguments,
-        agent,
-        mode,
-        standing: &[],
-        declared: None,
-        native_tool: place.native_tool,
-        cwd: place.cwd,
-        project: place.project,
-        home: place.home,
-    });
+    let verdict = policy.evaluate(&place.call(tool, &arguments, agent, mode));
     println!("{}", serde_json::to_string_pretty(&verdict)?);
     Ok(if verdict.decision == airlock_policy::Decision::Deny {
         Outcome::Refused
     } else {
         Outcome::Ok
     })
+}
+
+fn explain(
+    file: &Path,
+    tool: &str,
+    args: &str,
+    agent: Option<&str>,
+    mode: Mode,
+    place: Place,
+    as_json: bool,
+) -> anyhow::Result<Outcome> {
+    let (policy, arguments) = match prepare(file, args)? {
+        Ok(prepared) => prepared,
+        Err(outcome) => return Ok(outcome),
+    };
+    let explained = policy.explain(&place.call(tool, &arguments, agent, mode));
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&explained)?);
+        return Ok(Outcome::Ok);
+    }
+    println!(
+        "{tool} (risk {}): {} candidate rule{}",
+        explained.risk,
+        explained.candidates.len(),
+        if explained.candidates.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    for rule in &explained.candidates {
+        let outcome = match &rule.failed {
+            None => "matched".to_owned(),
+            Some(Miss::Agents { agent }) => format!(
+                "missed: agents filter does not admit {}",
+                agent
+                    .as_deref()
+                    .map_or("a call with no agent".to_owned(), |a| format!("`{a}`"))
+            ),
+            Some(Miss::NativeTool { native_tool }) => format!(
+                "missed: native_tool filter does not admit {}",
+                native_tool
+                    .as_deref()
+                    .map_or("a call with no native tool".to_owned(), |t| format!(
+                        "`{t}`"
+                    ))
+            ),
+            Some(Miss::When { key, value }) => {
+                format!("missed: when.{key} does not hold for {value}")
+            }
+        };
+        println!(
+            "  [{}] {} ({} {}): {outcome}",
+            rule.index,
+            rule.rule,
+            rule.tool,
+            rule.decision.as_str()
+        );
+    }
+    match &explained.cited {
+        Some(rule) => println!(
+            "rules decide: {} by `{rule}`",
+            explained.rules_decision.as_str()
+        ),
+        None => println!(
+            "rules decide: {} (no rule matched: the policy default)",
+            explained.rules_decision.as_str()
+        ),
+    }
+    let step = |name: &str, step: &airlock_policy::explain::Step| {
+        println!(
+            "{name}: {}{}",
+            if step.applied { "APPLIED: " } else { "" },
+            step.detail
+        );
+    };
+    step("standing rules", &explained.standing);
+    step("mode", &explained.mode);
+    step("secrets", &explained.secrets);
+    println!(
+        "verdict: {}{}",
+        explained.verdict.decision.as_str(),
+        explained
+            .verdict
+            .reason
+            .as_deref()
+            .map_or_else(String::new, |r| format!(" ({r})"))
+    );
+    Ok(Outcome::Ok)
 }
 
 fn test(file: &Path, cases: Option<PathBuf>, as_json: bool) -> anyhow::Result<Outcome> {

@@ -425,6 +425,12 @@ fn insights_suggest_rules_and_never_add_them() {
     assert_eq!(answer["items"][0]["approved"], 2);
     assert_eq!(answer["suggestions"][0]["would_remove"], 2);
     assert_eq!(answer["suggestions"][0]["scope_id"], demo.as_str());
+    // What `GET /v1/insights` learned rides along: mail is not exec, so no rule for it.
+    assert_eq!(
+        answer["learned"]["rules"],
+        serde_json::json!([]),
+        "{answer}"
+    );
 
     // Running the printed command accepts the suggestion: the mail goes through and the
     // suggestion is gone.

@@ -95,3 +95,19 @@ pub async fn insights(
         serde_json::to_value(report).map_err(|_| ApiError::Internal)?,
     ))
 }
+
+/// Narrow policy rules learned from repeated approvals of calls standing rules cannot
+/// cover, each with the replay report of the policy in force plus the rule (dropped when
+/// any past deny or rejection would flip to allow), and the tools approved every time in
+/// a median of under 3 s (DESIGN.md §11.5). Suggestions only.
+#[utoipa::path(get, path = "/v1/insights", operation_id = "learned_insights", tag = "rules",
+    responses((status = 200, description = "`{rules: [{tool, prefix, approved, rule, replay}], rubber_stamping: [{tool, approved, median_decision_seconds, suggestion}]}`; `replay` is a ReplayReport", body = Object)))]
+pub async fn learned(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+) -> Result<Json<Value>, ApiError> {
+    let report = state.gate.learn(&principal).await?;
+    Ok(Json(
+        serde_json::to_value(report).map_err(|_| ApiError::Internal)?,
+    ))
+}

@@ -16,8 +16,9 @@ use axum::http::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-/// The largest form a page posts (a reason is at most 2,000 characters).
-pub const MAX_FORM: usize = 64 * 1024;
+/// The largest form a page posts: the policy form carries a whole policy, as large as
+/// the API takes one (`PUT /v1/policy`, 1 MiB), urlencoded; every other form is small.
+pub const MAX_FORM: usize = 3 * 1024 * 1024;
 
 /// A form posted by a signed-in user, CSRF-checked.
 #[derive(Debug)]

@@ -14,7 +14,8 @@
 //! - [`approval`]: `GET /approvals/{id}`: arguments, diff, the rule, session context.
 //! - [`decide`]: `POST /approvals/{id}/decision`, through the same gate call as the API.
 //! - [`diff`]: the line diff of edit-style tools.
-//! - [`sessions`], [`audit`], [`rules`], [`policy`]: the other pages.
+//! - [`sessions`], [`audit`], [`rules`], [`policy`]: the other pages; [`policy_change`]:
+//!   the policy's edit form, its 7-day replay preview and the save after it.
 //! - [`assets`]: the one CSS file and the one JS file, compiled into the binary.
 //!
 //! INVARIANT: the pages hold no authority of their own. Every read and every decision
@@ -37,6 +38,7 @@ pub mod layout;
 pub mod link;
 pub mod login;
 pub mod policy;
+pub mod policy_change;
 pub mod rules;
 pub mod session;
 pub mod sessions;
@@ -68,6 +70,8 @@ pub fn routes() -> Router<AppState> {
         .route("/rules", get(rules::page))
         .route("/rules/{id}/revoke", post(rules::revoke))
         .route("/policy", get(policy::page))
+        .route("/policy/preview", post(policy_change::preview))
+        .route("/policy/save", post(policy_change::save))
         .route("/web/cards/{id}", get(inbox::card))
         .route("/web/events", get(inbox::events))
         .route(assets::CSS_PATH, get(assets::css))

@@ -1,11 +1,12 @@
 //! The policy in force (`GET /policy`): its version, digest, when it took effect, its
-//! text, and the versions before it (`?version=N` shows an older one's text). Changing it
-//! stays an API and CLI operation (`PUT /v1/policy`), which checks and reports errors by
-//! line and column.
+//! text, and the versions before it (`?version=N` shows an older one's text). Owners and
+//! admins also get an edit form, which first shows what the change would do over the last
+//! 7 days and only then saves (`policy_change.rs`).
 
 use crate::web::error::WebError;
 use crate::web::form::PageQuery;
 use crate::web::layout::{self, shorten, when};
+use crate::web::policy_change::{edit_form, may_change};
 use crate::web::session::WebUser;
 use crate::AppState;
 use airlock_protocol::PolicyInfo;
@@ -66,6 +67,9 @@ pub async fn page(
                 code { "PUT /v1/policy" } " (owners and admins)."
             }
             pre.block.source { (shown.source) }
+            @if in_force && may_change(&user) {
+                (edit_form(&shown.source, &user.csrf))
+            }
             (versions(&history, shown.version, policy.version))
         }
     };

@@ -100,8 +100,9 @@ export async function browser() {
 export function watch(page, problems) {
   page.on("pageerror", (error) => problems.push(`script error: ${error.message}`));
   page.on("console", (message) => {
-    // A refusal page is answered with 403/409; the browser logs the status, which is expected.
-    if (message.type() === "error" && !/status of (403|409|401|404)/.test(message.text())) {
+    // A refusal page is answered with 403/409 (422: a policy text that does not load); the
+    // browser logs the status, which is expected.
+    if (message.type() === "error" && !/status of (403|409|401|404|422)/.test(message.text())) {
       problems.push(`console error: ${message.text()}`);
     }
   });

@@ -336,3 +336,63 @@ async fn a_click_after_the_deadline_is_refused_as_expired() {
         .unwrap();
     assert_ne!(call["status"], "approved", "{call}");
 }
+
+/// The policy page shows what a change would do over the last 7 days before it saves:
+/// the preview saves nothing, the save after it does, and a text that does not load is
+/// shown with its errors.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_policy_page_shows_what_would_change_before_a_save() {
+    let fixture = Fixture::start().await;
+    let (call, _) = fixture
+        .ask("email.send", json!({"to": "bob@acme.test", "body": "hi"}))
+        .await;
+    let candidate = support::POLICY.replace(
+        "name = \"mail-needs-a-person\"\ntool = \"email.send\"\ndecision = \"ask\"",
+        "name = \"mail-is-fine\"\ntool = \"email.send\"\ndecision = \"allow\"",
+    );
+    assert_ne!(candidate, support::POLICY);
+    // An approver may decide, not change the policy: no edit form for them.
+    let cookie = fixture.sign_in(&fixture.approver).await;
+    let page = fixture.page("/policy", &cookie).await;
+    assert!(!page.contains("policy-preview"), "{page}");
+
+    let owner = fixture.server.owner_token.clone();
+    let input = json!({
+        "broken": "version = 1\ndefault = \"sometimes\"\n",
+        "candidate": candidate,
+        "call_id": call["id"],
+    });
+    let mut browser = Scenario::start("policy", &fixture.server, &owner, input);
+    browser.until("previewed").await;
+    let policy = fixture
+        .server
+        .client
+        .get("/v1/policy", &owner)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(
+        policy["version"], 2,
+        "neither the broken text nor the preview saved: {policy}"
+    );
+    browser.send(json!({})).await;
+    browser.until("saved").await;
+    browser.finish().await;
+    let policy = fixture
+        .server
+        .client
+        .get("/v1/policy", &owner)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(policy["version"], 3, "{policy}");
+    assert_eq!(policy["source"], candidate);
+    let updated = fixture.audit("policy.updated").await;
+    assert_eq!(
+        updated.len(),
+        3,
+        "the starter's, the fixture's and the page's: {updated:?}"
+    );
+}

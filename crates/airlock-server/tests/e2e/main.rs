@@ -25,6 +25,7 @@ mod hooks;
 mod identity;
 mod matrix;
 mod notify;
+mod replay;
 mod retries;
 mod runtime;
 mod secrets;

@@ -185,6 +185,15 @@ fn rows() -> Vec<Row> {
                 "200", "200", "403", "403", "403", "200", "403", "401", "401",
             ],
         ),
+        // A dry run saves nothing, but only those who may save may ask for one.
+        api(
+            M::PUT,
+            "/v1/policy?dry_run=true",
+            Body::Toml(POLICY),
+            [
+                "200", "200", "403", "403", "403", "200", "403", "401", "401",
+            ],
+        ),
         api(
             M::POST,
             "/v1/policy/evaluate",
@@ -268,6 +277,7 @@ fn rows() -> Vec<Row> {
             ],
         ),
         api(M::GET, "/v1/insights/prompts", Body::Empty, READ_LIST),
+        api(M::GET, "/v1/insights", Body::Empty, READ_LIST),
         api(M::GET, "/v1/approvals", Body::Empty, READ_LIST),
         api(M::GET, "/v1/approvals/{approval}", Body::Empty, READ_USERS),
         api(
@@ -376,6 +386,22 @@ fn rows() -> Vec<Row> {
             PAGE_APPROVER_POST,
         ),
         page(M::GET, "/policy", Body::Empty, PAGE_LIST),
+        page(
+            M::POST,
+            "/policy/preview",
+            Body::Form(|_| vec![("source", POLICY.to_owned())]),
+            [
+                "200", "200", "403", "403", "303", "200", "303", "303", "303",
+            ],
+        ),
+        page(
+            M::POST,
+            "/policy/save",
+            Body::Form(|_| vec![("source", POLICY.to_owned())]),
+            [
+                "303", "303", "403", "403", "303", "303", "303", "303", "303",
+            ],
+        ),
         page(
             M::POST,
             "/logout",

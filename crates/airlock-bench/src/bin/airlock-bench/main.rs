@@ -14,6 +14,8 @@
 //!   a store holding many pending approvals and run journal events.
 //! - `telemetry` (`telemetry.rs`): the gate's throughput with OpenTelemetry export on
 //!   and off, in alternating pairs (not part of `all`: it needs an OTLP receiver).
+//! - `replay` (`replay.rs`): `airlock policy replay` over a million recorded calls piped
+//!   into the real binary: wall time and peak memory at two sizes.
 //! - `fatigue` (`fatigue.rs`): prompts, over-asks, misses and unsafe allows on recorded
 //!   sessions of other people's agents, replayed through the hook endpoints of a real
 //!   `airlock serve`, beside Claude Code's permission regimes. It prints its own table (or
@@ -34,6 +36,7 @@ mod pg;
 mod policy;
 mod process;
 mod recovery;
+mod replay;
 mod report;
 mod roundtrip;
 mod seed;
@@ -73,6 +76,8 @@ enum Command {
     Audit(Options),
     /// Restart to serving over many pending approvals and journal events.
     Recovery(Options),
+    /// `airlock policy replay` over a million recorded calls: time and peak memory.
+    Replay(Options),
     /// Every benchmark in turn.
     All(Options),
     /// Prompts and misses on recorded agent sessions, beside Claude Code's regimes.
@@ -141,6 +146,7 @@ fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
         Command::Audit(options) => audit::run(report, options),
         Command::Recovery(options) => recovery::run(report, options),
         Command::Telemetry(options) => telemetry::run(report, options),
+        Command::Replay(options) => replay::run(report, options),
         Command::All(options) => {
             // The PostgreSQL figures need a server: say so before minutes of other work.
             pg::admin_url(options)?;
@@ -150,7 +156,8 @@ fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
             roundtrip::run(report, options.quick)?;
             park::run(report, options)?;
             audit::run(report, options)?;
-            recovery::run(report, options)
+            recovery::run(report, options)?;
+            replay::run(report, options)
         }
         Command::Load(_) | Command::Fatigue(_) => Ok(()),
     }
