@@ -34,6 +34,7 @@ pub mod insights;
 mod listen;
 mod notifications;
 mod operator;
+pub mod outcomes;
 pub mod policy;
 pub mod rules;
 mod runs;

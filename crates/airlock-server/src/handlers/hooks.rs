@@ -36,7 +36,10 @@ use serde_json::Value;
 use std::time::Duration;
 use utoipa::{IntoParams, ToSchema};
 
+mod after;
 pub mod place;
+
+pub use after::OUTCOME_HEADER;
 
 /// Set (to `true`) on a hook's answer when the deny in it is a failure to decide (a bad
 /// token, an unreadable payload, a gate error), not a verdict.
@@ -250,6 +253,13 @@ async fn hook(
         Err(_) => None,
     }
     .unwrap_or_else(|| agent.default_event());
+    // `PostToolUse` / `AfterTool`: an outcome to record, nothing to decide (§11.8).
+    let body = match body {
+        Ok(JsonBody(value)) if !agent.event_in(&value).is_before() => {
+            return after::report(agent, state, auth, headers, value).await;
+        }
+        body => body,
+    };
     let outcome = match read(agent, body) {
         Ok(call) => gate(state, auth, headers, query, call).await,
         Err(error) => Err(error),
@@ -309,6 +319,13 @@ async fn gate(
     }
     let canonical =
         airlock_hooks::canonical(&call).map_err(|error| ApiError::Invalid(error.to_string()))?;
+    // A retry of a hook whose grant was consumed and whose answer was lost (§11.8).
+    let key = after::redeem_key(headers, &call)?;
+    if let Some(key) = &key {
+        if let Some(verdict) = after::replayed(state, &principal, key).await? {
+            return Ok(verdict);
+        }
+    }
     let place = place::Place::of(&call, headers);
     // Calls of one agent session share one airlock session.
     let session_id = match call.session_id.as_deref() {
@@ -357,7 +374,11 @@ async fn gate(
     Ok(match answer(&submitted) {
         Answer::Deny { reason } => Verdict::Deny { reason },
         Answer::RedeemThenAllow { reason } => {
-            match state.gate.redeem(&principal, &submitted.id).await {
+            match state
+                .gate
+                .redeem_keyed(&principal, &submitted.id, key.as_deref())
+                .await
+            {
                 Ok(_) => Verdict::Allow { reason },
                 Err(error) => Verdict::Deny {
                     reason: format!(

@@ -62,6 +62,7 @@ pub(crate) mod expiry;
 mod grants;
 mod identity;
 mod notify;
+mod outcomes;
 mod policy;
 mod rules;
 mod runs;
