@@ -64,9 +64,27 @@ impl fmt::Display for Transient {
 
 impl std::error::Error for Transient {}
 
-/// Whether `error` is a [`Transient`] failure.
+/// A [`Transient`] failure before anything was sent: no connection could be opened, so
+/// the server cannot have acted on the request.
+#[derive(Debug)]
+pub struct NotSent(pub String);
+
+impl fmt::Display for NotSent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotSent {}
+
+/// Whether `error` is a [`Transient`] or [`NotSent`] failure.
 pub fn is_transient(error: &anyhow::Error) -> bool {
-    error.downcast_ref::<Transient>().is_some()
+    error.downcast_ref::<Transient>().is_some() || is_not_sent(error)
+}
+
+/// Whether `error` is a [`NotSent`] failure.
+pub fn is_not_sent(error: &anyhow::Error) -> bool {
+    error.downcast_ref::<NotSent>().is_some()
 }
 
 /// How long to wait for the response headers. Long polls hold a request for up to 60 s.
@@ -169,7 +187,17 @@ impl Client {
     }
 
     fn unreachable(&self, error: ureq::Error) -> anyhow::Error {
-        Transient(format!("cannot reach airlock at {}: {error}", self.base)).into()
+        let message = format!("cannot reach airlock at {}: {error}", self.base);
+        let refused = match &error {
+            ureq::Error::Io(io) => io.kind() == std::io::ErrorKind::ConnectionRefused,
+            ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => true,
+            _ => false,
+        };
+        if refused {
+            NotSent(message).into()
+        } else {
+            Transient(message).into()
+        }
     }
 
     /// Turns a non-2xx response into the error its problem body describes.

@@ -5,7 +5,7 @@
 //! grant (`"replayed": true`), and refuses any other (409), so retrying never runs a
 //! call twice. Shared by `airlock call -- COMMAND`, `airlock hook` and `airlock mcp proxy`.
 
-use crate::client::{encode, is_transient, parse, Client};
+use crate::client::{encode, is_not_sent, is_transient, parse, Client};
 use airlock_protocol::{OutcomeReport, OutcomeStatus, Redeemed};
 use std::time::{Duration, Instant};
 
@@ -22,15 +22,27 @@ pub fn new_key() -> String {
 }
 
 /// Sends `attempt` until it answers or fails for good: a [`crate::client::Transient`]
-/// failure is tried again, with growing pauses, until `retry_for` has passed.
+/// failure is tried again, with growing pauses, until `retry_for` has passed. A first
+/// attempt that could not even connect is final at once: nothing was sent, so nothing
+/// can have been consumed, and a gateway that is down is a refusal now, not in 30 s.
+/// Once a request may have reached the server, every failure is retried, connection
+/// refusals too (the server restarting).
 pub fn with_retries<T>(
     retry_for: Duration,
     mut attempt: impl FnMut() -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let until = Instant::now() + retry_for;
     let mut pause = FIRST_PAUSE;
+    let mut reached = false;
     loop {
-        match attempt() {
+        let outcome = attempt();
+        if let Err(error) = &outcome {
+            if !reached && is_not_sent(error) {
+                return outcome;
+            }
+            reached = true;
+        }
+        match outcome {
             Err(error) if is_transient(&error) && Instant::now() + pause < until => {
                 tracing::debug!(error = %format!("{error:#}"), "no answer; retrying");
                 std::thread::sleep(pause);

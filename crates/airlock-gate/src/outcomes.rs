@@ -57,6 +57,14 @@ pub struct ReportedCall {
     pub arguments: Value,
 }
 
+/// The call a replayed hook must be: the same tool, exact arguments and session.
+#[derive(Debug, Clone, Copy)]
+pub struct SameCall<'a> {
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+    pub session_id: Option<&'a str>,
+}
+
 impl Gate {
     /// When a call redeemed at `now` in `workspace` turns ambiguous without an outcome.
     pub(crate) fn outcome_due(&self, workspace: &str, now: jiff::Timestamp) -> jiff::Timestamp {
@@ -139,12 +147,15 @@ impl Gate {
         }
     }
 
-    /// The answer a retry under `key` gets when a call of this agent was already redeemed
-    /// under it (a hook whose first answer was lost): the same grant, `replayed`.
+    /// The answer a retry under `key` gets when this agent's very call (`same`) was
+    /// already redeemed under it (a hook whose first answer was lost): the same grant,
+    /// `replayed`. A key met again on a different call (another tool, other arguments,
+    /// another session) replays nothing: that is a new call.
     pub async fn replay_for_key(
         &self,
         principal: &Principal,
         key: &str,
+        same: &SameCall<'_>,
     ) -> Result<Option<(String, Redemption)>, GateError> {
         let (agent_id, _) = require_agent(principal, "redeem grants")?;
         check_idempotency_key(key)?;
@@ -155,6 +166,14 @@ impl Gate {
         else {
             return Ok(None);
         };
+        let call = self.get_call(principal, &call_id).await?;
+        let redacted = secrets::redact(same.arguments);
+        if call.tool != same.tool
+            || call.arguments != redacted
+            || call.session_id.as_deref() != same.session_id
+        {
+            return Ok(None);
+        }
         let redemption = self.redeem_keyed(principal, &call_id, Some(key)).await?;
         Ok(Some((call_id, redemption)))
     }

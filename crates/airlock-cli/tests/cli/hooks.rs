@@ -330,6 +330,11 @@ fn calls_of_one_agent_session_share_one_airlock_session() {
         for external in ["one", "two", "one"] {
             let mut input: Value = serde_json::from_str(&fixture(agent, "allow")).unwrap();
             input["session_id"] = format!("{agent}-{external}").into();
+            // Each invocation is another tool use: the same `tool_use_id` with the same
+            // call in the same session would be a retry, answered by replay (§11.8).
+            if input.get("tool_use_id").is_some() {
+                input["tool_use_id"] = format!("{agent}-{external}-{}", sessions.len()).into();
+            }
             let hook = spawn_hook(&server, &token, agent, &[], &input.to_string());
             assert_eq!(verdict(agent, finish(hook)).0, "allow", "{agent}");
             // The call just allowed: the newest consumed grant's.

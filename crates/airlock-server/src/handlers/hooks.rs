@@ -319,13 +319,7 @@ async fn gate(
     }
     let canonical =
         airlock_hooks::canonical(&call).map_err(|error| ApiError::Invalid(error.to_string()))?;
-    // A retry of a hook whose grant was consumed and whose answer was lost (§11.8).
     let key = after::redeem_key(headers, &call)?;
-    if let Some(key) = &key {
-        if let Some(verdict) = after::replayed(state, &principal, key).await? {
-            return Ok(verdict);
-        }
-    }
     let place = place::Place::of(&call, headers);
     // Calls of one agent session share one airlock session.
     let session_id = match call.session_id.as_deref() {
@@ -343,6 +337,12 @@ async fn gate(
         ),
         None => None,
     };
+    // A retry of a hook whose grant was consumed and whose answer was lost (§11.8).
+    if let Some(verdict) =
+        after::replayed(state, &principal, key.as_deref(), &canonical, &session_id).await?
+    {
+        return Ok(verdict);
+    }
     let submitted = state
         .gate
         .submit_call(

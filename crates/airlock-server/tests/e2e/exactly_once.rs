@@ -80,10 +80,11 @@ async fn two_hundred_redeems_under_many_keys_have_one_200() {
     let id = call["id"].as_str().unwrap().to_owned();
     let keys: Vec<String> = (0..RACERS).map(|n| format!("key-{n}")).collect();
     let (server_ref, agent_ref, id_ref) = (&server, &agent, &id);
-    let replies = join_all(keys.iter().map(|key| async move {
-        redeem(server_ref, agent_ref, id_ref, &[key.as_str()]).await
-    }))
-    .await;
+    let replies =
+        join_all(keys.iter().map(|key| async move {
+            redeem(server_ref, agent_ref, id_ref, &[key.as_str()]).await
+        }))
+        .await;
     let ok = replies.iter().filter(|r| r.status == 200).count();
     let spent = replies
         .iter()

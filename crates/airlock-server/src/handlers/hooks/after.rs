@@ -10,7 +10,7 @@ use crate::auth::Auth;
 use crate::error::ApiError;
 use crate::handlers::outcomes::idempotency_key;
 use crate::AppState;
-use airlock_gate::outcomes::ReportedCall;
+use airlock_gate::outcomes::{ReportedCall, SameCall};
 use airlock_hooks::{Agent, HookCall, Verdict};
 use airlock_protocol::{OutcomeReport, OutcomeStatus};
 use axum::http::{HeaderMap, HeaderValue};
@@ -32,14 +32,26 @@ pub(super) fn redeem_key(headers: &HeaderMap, call: &HookCall) -> Result<Option<
 
 /// The answer to a retried hook whose first attempt's grant was consumed under `key`
 /// and whose answer was lost: allow again, the same grant, no second call submitted.
+/// Only for the very same call (tool, arguments, session): a key met again on another
+/// call is a new call.
 pub(super) async fn replayed(
     state: &AppState,
     principal: &airlock_protocol::Principal,
-    key: &str,
+    key: Option<&str>,
+    canonical: &airlock_hooks::Canonical,
+    session_id: &Option<String>,
 ) -> Result<Option<Verdict>, ApiError> {
+    let Some(key) = key else {
+        return Ok(None);
+    };
+    let same = SameCall {
+        tool: &canonical.tool,
+        arguments: &canonical.arguments,
+        session_id: session_id.as_deref(),
+    };
     Ok(state
         .gate
-        .replay_for_key(principal, key)
+        .replay_for_key(principal, key, &same)
         .await?
         .map(|(call_id, _)| Verdict::Allow {
             reason: format!("allowed by airlock (call {call_id}, answer replayed)"),
