@@ -16,15 +16,7 @@ use std::time::{Duration, Instant};
 const MAIL: &str = r#"{"to":"eve@elsewhere.test","subject":"Invoice","body":"Pay 100"}"#;
 
 fn agent_token(node: &Node) -> String {
-    let (status, created) = http()
-        .post(
-            &format!("{}/v1/agents", node.url),
-            &node.owner_token(),
-            &json!({"name": "caller"}),
-        )
-        .expect("the node is up");
-    assert_eq!(status, 201, "{created}");
-    created["token"].as_str().unwrap().to_owned()
+    crate::scenario::setup(node).caller_token
 }
 
 /// Approves the newest pending approval as the owner, once one shows up.

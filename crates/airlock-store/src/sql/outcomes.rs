@@ -8,11 +8,11 @@
 use super::audit::append_effects;
 use super::calls::{fetch_call, CALL_COLUMNS};
 use super::dialect::{lock_workspace, Conn, Pool};
+use super::expiry::lock_due;
 use crate::codec::{call_from_row, database, millis, Columns};
 use crate::{Effects, OutcomeRecorded, SettleError, StoreResult};
 use airlock_protocol::{Call, CallOutcome, Reconciliation};
 use jiff::Timestamp;
-use std::collections::BTreeSet;
 
 /// The condition of a call still waiting for its outcome.
 const AWAITING: &str =
@@ -71,30 +71,11 @@ pub(crate) async fn mark_ambiguous(
     limit: u32,
     on_mark: &(dyn for<'a> Fn(&'a str, &'a Call) -> Effects + Sync),
 ) -> StoreResult<Vec<(String, Call)>> {
-    // A first look, without locks, to learn which workspaces to lock.
     let sql = format!(
         "SELECT workspace, id FROM calls WHERE {AWAITING} AND outcome_due_at <= $1
          ORDER BY outcome_due_at, id LIMIT $2"
     );
-    let candidates = sqlx::query(&sql)
-        .bind(millis(now))
-        .bind(i64::from(limit))
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(database)?;
-    let mut due = Vec::with_capacity(candidates.len());
-    let mut workspaces = BTreeSet::new();
-    for row in &candidates {
-        let columns = Columns::new(row, "calls");
-        let workspace = columns.text("workspace")?;
-        workspaces.insert(workspace.clone());
-        due.push((workspace, columns.text("id")?));
-    }
-    // INVARIANT: heads in ascending workspace order, the order every multi-workspace lock
-    // follows (see expiry.rs), so two sweepers never deadlock.
-    for workspace in &workspaces {
-        lock_workspace(conn, workspace).await?;
-    }
+    let due = lock_due(conn, &sql, now, limit, "calls").await?;
     let mark = format!(
         "UPDATE calls SET ambiguous_at = $1
          WHERE id = $2 AND workspace = $3 AND {AWAITING} AND outcome_due_at <= $1"
