@@ -243,6 +243,11 @@ async fn an_unreported_call_turns_ambiguous_and_a_person_reconciles_it() {
     assert_eq!(count(&records, "call.ambiguous", id), 1);
     assert_eq!(count(&records, "call.ambiguous", reported_id), 0);
 
+    // The inbox shows it, with the way to settle it.
+    let inbox = inbox_page(&server).await;
+    assert!(inbox.contains("Ambiguous calls"), "{inbox}");
+    assert!(inbox.contains(&format!("/calls/{id}/reconcile")), "{inbox}");
+
     // Asked again blindly it is not: the identical call is denied until reconciled.
     let blocked = server
         .submit(
@@ -295,6 +300,35 @@ async fn an_unreported_call_turns_ambiguous_and_a_person_reconciles_it() {
     assert_ne!(fresh["approval_id"], call["approval_id"]);
     let records = audit_records(&server).await;
     assert_eq!(count(&records, "call.reconciled", id), 1);
+}
+
+/// The inbox page as the owner sees it, signed in with a cookie.
+async fn inbox_page(server: &TestServer) -> String {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let signed_in = http
+        .post(server.client.url("/login"))
+        .form(&[("token", server.owner_token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    let cookie = signed_in.headers()[reqwest::header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let page = http
+        .get(server.client.url("/"))
+        .header(reqwest::header::COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    page.text().await.unwrap()
 }
 
 /// A Claude Code hook payload of `event` for one tool use.
