@@ -8,7 +8,9 @@ use crate::Runtime;
 use airlock_gate::calls::redeem_effects;
 use airlock_gate::ids::new_id;
 use airlock_policy::secrets;
-use airlock_protocol::{CallStatus, Message, OutboxItem, StepState, StepStatus};
+use airlock_protocol::{
+    CallStatus, Message, OutboxItem, OutcomeReport, OutcomeStatus, StepState, StepStatus,
+};
 use airlock_store::{RedeemError, RunEventEntry, RunUpdate, StoreError, StoredStep};
 use airlock_tools::{Builtins, Plan};
 use serde_json::{json, Value};
@@ -208,6 +210,8 @@ impl Runtime {
             return match redeemed {
                 Ok(_) => {
                     airlock_store::failpoint!("effect.written");
+                    // Its effect is the outbox row, written with the consumption.
+                    self.report_outcome(ctx, &call.id, true, &Value::Null).await;
                     *step = finished;
                     self.journal_grew(&ctx.run.id);
                     Ok(())
@@ -246,6 +250,7 @@ impl Runtime {
         self.journal_grew(&ctx.run.id);
         *step = started_step;
         let (ok, output) = self.run_tool(ctx, agent_tool.kind, &tool, arguments).await;
+        self.report_outcome(ctx, &call.id, ok, &output).await;
         let status = if ok {
             StepStatus::Ok
         } else {
@@ -253,6 +258,33 @@ impl Runtime {
         };
         self.finish_step(ctx, step, status, output, approver, Vec::new())
             .await
+    }
+
+    /// Records the outcome of a tool the runtime ran (DESIGN.md §11.8), in its own
+    /// transaction after the tool returned. A failure to record is logged, not fatal: the
+    /// run's journal holds the result either way.
+    async fn report_outcome(&self, ctx: &Ctx<'_>, call_id: &str, ok: bool, output: &Value) {
+        let report = OutcomeReport {
+            status: if ok {
+                OutcomeStatus::Succeeded
+            } else {
+                OutcomeStatus::Failed
+            },
+            detail: (!ok).then(|| {
+                let text = match output.get("error") {
+                    Some(Value::String(error)) => error.clone(),
+                    _ => output.to_string(),
+                };
+                text.chars().take(500).collect()
+            }),
+        };
+        if let Err(error) = self
+            .gate()
+            .report_outcome(&ctx.principal, call_id, &report)
+            .await
+        {
+            tracing::warn!(%error, call_id, "cannot record the outcome of a tool the runtime ran");
+        }
     }
 
     /// A grant that could not be consumed: the call does not run (again).
@@ -264,7 +296,7 @@ impl Runtime {
         approver: Option<String>,
     ) -> Result<(), LegError> {
         let output = match error {
-            RedeemError::Spent => {
+            RedeemError::Spent | RedeemError::Replay(_) => {
                 json!({"error": "the call's grant was already consumed; it did not run again"})
             }
             RedeemError::NoGrant | RedeemError::NotFound => {

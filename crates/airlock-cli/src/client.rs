@@ -50,6 +50,43 @@ impl fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
+/// A request whose answer never came: the server was unreachable, the connection broke,
+/// or the server failed (5xx). The same request may be sent again; a redeem only under
+/// the same `Idempotency-Key` (DESIGN.md §11.8).
+#[derive(Debug)]
+pub struct Transient(pub String);
+
+impl fmt::Display for Transient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Transient {}
+
+/// A [`Transient`] failure before anything was sent: no connection could be opened, so
+/// the server cannot have acted on the request.
+#[derive(Debug)]
+pub struct NotSent(pub String);
+
+impl fmt::Display for NotSent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotSent {}
+
+/// Whether `error` is a [`Transient`] or [`NotSent`] failure.
+pub fn is_transient(error: &anyhow::Error) -> bool {
+    error.downcast_ref::<Transient>().is_some() || is_not_sent(error)
+}
+
+/// Whether `error` is a [`NotSent`] failure.
+pub fn is_not_sent(error: &anyhow::Error) -> bool {
+    error.downcast_ref::<NotSent>().is_some()
+}
+
 /// How long to wait for the response headers. Long polls hold a request for up to 60 s.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -90,15 +127,29 @@ impl Client {
 
     /// `POST path` with a JSON body, as JSON.
     pub fn post(&self, path: &str, body: &impl Serialize) -> anyhow::Result<Value> {
+        self.post_with(path, body, &[])
+    }
+
+    /// `POST path` with a JSON body and extra headers, as JSON. A body that breaks off
+    /// is [`Transient`], like a connection that does.
+    pub fn post_with(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+        headers: &[(&str, String)],
+    ) -> anyhow::Result<Value> {
         let mut request = self.agent.post(format!("{}{path}", self.base));
         if let Some(token) = &self.token {
             request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        for (name, value) in headers {
+            request = request.header(*name, value);
         }
         let response = request
             .send_json(body)
             .map_err(|error| self.unreachable(error))?;
         let mut response = self.check(response)?;
-        read_json(&mut response)
+        read_json(&mut response).map_err(|error| Transient(format!("{error:#}")).into())
     }
 
     /// `POST path` with a body that is already JSON text, and extra headers; returns the
@@ -152,7 +203,17 @@ impl Client {
     }
 
     fn unreachable(&self, error: ureq::Error) -> anyhow::Error {
-        anyhow!("cannot reach airlock at {}: {error}", self.base)
+        let message = format!("cannot reach airlock at {}: {error}", self.base);
+        let refused = match &error {
+            ureq::Error::Io(io) => io.kind() == std::io::ErrorKind::ConnectionRefused,
+            ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => true,
+            _ => false,
+        };
+        if refused {
+            NotSent(message).into()
+        } else {
+            Transient(message).into()
+        }
     }
 
     /// Turns a non-2xx response into the error its problem body describes.
@@ -181,6 +242,8 @@ impl Client {
         };
         if matches!(status, 403 | 409 | 422) {
             Err(Refused(message).into())
+        } else if status >= 500 {
+            Err(Transient(message).into())
         } else {
             Err(anyhow!(message))
         }

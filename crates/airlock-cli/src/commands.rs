@@ -5,6 +5,7 @@
 //! of a running server (through [`crate::client`]).
 
 pub mod agents;
+pub mod ambiguous;
 pub mod approvals;
 pub mod audit;
 pub mod call;

@@ -14,6 +14,7 @@
 
 mod client;
 mod commands;
+mod redeem;
 mod table;
 
 use clap::{Parser, Subcommand};

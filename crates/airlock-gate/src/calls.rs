@@ -10,6 +10,7 @@ use crate::clock::add_seconds;
 use crate::effects::{audit, call_data, event};
 use crate::identity::require_agent;
 use crate::ids::new_id;
+use crate::outcomes::check_idempotency_key;
 use crate::policy::LoadedPolicy;
 use crate::{Gate, GateError};
 use airlock_policy::digest::{binding_digest, Binding};
@@ -20,7 +21,7 @@ use airlock_policy::{
 use airlock_protocol::{
     Approval, ApprovalStatus, Call, CallStatus, Risk, RuleScope, Session, Verdict,
 };
-use airlock_store::{Effects, Grant, NewCall, Principal, Subject};
+use airlock_store::{Effects, Grant, NewCall, Principal, RedeemRequest, Redemption, Subject};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -158,6 +159,9 @@ impl Gate {
             .map_or_else(String::new, |loaded| loaded.info.digest.clone());
 
         let redacted = secrets::redact(&submission.arguments);
+        let verdict = self
+            .unless_ambiguous(workspace, agent_id, &submission.tool, &redacted, verdict)
+            .await?;
         let call_id = new_id("call");
         let mut call = Call {
             id: call_id.clone(),
@@ -182,6 +186,10 @@ impl Gate {
             native_tool: submission.context.native_tool.clone(),
             cwd: submission.context.cwd.clone(),
             project: submission.context.project.clone(),
+            redeemed_at: None,
+            outcome: None,
+            ambiguous_at: None,
+            reconciliation: None,
         };
         let actor = principal.actor();
         let mut new_call = NewCall {
@@ -344,19 +352,59 @@ impl Gate {
 
     /// Consumes the call's grant: succeeds once, ever (G1). Only the call's agent redeems.
     pub async fn redeem(&self, principal: &Principal, call_id: &str) -> Result<Grant, GateError> {
+        self.redeem_keyed(principal, call_id, None)
+            .await
+            .map(|redemption| redemption.grant)
+    }
+
+    /// Consumes the call's grant under the client's `Idempotency-Key` (DESIGN.md §11.8):
+    /// the first redeem consumes it and stores the key with it; a retry under the same key
+    /// answers the same grant, `replayed`; any other key, or none, is `GrantSpent`. Only
+    /// the call's agent redeems, so "the same key" is always the same agent's.
+    pub async fn redeem_keyed(
+        &self,
+        principal: &Principal,
+        call_id: &str,
+        key: Option<&str>,
+    ) -> Result<Redemption, GateError> {
+        self.redeem_keyed_recording(principal, call_id, key, Effects::none())
+            .await
+    }
+
+    /// [`Gate::redeem_keyed`], appending `also` in the redeem's transaction (a retry's
+    /// adoption of the call, `retries.rs`).
+    pub(crate) async fn redeem_keyed_recording(
+        &self,
+        principal: &Principal,
+        call_id: &str,
+        key: Option<&str>,
+        also: Effects,
+    ) -> Result<Redemption, GateError> {
         let (agent_id, _) = require_agent(principal, "redeem grants")?;
+        if let Some(key) = key {
+            check_idempotency_key(key)?;
+        }
         let call = self.get_call(principal, call_id).await?;
         if call.agent_id != agent_id {
             return Err(GateError::NotFound("call"));
         }
         let now = self.now();
-        let effects = redeem_effects(principal, &call, now);
-        let grant = self
+        let mut effects = redeem_effects(principal, &call, now);
+        effects.audit.extend(also.audit);
+        effects.events.extend(also.events);
+        let request = RedeemRequest {
+            at: now,
+            key,
+            outcome_due: Some(self.outcome_due(&principal.workspace, now)),
+        };
+        let redemption = self
             .store()
-            .redeem(&principal.workspace, call_id, now, &effects)
+            .redeem_keyed(&principal.workspace, call_id, &request, &effects)
             .await?;
-        airlock_store::failpoint!("grant.redeemed");
-        Ok(grant)
+        if !redemption.replayed {
+            airlock_store::failpoint!("grant.redeemed");
+        }
+        Ok(redemption)
     }
 }
 

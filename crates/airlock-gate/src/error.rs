@@ -3,7 +3,7 @@
 
 use airlock_policy::LoadErrors;
 use airlock_protocol::ApprovalStatus;
-use airlock_store::{DecideError, RedeemError, StoreError};
+use airlock_store::{DecideError, RedeemError, SettleError, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
@@ -70,8 +70,33 @@ impl From<RedeemError> for GateError {
             RedeemError::NoGrant => GateError::Forbidden(
                 "the call has no grant: it was denied or is not approved".into(),
             ),
-            RedeemError::Spent => GateError::GrantSpent,
+            // Only a store that forgot to turn a replay into an answer gets here; a replay
+            // must never pass for a first consumption, so it is refused like a spent grant.
+            RedeemError::Spent | RedeemError::Replay(_) => GateError::GrantSpent,
             RedeemError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<SettleError> for GateError {
+    fn from(error: SettleError) -> GateError {
+        match error {
+            SettleError::NotFound => GateError::NotFound("call"),
+            SettleError::NotRedeemed => GateError::Conflict(
+                "the call was not redeemed: there is no execution to report on".into(),
+            ),
+            SettleError::AlreadyReported => GateError::Conflict(
+                "a different outcome was already reported for this call; the first stands".into(),
+            ),
+            SettleError::NotAmbiguous => GateError::Conflict(
+                "the call is not ambiguous: only a redeemed call with no reported outcome \
+                 after outcome_timeout is reconciled"
+                    .into(),
+            ),
+            SettleError::AlreadyReconciled => {
+                GateError::Conflict("the call was already reconciled".into())
+            }
+            SettleError::Store(error) => error.into(),
         }
     }
 }

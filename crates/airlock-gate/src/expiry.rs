@@ -1,6 +1,8 @@
 //! The expiry sweeper: pending approvals past their deadline become `expired` (G4), their
 //! waiters are woken, and the model is told "expired" — never "rejected".
 //!
+//! The same loop marks calls whose outcome is overdue as ambiguous (`outcomes.rs`).
+//!
 //! The deadline is also enforced at decision time inside the store transaction, so the
 //! sweeper is about telling waiters promptly, not about correctness.
 
@@ -52,6 +54,17 @@ impl Gate {
         loop {
             if let Err(error) = self.sweep_once().await {
                 tracing::warn!(%error, "expiry sweep failed; retrying");
+            }
+            // Calls whose outcome is overdue become ambiguous (DESIGN.md §11.8). Looked up
+            // with a read first, so that an idle sweeper opens no write transaction.
+            match self.store().next_outcome_due().await {
+                Ok(Some(due)) if due <= self.now() => {
+                    if let Err(error) = self.sweep_ambiguous_once().await {
+                        tracing::warn!(%error, "ambiguity sweep failed; retrying");
+                    }
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "ambiguity sweep failed; retrying"),
             }
             let sleep = match self.store().next_deadline().await {
                 Ok(Some(deadline)) => {

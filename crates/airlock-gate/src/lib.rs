@@ -37,6 +37,7 @@ pub mod learn;
 mod listen;
 mod notifications;
 mod operator;
+pub mod outcomes;
 pub mod policy;
 pub mod replay;
 pub mod retries;

@@ -29,13 +29,13 @@
 //! `description`, plus the turn id), and the `PermissionRequest` that follows takes it,
 //! once: allowed without a second question or grant (`call.adopted`, `"escalation": true`).
 
-use crate::calls::{redeem_effects, Submission};
+use crate::calls::Submission;
 use crate::effects::audit;
 use crate::identity::require_agent;
 use crate::{Gate, GateError};
 use airlock_policy::digest::json_digest;
 use airlock_protocol::{Call, CallStatus};
-use airlock_store::{Effects, Grant, Principal};
+use airlock_store::{Effects, Principal, Redemption};
 use serde_json::json;
 
 /// A hook call as the gate took it: submitted afresh, or a held call adopted.
@@ -94,27 +94,24 @@ impl Gate {
         Ok(())
     }
 
-    /// Redeems the grant of an adopted call: the adoption's audit record is written in the
-    /// redeem's transaction, and the hold is dropped either way (a spent grant is never
-    /// adopted twice).
+    /// Redeems the grant of an adopted call (under the hook's idempotency key, if any):
+    /// the adoption's audit record is written in the redeem's transaction, and the hold is
+    /// dropped either way (a spent grant is never adopted twice).
     pub async fn redeem_adopted(
         &self,
         principal: &Principal,
         call: &Call,
         key: &str,
-    ) -> Result<Grant, GateError> {
-        require_agent(principal, "redeem grants")?;
-        let now = self.now();
-        let mut effects = redeem_effects(principal, call, now);
-        effects.audit.push(adopted_record(principal, call, now));
+        idempotency_key: Option<&str>,
+    ) -> Result<Redemption, GateError> {
+        let also = Effects::none().audit(adopted_record(principal, call, self.now()));
         let redeemed = self
-            .store()
-            .redeem(&principal.workspace, &call.id, now, &effects)
+            .redeem_keyed_recording(principal, &call.id, idempotency_key, also)
             .await;
         self.store()
             .release_retry(&principal.workspace, &call.id, key, &Effects::none())
             .await?;
-        Ok(redeemed?)
+        redeemed
     }
 
     /// The held call a retry under `key` adopts, if any (see the module documentation).

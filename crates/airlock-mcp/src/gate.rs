@@ -125,6 +125,17 @@ pub trait Gate: Send + Sync + 'static {
     /// Consumes the grant of an allowed or approved call: [`Verdict::Allow`] only once.
     fn redeem(&self, call_id: String) -> impl Future<Output = Verdict> + Send;
 
+    /// Reports what became of a call forwarded after its grant was redeemed: whether the
+    /// real server's result was a success, and its error text when not (DESIGN.md §11.8).
+    /// Best effort: a report that cannot be made leaves the call to turn ambiguous, where
+    /// a person sees it.
+    fn report(
+        &self,
+        call_id: String,
+        succeeded: bool,
+        detail: Option<String>,
+    ) -> impl Future<Output = ()> + Send;
+
     /// Closes the approval of a call nobody waits for anymore (the client cancelled it,
     /// disconnected, or the wait ran out). Best effort: a call decided meanwhile stays
     /// decided, and its grant is never redeemed.

@@ -292,7 +292,8 @@ impl<G: Gate> Proxy<G> {
         // The state and answers are ours: the real server never sees them.
         let state = request.params.request_state.take();
         let answers = request.params.input_responses.take();
-        let verdict = match state {
+        // The call whose grant an allow redeemed, to report the real server's result on.
+        let (verdict, redeemed) = match state {
             Some(state) => {
                 let step = self
                     .held
@@ -300,7 +301,8 @@ impl<G: Gate> Proxy<G> {
                     .await;
                 match step {
                     Step::Ask(asking) => return Ok(ServerResult::InputRequiredResult(asking)),
-                    Step::Done(verdict) => verdict,
+                    Step::Done(verdict) => (verdict, None),
+                    Step::Redeemed { call_id, verdict } => (verdict, Some(call_id)),
                 }
             }
             None => {
@@ -310,8 +312,10 @@ impl<G: Gate> Proxy<G> {
                     hints: self.hints(upstream, &request.params.name).await,
                 };
                 match self.gate.submit(call).await {
-                    Submitted::Denied { reason } => Verdict::Deny { reason },
-                    Submitted::Allowed { call_id } => self.gate.redeem(call_id).await,
+                    Submitted::Denied { reason } => (Verdict::Deny { reason }, None),
+                    Submitted::Allowed { call_id } => {
+                        (self.gate.redeem(call_id.clone()).await, Some(call_id))
+                    }
                     Submitted::Pending(pending) if is_2026(&context) => {
                         let asking = self
                             .held
@@ -319,7 +323,10 @@ impl<G: Gate> Proxy<G> {
                             .await;
                         return Ok(ServerResult::InputRequiredResult(asking));
                     }
-                    Submitted::Pending(pending) => self.ask(&pending, &context).await,
+                    Submitted::Pending(pending) => {
+                        let call_id = pending.call_id.clone();
+                        (self.ask(&pending, &context).await, Some(call_id))
+                    }
                 }
             }
         };
@@ -330,9 +337,14 @@ impl<G: Gate> Proxy<G> {
         }
         match verdict {
             Verdict::Allow => {
-                let result = self
+                let forwarded = self
                     .forward(upstream, ClientRequest::CallToolRequest(request), &context)
-                    .await?;
+                    .await;
+                if let Some(call_id) = redeemed {
+                    let (succeeded, detail) = outcome_of(&forwarded);
+                    self.gate.report(call_id, succeeded, detail).await;
+                }
+                let result = forwarded?;
                 // A 2026-07-28 real server asking for input: its retry would be another
                 // call to gate, so nothing of it is relayed yet (see docs).
                 if matches!(result, ServerResult::InputRequiredResult(_)) {
@@ -509,4 +521,26 @@ fn server_config(info: &ServerPeerInfo) -> ServerConfig {
     config.instructions = info.instructions.clone();
     config.meta = info.meta.clone();
     config
+}
+
+/// What the real server's answer to a forwarded `tools/call` says about the call: a
+/// result without `isError` succeeded; an error result or a failed request did not (the
+/// call may still have run: `failed` says so, where silence would leave it ambiguous).
+fn outcome_of(forwarded: &Result<ServerResult, McpError>) -> (bool, Option<String>) {
+    match forwarded {
+        Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
+            let text: String = result
+                .content
+                .iter()
+                .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (
+                false,
+                Some(text.chars().take(500).collect()).filter(|t: &String| !t.is_empty()),
+            )
+        }
+        Ok(_) => (true, None),
+        Err(error) => (false, Some(error.message.chars().take(500).collect())),
+    }
 }

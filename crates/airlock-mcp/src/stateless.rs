@@ -57,6 +57,9 @@ pub enum Step {
     Ask(InputRequiredResult),
     /// Decided: forward on [`Verdict::Allow`] (the grant is redeemed), else deny.
     Done(Verdict),
+    /// Approved, and the grant of this call redeemed (or not: the verdict says): forward
+    /// on [`Verdict::Allow`], then report the outcome on the call.
+    Redeemed { call_id: String, verdict: Verdict },
 }
 
 impl HeldCalls {
@@ -165,7 +168,10 @@ impl HeldCalls {
                 })
             }
             None => return Step::Ask(InputRequiredResult::from_request_state(state)),
-            Some(Waited::Approved) => Step::Done(gate.redeem(held.pending.call_id.clone()).await),
+            Some(Waited::Approved) => Step::Redeemed {
+                call_id: held.pending.call_id.clone(),
+                verdict: gate.redeem(held.pending.call_id.clone()).await,
+            },
             Some(Waited::Closed { reason, gave_up }) => {
                 if gave_up {
                     gate.cancel(held.pending.call_id.clone()).await;

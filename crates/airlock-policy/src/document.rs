@@ -25,6 +25,10 @@ pub struct Document {
     /// Default time a person has to decide, in humantime (`90s`, `15m`, `24h`, `7d`).
     #[serde(default)]
     pub deadline: Option<Spanned<String>>,
+    /// How long after a redeem the agent has to report the call's outcome before the call
+    /// is marked ambiguous (DESIGN.md §11.8), in humantime; `10m` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome_timeout: Option<Spanned<String>>,
     /// What happens to an asked call that holds secret material.
     #[serde(default)]
     pub secrets: Option<Spanned<SecretsMode>>,

@@ -43,4 +43,4 @@ pub use airlock_digest::{canonical, digest};
 pub use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use defaults::DEFAULT_POLICY;
 pub use evaluate::{Call, StandingRule};
-pub use load::{CompiledTool, LoadError, LoadErrors, LoadOptions, Policy};
+pub use load::{CompiledTool, LoadError, LoadErrors, LoadOptions, Policy, DEFAULT_OUTCOME_TIMEOUT};

@@ -25,6 +25,9 @@ use toml::Spanned;
 /// The deadline when a policy names none.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The time an agent has to report an outcome when a policy names none (DESIGN.md §11.8).
+pub const DEFAULT_OUTCOME_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
 /// One problem found while loading a policy, at a position in its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadError {
@@ -153,6 +156,9 @@ impl CompiledRule {
 pub struct Policy {
     pub(crate) default: Decision,
     pub(crate) deadline: Duration,
+    /// Not part of the digest: it decides nothing about a call, so changing it must not
+    /// turn pending approvals stale.
+    pub(crate) outcome_timeout: Duration,
     pub(crate) secrets: SecretsMode,
     pub(crate) tools: HashMap<String, CompiledTool>,
     pub(crate) rules: Vec<CompiledRule>,
@@ -197,6 +203,11 @@ impl Policy {
     /// Default time a person has to decide.
     pub fn deadline(&self) -> Duration {
         self.deadline
+    }
+
+    /// How long an agent has to report a redeemed call's outcome.
+    pub fn outcome_timeout(&self) -> Duration {
+        self.outcome_timeout
     }
 
     pub fn secrets_mode(&self) -> SecretsMode {
@@ -272,6 +283,12 @@ impl Loader<'_> {
             Some(text) => self.duration(text, "deadline").unwrap_or(DEFAULT_DEADLINE),
             None => DEFAULT_DEADLINE,
         };
+        let outcome_timeout = match &document.outcome_timeout {
+            Some(text) => self
+                .duration(text, "outcome_timeout")
+                .unwrap_or(DEFAULT_OUTCOME_TIMEOUT),
+            None => DEFAULT_OUTCOME_TIMEOUT,
+        };
         let mut tools = HashMap::new();
         for (name, entry) in &document.tools {
             if let Some(tool) = self.compile_tool(name, entry, options) {
@@ -310,6 +327,7 @@ impl Loader<'_> {
                 .as_ref()
                 .map_or(Decision::Ask, |d| *d.get_ref()),
             deadline,
+            outcome_timeout,
             secrets: document
                 .secrets
                 .as_ref()

@@ -235,13 +235,17 @@ pub struct Annotations {
 }
 
 /// The grant, consumed.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Redeemed {
     pub grant_id: String,
     pub call_id: String,
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub consumed_at: Option<jiff::Timestamp>,
+    /// True when this answers a retry under the `Idempotency-Key` of the redeem that
+    /// consumed the grant: the same grant, not a second execution (DESIGN.md §11.8).
+    #[serde(default)]
+    pub replayed: bool,
 }
 
 /// The body of `POST /v1/users`.

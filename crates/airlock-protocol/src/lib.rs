@@ -10,6 +10,7 @@
 mod bodies;
 mod decision;
 mod identity;
+mod outcome;
 mod records;
 mod replay;
 mod runs;
@@ -22,6 +23,9 @@ pub use bodies::{
 };
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use identity::{Principal, Subject};
+pub use outcome::{
+    CallOutcome, OutcomeReport, OutcomeStatus, ReconcileRequest, Reconciliation, Resolution,
+};
 pub use records::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, LlmConfig, McpServerConfig,
     PolicyInfo, Preview, Problem, Role, RuleScope, Session, StandingRule, User, WorkspaceEvent,

@@ -3,7 +3,7 @@
 //! Field names are part of the public contract: users script against them. Timestamps are
 //! RFC 3339 in UTC (`jiff::Timestamp`). Arguments are always the redacted form.
 
-use crate::{DecidedBy, Risk};
+use crate::{CallOutcome, DecidedBy, Reconciliation, Risk};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -150,6 +150,21 @@ pub struct Call {
     /// The root of the git work tree holding `cwd`, else `cwd`: what `{project}` stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// When the grant was consumed (DESIGN.md §11.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub redeemed_at: Option<Timestamp>,
+    /// What the agent reported after running it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<CallOutcome>,
+    /// When the call was marked ambiguous: redeemed, and no outcome within
+    /// `outcome_timeout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub ambiguous_at: Option<Timestamp>,
+    /// A person's settling of the ambiguous call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<Reconciliation>,
 }
 
 /// An asked call waiting for (or decided by) a person.

@@ -6,6 +6,7 @@
 //! - [`identity`]: users, agents, sessions.
 //! - [`policy`]: the policy in force, replacing it, dry runs.
 //! - [`calls`]: submit, long-poll, redeem.
+//! - [`outcomes`]: reported outcomes, ambiguous calls, reconciliation.
 //! - [`approvals`]: list, read, decide.
 //! - [`rules`]: standing rules.
 //! - [`audit`]: list, verify, export.
@@ -20,6 +21,7 @@ pub mod calls;
 pub mod events;
 pub mod hooks;
 pub mod identity;
+pub mod outcomes;
 pub mod policy;
 pub mod rules;
 pub mod runs;

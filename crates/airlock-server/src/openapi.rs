@@ -7,7 +7,7 @@
 
 use crate::error::PROBLEM_JSON;
 use crate::handlers::{
-    approvals, audit, calls, events, hooks, identity, policy, rules, runs, system, tasks,
+    approvals, audit, calls, events, hooks, identity, outcomes, policy, rules, runs, system, tasks,
 };
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
@@ -26,6 +26,7 @@ use utoipa::{Modify, OpenApi};
         identity::create_session, identity::get_session,
         policy::get_policy, policy::put_policy, policy::evaluate,
         calls::submit, calls::get_call, calls::redeem, runs::cancel_call,
+        outcomes::report, outcomes::ambiguous, outcomes::reconcile,
         runs::post_message, runs::list_messages, runs::get_run, runs::stream_events,
         runs::cancel_run, runs::list_outbox,
         tasks::create, tasks::list, tasks::get, tasks::update, tasks::run, tasks::insights, tasks::learned,

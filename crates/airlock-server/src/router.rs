@@ -5,7 +5,7 @@
 
 use crate::error::ApiError;
 use crate::handlers::{
-    approvals, audit, calls, events, hooks, identity, policy, rules, runs, system, tasks,
+    approvals, audit, calls, events, hooks, identity, outcomes, policy, rules, runs, system, tasks,
 };
 use crate::{metrics, query, web, AppState};
 use axum::response::{IntoResponse, Response};
@@ -43,7 +43,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/policy/evaluate", post(policy::evaluate))
         .route("/v1/calls", post(calls::submit))
         .route("/v1/calls/{id}", get(calls::get_call))
+        .route("/v1/calls/ambiguous", get(outcomes::ambiguous))
         .route("/v1/calls/{id}/redeem", post(calls::redeem))
+        .route("/v1/calls/{id}/outcome", post(outcomes::report))
+        .route("/v1/calls/{id}/reconcile", post(outcomes::reconcile))
         .route("/v1/calls/{id}/cancel", post(runs::cancel_call))
         .route(
             "/v1/sessions/{id}/messages",

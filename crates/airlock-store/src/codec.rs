@@ -11,8 +11,8 @@
 
 use crate::{Grant, StoreError, StoreResult, StoredStep};
 use airlock_protocol::{
-    Agent, Approval, Call, Message, OutboxItem, PolicyInfo, Preview, Run, RunEvent, StandingRule,
-    Step, Task,
+    Agent, Approval, Call, CallOutcome, Message, OutboxItem, PolicyInfo, Preview, Reconciliation,
+    Run, RunEvent, StandingRule, Step, Task,
 };
 use jiff::Timestamp;
 use serde::de::DeserializeOwned;
@@ -184,6 +184,19 @@ impl<'r> Columns<'r> {
         serde_json::from_value(Value::String(text)).map_err(|error| self.corrupt(column, error))
     }
 
+    /// An optional enum stored as its serde text.
+    pub(crate) fn opt_enumeration<T: DeserializeOwned>(
+        &self,
+        column: &str,
+    ) -> StoreResult<Option<T>> {
+        self.opt_text(column)?
+            .map(|text| {
+                serde_json::from_value(Value::String(text))
+                    .map_err(|error| self.corrupt(column, error))
+            })
+            .transpose()
+    }
+
     pub(crate) fn json<T: DeserializeOwned>(&self, column: &str) -> StoreResult<T> {
         let text = self.text(column)?;
         serde_json::from_str(&text).map_err(|error| self.corrupt(column, error))
@@ -218,6 +231,25 @@ pub(crate) fn call_from_row<R: RawRow>(row: &R) -> StoreResult<Call> {
         native_tool: columns.opt_text("native_tool")?,
         cwd: columns.opt_text("cwd")?,
         project: columns.opt_text("project")?,
+        redeemed_at: columns.opt_time("redeemed_at")?,
+        outcome: match columns.opt_enumeration("outcome_status")? {
+            Some(status) => Some(CallOutcome {
+                status,
+                detail: columns.opt_text("outcome_detail")?,
+                reported_at: columns.time("outcome_at")?,
+            }),
+            None => None,
+        },
+        ambiguous_at: columns.opt_time("ambiguous_at")?,
+        reconciliation: match columns.opt_enumeration("reconciled")? {
+            Some(resolution) => Some(Reconciliation {
+                resolution,
+                by: columns.text("reconciled_by")?,
+                reason: columns.opt_text("reconciled_reason")?,
+                at: columns.time("reconciled_at")?,
+            }),
+            None => None,
+        },
     })
 }
 

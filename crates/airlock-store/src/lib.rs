@@ -34,8 +34,8 @@ pub use notify::*;
 pub use types::*;
 
 use airlock_protocol::{
-    Agent, Approval, ApprovalStatus, AuditRecord, Call, Message, OutboxItem, PolicyInfo, Run,
-    RunEvent, Session, StandingRule, Task, User, WorkspaceEvent,
+    Agent, Approval, ApprovalStatus, AuditRecord, Call, CallOutcome, Message, OutboxItem,
+    PolicyInfo, Reconciliation, Run, RunEvent, Session, StandingRule, Task, User, WorkspaceEvent,
 };
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -91,6 +91,31 @@ pub enum RedeemError {
     /// The grant was consumed before (G1).
     #[error("the grant was already consumed")]
     Spent,
+    /// Not a failure for the client: a retry under the key the grant was consumed with.
+    /// Carried as an error so that the transaction writes nothing; callers answer it with
+    /// the grant and `replayed: true`.
+    #[error("the grant was consumed under this key before")]
+    Replay(Grant),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why an outcome or a reconciliation could not be recorded (DESIGN.md §11.8).
+#[derive(Debug, thiserror::Error)]
+pub enum SettleError {
+    #[error("no such call")]
+    NotFound,
+    /// An outcome for a call whose grant was never consumed.
+    #[error("the call was not redeemed")]
+    NotRedeemed,
+    /// Another outcome was stored before; the first one stands.
+    #[error("a different outcome was already reported")]
+    AlreadyReported,
+    /// A reconciliation for a call that is not ambiguous (or was reported on since).
+    #[error("the call is not ambiguous")]
+    NotAmbiguous,
+    #[error("the call was already reconciled")]
+    AlreadyReconciled,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -266,6 +291,81 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
         key: &str,
         effects: &Effects,
     ) -> StoreResult<bool>;
+
+    /// Consumes the call's grant as [`Store::redeem`] does, storing `request.key` and the
+    /// call's outcome deadline in the same update (DESIGN.md §11.8). A redeem of a
+    /// consumed grant under the key it was consumed with answers the same grant with
+    /// `replayed` and writes nothing; any other key, or none, is `Spent`.
+    async fn redeem_keyed(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        request: &RedeemRequest<'_>,
+        effects: &Effects,
+    ) -> Result<Redemption, RedeemError>;
+
+    /// Stores the outcome of a redeemed call of `agent_id`, once: the same outcome again
+    /// answers `stored: false` and writes nothing; another is `AlreadyReported`.
+    async fn record_outcome(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        agent_id: &str,
+        outcome: &CallOutcome,
+        effects: &Effects,
+    ) -> Result<OutcomeRecorded, SettleError>;
+
+    /// Marks up to `limit` redeemed calls with no outcome by their due time as ambiguous,
+    /// each once across every node, with the effects `on_mark` describes.
+    async fn mark_ambiguous(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        on_mark: &(dyn for<'a> Fn(&'a str, &'a Call) -> Effects + Sync),
+    ) -> StoreResult<Vec<(String, Call)>>;
+
+    /// The earliest outcome deadline still open (for the sweeper's next wake-up).
+    async fn next_outcome_due(&self) -> StoreResult<Option<Timestamp>>;
+
+    /// A person's settling of an ambiguous call, once.
+    async fn reconcile(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        reconciliation: &Reconciliation,
+        effects: &Effects,
+    ) -> Result<Call, SettleError>;
+
+    /// Ambiguous calls waiting for a person, oldest first.
+    async fn list_ambiguous(&self, workspace: &str, limit: u32) -> StoreResult<Vec<Call>>;
+
+    /// The id of an unreconciled ambiguous call of `agent_id` with this tool and these
+    /// redacted arguments, if any.
+    async fn ambiguous_twin(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> StoreResult<Option<String>>;
+
+    /// The call of `agent_id` whose grant was consumed under `key`, if any.
+    async fn call_redeemed_under(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        key: &str,
+    ) -> StoreResult<Option<String>>;
+
+    /// The newest redeemed call of `agent_id` with this tool and these redacted arguments
+    /// that has no outcome yet.
+    async fn awaiting_outcome(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> StoreResult<Option<String>>;
 
     /// Moves up to `limit` pending approvals whose deadline is at or before `now` to
     /// `expired` (call too), each with the effects `on_expire` describes. Returns them with

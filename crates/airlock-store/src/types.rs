@@ -67,6 +67,33 @@ pub struct Grant {
     pub consumed_at: Option<Timestamp>,
 }
 
+/// How one redeem asks for a grant (DESIGN.md §11.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedeemRequest<'a> {
+    pub at: Timestamp,
+    /// The client's `Idempotency-Key`, already checked for size and shape by the gate.
+    pub key: Option<&'a str>,
+    /// When the call turns ambiguous if no outcome was reported by then; `None` for a
+    /// path that reports its outcome in the same breath and never leaves it open.
+    pub outcome_due: Option<Timestamp>,
+}
+
+/// A consumed grant, and whether this answer replays an earlier redeem under the same key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redemption {
+    pub grant: Grant,
+    pub replayed: bool,
+}
+
+/// What recording an outcome did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutcomeRecorded {
+    /// The call as it stands after the operation, showing the stored outcome.
+    pub call: Call,
+    /// False when the same outcome had been stored before: nothing was written.
+    pub stored: bool,
+}
+
 /// A call as the gate decided it at submission.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewCall {

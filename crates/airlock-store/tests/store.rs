@@ -12,6 +12,7 @@
 //! - `runs`, `takeover`, `journal`, `outbox`: the built-in runtime's runs and leases,
 //!   claiming them back (and the sweeper's view of them), reading them back, and the
 //!   grants spent inside a run with the outbox written beside them.
+//! - `outcomes`: idempotent redeems, reported outcomes, ambiguous calls (DESIGN §11.8).
 //! - `web`: the browser inbox's sessions.
 //! - `notify`: notifications of pending approvals, signed links, the server secret.
 //! - `integrations`: Slack messages and requests, approvals' trace context.
@@ -37,6 +38,7 @@ mod store {
     pub mod journal;
     pub mod notify;
     pub mod outbox;
+    pub mod outcomes;
     pub mod policy;
     pub mod postgres;
     pub mod rules;
@@ -230,6 +232,30 @@ macro_rules! conformance_suite {
         behaviour!(
             $backend,
             integrations::an_approvals_trace_context_is_kept_once
+        );
+        behaviour!(
+            $backend,
+            outcomes::a_redeem_under_a_key_replays_to_that_key_only
+        );
+        behaviour!(
+            $backend,
+            outcomes::two_hundred_concurrent_redeems_under_one_key_answer_one_grant
+        );
+        behaviour!(
+            $backend,
+            outcomes::two_hundred_concurrent_redeems_under_many_keys_have_one_winner
+        );
+        behaviour!(
+            $backend,
+            outcomes::an_outcome_is_stored_once_and_only_for_its_agent
+        );
+        behaviour!(
+            $backend,
+            outcomes::overdue_calls_are_marked_ambiguous_once_across_nodes
+        );
+        behaviour!(
+            $backend,
+            outcomes::a_reconciliation_settles_an_ambiguous_call_once
         );
     };
 }

@@ -1,13 +1,16 @@
-//! `airlock approvals list | show | approve | reject`: the inbox from a terminal.
+//! `airlock approvals list | show | approve | reject | ambiguous | reconcile`: the inbox
+//! from a terminal. `list` also shows the ambiguous calls waiting for a person
+//! (DESIGN.md §11.8; see `ambiguous.rs`).
 //!
 //! A decision always echoes the approval's `binding_digest` as fetched just before, so
 //! what is approved is exactly what was shown (G2): if the approval changed in between,
 //! the server refuses and the command exits 1.
 
+use super::ambiguous;
 use crate::client::{encode, parse, print_json, Client, ClientArgs, Refused};
 use crate::table::{fields, or_dash, relative, truncate, when, Table};
 use crate::Outcome;
-use airlock_protocol::{Approval, ApprovalStatus, RuleScope};
+use airlock_protocol::{Approval, ApprovalStatus, Resolution, RuleScope};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
@@ -54,6 +57,19 @@ enum ApprovalsCommand {
         #[command(flatten)]
         which: Which,
         /// Why (shown to the agent and recorded in the audit log).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// List ambiguous calls: redeemed, and no outcome reported within `outcome_timeout`.
+    Ambiguous,
+    /// Say what became of an ambiguous call: `ran`, or `did_not_run` (the agent's next
+    /// identical call is then asked afresh, under a new approval and a new grant).
+    Reconcile {
+        /// The call's id (`call_…`).
+        call: String,
+        /// ran or did_not_run.
+        resolution: Resolution,
+        /// Why (recorded in the audit log).
         #[arg(long)]
         reason: Option<String>,
     },
@@ -109,6 +125,12 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<Outcome> {
         ApprovalsCommand::Reject { which, reason } => {
             decide(&client, &which, "reject", reason, None, as_json)
         }
+        ApprovalsCommand::Ambiguous => ambiguous::list(&client, as_json),
+        ApprovalsCommand::Reconcile {
+            call,
+            resolution,
+            reason,
+        } => ambiguous::reconcile(&client, &call, resolution, reason, as_json),
     }
 }
 
@@ -128,11 +150,21 @@ fn list(
         return Ok(Outcome::Ok);
     }
     let approvals: Vec<Approval> = parse(&value["items"], "a list of approvals")?;
+    // Calls that may or may not have run wait for a person as much as pending ones do;
+    // they are listed after the approvals.
+    let ambiguous = match status.0 {
+        Some(ApprovalStatus::Pending) => ambiguous::table(client)?,
+        _ => None,
+    };
+    let ambiguous = ambiguous
+        .map(|table| format!("\nambiguous calls (redeemed, no outcome reported):\n{table}"))
+        .unwrap_or_default();
     if approvals.is_empty() {
         match status.0 {
             Some(status) => println!("no {status} approvals"),
             None => println!("no approvals"),
         }
+        print!("{ambiguous}");
         return Ok(Outcome::Ok);
     }
     let mut table = Table::new(&["ID", "STATUS", "TOOL", "RISK", "SUMMARY", "WHEN"]);
@@ -152,7 +184,7 @@ fn list(
             deadline,
         ]);
     }
-    print!("{}", table.render());
+    print!("{}{ambiguous}", table.render());
     Ok(Outcome::Ok)
 }
 

@@ -4,8 +4,14 @@
 //! the call may execute (allowed or approved), 1 when it may not (denied, rejected,
 //! expired, cancelled) or not yet (still pending when the wait is over) — fail closed.
 //! The server holds one long poll for at most 60 s; longer waits are a series of polls.
+//!
+//! With `-- COMMAND ARGS…`, airlock runs the call itself, exactly once (DESIGN.md §11.8):
+//! it redeems the grant under a fresh `Idempotency-Key` (retrying a lost answer under the
+//! same key), runs the command, and reports its outcome (`succeeded` on exit 0, else
+//! `failed`); the exit code is then 0 when the command succeeded, 1 when it failed.
 
 use crate::client::{encode, parse, print_json, Client, ClientArgs};
+use crate::redeem;
 use crate::table::{fields, or_dash};
 use crate::Outcome;
 use airlock_protocol::{Call, CallStatus};
@@ -32,6 +38,10 @@ pub struct CallArgs {
     /// Wait up to this many seconds for a person to decide a pending call.
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     wait: u64,
+    /// The command that executes the call once it may run: airlock redeems the grant,
+    /// runs it, and reports its outcome.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
@@ -79,6 +89,9 @@ pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
         print!("{}", describe(&call));
     }
     Ok(match call.status {
+        CallStatus::Allowed | CallStatus::Approved if !args.command.is_empty() => {
+            execute(&client, &call, &args.command)?
+        }
         CallStatus::Allowed | CallStatus::Approved => Outcome::Ok,
         CallStatus::Pending => {
             if args.wait > 0 {
@@ -97,6 +110,40 @@ pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
             Outcome::Refused
         }
     })
+}
+
+/// Redeems the call's grant, runs `command` once, and reports how it went.
+fn execute(client: &Client, call: &Call, command: &[String]) -> anyhow::Result<Outcome> {
+    let key = redeem::new_key();
+    let redeemed = redeem::redeem(client, &call.id, &key)?;
+    if redeemed.replayed {
+        eprintln!(
+            "the grant of {} was consumed by this airlock call (answer replayed)",
+            call.id
+        );
+    }
+    let (program, rest) = command
+        .split_first()
+        .context("the command after -- is empty")?;
+    let status = std::process::Command::new(program).args(rest).status();
+    let (succeeded, detail) = match &status {
+        Ok(status) if status.success() => (true, None),
+        Ok(status) => (
+            false,
+            Some(match status.code() {
+                Some(code) => format!("exit code {code}"),
+                None => "killed by a signal".to_owned(),
+            }),
+        ),
+        Err(error) => (false, Some(format!("cannot run `{program}`: {error}"))),
+    };
+    redeem::report(client, &call.id, succeeded, detail.clone())
+        .context("the command ran, but its outcome could not be reported")?;
+    if let Some(detail) = detail {
+        eprintln!("the command failed: {detail}");
+        return Ok(Outcome::Refused);
+    }
+    Ok(Outcome::Ok)
 }
 
 fn describe(call: &Call) -> String {

@@ -22,8 +22,16 @@
 //!
 //! The default wait (55 s) stays under Claude Code's default hook timeout (60 s): a hook
 //! killed by its agent's timeout is not a deny everywhere, so we answer first.
+//!
+//! No approved call silently lost (DESIGN.md §11.8): the hook sends an `Idempotency-Key`
+//! (`<agent>:<tool_use_id>`, else a fresh one) and, when the answer does not come (the
+//! server restarting), sends the same request again under the same key, within the
+//! agent's hook timeout; a call whose grant the first attempt consumed is answered again,
+//! not submitted twice. After-the-fact events (`PostToolUse`, `AfterTool`) report the
+//! call's outcome; they decide nothing, so a failure there is a warning, never a block.
 
-use crate::client::{read_json, Client, ClientArgs};
+use crate::client::{read_json, Client, ClientArgs, Transient};
+use crate::redeem::{self, RETRY_FOR};
 use crate::Outcome;
 use airlock_hooks::{Agent, HookEvent, Verdict};
 use airlock_server::handlers::hooks::place::{work_tree_of, HOME_HEADER, PROJECT_HEADER};
@@ -33,6 +41,7 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// The longest one request may wait on the server (DESIGN.md §6.1).
 const MAX_WAIT_SECONDS: u64 = 60;
@@ -96,6 +105,12 @@ pub fn run(args: HookArgs) -> anyhow::Result<Outcome> {
             let reason = reason_in(&answer).unwrap_or("the server could not decide");
             Err(anyhow!("airlock blocked this call: {reason}"))
         }
+        // An outcome report that failed blocks nothing: the call ran. Unreported, it turns
+        // ambiguous in the inbox.
+        Err(error) if !event.is_before() => {
+            eprintln!("airlock could not record this call's outcome: {error:#}");
+            Ok(Outcome::Ok)
+        }
         Err(error) => {
             let reason =
                 format!("airlock blocked this call because it could not decide it: {error:#}");
@@ -148,17 +163,33 @@ fn forward(args: &HookArgs, agent: Agent, text: &str) -> anyhow::Result<Forwarde
     {
         headers.push(("traceparent", traceparent));
     }
+    headers.push((
+        "Idempotency-Key",
+        airlock_hooks::tool_use_key(&call).unwrap_or_else(redeem::new_key),
+    ));
     let client = Client::new(&args.client);
-    let path = format!(
-        "/v1/hooks/{}?wait_s={}",
-        agent.name(),
-        args.wait.min(MAX_WAIT_SECONDS)
-    );
-    let mut response = client.post_text(&path, text, &headers)?;
-    let undecided = response.headers().contains_key(UNDECIDED_HEADER);
-    let answer = read_json(&mut response)?;
+    let started = Instant::now();
+    // Every attempt waits only for what is left of the hook's time, so that the agent
+    // hears from the hook before its own timeout.
+    let attempt = || {
+        let left = Duration::from_secs(args.wait).saturating_sub(started.elapsed());
+        let path = format!(
+            "/v1/hooks/{}?wait_s={}",
+            agent.name(),
+            left.as_secs().min(MAX_WAIT_SECONDS)
+        );
+        let mut response = client.post_text(&path, text, &headers)?;
+        let undecided = response.headers().contains_key(UNDECIDED_HEADER);
+        let answer = read_json(&mut response)
+            .map_err(|error| anyhow::Error::new(Transient(format!("{error:#}"))))?;
+        Ok((undecided, answer))
+    };
+    let (undecided, answer) = redeem::with_retries(RETRY_FOR, attempt)?;
     if undecided {
         return Ok(Forwarded::Undecided(answer));
+    }
+    if !call.event.is_before() {
+        return Ok(Forwarded::Verdict(None));
     }
     let silent = answer.as_object().is_some_and(|object| object.is_empty());
     if silent && !(agent == Agent::Codex && call.event == HookEvent::PreToolUse) {

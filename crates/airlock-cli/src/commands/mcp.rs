@@ -16,6 +16,7 @@
 //! agent, and the approver token is not an agent's.
 
 use crate::client::{encode, parse, Client, ClientArgs, Refused};
+use crate::redeem;
 use crate::Outcome;
 use airlock_mcp::gate::server_name;
 use airlock_mcp::upstream::{Command, Endpoint};
@@ -350,12 +351,23 @@ impl Gate for HttpGate {
 
     async fn redeem(&self, call_id: String) -> Verdict {
         let client = self.agent.clone();
-        let path = format!("/v1/calls/{}/redeem", encode(&call_id));
-        match blocking(move || client.post(&path, &json!({}))).await {
+        // One key per call, kept across the retries of a lost answer (DESIGN.md §11.8).
+        let key = redeem::new_key();
+        match blocking(move || redeem::redeem(&client, &call_id, &key)).await {
             Ok(_) => Verdict::Allow,
             Err(error) => Verdict::Deny {
                 reason: format!("the call's grant could not be redeemed: {error:#}"),
             },
+        }
+    }
+
+    async fn report(&self, call_id: String, succeeded: bool, detail: Option<String>) {
+        let client = self.agent.clone();
+        let id = call_id.clone();
+        if let Err(error) = blocking(move || redeem::report(&client, &id, succeeded, detail)).await
+        {
+            // The MCP server's stderr is its log; the call turns ambiguous in the inbox.
+            eprintln!("airlock mcp proxy: cannot report the outcome of {call_id}: {error:#}");
         }
     }
 

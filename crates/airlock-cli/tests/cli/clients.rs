@@ -272,3 +272,57 @@ fn refusals_and_connection_trouble_have_their_exit_codes() {
         stderr(&output)
     );
 }
+
+/// An ambiguous call from the command line (DESIGN.md §11.8): redeemed, its outcome never
+/// reported within `outcome_timeout`; `approvals list` shows it, `approvals ambiguous`
+/// lists it, and `approvals reconcile` settles it once.
+#[test]
+fn ambiguous_calls_are_listed_and_reconciled_from_the_command_line() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "version = 1\ndefault = \"ask\"\noutcome_timeout = \"1s\"\n\n[[rules]]\ntool = \"clock.now\"\ndecision = \"allow\"\n",
+    )
+    .unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("scout");
+    let output = server.client_as(&agent, &["call", "clock.now", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let call: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let id = call["id"].as_str().unwrap().to_owned();
+    // Redeemed, and nobody says whether it ran.
+    let redeemed = ureq::post(&format!("{}/v1/calls/{id}/redeem", server.url))
+        .header("Authorization", &format!("Bearer {agent}"))
+        .header("Idempotency-Key", "cli-test")
+        .send_empty()
+        .unwrap();
+    assert_eq!(redeemed.status(), 200);
+
+    eventually(Duration::from_secs(20), "the call turns ambiguous", || {
+        let listing = stdout(&server.client(&["approvals", "list"]));
+        listing.contains("ambiguous calls") && listing.contains(&id)
+    });
+    let output = server.client(&["approvals", "ambiguous"]);
+    assert!(
+        stdout(&output).contains(&format!("airlock approvals reconcile {id}")),
+        "{}",
+        stdout(&output)
+    );
+
+    let output = server.client(&[
+        "approvals",
+        "reconcile",
+        &id,
+        "did_not_run",
+        "--reason",
+        "checked",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("never run"), "{}", stdout(&output));
+    // Once only: a second account is refused (exit 1), and nothing is left to settle.
+    let output = server.client(&["approvals", "reconcile", &id, "ran"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let output = server.client(&["approvals", "ambiguous"]);
+    assert_eq!(stdout(&output).trim(), "no ambiguous calls");
+}

@@ -7,7 +7,7 @@
 mod http_doc;
 
 use crate::support::{command, eventually, finished_output, stderr, wait_exit, KillOnDrop, Server};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -330,6 +330,11 @@ fn calls_of_one_agent_session_share_one_airlock_session() {
         for external in ["one", "two", "one"] {
             let mut input: Value = serde_json::from_str(&fixture(agent, "allow")).unwrap();
             input["session_id"] = format!("{agent}-{external}").into();
+            // Each invocation is another tool use: the same `tool_use_id` with the same
+            // call in the same session would be a retry, answered by replay (§11.8).
+            if input.get("tool_use_id").is_some() {
+                input["tool_use_id"] = format!("{agent}-{external}-{}", sessions.len()).into();
+            }
             let hook = spawn_hook(&server, &token, agent, &[], &input.to_string());
             assert_eq!(verdict(agent, finish(hook)).0, "allow", "{agent}");
             // The call just allowed: the newest consumed grant's.
@@ -412,4 +417,59 @@ fn codex_pre_tool_use_gates_every_shell_call() {
         "an approved call prints nothing: {out}"
     );
     assert_eq!(consumed_grants(&server), 2);
+}
+
+/// The after-the-fact events (`PostToolUse`, `AfterTool`) report the outcome of the call
+/// the hook allowed (DESIGN.md §11.8): nothing is printed, the hook exits 0, and the
+/// call shows the outcome; a report the server cannot take blocks nothing.
+#[test]
+fn after_events_report_the_outcome_of_the_allowed_call() {
+    let (_work, server, token) = start();
+    for (agent, after, response) in [
+        (
+            "claude-code",
+            "PostToolUse",
+            json!({"stdout": "clean", "interrupted": false}),
+        ),
+        (
+            "gemini",
+            "AfterTool",
+            json!({"llmContent": "", "error": {"message": "boom"}}),
+        ),
+    ] {
+        let hook = spawn_hook(&server, &token, agent, &[], &fixture(agent, "allow"));
+        assert_eq!(verdict(agent, finish(hook)).0, "allow");
+        let audit = server.get_json("/v1/audit?limit=1000");
+        let call_id = audit["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|record| record["kind"] == "grant.consumed")
+            .map(|record| record["data"]["call_id"].as_str().unwrap().to_owned())
+            .unwrap();
+        let mut input: Value = serde_json::from_str(&fixture(agent, "allow")).unwrap();
+        input["hook_event_name"] = after.into();
+        input["tool_response"] = response;
+        let (code, out, err) = finish(spawn_hook(&server, &token, agent, &[], &input.to_string()));
+        assert_eq!((code, out.as_str()), (Some(0), ""), "{agent}: {err}");
+        let call = server.get_json(&format!("/v1/calls/{call_id}"));
+        let expected = if agent == "gemini" {
+            "failed"
+        } else {
+            "succeeded"
+        };
+        assert_eq!(call["outcome"]["status"], expected, "{agent}: {call}");
+    }
+    // The gateway down: the report is lost (the call will turn ambiguous), the agent is
+    // not blocked.
+    let mut input: Value = serde_json::from_str(&fixture("claude-code", "allow")).unwrap();
+    input["hook_event_name"] = "PostToolUse".into();
+    let mut command = command(&server.work_dir);
+    command
+        .args(["hook", "claude-code", "--url", "http://127.0.0.1:1"])
+        .env("AIRLOCK_TOKEN", &token);
+    let (code, out, err) = finish(spawn_with_input(command, &input.to_string()));
+    assert_eq!((code, out.as_str()), (Some(0), ""), "{err}");
+    assert!(err.contains("could not record"), "{err}");
 }

@@ -282,6 +282,19 @@ fn allowed_calls_reach_the_server_denied_never_do_and_asked_ones_wait_for_a_pers
         approved["items"][0]["tool"], "mcp__filesystem__move_file",
         "{approved}"
     );
+    // The proxy reported the real server's result on each call it forwarded, once
+    // (DESIGN.md §11.8): the read and the move succeeded.
+    let moved_call = approved["items"][0]["call_id"].as_str().unwrap();
+    let call = server.get_json(&format!("/v1/calls/{moved_call}"));
+    assert_eq!(call["outcome"]["status"], "succeeded", "{call}");
+    let audit = server.get_json("/v1/audit?limit=1000");
+    let outcomes = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|record| record["kind"] == "call.outcome")
+        .count();
+    assert_eq!(outcomes, 2, "{audit}");
 }
 
 #[test]

@@ -76,13 +76,47 @@ impl Node {
         failpoint: Option<&str>,
         extra: &[&str],
     ) -> Node {
-        std::fs::create_dir_all(work).unwrap();
         for _attempt in 0..5 {
             let port = std::net::TcpListener::bind("127.0.0.1:0")
                 .unwrap()
                 .local_addr()
                 .unwrap()
                 .port();
+            match Node::spawn(work, backend, failpoint, extra, port) {
+                Ok(node) => return node,
+                Err(text) if text.contains("cannot listen") => continue,
+                Err(text) => panic!("airlock serve did not start:\n{text}"),
+            }
+        }
+        panic!("no free port after 5 attempts");
+    }
+
+    /// Starts the node again on the port it had, as a restarted service would: clients
+    /// that retry the old address reach the new process.
+    pub fn restart_in_place(&mut self) -> Node {
+        let port: u16 = self.url.rsplit(':').next().unwrap().parse().unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            match Node::spawn(&self.work, &self.backend, None, &[], port) {
+                Ok(node) => return node,
+                // The old socket may linger a moment.
+                Err(text) if text.contains("cannot listen") && Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(text) => panic!("airlock serve did not start again:\n{text}"),
+            }
+        }
+    }
+
+    fn spawn(
+        work: &Path,
+        backend: &Backend,
+        failpoint: Option<&str>,
+        extra: &[&str],
+        port: u16,
+    ) -> Result<Node, String> {
+        std::fs::create_dir_all(work).unwrap();
+        {
             let listen = format!("127.0.0.1:{port}");
             let mut command = Command::new(BIN);
             command
@@ -116,13 +150,8 @@ impl Node {
                 stderr,
                 exited: None,
             };
-            match node.wait_healthy() {
-                Ok(()) => return node,
-                Err(text) if text.contains("cannot listen") => continue,
-                Err(text) => panic!("airlock serve did not start:\n{text}"),
-            }
+            node.wait_healthy().map(|()| node)
         }
-        panic!("no free port after 5 attempts");
     }
 
     fn wait_healthy(&mut self) -> Result<(), String> {
@@ -254,6 +283,23 @@ impl Http {
             .send_empty()
             .map_err(|_| Dead)?;
         read(response)
+    }
+
+    /// `POST url` with no body, under an `Idempotency-Key` when one is given.
+    pub fn post_keyed(
+        &self,
+        url: &str,
+        token: &str,
+        key: Option<&str>,
+    ) -> Result<(u16, Value), Dead> {
+        let mut request = self
+            .0
+            .post(url)
+            .header("Authorization", format!("Bearer {token}"));
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        read(request.send_empty().map_err(|_| Dead)?)
     }
 
     pub fn text(&self, url: &str, token: &str) -> Result<(u16, String), Dead> {

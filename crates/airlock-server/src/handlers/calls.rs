@@ -135,22 +135,31 @@ pub async fn get_call(
     Ok(Json(call))
 }
 
-/// Consumes the call's grant (the call's agent only): succeeds once, ever (G1).
+/// Consumes the call's grant (the call's agent only): succeeds once, ever (G1). Under an
+/// `Idempotency-Key`, a retry by the same agent with the same key answers the same `200`
+/// with `"replayed": true` (an answer lost to a crash or a network failure is not a lost
+/// call); any other key, or none, is `409 grant_spent` (DESIGN.md §11.8).
 #[utoipa::path(post, path = "/v1/calls/{id}/redeem", operation_id = "redeem_grant", tag = "calls",
-    params(("id" = String, Path, description = "Call id")),
+    params(("id" = String, Path, description = "Call id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "1 to 255 visible ASCII characters; send the same key when retrying a redeem whose answer was lost")),
     responses(
-        (status = 200, description = "The grant, now consumed: execute the call", body = Redeemed),
+        (status = 200, description = "The grant, now consumed: execute the call (once, also when `replayed`)", body = Redeemed),
         (status = 403, description = "The call has no grant, or not an agent token", body = Problem),
-        (status = 409, description = "grant_spent: consumed before", body = Problem)))]
+        (status = 409, description = "grant_spent: consumed before, under another key or none", body = Problem),
+        (status = 422, description = "An Idempotency-Key that is empty, over 255 characters, or not visible ASCII", body = Problem)))]
 pub async fn redeem(
     State(state): State<AppState>,
     Auth(principal): Auth,
     PathId(id): PathId,
+    headers: HeaderMap,
 ) -> Result<Json<Redeemed>, ApiError> {
-    let grant = state.gate.redeem(&principal, &id).await?;
+    let key = super::outcomes::idempotency_key(&headers)?;
+    let redemption = state.gate.redeem_keyed(&principal, &id, key).await?;
+    let grant = redemption.grant;
     Ok(Json(Redeemed {
         grant_id: grant.id,
         call_id: grant.call_id,
         consumed_at: grant.consumed_at,
+        replayed: redemption.replayed,
     }))
 }

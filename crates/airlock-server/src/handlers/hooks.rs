@@ -39,7 +39,10 @@ use serde_json::Value;
 use std::time::Duration;
 use utoipa::{IntoParams, ToSchema};
 
+mod after;
 pub mod place;
+
+pub use after::OUTCOME_HEADER;
 
 /// Set (to `true`) on a hook's answer when the deny in it is a failure to decide (a bad
 /// token, an unreadable payload, a gate error), not a verdict.
@@ -253,6 +256,13 @@ async fn hook(
         Err(_) => None,
     }
     .unwrap_or_else(|| agent.default_event());
+    // `PostToolUse` / `AfterTool`: an outcome to record, nothing to decide (§11.8).
+    let body = match body {
+        Ok(JsonBody(value)) if !agent.event_in(&value).is_before() => {
+            return after::report(agent, state, auth, headers, value).await;
+        }
+        body => body,
+    };
     let outcome = match read(agent, body) {
         Ok(call) => gate(state, auth, headers, query, call).await,
         Err(error) => Err(error),
@@ -313,6 +323,7 @@ async fn gate(
     let canonical =
         airlock_hooks::canonical(&call).map_err(|error| ApiError::Invalid(error.to_string()))?;
     let span = state.telemetry.call_span(headers);
+    let key = after::redeem_key(headers, &call)?;
     let place = place::Place::of(&call, headers);
     // Calls of one agent session share one airlock session.
     let session_id = match call.session_id.as_deref() {
@@ -330,6 +341,12 @@ async fn gate(
         ),
         None => None,
     };
+    // A retry of a hook whose grant was consumed and whose answer was lost (§11.8).
+    if let Some(verdict) =
+        after::replayed(state, &principal, key.as_deref(), &canonical, &session_id).await?
+    {
+        return Ok(verdict);
+    }
     let submission = Submission {
         tool: canonical.tool,
         arguments: canonical.arguments,
@@ -391,13 +408,25 @@ async fn gate(
         Answer::Deny { reason } => Verdict::Deny { reason },
         Answer::RedeemThenAllow { reason } => {
             let redeemed = match (&taken.retry_key, taken.adopted) {
-                (Some(key), true) => state.gate.redeem_adopted(&principal, &call, key).await,
-                _ => state.gate.redeem(&principal, &call.id).await,
+                (Some(retry), true) => {
+                    state
+                        .gate
+                        .redeem_adopted(&principal, &call, retry, key.as_deref())
+                        .await
+                }
+                _ => {
+                    state
+                        .gate
+                        .redeem_keyed(&principal, &call.id, key.as_deref())
+                        .await
+                }
             };
-            if let (Ok(_), Some(key), HookEvent::PreToolUse) = (&redeemed, &escalation, event) {
+            if let (Ok(_), Some(escalation), HookEvent::PreToolUse) =
+                (&redeemed, &escalation, event)
+            {
                 state
                     .gate
-                    .hold_for_escalation(&principal, &call.id, key)
+                    .hold_for_escalation(&principal, &call.id, escalation)
                     .await?;
             }
             match redeemed {

@@ -1,5 +1,6 @@
 //! The inbox (`GET /`): pending approvals, newest first, each as a card with its agent,
-//! tool, risk, summary, time left and — for approvers — the decision buttons.
+//! tool, risk, summary, time left and — for approvers — the decision buttons; above them,
+//! the ambiguous calls a person must reconcile (`ambiguous.rs`).
 //!
 //! Live updates: the page remembers the id of the newest workspace event at the moment
 //! it read the approvals (`data-after`), and its script streams `GET /web/events?after=`
@@ -10,11 +11,11 @@
 
 use crate::auth::Auth;
 use crate::handlers::events;
-use crate::web::decide;
 use crate::web::error::WebError;
 use crate::web::form::PageQuery;
 use crate::web::layout::{self, risk_badge, shorten, time_left, People};
 use crate::web::session::WebUser;
+use crate::web::{ambiguous, decide};
 use crate::AppState;
 use airlock_protocol::{Approval, ApprovalStatus};
 use axum::extract::{Path, State};
@@ -49,6 +50,7 @@ pub async fn page(
         .gate
         .list_approvals(principal, Some(ApprovalStatus::Pending), INBOX_LIMIT)
         .await?;
+    let ambiguous = state.gate.ambiguous_calls(principal).await?;
     let people = People::load(&state, &user).await?;
     let decided = match &query.decided {
         Some(id) => state.gate.get_approval(principal, id).await.ok(),
@@ -70,6 +72,7 @@ pub async fn page(
             } @else {
                 p.notice.info { "You can see what waits for a decision; deciding needs the approver role." }
             }
+            (ambiguous::section(&ambiguous, &people, &user))
             p.empty #empty hidden[!pending.is_empty()] {
                 "Nothing is waiting for a decision. New requests appear here as they arrive."
             }

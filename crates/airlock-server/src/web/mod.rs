@@ -26,6 +26,7 @@
 //! INVARIANT: no page has inline script or style: the Content-Security-Policy set by
 //! [`security_headers`] allows scripts and styles from this origin only.
 
+pub mod ambiguous;
 pub mod approval;
 pub mod assets;
 pub mod audit;
@@ -65,6 +66,7 @@ pub fn routes() -> Router<AppState> {
         .route("/l/{token}", get(link::open))
         .route("/approvals/{id}", get(approval::page))
         .route("/approvals/{id}/decision", post(decide::decide))
+        .route("/calls/{id}/reconcile", post(ambiguous::reconcile))
         .route("/sessions/{id}", get(sessions::page))
         .route("/audit", get(audit::page))
         .route("/rules", get(rules::page))

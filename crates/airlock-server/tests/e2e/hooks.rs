@@ -210,11 +210,13 @@ async fn every_failure_is_a_200_deny_never_an_error_claude_code_would_skip() {
             "no tool_name",
             hook(&server, &agent, "", &json!({"tool_input": {}})).await,
         ),
+        // An event that is not about a tool call (`PostToolUse` reports an outcome:
+        // `exactly_once.rs`).
         (
             "another event",
             hook(&server, &agent, "", &{
                 let mut body = read.clone();
-                body["hook_event_name"] = json!("PostToolUse");
+                body["hook_event_name"] = json!("UserPromptSubmit");
                 body
             })
             .await,

@@ -21,6 +21,7 @@ mod basics;
 mod calls;
 mod decisions;
 mod durability;
+mod exactly_once;
 mod hooks;
 mod identity;
 mod matrix;

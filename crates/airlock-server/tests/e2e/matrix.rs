@@ -217,6 +217,26 @@ fn rows() -> Vec<Row> {
                 "403", "403", "403", "403", "200", "403", "404", "401", "401",
             ],
         ),
+        // An outcome is the call's agent's to report; a person's token is refused before
+        // any lookup (DESIGN.md §11.8).
+        api(
+            M::POST,
+            "/v1/calls/{redeemed_call}/outcome",
+            Body::Json(|_| json!({"status": "succeeded"})),
+            [
+                "403", "403", "403", "403", "200", "403", "404", "401", "401",
+            ],
+        ),
+        api(M::GET, "/v1/calls/ambiguous", Body::Empty, READ_LIST),
+        // Reconciling needs an approver; a call that is not ambiguous is then a conflict.
+        api(
+            M::POST,
+            "/v1/calls/{allowed_call}/reconcile",
+            Body::Json(|_| json!({"resolution": "did_not_run"})),
+            [
+                "409", "409", "409", "403", "403", "404", "403", "401", "401",
+            ],
+        ),
         api(
             M::POST,
             "/v1/calls/{pending_call}/cancel",
@@ -374,6 +394,14 @@ fn rows() -> Vec<Row> {
             }),
             PAGE_APPROVER_POST,
         ),
+        page(
+            M::POST,
+            "/calls/{allowed_call}/reconcile",
+            Body::Form(|_| vec![("resolution", "ran".into())]),
+            [
+                "400", "400", "400", "403", "303", "404", "303", "303", "303",
+            ],
+        ),
         page(M::GET, "/web/cards/{approval}", Body::Empty, PAGE_OBJECT),
         streamed(page(M::GET, "/web/events", Body::Empty, PAGE_LIST)),
         page(M::GET, "/sessions/{session}", Body::Empty, PAGE_OBJECT),
@@ -447,6 +475,8 @@ struct Cell {
     digest: String,
     pending_call: String,
     allowed_call: String,
+    /// An allowed call whose grant its agent redeemed.
+    redeemed_call: String,
     session: String,
     run: String,
     task: String,
@@ -555,6 +585,26 @@ impl Fixture {
                 .unwrap();
             assert_eq!(call["status"], "allowed", "{call}");
             cell.allowed_call = text(&call["id"]);
+        }
+        if path.contains("{redeemed_call}") {
+            let call = self
+                .server
+                .submit(self.agent_token(), "fs.read", json!({"path": "a"}))
+                .await
+                .unwrap()
+                .expect_status(201)
+                .unwrap();
+            cell.redeemed_call = text(&call["id"]);
+            self.server
+                .client
+                .post_empty(
+                    &format!("/v1/calls/{}/redeem", cell.redeemed_call),
+                    self.agent_token(),
+                )
+                .await
+                .unwrap()
+                .expect_status(200)
+                .unwrap();
         }
         if path.contains("{session}") || path.contains("{run}") {
             cell.session = self.session().await;
@@ -708,6 +758,7 @@ fn fill(path: &str, cell: &Cell) -> String {
         .replace("{approval}", &cell.approval)
         .replace("{pending_call}", &cell.pending_call)
         .replace("{allowed_call}", &cell.allowed_call)
+        .replace("{redeemed_call}", &cell.redeemed_call)
         .replace("{session}", &cell.session)
         .replace("{run}", &cell.run)
         .replace("{task}", &cell.task)

@@ -30,29 +30,11 @@ pub(crate) async fn expire_due(
     limit: u32,
     on_expire: &(dyn for<'a> Fn(&'a Approval) -> Effects + Sync),
 ) -> StoreResult<Vec<(String, Approval)>> {
-    // A first look, without locks, to learn which workspaces to lock.
     let sql = format!(
         "SELECT workspace, id FROM approvals WHERE status = 'pending' AND deadline <= $1
          ORDER BY deadline, {ORD} LIMIT $2"
     );
-    let candidates = sqlx::query(&sql)
-        .bind(millis(now))
-        .bind(i64::from(limit))
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(database)?;
-    let mut due = Vec::with_capacity(candidates.len());
-    let mut workspaces = BTreeSet::new();
-    for row in &candidates {
-        let columns = Columns::new(row, "approvals");
-        let workspace = columns.text("workspace")?;
-        workspaces.insert(workspace.clone());
-        due.push((workspace, columns.text("id")?));
-    }
-    // INVARIANT: heads in ascending workspace order (BTreeSet), before any approval row.
-    for workspace in &workspaces {
-        lock_workspace(conn, workspace).await?;
-    }
+    let due = lock_due(conn, &sql, now, limit, "approvals").await?;
     let due = dialect::still_due(conn, due, now).await?;
     let close = SystemClose {
         status: ApprovalStatus::Expired,
@@ -68,6 +50,39 @@ pub(crate) async fn expire_due(
         }
     }
     Ok(expired)
+}
+
+/// The rows `sql` (selecting `workspace, id`, bound to `now` and `limit`) finds due, at
+/// a first look without locks, with the heads of their workspaces then locked.
+///
+/// INVARIANT: heads in ascending workspace order (BTreeSet), before any row of them: the
+/// one order every multi-workspace lock follows, so two sweepers never deadlock. The
+/// caller re-checks each row under the locks (it may have moved since the first look).
+pub(crate) async fn lock_due(
+    conn: &mut Conn,
+    sql: &str,
+    now: Timestamp,
+    limit: u32,
+    table: &'static str,
+) -> StoreResult<Due> {
+    let candidates = sqlx::query(sql)
+        .bind(millis(now))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(database)?;
+    let mut due = Vec::with_capacity(candidates.len());
+    let mut workspaces = BTreeSet::new();
+    for row in &candidates {
+        let columns = Columns::new(row, table);
+        let workspace = columns.text("workspace")?;
+        workspaces.insert(workspace.clone());
+        due.push((workspace, columns.text("id")?));
+    }
+    for workspace in &workspaces {
+        lock_workspace(conn, workspace).await?;
+    }
+    Ok(due)
 }
 
 pub(crate) async fn next_deadline(pool: &Pool) -> StoreResult<Option<Timestamp>> {

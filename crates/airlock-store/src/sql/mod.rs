@@ -65,6 +65,7 @@ mod grants;
 mod identity;
 mod integrations;
 mod notify;
+mod outcomes;
 mod policy;
 mod retries;
 mod rules;

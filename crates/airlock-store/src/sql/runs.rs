@@ -10,7 +10,10 @@ use crate::codec::{
     outbox_from_row, run_event_from_row, run_from_row, step_from_row, to_i64, MESSAGE_COLUMNS,
     OUTBOX_COLUMNS, RUN_COLUMNS, STEP_COLUMNS,
 };
-use crate::{Effects, Grant, Lease, RedeemError, RunUpdate, StoreError, StoreResult, StoredStep};
+use crate::{
+    Effects, Grant, Lease, RedeemError, RedeemRequest, RunUpdate, StoreError, StoreResult,
+    StoredStep,
+};
 use airlock_protocol::{Message, OutboxItem, Run, RunEvent, RunState};
 use jiff::Timestamp;
 use sqlx::Executor;
@@ -246,7 +249,18 @@ pub(crate) async fn redeem_for_run(
 ) -> Result<Grant, RedeemError> {
     lock_workspace(conn, workspace).await?;
     check_held(conn, workspace, run_id, owner).await?;
-    let grant = grants::redeem(conn, workspace, call_id, at, effects).await?;
+    // No key: the runtime never crosses HTTP to redeem, and its grant is consumed in the
+    // same transaction as its effect or `tool_started`, so no answer can be lost between
+    // them. No outcome deadline either: a leg that dies mid-tool leaves `tool_started`
+    // in the run, which the node that takes the run over settles (DESIGN.md §11.8).
+    let request = RedeemRequest {
+        at,
+        key: None,
+        outcome_due: None,
+    };
+    let grant = grants::redeem(conn, workspace, call_id, &request, effects)
+        .await?
+        .grant;
     if let Some(item) = outbox {
         sqlx::query(
             "INSERT INTO outbox (id, workspace, kind, recipient, payload, run_id, call_id,

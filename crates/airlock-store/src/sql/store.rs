@@ -5,17 +5,17 @@
 
 use super::identity::AgentKey;
 use super::{
-    audit, calls, decide, expiry, grants, identity, policy, retries, rules, runs, tasks, web,
-    Backend,
+    audit, calls, decide, expiry, grants, identity, outcomes, policy, retries, rules, runs, tasks,
+    web, Backend,
 };
 use crate::{
     ApprovalFilter, Change, ClosingApprovals, DecideError, Decided, Decision, Effects, Grant,
-    Lease, NewCall, Principal, RedeemError, RunUpdate, Store, StoreResult, StoredStep, WebSession,
-    Workspace,
+    Lease, NewCall, OutcomeRecorded, Principal, RedeemError, RedeemRequest, Redemption, RunUpdate,
+    SettleError, Store, StoreResult, StoredStep, WebSession, Workspace,
 };
 use airlock_protocol::{
-    Agent, Approval, AuditRecord, Call, Message, OutboxItem, PolicyInfo, RuleScope, Run, RunEvent,
-    Session, StandingRule, Task, User, WorkspaceEvent,
+    Agent, Approval, AuditRecord, Call, CallOutcome, Message, OutboxItem, PolicyInfo,
+    Reconciliation, RuleScope, Run, RunEvent, Session, StandingRule, Task, User, WorkspaceEvent,
 };
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -185,8 +185,46 @@ impl Store for Backend {
         at: Timestamp,
         effects: &Effects,
     ) -> Result<Grant, RedeemError> {
-        write_transaction!(self, |conn| grants::redeem(
-            conn, workspace, call_id, at, effects
+        let request = RedeemRequest {
+            at,
+            key: None,
+            outcome_due: None,
+        };
+        self.redeem_keyed(workspace, call_id, &request, effects)
+            .await
+            .map(|redemption| redemption.grant)
+    }
+
+    async fn redeem_keyed(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        request: &RedeemRequest<'_>,
+        effects: &Effects,
+    ) -> Result<Redemption, RedeemError> {
+        let outcome: Result<Redemption, RedeemError> =
+            write_transaction!(self, |conn| grants::redeem(
+                conn, workspace, call_id, request, effects
+            ));
+        match outcome {
+            Err(RedeemError::Replay(grant)) => Ok(Redemption {
+                grant,
+                replayed: true,
+            }),
+            other => other,
+        }
+    }
+
+    async fn record_outcome(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        agent_id: &str,
+        outcome: &CallOutcome,
+        effects: &Effects,
+    ) -> Result<OutcomeRecorded, SettleError> {
+        write_transaction!(self, |conn| outcomes::record_outcome(
+            conn, workspace, call_id, agent_id, outcome, effects
         ))
     }
 
@@ -208,6 +246,72 @@ impl Store for Backend {
         write_transaction!(self, |conn| retries::release(
             conn, workspace, call_id, key, effects
         ))
+    }
+
+    async fn mark_ambiguous(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        on_mark: &(dyn for<'a> Fn(&'a str, &'a Call) -> Effects + Sync),
+    ) -> StoreResult<Vec<(String, Call)>> {
+        write_transaction!(self, |conn| outcomes::mark_ambiguous(
+            conn, now, limit, on_mark
+        ))
+    }
+
+    async fn next_outcome_due(&self) -> StoreResult<Option<Timestamp>> {
+        outcomes::next_outcome_due(self.reads()).await
+    }
+
+    async fn reconcile(
+        &self,
+        workspace: &str,
+        call_id: &str,
+        reconciliation: &Reconciliation,
+        effects: &Effects,
+    ) -> Result<Call, SettleError> {
+        write_transaction!(self, |conn| outcomes::reconcile(
+            conn,
+            workspace,
+            call_id,
+            reconciliation,
+            effects
+        ))
+    }
+
+    async fn list_ambiguous(&self, workspace: &str, limit: u32) -> StoreResult<Vec<Call>> {
+        outcomes::list_ambiguous(self.reads(), workspace, limit).await
+    }
+
+    async fn call_redeemed_under(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        key: &str,
+    ) -> StoreResult<Option<String>> {
+        outcomes::call_redeemed_under(self.reads(), workspace, agent_id, key).await
+    }
+
+    async fn awaiting_outcome(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> StoreResult<Option<String>> {
+        let arguments = crate::codec::json_text(arguments)?;
+        outcomes::awaiting_outcome(self.reads(), workspace, agent_id, tool, &arguments).await
+    }
+
+    async fn ambiguous_twin(
+        &self,
+        workspace: &str,
+        agent_id: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> StoreResult<Option<String>> {
+        let arguments = crate::codec::json_text(arguments)?;
+        outcomes::ambiguous_twin(self.reads(), workspace, agent_id, tool, &arguments).await
     }
 
     async fn expire_due(

@@ -67,6 +67,10 @@ fn allowed_call(id: &str) -> NewCall {
         native_tool: None,
         cwd: None,
         project: None,
+        redeemed_at: None,
+        outcome: None,
+        ambiguous_at: None,
+        reconciliation: None,
     };
     NewCall {
         grant: Some(Grant {

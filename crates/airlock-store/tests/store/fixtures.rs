@@ -219,6 +219,10 @@ impl Spec {
             native_tool: Some("send_mail".into()),
             cwd: Some("/home/ana/shop/src".into()),
             project: Some("/home/ana/shop".into()),
+            redeemed_at: None,
+            outcome: None,
+            ambiguous_at: None,
+            reconciliation: None,
         }
     }
 

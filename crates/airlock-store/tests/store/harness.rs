@@ -72,6 +72,12 @@ impl Ctx {
         Ctx { store, backend }
     }
 
+    /// Another store on the same database: a second node (PostgreSQL), or a second
+    /// handle on the same file (SQLite).
+    pub async fn another_node(&self) -> Arc<dyn Store> {
+        self.backend.open().await
+    }
+
     pub async fn revoke_token(&self, token_hash: &str, at: Timestamp) {
         self.backend.revoke_token(token_hash, at).await;
     }

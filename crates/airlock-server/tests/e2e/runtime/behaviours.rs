@@ -85,6 +85,14 @@ async fn b02_approve_resumes_and_sends_once() {
         .filter(|r| r["kind"] == "approval.approved")
         .collect();
     assert_eq!(approved.len(), 1);
+    // Its effect is the outbox row: the outcome is reported with it, once.
+    let outcomes: Vec<Value> = audit_records(&server)
+        .await
+        .into_iter()
+        .filter(|r| r["kind"] == "call.outcome")
+        .collect();
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    assert_eq!(outcomes[0]["data"]["status"], "succeeded", "{outcomes:?}");
 
     let reply = reply(&server, &agent.session, &run_id).await;
     assert_eq!(reply["text"], "Carrying on after the email step.");
@@ -176,6 +184,14 @@ async fn b05_ungated_tools_run_without_an_approval() {
     assert_eq!(reply["steps"][0]["tool"], "clock.now");
     assert_eq!(reply["steps"][0]["status"], "ok");
     assert!(reply["steps"][0]["output"]["now"].is_string());
+    // The runtime reports the outcome of what it ran, once (DESIGN.md §11.8).
+    let outcomes: Vec<Value> = audit_records(&server)
+        .await
+        .into_iter()
+        .filter(|r| r["kind"] == "call.outcome")
+        .collect();
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    assert_eq!(outcomes[0]["data"]["status"], "succeeded", "{outcomes:?}");
     let all = server
         .client
         .get("/v1/approvals", &server.owner_token)
