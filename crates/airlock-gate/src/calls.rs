@@ -25,6 +25,9 @@ use airlock_store::{Effects, Grant, NewCall, Principal, RedeemRequest, Redemptio
 use serde_json::Value;
 use std::time::Duration;
 
+/// How long a submission keeps re-evaluating while the policy keeps being replaced under it.
+const STALE_POLICY_BUDGET: Duration = Duration::from_secs(5);
+
 /// The longest a caller may long-poll in one request.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
 
@@ -99,21 +102,27 @@ impl Gate {
         };
         // Another request (or node) may replace the policy between evaluation and
         // recording; the store refuses an approval bound to a policy no longer in force,
-        // and the call is evaluated again under the new one.
-        for _attempt in 0..3 {
+        // and the call is evaluated again under the new one. Each refusal means a newer
+        // policy is in force, so retrying makes progress; only a policy that keeps changing
+        // for longer than the budget (a time, not a count: a loaded machine is slower
+        // than the changes) turns into a 503.
+        let budget = std::time::Instant::now() + STALE_POLICY_BUDGET;
+        loop {
             match self.submit_once(principal, &submission).await {
-                Err(GateError::StalePolicy) => {
+                Err(GateError::StalePolicy) if std::time::Instant::now() < budget => {
                     self.inner
                         .policies
                         .reload(self.store(), &principal.workspace)
                         .await?;
                 }
+                Err(GateError::StalePolicy) => {
+                    return Err(GateError::Unavailable(
+                        "the policy keeps changing; submit the call again".into(),
+                    ))
+                }
                 outcome => return outcome,
             }
         }
-        Err(GateError::Unavailable(
-            "the policy keeps changing; submit the call again".into(),
-        ))
     }
 
     async fn submit_once(
