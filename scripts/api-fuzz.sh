@@ -49,10 +49,15 @@ status=0
 # One worker: schemathesis' workers are threads, and hypothesis parses lambda sources with
 # `ast.parse`, which on CPython 3.11 is not thread-safe ("AST constructor recursion depth
 # mismatch" turned random operations into runtime errors; docs/testing.md, flakes).
+# Slack's action callback is excluded: it is authenticated by Slack's request signature,
+# so every generated request is a 401 (or 404 with no Slack app configured, as here), and
+# hypothesis' health check fails it for filtering out too many examples. Its bad-input
+# cases are tested in crates/airlock-server/tests/e2e/slack.rs.
 st run "http://127.0.0.1:$port/openapi.json" \
   --header "Authorization: Bearer $(cat "$work/data/owner.token")" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --exclude-path-regex '/events$' --exclude-operation-id put_policy \
+  --exclude-operation-id slack_actions \
   --max-examples "$examples" --seed "$seed" --workers 1 \
   --generation-database none --request-timeout 70 --no-color || status=$?
 if [[ $status -ne 0 ]]; then

@@ -53,6 +53,24 @@ async fn asked(
     let (_, approval) = ask(server, agent, "bob@acme.test").await;
     let posted = fake.until_requests("chat.postMessage", count).await;
     let ts = posted[count - 1].answer["ts"].as_str().unwrap().to_owned();
+    // Slack answered the post before the notifier recorded the message (its `ts` comes
+    // from that answer); a click is only meaningful once the server knows the message.
+    let id = approval["id"].as_str().unwrap();
+    let start = std::time::Instant::now();
+    while server
+        .gate()
+        .notifications()
+        .slack_message(id, "slack")
+        .await
+        .unwrap()
+        .is_none()
+    {
+        assert!(
+            start.elapsed() < crate::support::PATIENCE,
+            "the message of {id} was never recorded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     (approval, ts)
 }
 
