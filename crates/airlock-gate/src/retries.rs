@@ -78,14 +78,14 @@ impl Gate {
         })
     }
 
-    /// Holds a call its hook stopped waiting for, for the agent's retry under `key`.
+    /// Holds a call its hook stopped waiting for (the call as the hook last read it for
+    /// `principal`), for the agent's retry under `key`.
     pub async fn hold_for_retry(
         &self,
         principal: &Principal,
-        call_id: &str,
+        call: &Call,
         key: &str,
     ) -> Result<(), GateError> {
-        let call = self.get_call(principal, call_id).await?;
         if matches!(call.status, CallStatus::Pending | CallStatus::Approved) {
             self.store()
                 .hold_for_retry(&principal.workspace, &call.id, key)

@@ -9,7 +9,7 @@ use airlock_policy::classes::CLASSES_TOML;
 use airlock_policy::explain::Miss;
 use airlock_policy::{Call, LoadOptions, Mode, Policy, DEFAULT_POLICY};
 use anyhow::{bail, Context};
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -24,61 +24,15 @@ pub enum PolicyCommand {
     },
     /// Evaluate one call and print the decision as JSON (exit 1 on deny).
     Eval {
-        file: PathBuf,
-        /// Tool name, such as `email.send`.
-        #[arg(long)]
-        tool: String,
-        /// The call's arguments as a JSON object.
-        #[arg(long, default_value = "{}")]
-        args: String,
-        /// Agent name, for rules with an `agents` filter.
-        #[arg(long)]
-        agent: Option<String>,
-        /// Mode: ask, read_only or unattended.
-        #[arg(long, default_value = "ask")]
-        mode: Mode,
-        /// The agent's own tool name (`Bash`), for rules with `native_tool`.
-        #[arg(long)]
-        native_tool: Option<String>,
-        /// The call's absolute working directory; relative paths resolve against it.
-        #[arg(long)]
-        cwd: Option<String>,
-        /// The project root (`{project}`); defaults to `--cwd`.
-        #[arg(long)]
-        project: Option<String>,
-        /// The agent user's home directory (`{home}`, `~`).
-        #[arg(long)]
-        home: Option<String>,
+        #[command(flatten)]
+        call: CallFlags,
     },
     /// Explain one call's verdict: every candidate rule, matched or not (and for a miss
     /// the `when` key and value that failed), then the standing-rule, mode and secrets
     /// steps.
     Explain {
-        file: PathBuf,
-        /// Tool name, such as `shell.exec`.
-        #[arg(long)]
-        tool: String,
-        /// The call's arguments as a JSON object.
-        #[arg(long, default_value = "{}")]
-        args: String,
-        /// Agent name, for rules with an `agents` filter.
-        #[arg(long)]
-        agent: Option<String>,
-        /// Mode: ask, read_only or unattended.
-        #[arg(long, default_value = "ask")]
-        mode: Mode,
-        /// The agent's own tool name (`Bash`), for rules with `native_tool`.
-        #[arg(long)]
-        native_tool: Option<String>,
-        /// The call's absolute working directory.
-        #[arg(long)]
-        cwd: Option<String>,
-        /// The project root (`{project}`); defaults to `--cwd`.
-        #[arg(long)]
-        project: Option<String>,
-        /// The agent user's home directory (`{home}`, `~`).
-        #[arg(long)]
-        home: Option<String>,
+        #[command(flatten)]
+        call: CallFlags,
         /// Print the explanation as JSON.
         #[arg(long)]
         json: bool,
@@ -120,57 +74,60 @@ pub enum PolicyCommand {
     Classes,
 }
 
+/// The policy and the one call `eval` and `explain` judge.
+#[derive(Debug, Args)]
+pub struct CallFlags {
+    file: PathBuf,
+    /// Tool name, such as `email.send`.
+    #[arg(long)]
+    tool: String,
+    /// The call's arguments as a JSON object.
+    #[arg(long, default_value = "{}")]
+    args: String,
+    /// Agent name, for rules with an `agents` filter.
+    #[arg(long)]
+    agent: Option<String>,
+    /// Mode: ask, read_only or unattended.
+    #[arg(long, default_value = "ask")]
+    mode: Mode,
+    /// The agent's own tool name (`Bash`), for rules with `native_tool`.
+    #[arg(long)]
+    native_tool: Option<String>,
+    /// The call's absolute working directory; relative paths resolve against it.
+    #[arg(long)]
+    cwd: Option<String>,
+    /// The project root (`{project}`); defaults to `--cwd`.
+    #[arg(long)]
+    project: Option<String>,
+    /// The agent user's home directory (`{home}`, `~`).
+    #[arg(long)]
+    home: Option<String>,
+}
+
+impl CallFlags {
+    /// The call to judge (no standing rules, nothing declared), over `arguments` read
+    /// from `--args`.
+    fn call<'a>(&'a self, arguments: &'a Value) -> Call<'a> {
+        Call {
+            tool: &self.tool,
+            arguments,
+            agent: self.agent.as_deref(),
+            mode: self.mode,
+            standing: &[],
+            declared: None,
+            native_tool: self.native_tool.as_deref(),
+            cwd: self.cwd.as_deref(),
+            project: self.project.as_deref(),
+            home: self.home.as_deref(),
+        }
+    }
+}
+
 pub fn run(command: PolicyCommand) -> anyhow::Result<Outcome> {
     match command {
         PolicyCommand::Check { file, json } => check(&file, json),
-        PolicyCommand::Eval {
-            file,
-            tool,
-            args,
-            agent,
-            mode,
-            native_tool,
-            cwd,
-            project,
-            home,
-        } => eval(
-            &file,
-            &tool,
-            &args,
-            agent.as_deref(),
-            mode,
-            Place {
-                native_tool: native_tool.as_deref(),
-                cwd: cwd.as_deref(),
-                project: project.as_deref(),
-                home: home.as_deref(),
-            },
-        ),
-        PolicyCommand::Explain {
-            file,
-            tool,
-            args,
-            agent,
-            mode,
-            native_tool,
-            cwd,
-            project,
-            home,
-            json,
-        } => explain(
-            &file,
-            &tool,
-            &args,
-            agent.as_deref(),
-            mode,
-            Place {
-                native_tool: native_tool.as_deref(),
-                cwd: cwd.as_deref(),
-                project: project.as_deref(),
-                home: home.as_deref(),
-            },
-            json,
-        ),
+        PolicyCommand::Eval { call } => eval(&call),
+        PolicyCommand::Explain { call, json } => explain(&call, json),
         PolicyCommand::Replay {
             file,
             history,
@@ -244,38 +201,6 @@ fn check(file: &Path, as_json: bool) -> anyhow::Result<Outcome> {
     })
 }
 
-/// Where an evaluated call happens, from the `eval` flags.
-struct Place<'a> {
-    native_tool: Option<&'a str>,
-    cwd: Option<&'a str>,
-    project: Option<&'a str>,
-    home: Option<&'a str>,
-}
-
-impl<'a> Place<'a> {
-    /// The call of `eval` and `explain`: no standing rules, nothing declared.
-    fn call(
-        &self,
-        tool: &'a str,
-        arguments: &'a Value,
-        agent: Option<&'a str>,
-        mode: Mode,
-    ) -> Call<'a> {
-        Call {
-            tool,
-            arguments,
-            agent,
-            mode,
-            standing: &[],
-            declared: None,
-            native_tool: self.native_tool,
-            cwd: self.cwd,
-            project: self.project,
-            home: self.home,
-        }
-    }
-}
-
 /// `--args` read as a JSON object and the policy loaded (an invalid one is reported).
 fn prepare(file: &Path, args: &str) -> anyhow::Result<Result<(Policy, Value), Outcome>> {
     let arguments: Value = serde_json::from_str(args).context("--args is not valid JSON")?;
@@ -285,19 +210,12 @@ fn prepare(file: &Path, args: &str) -> anyhow::Result<Result<(Policy, Value), Ou
     Ok(load_or_report(file)?.map(|policy| (policy, arguments)))
 }
 
-fn eval(
-    file: &Path,
-    tool: &str,
-    args: &str,
-    agent: Option<&str>,
-    mode: Mode,
-    place: Place,
-) -> anyhow::Result<Outcome> {
-    let (policy, arguments) = match prepare(file, args)? {
+fn eval(flags: &CallFlags) -> anyhow::Result<Outcome> {
+    let (policy, arguments) = match prepare(&flags.file, &flags.args)? {
         Ok(prepared) => prepared,
         Err(outcome) => return Ok(outcome),
     };
-    let verdict = policy.evaluate(&place.call(tool, &arguments, agent, mode));
+    let verdict = policy.evaluate(&flags.call(&arguments));
     println!("{}", serde_json::to_string_pretty(&verdict)?);
     Ok(if verdict.decision == airlock_policy::Decision::Deny {
         Outcome::Refused
@@ -306,20 +224,13 @@ fn eval(
     })
 }
 
-fn explain(
-    file: &Path,
-    tool: &str,
-    args: &str,
-    agent: Option<&str>,
-    mode: Mode,
-    place: Place,
-    as_json: bool,
-) -> anyhow::Result<Outcome> {
-    let (policy, arguments) = match prepare(file, args)? {
+fn explain(flags: &CallFlags, as_json: bool) -> anyhow::Result<Outcome> {
+    let (policy, arguments) = match prepare(&flags.file, &flags.args)? {
         Ok(prepared) => prepared,
         Err(outcome) => return Ok(outcome),
     };
-    let explained = policy.explain(&place.call(tool, &arguments, agent, mode));
+    let tool = flags.tool.as_str();
+    let explained = policy.explain(&flags.call(&arguments));
     if as_json {
         println!("{}", serde_json::to_string_pretty(&explained)?);
         return Ok(Outcome::Ok);

@@ -398,7 +398,7 @@ async fn gate(
     // approval), so a person's late decision is not lost.
     if call.status == CallStatus::Pending {
         if let Some(key) = &taken.retry_key {
-            state.gate.hold_for_retry(&principal, &call.id, key).await?;
+            state.gate.hold_for_retry(&principal, &call, key).await?;
             return Ok(Verdict::Deny {
                 reason: still_pending(&call),
             });
