@@ -100,15 +100,21 @@ impl Gate {
             context: submission.context.checked(),
             ..submission
         };
-        // Another request (or node) may replace the policy between evaluation and
-        // recording; the store refuses an approval bound to a policy no longer in force,
-        // and the call is evaluated again under the new one. Each refusal means a newer
+        // Another node may replace the policy between evaluation and recording (on this
+        // node the workspace's change lock prevents it; see `PolicyCache::turns`); the
+        // store refuses an approval bound to a policy no longer in force, and the call is
+        // evaluated again under the new one. Each refusal means a newer
         // policy is in force, so retrying makes progress; only a policy that keeps changing
         // for longer than the budget (a time, not a count: a loaded machine is slower
         // than the changes) turns into a 503.
         let budget = std::time::Instant::now() + STALE_POLICY_BUDGET;
+        let turn = self.inner.policies.turn(&principal.workspace);
         loop {
-            match self.submit_once(principal, &submission).await {
+            let attempt = {
+                let _submitting = turn.read().await;
+                self.submit_once(principal, &submission).await
+            };
+            match attempt {
                 Err(GateError::StalePolicy) if std::time::Instant::now() < budget => {
                     self.inner
                         .policies

@@ -27,6 +27,13 @@ pub struct LoadedPolicy {
 #[derive(Default)]
 pub struct PolicyCache {
     by_workspace: RwLock<HashMap<String, Arc<LoadedPolicy>>>,
+    /// Per workspace: a submission holds a read turn from evaluating a call to recording
+    /// it, and replacing the policy holds the write turn. So on one node a policy is never
+    /// replaced between a call's evaluation and its recording, and the store's staleness
+    /// check only ever fires for a change made on another node. Without it, a burst of
+    /// submissions queued on the workspace's write lock while the policy changes would all
+    /// be refused as stale, re-evaluated and queued again, once per change.
+    turns: std::sync::Mutex<HashMap<String, Arc<tokio::sync::RwLock<()>>>>,
 }
 
 impl PolicyCache {
@@ -85,6 +92,16 @@ impl PolicyCache {
             .read()
             .ok()
             .and_then(|map| map.get(workspace).cloned())
+    }
+
+    /// The workspace's change lock (see `turns`). The lock is fair: once a change waits,
+    /// later submissions wait behind it, so a change is never starved.
+    pub(crate) fn turn(&self, workspace: &str) -> Arc<tokio::sync::RwLock<()>> {
+        let mut turns = self
+            .turns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        turns.entry(workspace.to_owned()).or_default().clone()
     }
 
     fn insert(&self, workspace: &str, loaded: LoadedPolicy) {
@@ -151,6 +168,8 @@ impl Gate {
         source: &str,
     ) -> Result<PolicyInfo, GateError> {
         let policy = Policy::load(source, &load_options()).map_err(GateError::PolicyInvalid)?;
+        let turn = self.inner.policies.turn(workspace);
+        let _change = turn.write().await;
         let current = self.inner.policies.get(workspace);
         if let Some(current) = &current {
             if current.info.digest == policy.digest() && current.info.source == source {
