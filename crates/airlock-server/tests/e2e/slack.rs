@@ -282,3 +282,51 @@ async fn forged_stale_and_replayed_requests_are_refused_and_decide_nothing() {
     assert_eq!(approval(&server, id).await["status"], "pending");
     assert!(has_buttons(&fake.message(&ts)));
 }
+
+#[tokio::test]
+async fn a_cancelled_approval_loses_its_buttons_and_says_why() {
+    let fake = FakeSlack::start().await;
+    let (server, agent, _) = slack_server(&fake, None).await;
+    let (asked_for, ts) = asked(&server, &fake, &agent, 1).await;
+    // A new policy cancels the approvals made under the old one.
+    let changed = POLICY.replace("deadline = \"1h\"", "deadline = \"2h\"");
+    assert_ne!(changed, POLICY);
+    server.put_policy(&changed).await.unwrap();
+    let message = fake.until_message_says(&ts, "Cancelled").await;
+    assert!(!has_buttons(&message), "{message}");
+    assert!(message.to_string().contains("stale_policy"), "{message}");
+    assert_eq!(
+        approval(&server, asked_for["id"].as_str().unwrap()).await["status"],
+        "cancelled"
+    );
+    // A click on the old copy afterwards decides nothing.
+    let late = fake.click_payload_from(&posted_body(&fake), &ts, "airlock_approve", "U0ALICE");
+    let (status, ..) = fake.deliver(&server.url, &late, None, SIGNING_SECRET).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        approval(&server, asked_for["id"].as_str().unwrap()).await["status"],
+        "cancelled"
+    );
+}
+
+#[tokio::test]
+async fn a_linked_user_without_the_role_to_decide_is_told_and_decides_nothing() {
+    let fake = FakeSlack::start().await;
+    let (server, agent, _) = slack_server(&fake, None).await;
+    server.create_user("vera", Role::Viewer).await.unwrap();
+    let (asked_for, ts) = asked(&server, &fake, &agent, 1).await;
+    assert_eq!(
+        fake.click(&server.url, &ts, "airlock_approve", "U0VERA")
+            .await,
+        200
+    );
+    let ephemeral = fake.until_requests("chat.postEphemeral", 1).await;
+    assert_eq!(ephemeral[0].body["user"], "U0VERA");
+    let told = ephemeral[0].body["text"].as_str().unwrap();
+    assert!(told.starts_with("Nothing was decided"), "{told}");
+    assert_eq!(
+        approval(&server, asked_for["id"].as_str().unwrap()).await["status"],
+        "pending"
+    );
+    assert!(has_buttons(&fake.message(&ts)));
+}

@@ -152,12 +152,13 @@ impl FakeSlack {
         fake
     }
 
-    /// The `[notifications.slack]` table for this fake, mapping `U0ALICE` to `alice`.
+    /// The `[notifications.slack]` table for this fake, mapping `U0ALICE` to `alice` and
+    /// `U0VERA` to `vera` (the tests make vera a viewer, who may not decide).
     pub fn config(&self) -> String {
         format!(
             "[notifications.slack]\nchannel = \"{CHANNEL}\"\nbot_token_env = \"SLACK_BOT\"\n\
              signing_secret_env = \"SLACK_SIGNING\"\napi_url = \"{}\"\n\
-             users = {{ U0ALICE = \"alice\" }}\n",
+             users = {{ U0ALICE = \"alice\", U0VERA = \"vera\" }}\n",
             self.api_url
         )
     }
