@@ -92,6 +92,34 @@ impl Replay {
         }
     }
 
+    /// Adds the tally of `later`, a replay of the calls recorded after this one's (so a
+    /// history cut into consecutive parts, replayed side by side and merged in order,
+    /// gives exactly the report of one replay of the whole).
+    pub fn merge(&mut self, later: Replay) {
+        let (report, more) = (&mut self.report, later.report);
+        report.calls += more.calls;
+        report.changed += more.changed;
+        report.toward_allow += more.toward_allow;
+        for (counts, added) in [
+            (&mut report.before, more.before),
+            (&mut report.after, more.after),
+        ] {
+            counts.allow += added.allow;
+            counts.ask += added.ask;
+            counts.deny += added.deny;
+        }
+        for (transition, count) in later.transitions {
+            *self.transitions.entry(transition).or_default() += count;
+        }
+        for (list, more) in [
+            (&mut self.loosened, later.loosened),
+            (&mut self.tightened, later.tightened),
+        ] {
+            let room = ReplayReport::LISTED.saturating_sub(list.len());
+            list.extend(more.into_iter().take(room));
+        }
+    }
+
     /// The report: transitions toward allow first, then by count (ties in decision order),
     /// so the same calls always give the same report.
     pub fn finish(self) -> ReplayReport {
@@ -223,6 +251,54 @@ decision = "deny"
         );
         assert_eq!(report.changes[1].rule_after.as_deref(), Some("rule_1"));
         assert!(!report.truncated);
+    }
+
+    #[test]
+    fn a_history_replayed_in_parts_and_merged_in_order_gives_the_same_report() {
+        let policy = Policy::load(CANDIDATE, &LoadOptions::default()).unwrap();
+        let internal = json!({"to": "ana@acme.test"});
+        let external = json!({"to": "eve@evil.test"});
+        let fetch = json!({"url": "https://example.test"});
+        let calls: Vec<(Call, Decision, String)> = (0..2 * ReplayReport::LISTED + 7)
+            .map(|n| {
+                let (call, before) = match n % 3 {
+                    0 => (Call::new("email.send", &internal), Decision::Ask),
+                    1 => (Call::new("http.fetch", &fetch), Decision::Allow),
+                    _ => (Call::new("email.send", &external), Decision::Deny),
+                };
+                (call, before, format!("line {}", n + 1))
+            })
+            .collect();
+        let push = |replay: &mut Replay, part: &[(Call, Decision, String)]| {
+            for (call, before, id) in part {
+                replay.push(
+                    &policy,
+                    &Recorded {
+                        call: *call,
+                        id,
+                        at: None,
+                        before: *before,
+                        rule_before: None,
+                    },
+                );
+            }
+        };
+        let mut whole = Replay::new(&policy);
+        push(&mut whole, &calls);
+        let whole = whole.finish();
+        for cuts in [vec![1], vec![500, 1000], vec![3, 4, 1500]] {
+            let mut merged = Replay::new(&policy);
+            let mut start = 0;
+            for end in cuts.into_iter().chain([calls.len()]) {
+                let mut part = Replay::new(&policy);
+                push(&mut part, &calls[start..end]);
+                merged.merge(part);
+                start = end;
+            }
+            assert_eq!(merged.finish(), whole);
+        }
+        assert!(whole.truncated);
+        assert_eq!(whole.changes.len(), ReplayReport::LISTED);
     }
 
     #[test]

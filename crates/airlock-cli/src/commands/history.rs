@@ -20,13 +20,14 @@ use airlock_gate::audit::ChainVerifier;
 use airlock_gate::replay::{decided_by, History};
 use airlock_hooks::payload::{home_from_transcript, launch_folder};
 use airlock_hooks::{canonical, Agent};
-use airlock_policy::replay::Recorded;
+use airlock_policy::replay::{Recorded, Replay};
 use airlock_policy::{Call, Decision, Mode, Policy, StandingRule};
 use airlock_protocol::{AuditRecord, VerifyReport};
 use anyhow::{anyhow, bail, Context};
 use serde::Deserialize;
 use serde_json::Value;
 use std::io::BufRead;
+use std::sync::{mpsc, Arc, Mutex};
 
 /// One line of a calls file.
 #[derive(Debug, Deserialize)]
@@ -155,72 +156,169 @@ pub fn read_calls(
     for (index, text) in reader.lines().enumerate() {
         let number = index + 1;
         let text = text.with_context(|| format!("line {number}: cannot be read"))?;
-        if text.trim().is_empty() {
-            continue;
-        }
-        let line: Line = serde_json::from_str(&text)
-            .map_err(|e| anyhow!("line {number}: not a recorded call: {e}"))?;
-        let (call, line) = canon(line).map_err(|e| anyhow!("line {number}: {e}"))?;
-        let standing: Vec<StandingRule> = line
-            .standing
-            .iter()
-            .map(|s| StandingRule {
-                id: s.id.clone(),
-                tool: s.tool.clone(),
-                target: s.target.clone(),
-            })
-            .collect();
-        let policy_call = Call {
-            tool: &call.tool,
-            arguments: &call.arguments,
-            agent: call.agent.as_deref(),
-            mode: line.mode.unwrap_or(Mode::Ask),
-            standing: &standing,
-            declared: None,
-            native_tool: call.native_tool.as_deref(),
-            cwd: call.cwd.as_deref(),
-            project: call.project.as_deref(),
-            home: call.home.as_deref(),
-        };
-        // The server denies a hook call it cannot translate before any policy sees it;
-        // the replay says so instead of evaluating a call no policy would meet.
-        if call.untranslatable.is_some() {
-            let id = format!("line {number}");
-            visit(
-                &Recorded {
-                    call: policy_call,
-                    id: &id,
-                    at: line.at.as_deref(),
-                    before: line.decision.unwrap_or(Decision::Deny),
-                    rule_before: line.rule.as_deref(),
-                },
-                Some("untranslatable"),
-            );
+        if read_line(number, &text, baseline, &mut visit)? {
             count += 1;
-            continue;
         }
-        let baseline_verdict;
-        let (before, rule_before) = match line.decision {
-            Some(decision) => (decision, line.rule.as_deref()),
-            None => {
-                baseline_verdict = baseline.evaluate(&policy_call);
-                (baseline_verdict.decision, baseline_verdict.rule.as_deref())
-            }
-        };
-        let id = format!("line {number}");
-        visit(
-            &Recorded {
-                call: policy_call,
-                id: &id,
-                at: line.at.as_deref(),
-                before,
-                rule_before,
-            },
-            None,
-        );
-        count += 1;
     }
     Ok(count)
+}
+
+/// How many lines a worker of [`replay_calls`] judges at a time: enough that hand-offs
+/// between threads are rare, few enough that memory stays flat (one chunk per worker in
+/// flight and at most two per worker queued on either side).
+const CHUNK: usize = 2048;
+
+/// Replays a calls file under `policy` on every core: one thread reads lines in chunks,
+/// workers judge each chunk into its own [`Replay`] (`judge` counts one call), and the
+/// parts are merged in file order, so the report is the one a single thread would give.
+/// The first bad line in file order is the error, as in [`read_calls`].
+pub fn replay_calls(
+    reader: impl BufRead + Send,
+    baseline: &Policy,
+    policy: &Policy,
+    judge: impl Fn(&mut Replay, &Recorded, Option<&str>) + Sync,
+) -> anyhow::Result<Replay> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(16));
+    std::thread::scope(|scope| {
+        let (work, queue) = mpsc::sync_channel::<(usize, usize, Vec<String>)>(2 * workers);
+        // Shared by the workers alone: when the last one stops, the reader's next send
+        // fails and it stops too, whatever made the workers stop.
+        let queue = Arc::new(Mutex::new(queue));
+        let (done, parts) = mpsc::sync_channel::<(usize, anyhow::Result<Replay>)>(2 * workers);
+        for _ in 0..workers {
+            let (queue, done, judge) = (Arc::clone(&queue), done.clone(), &judge);
+            scope.spawn(move || loop {
+                let next = match queue.lock() {
+                    Ok(queue) => queue.recv(),
+                    Err(_) => return,
+                };
+                let Ok((index, first, lines)) = next else {
+                    return;
+                };
+                let mut part = Replay::new(policy);
+                let judged = lines.iter().enumerate().try_for_each(|(offset, text)| {
+                    read_line(first + offset, text, baseline, |recorded, by| {
+                        judge(&mut part, recorded, by)
+                    })
+                    .map(drop)
+                });
+                if done.send((index, judged.map(|()| part))).is_err() {
+                    return;
+                }
+            });
+        }
+        drop((done, queue));
+        let reading = scope.spawn(move || -> anyhow::Result<()> {
+            let mut chunk = Vec::with_capacity(CHUNK);
+            let (mut index, mut first) = (0, 1);
+            for (offset, text) in reader.lines().enumerate() {
+                let number = offset + 1;
+                chunk.push(text.with_context(|| format!("line {number}: cannot be read"))?);
+                if chunk.len() == CHUNK {
+                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                    if work.send((index, first, full)).is_err() {
+                        return Ok(());
+                    }
+                    (index, first) = (index + 1, number + 1);
+                }
+            }
+            if !chunk.is_empty() {
+                // A failed send means the workers stopped on an error, reported instead.
+                let _ = work.send((index, first, chunk));
+            }
+            Ok(())
+        });
+        let merged = merge_in_order(parts, Replay::new(policy))?;
+        match reading.join() {
+            Ok(read) => read.map(|()| merged),
+            Err(_) => bail!("the thread reading the calls file failed"),
+        }
+    })
+}
+
+/// Merges the parts of a replay in their order, holding back those that finish early;
+/// stops at the first part that failed (the channel is dropped, which stops the workers).
+fn merge_in_order(
+    parts: mpsc::Receiver<(usize, anyhow::Result<Replay>)>,
+    mut merged: Replay,
+) -> anyhow::Result<Replay> {
+    let mut early = std::collections::BTreeMap::new();
+    let mut next = 0;
+    for (index, part) in parts {
+        early.insert(index, part);
+        while let Some(part) = early.remove(&next) {
+            merged.merge(part?);
+            next += 1;
+        }
+    }
+    Ok(merged)
+}
+
+/// Reads one line of a calls file and hands its call to `visit`; `false` for a blank line.
+fn read_line(
+    number: usize,
+    text: &str,
+    baseline: &Policy,
+    mut visit: impl FnMut(&Recorded, Option<&str>),
+) -> anyhow::Result<bool> {
+    if text.trim().is_empty() {
+        return Ok(false);
+    }
+    let line: Line = serde_json::from_str(text)
+        .map_err(|e| anyhow!("line {number}: not a recorded call: {e}"))?;
+    let (call, line) = canon(line).map_err(|e| anyhow!("line {number}: {e}"))?;
+    let standing: Vec<StandingRule> = line
+        .standing
+        .iter()
+        .map(|s| StandingRule {
+            id: s.id.clone(),
+            tool: s.tool.clone(),
+            target: s.target.clone(),
+        })
+        .collect();
+    let policy_call = Call {
+        tool: &call.tool,
+        arguments: &call.arguments,
+        agent: call.agent.as_deref(),
+        mode: line.mode.unwrap_or(Mode::Ask),
+        standing: &standing,
+        declared: None,
+        native_tool: call.native_tool.as_deref(),
+        cwd: call.cwd.as_deref(),
+        project: call.project.as_deref(),
+        home: call.home.as_deref(),
+    };
+    let id = format!("line {number}");
+    // The server denies a hook call it cannot translate before any policy sees it; the
+    // replay says so instead of evaluating a call no policy would meet.
+    if call.untranslatable.is_some() {
+        let recorded = Recorded {
+            call: policy_call,
+            id: &id,
+            at: line.at.as_deref(),
+            before: line.decision.unwrap_or(Decision::Deny),
+            rule_before: line.rule.as_deref(),
+        };
+        visit(&recorded, Some("untranslatable"));
+        return Ok(true);
+    }
+    let baseline_verdict;
+    let (before, rule_before) = match line.decision {
+        Some(decision) => (decision, line.rule.as_deref()),
+        None => {
+            baseline_verdict = baseline.evaluate(&policy_call);
+            (baseline_verdict.decision, baseline_verdict.rule.as_deref())
+        }
+    };
+    let recorded = Recorded {
+        call: policy_call,
+        id: &id,
+        at: line.at.as_deref(),
+        before,
+        rule_before,
+    };
+    visit(&recorded, None);
+    Ok(true)
 }
 
 /// Reads an audit export, handing each call in the window to `visit` (with its recorded
@@ -313,5 +411,54 @@ mod tests {
             format!("{error:#}").contains("line 1: neither"),
             "{error:#}"
         );
+    }
+
+    #[test]
+    fn a_replay_on_every_core_equals_one_on_a_single_thread_and_names_the_first_bad_line() {
+        let baseline =
+            Policy::load("version = 1\ndefault = \"ask\"\n", &LoadOptions::default()).unwrap();
+        let candidate = Policy::load(
+            "version = 1\ndefault = \"ask\"\n[[rules]]\nname = \"ls\"\ntool = \"shell.exec\"\n\
+             decision = \"allow\"\nwhen = { command = { glob = \"ls*\" } }\n",
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        let lines: Vec<String> = (0..5 * CHUNK + 17)
+            .map(|n| match n % 4 {
+                0 => format!(
+                    r#"{{"agent":"claude-code","payload":{{"tool_name":"Bash","tool_input":{{"command":"ls {n}"}},"cwd":"/p"}}}}"#
+                ),
+                1 => String::new(),
+                2 => format!(r#"{{"tool":"shell.exec","arguments":{{"command":"rm {n}"}},"decision":"allow"}}"#),
+                _ => r#"{"tool":"shell.exec","arguments":{"command":"ls"},"decision":"deny"}"#.into(),
+            })
+            .collect();
+        let text = lines.join("\n");
+        let judge = |replay: &mut Replay, recorded: &Recorded, _: Option<&str>| {
+            replay.push(&candidate, recorded);
+        };
+        let mut single = Replay::new(&candidate);
+        read_calls(text.as_bytes(), &baseline, |recorded, by| {
+            judge(&mut single, recorded, by)
+        })
+        .unwrap();
+        let single = single.finish();
+        let parallel = replay_calls(text.as_bytes(), &baseline, &candidate, judge)
+            .unwrap()
+            .finish();
+        assert_eq!(parallel, single);
+        assert_eq!(parallel.calls, (lines.len() - lines.len() / 4) as u64);
+        assert!(parallel.changed > 0 && parallel.toward_allow > 0);
+
+        // Two bad lines in different chunks: the earlier one is named, every time.
+        let mut bad = lines.clone();
+        bad[4 * CHUNK + 3] = "{\"tool\": 3}".into();
+        bad[2 * CHUNK + 5] = "not json".into();
+        let bad = bad.join("\n");
+        for _ in 0..5 {
+            let error = replay_calls(bad.as_bytes(), &baseline, &candidate, judge).unwrap_err();
+            let expected = format!("line {}:", 2 * CHUNK + 6);
+            assert!(format!("{error:#}").starts_with(&expected), "{error:#}");
+        }
     }
 }

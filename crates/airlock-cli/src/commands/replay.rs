@@ -8,7 +8,7 @@
 //! `Policy::evaluate`; a replay exits 1 when any call would move toward allow, unless
 //! `--allow-loosening`.
 
-use super::history::{read_calls, read_export};
+use super::history::{read_calls, read_export, replay_calls};
 use crate::client::{encode, parse, print_json, Client, ClientArgs};
 use crate::Outcome;
 use airlock_gate::replay::{replay_one, History};
@@ -108,7 +108,7 @@ fn refuse_tampered(path: &Path, report: &VerifyReport) -> Outcome {
 fn replay_local(
     policy: &Policy,
     history: &HistoryArgs,
-    mut each: impl FnMut(&Recorded),
+    mut each: Option<&mut dyn FnMut(&Recorded)>,
 ) -> anyhow::Result<Result<ReplayReport, Outcome>> {
     let mut replay = Replay::new(policy);
     if let Some(path) = &history.calls {
@@ -117,27 +117,39 @@ fn replay_local(
             Err(outcome) => return Ok(Err(outcome)),
         };
         // `-` is standard input: a generator can pipe calls in without a file.
-        let reader: Box<dyn std::io::BufRead> = if path.as_os_str() == "-" {
+        let reader: Box<dyn std::io::BufRead + Send> = if path.as_os_str() == "-" {
             Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()))
         } else {
             Box::new(open(path)?)
         };
-        read_calls(reader, &baseline, |recorded, by| {
-            each(recorded);
+        let judge = |replay: &mut Replay, recorded: &Recorded, by: Option<&str>| {
             if by == Some("untranslatable") {
                 replay.count(recorded, &untranslatable());
             } else {
                 replay.push(policy, recorded);
             }
-        })
-        .with_context(|| format!("the calls file {}", path.display()))?;
+        };
+        let read = if let Some(each) = each.as_mut() {
+            // A visitor that keeps state (a lint's tally) sees the calls in order, on
+            // this thread.
+            read_calls(reader, &baseline, |recorded, by| {
+                each(recorded);
+                judge(&mut replay, recorded, by);
+            })
+            .map(drop)
+        } else {
+            replay_calls(reader, &baseline, policy, judge).map(|whole| replay = whole)
+        };
+        read.with_context(|| format!("the calls file {}", path.display()))?;
     } else if let Some(path) = &history.from {
         let verified = read_export(
             open(path)?,
             !history.no_verify,
             &mut History::new(None),
             |recorded, by| {
-                each(recorded);
+                if let Some(each) = each.as_mut() {
+                    each(recorded);
+                }
                 replay_one(&mut replay, policy, recorded, by.unwrap_or_default());
             },
         )
@@ -161,7 +173,7 @@ pub fn replay(
         Err(outcome) => return Ok(outcome),
     };
     let report = if history.calls.is_some() || history.from.is_some() {
-        match replay_local(&policy, history, |_| {})? {
+        match replay_local(&policy, history, None)? {
             Ok(report) => report,
             Err(outcome) => return Ok(outcome),
         }
@@ -267,9 +279,11 @@ pub fn lint(file: &Path, history: &HistoryArgs, with_history: bool) -> anyhow::R
     let tally = if with_history {
         let mut tally = MatchTally::new(&policy);
         if history.calls.is_some() || history.from.is_some() {
-            if let Err(outcome) = replay_local(&policy, history, |recorded| {
-                tally.push(&policy, &recorded.call)
-            })? {
+            if let Err(outcome) = replay_local(
+                &policy,
+                history,
+                Some(&mut |recorded: &Recorded| tally.push(&policy, &recorded.call)),
+            )? {
                 return Ok(outcome);
             }
         } else {

@@ -473,3 +473,80 @@ fn after_events_report_the_outcome_of_the_allowed_call() {
     assert_eq!((code, out.as_str()), (Some(0), ""), "{err}");
     assert!(err.contains("could not record"), "{err}");
 }
+
+/// A hook run inside a traced agent passes the agent's `TRACEPARENT` on: the server's
+/// span of the call joins that trace, as a real OTLP receiver records it
+/// (`scripts/otlp_receiver.py`, the official protobuf definitions).
+#[test]
+fn a_hook_joins_the_agents_trace_from_traceparent() {
+    const TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
+    const PARENT_SPAN: &str = "b7ad6b7169203331";
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/otlp_receiver.py"
+    );
+    let mut receiver = KillOnDrop(
+        Command::new("python3")
+            .args(["-u", script, "--port", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 is needed for the OTLP receiver"),
+    );
+    let mut lines =
+        std::io::BufRead::lines(std::io::BufReader::new(receiver.0.stdout.take().unwrap()));
+    let first = lines.next().and_then(Result::ok).expect(
+        "the OTLP receiver exited at once; pip install opentelemetry-proto (scripts/services.sh)",
+    );
+    let port = first
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("unexpected first line from the receiver: {first}"))
+        .to_owned();
+    let spans = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let seen = std::sync::Arc::clone(&spans);
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            seen.lock()
+                .unwrap()
+                .push(serde_json::from_str(&line).unwrap());
+        }
+    });
+
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let server = Server::start_with_env(
+        work.path(),
+        &["--policy", policy.to_str().unwrap()],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    );
+    let token = server.create_agent("coder");
+    let mut hook = server.client_command(&token, &["hook", "claude-code"]);
+    hook.env("TRACEPARENT", format!("00-{TRACE_ID}-{PARENT_SPAN}-01"));
+    let answer = finish(spawn_with_input(hook, &fixture("claude-code", "allow")));
+    assert_eq!(verdict("claude-code", answer).0, "allow");
+
+    let mut joined = None;
+    eventually(
+        Duration::from_secs(30),
+        "the hook's span at the receiver",
+        || {
+            joined = spans
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|span| span["name"] == "airlock.call" && span["trace_id"] == TRACE_ID)
+                .cloned();
+            joined.is_some()
+        },
+    );
+    let span = joined.unwrap();
+    assert_eq!(span["parent_span_id"], PARENT_SPAN, "{span}");
+    assert_eq!(span["attributes"]["airlock.native_tool"], "Bash", "{span}");
+    assert_eq!(span["attributes"]["airlock.decision"], "allowed", "{span}");
+}
