@@ -207,6 +207,9 @@ impl Gate {
             reconciliation: None,
         };
         let actor = principal.actor();
+        let task_id = session
+            .as_ref()
+            .and_then(|session| session.task_id.as_deref());
         let mut new_call = NewCall {
             call: call.clone(),
             approval: None,
@@ -230,7 +233,7 @@ impl Gate {
                         &actor,
                         "call.allowed",
                         &call.id,
-                        call_data(&call, verdict.standing_rule.as_deref()),
+                        call_data(&call, verdict.standing_rule.as_deref(), task_id),
                     ))
                     .event(event(now, "call.decided", &call))
             }
@@ -243,7 +246,7 @@ impl Gate {
                         &actor,
                         "call.denied",
                         &call.id,
-                        call_data(&call, None),
+                        call_data(&call, None, task_id),
                     ))
                     .event(event(now, "call.decided", &call))
             }
@@ -260,7 +263,7 @@ impl Gate {
                 let approval_id = approval.id.clone();
                 let deadline = approval.deadline;
                 call.approval_id = Some(approval_id.clone());
-                let mut data = call_data(&call, None);
+                let mut data = call_data(&call, None, task_id);
                 if let Some(object) = data.as_object_mut() {
                     object.insert("approval_id".into(), approval_id.clone().into());
                     object.insert("deadline".into(), deadline.to_string().into());

@@ -30,7 +30,9 @@ pub fn event(at: Timestamp, kind: &str, data: &impl Serialize) -> EventEntry {
 }
 
 /// The audit data of a call decision: tool, exact (redacted) arguments, outcome, rule.
-pub fn call_data(call: &Call, standing_rule: Option<&str>) -> Value {
+/// `task_id` is the task whose run made the call: a replay needs it to apply the task's
+/// standing rules as they were.
+pub fn call_data(call: &Call, standing_rule: Option<&str>, task_id: Option<&str>) -> Value {
     let mut data = json!({
         "call_id": call.id,
         "agent_id": call.agent_id,
@@ -49,12 +51,13 @@ pub fn call_data(call: &Call, standing_rule: Option<&str>) -> Value {
     // absent otherwise, so records of plain calls read as before.
     if let Some(object) = data.as_object_mut() {
         for (key, value) in [
-            ("native_tool", &call.native_tool),
-            ("cwd", &call.cwd),
-            ("project", &call.project),
+            ("native_tool", call.native_tool.as_deref()),
+            ("cwd", call.cwd.as_deref()),
+            ("project", call.project.as_deref()),
+            ("task_id", task_id),
         ] {
             if let Some(value) = value {
-                object.insert(key.into(), value.clone().into());
+                object.insert(key.into(), value.into());
             }
         }
     }

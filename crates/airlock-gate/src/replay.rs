@@ -10,9 +10,10 @@
 //! at its time. The same reader serves the store (`Gate::replay_policy`, paging through
 //! the chain) and an export file (`airlock policy replay --from`), so both replay alike.
 //!
-//! Two things the records cannot give back are stated, not guessed: task-scoped standing
-//! rules (a call record does not name its task) are not applied, and the home folder of
-//! a call is unknown (`{home}` anchors match nothing, which fails closed).
+//! A task's standing rules apply to the calls of its runs: a call record names its task
+//! (`task_id`); records written before it did cannot be tied to a task, so such rules
+//! are not applied to them. The home folder of a call is not recorded (`{home}` anchors
+//! match nothing, which fails closed).
 
 use crate::identity::require_role;
 use crate::{Gate, GateError};
@@ -117,6 +118,7 @@ impl History {
         let arguments = data.get("arguments").unwrap_or(&empty);
         let agent_id = text("agent_id").unwrap_or_default();
         let session_id = text("session_id");
+        let task_id = text("task_id");
         let (agent, mode) = match self.agents.get(agent_id) {
             Some((name, mode)) => (Some(name.as_str()), *mode),
             None => (None, Mode::Ask),
@@ -128,6 +130,7 @@ impl History {
                 let in_scope = match live.scope.as_str() {
                     "agent" => live.scope_id == agent_id,
                     "session" => session_id == Some(live.scope_id.as_str()),
+                    "task" => task_id == Some(live.scope_id.as_str()),
                     _ => false,
                 };
                 in_scope

@@ -180,6 +180,24 @@ async fn b14_remember_task_mints_one_rule_and_the_next_run_allows_exactly_that_t
         .find(|e| e["kind"] == "tool_finished")
         .unwrap();
     assert_eq!(finished["data"]["standing_rule"], rules[0]["id"]);
+    // A replay of the policy in force changes nothing: Bob's call of the second run
+    // replays under the task's rule as it was then (the call's record names its task).
+    let replayed = server
+        .client
+        .put_text(
+            "/v1/policy?dry_run=true",
+            &server.owner_token,
+            RUNTIME_POLICY,
+        )
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(replayed["changed"], 0, "{replayed}");
+    assert!(
+        replayed["before"]["allow"].as_u64().unwrap() >= 1,
+        "{replayed}"
+    );
     // Another run of the same task can't start while this one waits.
     let busy = server
         .client
