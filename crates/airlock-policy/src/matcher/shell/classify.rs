@@ -25,6 +25,7 @@ use crate::context::Context;
 use crate::matcher::path::{below, TMP_DIRS};
 
 mod find;
+mod project;
 mod url;
 mod words;
 
@@ -92,6 +93,7 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
     };
     judge.all(&segments, context.cwd().map(str::to_string), 0);
     let mut out = judge.out;
+    project::replaces_checkout(&mut out);
     for segment in &mut out {
         if prints_secret_variable(&segment.text) {
             segment.classes.insert(Class::CredentialAccess);
@@ -334,9 +336,16 @@ impl Judge<'_> {
         match mode {
             OperandMode::None => {}
             OperandMode::Default => {
+                let deletes = facts.classes.contains(Class::Delete);
+                let mut destroyed = None;
                 for word in &operands {
-                    facts.files.push(self.file(word, dir.as_deref(), role));
+                    let file = self.file(word, dir.as_deref(), role);
+                    if deletes && destroyed.is_none() {
+                        destroyed = project::destroyed_project(&file, self.context);
+                    }
+                    facts.files.push(file);
                 }
+                facts.files.extend(destroyed);
                 if changes {
                     self.option_values(
                         &arguments[used.min(arguments.len())..],
