@@ -459,11 +459,9 @@ fn needle(glob: &str) -> Option<String> {
             '\\' => {
                 chars.next();
             }
-            '*' if depth == 0 => {
-                if chars.peek() == Some(&'*') {
-                    chars.next();
-                    after_globstar = true;
-                }
+            '*' if depth == 0 && chars.peek() == Some(&'*') => {
+                chars.next();
+                after_globstar = true;
             }
             _ => {}
         }
@@ -783,7 +781,10 @@ mod tests {
             (".ssh/*_key", Some(".ssh/")),
             ("**/*.key", Some(".key")),
             ("**/id_{rsa,dsa}", Some("id_")),
-            ("Library/Application Support/Google/Chrome/*/Login Data", Some("Library/Application Support/Google/Chrome/")),
+            (
+                "Library/Application Support/Google/Chrome/*/Login Data",
+                Some("Library/Application Support/Google/Chrome/"),
+            ),
             ("*", None),
             ("**", None),
             ("[ab]x/**", Some("x/")),
@@ -804,7 +805,11 @@ mod tests {
             ("{project}/**", "/home/dev/app", true),
         ] {
             let compiled = PathPattern::compile(pattern).unwrap();
-            assert_eq!(compiled.matches(path, &context), Some(want), "{pattern} {path}");
+            assert_eq!(
+                compiled.matches(path, &context),
+                Some(want),
+                "{pattern} {path}"
+            );
         }
     }
 }

@@ -4,8 +4,6 @@
 //! keeps working (CI checks that it runs, not its numbers).
 //!
 //! - `policy` (`policy.rs`): airlock, `cedar-policy` and `regorus` on one corpus.
-//! - `classify` (`classify.rs`): compound shell commands with command classes under the
-//!   built-in coding-agent policy, and 1 MiB commands.
 //! - `gate` (`gate.rs`): auto-allowed calls over HTTP from a second process, beside a bare
 //!   axum endpoint and the raw commit rate of the same database.
 //! - `roundtrip` (`roundtrip.rs`): decision → long-poller, decision → suspended run.
@@ -35,7 +33,6 @@ mod gate;
 mod load;
 mod park;
 mod pg;
-mod classify;
 mod policy;
 mod process;
 mod recovery;
@@ -69,8 +66,6 @@ struct Cli {
 enum Command {
     /// Policy evaluation: airlock vs cedar-policy vs regorus.
     Policy(Options),
-    /// Shell commands with command classes under the built-in coding-agent policy.
-    Classify(Options),
     /// Gate throughput over HTTP, beside a bare axum endpoint and raw commits.
     Gate(Options),
     /// Approval round trips: to a long-poller, and to a suspended run's tool.
@@ -145,7 +140,6 @@ fn main() -> ExitCode {
 fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
     match command {
         Command::Policy(options) => policy::run(report, options.quick, ALLOCATOR),
-        Command::Classify(options) => classify::run(report, options.quick),
         Command::Gate(options) => gate::run(report, options),
         Command::Roundtrip(options) => roundtrip::run(report, options.quick),
         Command::Park(options) => park::run(report, options),
@@ -158,7 +152,6 @@ fn run(command: &Command, report: &mut Report) -> anyhow::Result<()> {
             pg::admin_url(options)?;
             process::airlock_binary(options)?;
             policy::run(report, options.quick, ALLOCATOR)?;
-            classify::run(report, options.quick)?;
             gate::run(report, options)?;
             roundtrip::run(report, options.quick)?;
             park::run(report, options)?;

@@ -1,23 +1,28 @@
-//! `airlock-bench classify`: evaluating shell commands with command classes under the
-//! built-in coding-agent policy (issue 16: a compound command evaluates in p50 ≤ 5 µs; a
-//! 1 MiB command in bounded time, and never allowed when it cannot be read).
+//! Evaluating shell commands with command classes under the built-in coding-agent policy
+//! (issue 16: a compound command evaluates in p50 ≤ 5 µs; a 1 MiB command in bounded time,
+//! and is never allowed when it cannot be read).
+//!
+//! ```sh
+//! cargo bench -p airlock-policy --bench classify            # 100,000 samples a command
+//! cargo bench -p airlock-policy --bench classify -- --quick # 5,000
+//! ```
 //!
 //! Each command is evaluated on its own, timed call by call on one thread, through
 //! `Policy::evaluate` with a project, a working directory and a home, as a hook call
 //! reaches it: every rule of the default policy that names `shell.exec` is tried, and the
 //! command line is lexed and classified once per evaluation (nothing is kept between
-//! calls). Every command's decision is checked first: a wrong one stops the run, so a
-//! fast figure is never one of a broken classifier.
+//! calls). Every command's decision is checked first: a wrong one stops the run, so a fast
+//! figure is never one of a broken classifier. It lives beside the engine rather than in
+//! `airlock-bench` so that its optimised build is the policy crate's alone.
 
-use crate::report::Report;
-use airlock_bench::stats::summarize;
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use airlock_policy::{Call, Decision, Policy};
-use anyhow::bail;
 use serde_json::{json, Value};
 use std::hint::black_box;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const BENCH: &str = "classify";
 const CWD: &str = "/home/dev/app";
 const HOME: &str = "/home/dev";
 
@@ -55,58 +60,73 @@ const COMMANDS: [(&str, &str, Decision); 6] = [
     ),
 ];
 
-/// How many evaluations each command is timed over.
-fn samples(quick: bool) -> usize {
-    if quick {
-        5_000
-    } else {
-        100_000
+fn main() -> ExitCode {
+    let quick = std::env::args().any(|arg| arg == "--quick");
+    match run(if quick { 5_000 } else { 100_000 }) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("classify bench: {error}");
+            ExitCode::FAILURE
+        }
     }
 }
 
-pub fn run(report: &mut Report, quick: bool) -> anyhow::Result<()> {
+fn run(samples: usize) -> Result<(), String> {
     let policy = Policy::default_policy()
-        .map_err(|errors| anyhow::anyhow!("the built-in policy does not load: {errors}"))?;
+        .map_err(|errors| format!("the built-in policy does not load: {errors}"))?;
+    println!("{:<26} {:>10} {:>10}", "command", "p50 µs", "p99 µs");
     for (case, command, want) in COMMANDS {
         let arguments = json!({ "command": command });
         let got = evaluate(&policy, &arguments);
         if got != want {
-            bail!("`{command}` is {got:?} under the built-in policy, expected {want:?}");
+            return Err(format!(
+                "`{command}` is {got:?} under the built-in policy, expected {want:?}"
+            ));
         }
-        let mut times = Vec::with_capacity(samples(quick));
-        for _ in 0..samples(quick) {
+        let mut times = Vec::with_capacity(samples);
+        for _ in 0..samples {
             let started = Instant::now();
             black_box(evaluate(&policy, black_box(&arguments)));
             times.push(started.elapsed().as_nanos() as u64);
         }
-        let summary = summarize(&mut times);
-        report.add(BENCH, case, "p50", summary.p50 / 1_000.0, "µs");
-        report.add(BENCH, case, "p99", summary.p99 / 1_000.0, "µs");
+        times.sort_unstable();
+        let at = |p: usize| times[(times.len() * p / 100).min(times.len() - 1)] as f64 / 1e3;
+        println!("{case:<26} {:>10.2} {:>10.2}", at(50), at(99));
     }
-    huge(report, &policy)
+    huge(&policy)
 }
 
 /// Commands of about 1 MiB: how long one evaluation takes, and that none is allowed.
-fn huge(report: &mut Report, policy: &Policy) -> anyhow::Result<()> {
+fn huge(policy: &Policy) -> Result<(), String> {
     let mib = 1 << 20;
     let cases = [
-        ("1 MiB unterminated quote", format!("echo '{}", "a".repeat(mib))),
+        (
+            "1 MiB unterminated quote",
+            format!("echo '{}", "a".repeat(mib)),
+        ),
         ("1 MiB of ls", "ls ".repeat(mib / 3)),
         ("1 MiB of &&", format!("ls && {}", "x && ".repeat(mib / 5))),
         ("1 MiB of $(", "$(".repeat(mib / 2)),
     ];
+    println!("{:<26} {:>10} {:>10}", "command", "ms", "decision");
     for (case, command) in cases {
         let arguments = json!({ "command": command });
         let started = Instant::now();
         let got = evaluate(policy, &arguments);
         let took = started.elapsed();
         if got == Decision::Allow {
-            bail!("{case}: a command airlock does not read was allowed");
+            return Err(format!(
+                "{case}: a command airlock does not read was allowed"
+            ));
         }
         if took > Duration::from_secs(5) {
-            bail!("{case}: took {took:?}");
+            return Err(format!("{case}: took {took:?}"));
         }
-        report.add(BENCH, case, "time", took.as_secs_f64() * 1_000.0, "ms");
+        println!(
+            "{case:<26} {:>10.1} {:>10}",
+            took.as_secs_f64() * 1e3,
+            format!("{got:?}")
+        );
     }
     Ok(())
 }
