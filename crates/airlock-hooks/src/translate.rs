@@ -24,6 +24,8 @@
 
 use crate::patch;
 use crate::payload::{Agent, HookCall};
+
+mod heredoc;
 use serde_json::{Map, Value};
 
 /// A call in the canonical vocabulary.
@@ -55,16 +57,25 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
     let cwd = call.cwd.as_deref();
     let tool = match (call.agent, native) {
         // ---- shell
-        (Agent::ClaudeCode, "Bash") | (Agent::Codex, "Bash") => {
+        (Agent::ClaudeCode, "Bash") => shell(&mut args, &["command"], &[], cwd),
+        (Agent::Codex, "Bash") => {
+            if let Some(patch) = heredoc::codex_script_patch(&call.input, &["command"]) {
+                return apply_patch(native, &patch, args, cwd);
+            }
             shell(&mut args, &["command"], &[], cwd)
         }
         (Agent::Codex, "shell" | "local_shell" | "container.exec" | "shell_command") => {
-            if let Some(patch) = codex_argv_patch(&call.input) {
-                return apply_patch(native, &patch, args);
+            if let Some(patch) = codex_argv_patch(&call.input)
+                .or_else(|| heredoc::codex_script_patch(&call.input, &["command", "cmd"]))
+            {
+                return apply_patch(native, &patch, args, cwd);
             }
             shell(&mut args, &["command", "cmd"], &["workdir"], cwd)
         }
         (Agent::Codex, "exec_command" | "unified_exec") => {
+            if let Some(patch) = heredoc::codex_script_patch(&call.input, &["cmd", "command"]) {
+                return apply_patch(native, &patch, args, cwd);
+            }
             shell(&mut args, &["cmd", "command"], &["workdir"], cwd)
         }
         (Agent::Gemini, "run_shell_command") => {
@@ -133,7 +144,7 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
                     ))
                 }
             };
-            return apply_patch(native, &text, args);
+            return apply_patch(native, &text, args, cwd);
         }
         (Agent::Gemini, "save_memory") => {
             // Gemini keeps memories in its global context file.
@@ -312,13 +323,31 @@ fn folder(args: &mut Args<'_>, keys: &[&'static str], cwd: Option<&str>) {
     }
 }
 
-fn apply_patch(native: &str, text: &str, mut args: Args<'_>) -> Result<Canonical, TranslateError> {
+fn apply_patch(
+    native: &str,
+    text: &str,
+    mut args: Args<'_>,
+    cwd: Option<&str>,
+) -> Result<Canonical, TranslateError> {
     let changes = patch::parse(text)
         .map_err(|error| TranslateError(format!("the patch cannot be read ({error})")))?;
+    // Codex applies the patch in the call's `workdir` when it names one: relative paths
+    // are written out against it, so that the policy judges the files really touched.
+    let base = match (args.native.get("workdir").and_then(Value::as_str), cwd) {
+        (Some(dir), _) if dir.starts_with('/') => Some(dir.to_owned()),
+        (Some(dir), Some(cwd)) => Some(join(cwd, dir)),
+        _ => None,
+    };
     let mut paths: Vec<Value> = Vec::new();
     for change in &changes {
         for path in change.paths() {
-            let path = Value::String(path.to_owned());
+            let path = match &base {
+                Some(base) if !path.starts_with('/') && Some(base.as_str()) != cwd => {
+                    join(base, path)
+                }
+                _ => path.to_owned(),
+            };
+            let path = Value::String(path);
             if !paths.contains(&path) {
                 paths.push(path);
             }

@@ -383,3 +383,58 @@ fn the_same_native_name_means_what_its_agent_means() {
     );
     assert_eq!(no_cwd.event, HookEvent::PreToolUse);
 }
+
+#[test]
+fn codex_here_document_patches_are_edits_of_their_files() {
+    let patch = "*** Begin Patch\n*** Update File: src/App.tsx\n@@\n-a\n+b\n*** End Patch";
+    let script = format!("apply_patch <<'PATCH'\n{patch}\nPATCH");
+    // As Codex's `shell` tool sends it, with no workdir: paths stay relative to the cwd.
+    check(
+        Agent::Codex,
+        "shell",
+        json!({"command": ["bash", "-lc", script], "timeout_ms": 120000}),
+        "fs.edit",
+        json!({"path": "src/App.tsx", "paths": ["src/App.tsx"], "patch": patch, "timeout_ms": 120000}),
+    );
+    // A workdir other than the cwd: the paths are written out against it.
+    check(
+        Agent::Codex,
+        "exec_command",
+        json!({"cmd": script, "workdir": "/home/ana/other"}),
+        "fs.edit",
+        json!({"path": "/home/ana/other/src/App.tsx", "paths": ["/home/ana/other/src/App.tsx"],
+               "patch": patch, "workdir": "/home/ana/other"}),
+    );
+    check(
+        Agent::Codex,
+        "Bash",
+        json!({"command": script}),
+        "fs.edit",
+        json!({"path": "src/App.tsx", "paths": ["src/App.tsx"], "patch": patch}),
+    );
+    // Claude Code has no apply_patch: the same script is a shell command there.
+    check(
+        Agent::ClaudeCode,
+        "Bash",
+        json!({"command": script}),
+        "shell.exec",
+        json!({"command": script, "cwd": "/home/ana/demo"}),
+    );
+    // A here-document with more commands after it is judged as the shell command it is.
+    let more = format!("{script}\nrm -rf ~");
+    let got = canonical(&call(
+        Agent::Codex,
+        "shell",
+        json!({"command": ["bash", "-lc", more]}),
+    ))
+    .unwrap();
+    assert_eq!(got.tool, "shell.exec");
+    // A lone here-document whose patch cannot be read is not guessed at.
+    let bad = "apply_patch <<'PATCH'\n*** Begin Patch\nnonsense\n*** End Patch\nPATCH";
+    assert!(canonical(&call(
+        Agent::Codex,
+        "shell",
+        json!({"command": ["bash", "-lc", bad]})
+    ))
+    .is_err());
+}

@@ -128,13 +128,28 @@ impl Anchor {
         Ok(None)
     }
 
-    /// The directories this anchor stands for in `context`; empty when unknown.
-    fn directories(self, context: &Context) -> Vec<&str> {
-        match self {
-            Anchor::Project => context.project().into_iter().collect(),
-            Anchor::Home => vec![context.home_or_tilde()],
-            Anchor::Tmp => TMP_DIRS.to_vec(),
-        }
+    /// The directories this anchor stands for in `context`; empty when unknown. A small
+    /// array, not a vector: this runs for every pattern tried on every file.
+    fn directories(self, context: &Context) -> Directories<'_> {
+        Directories(match self {
+            Anchor::Project => [context.project(), None],
+            Anchor::Home => [Some(context.home_or_tilde()), None],
+            Anchor::Tmp => [Some(TMP_DIRS[0]), Some(TMP_DIRS[1])],
+        })
+    }
+}
+
+/// The directories an anchor stands for: at most two.
+#[derive(Clone, Copy)]
+struct Directories<'a>([Option<&'a str>; 2]);
+
+impl<'a> Directories<'a> {
+    fn is_empty(self) -> bool {
+        self.0.iter().all(Option::is_none)
+    }
+
+    fn iter(self) -> impl Iterator<Item = &'a str> {
+        self.0.into_iter().flatten()
     }
 }
 
@@ -159,6 +174,10 @@ pub struct PathPattern {
     /// Written with `~` rather than `{home}`: as before anchors existed, an absolute path
     /// is simply not under `~` when the home is unknown.
     tilde: bool,
+    /// Text every path `glob` matches contains (see [`needle`]): a path without it is
+    /// rejected before the glob runs. Lists of a hundred credential globs are tried on
+    /// every file a command names, and most paths hold none of their names.
+    needle: Option<String>,
 }
 
 impl PathPattern {
@@ -212,6 +231,7 @@ impl PathPattern {
                 root,
                 tree,
                 tilde: pattern.starts_with('~'),
+                needle: needle(&rest),
             });
         }
         let normalized = normalize(pattern).ok_or_else(|| {
@@ -226,6 +246,7 @@ impl PathPattern {
         };
         Ok(PathPattern {
             tree: normalized.ends_with("/**") || normalized == "**",
+            needle: needle(&normalized),
             normalized,
             anchor: None,
             glob: Some(glob),
@@ -254,7 +275,12 @@ impl PathPattern {
         match &self.glob {
             None => rest.is_empty(),
             Some(glob) => {
-                (!rest.is_empty() && glob.is_match(rest))
+                (!rest.is_empty()
+                    && self
+                        .needle
+                        .as_deref()
+                        .is_none_or(|needle| rest.contains(needle))
+                    && glob.is_match(rest))
                     || self.root.as_ref().is_some_and(|root| root.is_match(rest))
                     || (rest.is_empty()
                         && self.tree
@@ -393,6 +419,57 @@ pub fn below<'p>(path: &'p str, directory: &str) -> Option<&'p str> {
     } else {
         rest.strip_prefix('/')
     }
+}
+
+/// The longest run of plain text that every string the glob matches must contain: text
+/// outside `{…}` alternatives and `[…]` classes, between wildcards and escapes. A `/`
+/// right after `**` is left out (`**/.env` also matches `.env`). `None` when no run is
+/// two characters long.
+fn needle(glob: &str) -> Option<String> {
+    let mut best = String::new();
+    let mut run = String::new();
+    let mut depth = 0usize;
+    let mut chars = glob.chars().peekable();
+    let mut after_globstar = false;
+    while let Some(c) = chars.next() {
+        let plain = depth == 0 && !matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\');
+        if plain && !(c == '/' && after_globstar) {
+            run.push(c);
+            after_globstar = false;
+            continue;
+        }
+        if run.len() > best.len() {
+            best = std::mem::take(&mut run);
+        }
+        run.clear();
+        after_globstar = false;
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            '[' => {
+                // A class is one character of a set: skip to its end.
+                let mut first = true;
+                for d in chars.by_ref() {
+                    if d == ']' && !first {
+                        break;
+                    }
+                    first = false;
+                }
+            }
+            '\\' => {
+                chars.next();
+            }
+            '*' if depth == 0 && chars.peek() == Some(&'*') => {
+                chars.next();
+                after_globstar = true;
+            }
+            _ => {}
+        }
+    }
+    if run.len() > best.len() {
+        best = run;
+    }
+    (best.chars().count() >= 2).then_some(best)
 }
 
 fn compile_glob(glob: &str, pattern: &str) -> Result<GlobMatcher, String> {
@@ -690,6 +767,48 @@ mod tests {
             assert!(
                 PathPattern::compile(bad).is_err(),
                 "{bad} should be rejected"
+            );
+        }
+    }
+
+    /// The needle is text every match holds: it never turns a match into a miss.
+    #[test]
+    fn needles_are_text_every_match_holds() {
+        for (glob, want) in [
+            ("**/.env", Some(".env")),
+            ("**/.env.*.local", Some(".local")),
+            ("/etc/**", Some("/etc/")),
+            (".ssh/*_key", Some(".ssh/")),
+            ("**/*.key", Some(".key")),
+            ("**/id_{rsa,dsa}", Some("id_")),
+            (
+                "Library/Application Support/Google/Chrome/*/Login Data",
+                Some("Library/Application Support/Google/Chrome/"),
+            ),
+            ("*", None),
+            ("**", None),
+            ("[ab]x/**", Some("x/")),
+            ("a\\*b", None),
+        ] {
+            assert_eq!(needle(glob).as_deref(), want, "{glob}");
+        }
+        let context = Context::new(Some("/home/dev/app"), None, Some("/home/dev"));
+        for (pattern, path, want) in [
+            ("**/.env", ".env", true),
+            ("**/.env", "/home/dev/app/.env", true),
+            ("**/.env", "/home/dev/app/.envrc", false),
+            ("{home}/.ssh/*_key", "/home/dev/.ssh/host_key", true),
+            ("{home}/.ssh/*_key", "/home/dev/.ssh/known_hosts", false),
+            ("/etc/**", "/etc", true),
+            ("/etc/**", "/etc/passwd", true),
+            ("**/id_{rsa,dsa}", "/x/id_dsa", true),
+            ("{project}/**", "/home/dev/app", true),
+        ] {
+            let compiled = PathPattern::compile(pattern).unwrap();
+            assert_eq!(
+                compiled.matches(path, &context),
+                Some(want),
+                "{pattern} {path}"
             );
         }
     }

@@ -25,6 +25,7 @@ use crate::context::Context;
 use crate::matcher::path::{below, TMP_DIRS};
 
 mod find;
+mod project;
 mod url;
 mod words;
 
@@ -89,9 +90,11 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
         context,
         sources: segments.iter().any(feeds_code),
         out: Vec::new(),
+        found: None,
     };
     judge.all(&segments, context.cwd().map(str::to_string), 0);
     let mut out = judge.out;
+    project::replaces_checkout(&mut out);
     for segment in &mut out {
         if prints_secret_variable(&segment.text) {
             segment.classes.insert(Class::CredentialAccess);
@@ -143,6 +146,9 @@ struct Judge<'a> {
     /// Some segment downloads or decodes: a shell reading a pipe may run what it produced.
     sources: bool,
     out: Vec<SegmentFacts>,
+    /// While judging the command of a `find … -exec`: what its `{}` stands for (what the
+    /// `find` finds below its one place), when that can be told.
+    found: Option<FileRef>,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -156,7 +162,7 @@ impl Judge<'_> {
         }
         // `cd` effects by depth: a `cd` holds for what follows at its depth or deeper.
         let mut moves: Vec<(usize, Cwd)> = Vec::new();
-        for segment in segments {
+        for (index, segment) in segments.iter().enumerate() {
             while moves
                 .last()
                 .is_some_and(|(depth, _)| *depth > segment.depth)
@@ -166,6 +172,7 @@ impl Judge<'_> {
             let here = moves
                 .last()
                 .map_or_else(|| cwd.clone(), |(_, cwd)| cwd.clone());
+            self.found = self.found_by_find(segments, index, here.as_deref());
             if let Some(next) = self.segment(segment, here, nesting) {
                 moves.push((segment.depth, next));
             }
@@ -334,9 +341,16 @@ impl Judge<'_> {
         match mode {
             OperandMode::None => {}
             OperandMode::Default => {
+                let deletes = facts.classes.contains(Class::Delete);
+                let mut destroyed = None;
                 for word in &operands {
-                    facts.files.push(self.file(word, dir.as_deref(), role));
+                    let file = self.file(word, dir.as_deref(), role);
+                    if deletes && destroyed.is_none() {
+                        destroyed = project::destroyed_project(&file, self.context);
+                    }
+                    facts.files.push(file);
                 }
+                facts.files.extend(destroyed);
                 if changes {
                     self.option_values(
                         &arguments[used.min(arguments.len())..],
@@ -605,7 +619,16 @@ impl Judge<'_> {
 
     /// Resolves a word to a file reference.
     fn file(&self, word: &Word, cwd: Option<&str>, role: Role) -> FileRef {
-        // `{}` is what `find -exec` puts there: whatever it found, which nobody can say here.
+        // `{}` is what `find -exec` puts there: whatever it found below its place, or, when
+        // that cannot be told, anything.
+        if word.text == "{}" && !word.dynamic {
+            if let Some(found) = &self.found {
+                return FileRef {
+                    role,
+                    ..found.clone()
+                };
+            }
+        }
         if word.dynamic || word.text.contains("{}") {
             // `$HOME/.ssh/id_rsa`: the home is known even if the shell computes it.
             if let Some(text) = self.known_variables(&word.text).filter(|_| word.dynamic) {
@@ -665,6 +688,7 @@ impl Judge<'_> {
             let Some(path) = &file.path else {
                 continue;
             };
+            // For one file (not a glob) both sides test the same path: one test is enough.
             let matches = |patterns: &[crate::matcher::path::PathPattern]| {
                 patterns.iter().any(|pattern| {
                     pattern
@@ -675,15 +699,6 @@ impl Judge<'_> {
                             self.context,
                         )
                         .unwrap_or(false)
-                        || (!file.tree
-                            && pattern
-                                .matches_resolved(
-                                    path,
-                                    false,
-                                    crate::matcher::Side::Restrict,
-                                    self.context,
-                                )
-                                .unwrap_or(false))
                 })
             };
             match file.role {

@@ -83,6 +83,71 @@ impl Judge<'_> {
         facts.files.extend(places);
     }
 
+    /// When `segments[index]` is the command a `find … -exec` runs (the segments of a
+    /// `find`'s commands come just before it): what its `{}` stands for.
+    /// Only a `find` with one place that can be resolved says; a test (`-name`…) makes it
+    /// what lies below the place, not the place itself.
+    pub(super) fn found_by_find(
+        &self,
+        segments: &[Segment],
+        index: usize,
+        cwd: Option<&str>,
+    ) -> Option<FileRef> {
+        let words = &segments[index].words;
+        let is_find = |segment: &&Segment| {
+            segment
+                .words
+                .first()
+                .is_some_and(|first| !first.dynamic && basename(&first.text) == "find")
+        };
+        // The next `find` after it, when that `find` runs exactly these words.
+        let owner = segments[index + 1..].iter().find(is_find)?;
+        let (_, arguments) = owner.words.split_first()?;
+        let same = |command: &&[Word]| {
+            command.len() == words.len() && command.iter().zip(words).all(|(a, b)| a.text == b.text)
+        };
+        if !crate::matcher::shell::find_exec_commands(arguments)
+            .iter()
+            .any(same)
+        {
+            return None;
+        }
+        let mut places = arguments.iter().take_while(|word| {
+            !(word.text.starts_with('-') || word.text == "(" || word.text == "!")
+        });
+        let place = match (places.next(), places.next()) {
+            (None, _) => cwd.map(str::to_string),
+            (Some(word), None) => self.file(word, cwd, Role::Read).path,
+            (Some(_), Some(_)) => None,
+        }?;
+        let filtered = arguments.iter().any(|word| {
+            matches!(
+                word.text.as_str(),
+                "-name"
+                    | "-iname"
+                    | "-path"
+                    | "-ipath"
+                    | "-type"
+                    | "-regex"
+                    | "-iregex"
+                    | "-newer"
+                    | "-mtime"
+                    | "-mmin"
+                    | "-size"
+                    | "-empty"
+                    | "-user"
+                    | "-perm"
+                    | "-wholename"
+                    | "-mindepth"
+            )
+        });
+        Some(FileRef {
+            path: Some(if filtered { any_child(&place) } else { place }),
+            tree: true,
+            role: Role::Read,
+        })
+    }
+
     /// Search patterns naming credentials, aimed outside the project: hunting.
     pub(super) fn hunting(
         &self,
