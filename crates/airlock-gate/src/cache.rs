@@ -36,6 +36,8 @@ struct State {
     epoch: u64,
     /// How many times a trusted cache became unknown.
     losses: u64,
+    /// Never trusted (`Gate::disable_read_cache`).
+    disabled: bool,
     /// Token hash → principal.
     tokens: HashMap<String, Principal>,
     /// (workspace, agent id) → agent.
@@ -106,10 +108,16 @@ impl ReadCache {
         if state.live && !live {
             state.losses += 1;
         }
-        state.live = live;
+        state.live = live && !state.disabled;
         state.tokens.clear();
         state.agents.clear();
         state.rules.clear();
+    }
+
+    /// Never trusts the cache again.
+    pub(crate) fn disable(&self) {
+        self.write().disabled = true;
+        self.set_live(false);
     }
 
     pub(crate) fn principal(&self, token_hash: &str) -> Option<Principal> {
@@ -213,6 +221,12 @@ impl Gate {
     /// Whether the read cache is trusted right now, and its invalidation count.
     pub fn cache_status(&self) -> CacheStatus {
         self.inner.cache.status()
+    }
+
+    /// Reads every token, agent and standing rule from the database from now on, as
+    /// before the cache existed: for measuring the cache side by side (`airlock-bench`).
+    pub fn disable_read_cache(&self) {
+        self.inner.cache.disable();
     }
 
     /// Who holds the token with this hash (unrevoked), from the cache when it can.
