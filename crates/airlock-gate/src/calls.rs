@@ -145,8 +145,7 @@ impl Gate {
             None => None,
         };
         let agent = self
-            .store()
-            .get_agent(workspace, agent_id)
+            .agent_cached(workspace, agent_id)
             .await?
             .ok_or(GateError::NotFound("agent"))?;
         let now = self.now();
@@ -309,15 +308,21 @@ impl Gate {
                 scopes.push((RuleScope::Task, task_id.clone()));
             }
         }
+        // The same rules, in the same order, as `Store::live_standing_rules` would give.
         Ok(self
-            .store()
-            .live_standing_rules(workspace, &scopes, now)
+            .unrevoked_rules(workspace)
             .await?
-            .into_iter()
+            .iter()
+            .filter(|rule| rule.expires_at.is_none_or(|at| at > now))
+            .filter(|rule| {
+                scopes
+                    .iter()
+                    .any(|(scope, id)| rule.scope == *scope && rule.scope_id == *id)
+            })
             .map(|rule| Standing {
-                id: rule.id,
-                tool: rule.tool,
-                target: rule.target,
+                id: rule.id.clone(),
+                tool: rule.tool.clone(),
+                target: rule.target.clone(),
             })
             .collect())
     }

@@ -3,7 +3,7 @@
 //! Roles are ordered `viewer < approver < admin < owner`. Agent tokens act as their agent:
 //! they submit calls, open sessions and redeem their own grants, and nothing else.
 
-use crate::effects::audit;
+use crate::effects::{audit, event};
 use crate::ids::{new_id, new_token, token_hash};
 use crate::{Gate, GateError};
 use airlock_protocol::{Agent, Role, Session, User};
@@ -112,8 +112,7 @@ impl Gate {
         if token.is_empty() || token.len() > 256 {
             return Err(GateError::Unauthorized);
         }
-        self.store()
-            .principal_for_token(&token_hash(token))
+        self.principal_for_hash(&token_hash(token))
             .await?
             .ok_or(GateError::Unauthorized)
     }
@@ -243,17 +242,78 @@ impl Gate {
             agent.mcp_servers = patch.mcp_servers;
         }
         let now = self.now();
-        let effects = Effects::none().audit(audit(
-            now,
-            &principal.actor(),
-            "agent.updated",
-            &agent.id,
-            json!({"name": agent.name, "mode": agent.mode}),
-        ));
+        // The event tells other nodes to drop their copy of the agent (`cache.rs`).
+        let effects = Effects::none()
+            .audit(audit(
+                now,
+                &principal.actor(),
+                "agent.updated",
+                &agent.id,
+                json!({"name": agent.name, "mode": agent.mode}),
+            ))
+            .event(event(
+                now,
+                "agent.updated",
+                &json!({"id": agent.id, "name": agent.name, "mode": agent.mode}),
+            ));
         self.store()
             .update_agent(&principal.workspace, &agent, &effects)
             .await?;
+        self.inner.cache.forget_agents(&principal.workspace);
+        self.poke(&principal.workspace);
         Ok(agent)
+    }
+
+    /// Revokes every token of an agent (admins) or a user (admins; an owner's only by an
+    /// owner); returns how many. Takes effect on this node before it answers, on the
+    /// others when they hear `token.revoked` (`cache.rs`).
+    pub async fn revoke_tokens(
+        &self,
+        principal: &Principal,
+        subject_id: &str,
+    ) -> Result<u64, GateError> {
+        require_role(principal, Role::Admin, "revoke tokens")?;
+        let workspace = principal.workspace.as_str();
+        let is_agent = self
+            .store()
+            .get_agent(workspace, subject_id)
+            .await?
+            .is_some();
+        if !is_agent {
+            let user = self
+                .store()
+                .list_users(workspace)
+                .await?
+                .into_iter()
+                .find(|user| user.id == subject_id)
+                .ok_or(GateError::NotFound("user or agent"))?;
+            if user.role == Role::Owner {
+                require_role(principal, Role::Owner, "revoke an owner's tokens")?;
+            }
+        }
+        let now = self.now();
+        let effects = Effects::none()
+            .audit(audit(
+                now,
+                &principal.actor(),
+                "token.revoked",
+                subject_id,
+                json!({"subject_id": subject_id}),
+            ))
+            .event(event(
+                now,
+                "token.revoked",
+                &json!({"subject_id": subject_id}),
+            ));
+        let revoked = self
+            .store()
+            .revoke_tokens(workspace, subject_id, now, &effects)
+            .await?;
+        self.inner.cache.forget_tokens(workspace);
+        if revoked > 0 {
+            self.poke(workspace);
+        }
+        Ok(revoked)
     }
 
     /// Opens a session. An agent token opens one for itself; a user names the agent.

@@ -11,6 +11,7 @@
 //! - [`expiry`]: the sweeper that moves overdue approvals to `expired`.
 //! - [`insights`], [`learn`]: the "fewer prompts" report; rules learned from approvals.
 //! - `listen`: changes committed by other nodes (PostgreSQL), applied here.
+//! - `cache`: tokens, agents and standing rules in memory, trusted only while in step.
 //! - [`audit`]: listing and verifying the hash chain.
 //! - [`replay`]: the recorded history replayed under a candidate policy (§11.5).
 //! - [`waiters`], [`clock`], [`ids`], [`effects`]: the small parts the others share.
@@ -23,6 +24,7 @@
 //! subscribers *after* that operation committed.
 
 pub mod audit;
+mod cache;
 pub mod calls;
 pub mod clock;
 pub mod cron;
@@ -47,6 +49,7 @@ pub mod tasks;
 pub mod waiters;
 mod web;
 
+pub use cache::CacheStatus;
 pub use error::GateError;
 pub use notifications::Notifications;
 pub use runs::Runs;
@@ -68,6 +71,8 @@ struct Inner {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     policies: PolicyCache,
+    /// Tokens, agents and standing rules as every call reads them (`cache.rs`).
+    cache: cache::ReadCache,
     waiters: Waiters,
     /// Carries a workspace id whenever events were appended for it, so that SSE streams
     /// read them from the store. Lagging receivers just re-read; nothing is lost.
@@ -90,11 +95,15 @@ impl Gate {
         let policies = PolicyCache::load(store.as_ref()).await?;
         let (pokes, _) = broadcast::channel(1024);
         let (settled, _) = broadcast::channel(1024);
+        // Trusted from the start only when no one else writes the database; otherwise
+        // once the listener runs (`listen.rs`).
+        let cache = cache::ReadCache::new(store.single_writer());
         Ok(Gate {
             inner: Arc::new(Inner {
                 store,
                 clock,
                 policies,
+                cache,
                 waiters: Waiters::default(),
                 pokes,
                 sweeper_wake: tokio::sync::Notify::new(),
@@ -151,6 +160,9 @@ impl Gate {
 
     /// A pending call stopped pending: wake its long-pollers and tell the subscribers.
     fn settle(&self, workspace: &str, call_id: &str) {
+        // A decision may have minted a standing rule (approve with "always"): settling is
+        // the one step every decision takes after its commit and before it answers.
+        self.forget_rules(workspace);
         self.inner.waiters.wake(call_id);
         let _ = self
             .inner

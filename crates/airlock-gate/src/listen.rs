@@ -4,7 +4,9 @@
 //! call's long-pollers, pokes its event streams, and reloads a policy replaced elsewhere.
 //! On a backend without other writers (SQLite) there is nothing to listen to and this task
 //! ends at once. On a reconnect the store sends `resync`: every waiter re-reads and every
-//! policy is reloaded, since notifications may have been missed while disconnected.
+//! policy is reloaded, since notifications may have been missed while disconnected. From
+//! the moment the store reports the connection `lost` until that resync, the read cache
+//! (`cache.rs`) is unknown and every read goes to the database.
 
 use crate::Gate;
 use airlock_store::Change;
@@ -21,20 +23,29 @@ impl Gate {
                 return;
             }
         };
+        // Listening from now on: what was cached before may be stale, what is read from
+        // now on is kept in step.
+        self.set_cache_live(true);
         loop {
             tokio::select! {
-                _ = stop.cancelled() => return,
+                _ = stop.cancelled() => break,
                 change = changes.recv() => match change {
                     Some(change) => self.apply_change(change).await,
-                    None => return,
+                    None => break,
                 },
             }
         }
+        // Nobody hears other nodes' changes any more: read through from now on.
+        self.set_cache_live(false);
     }
 
     async fn apply_change(&self, change: Change) {
         match change.kind.as_str() {
+            // Changes go unheard until the next resync: stop trusting the cache now.
+            "lost" => self.set_cache_live(false),
             "resync" => {
+                // Listening again (or caught up after falling behind): start afresh.
+                self.set_cache_live(true);
                 self.inner.waiters.wake_all();
                 let _ = self.inner.settled.send((String::new(), String::new()));
                 if let Err(error) = self.inner.policies.reload_all(self.store()).await {
@@ -45,6 +56,7 @@ impl Gate {
                 }
             }
             kind => {
+                self.forget_changed(&change.workspace, kind);
                 if kind == "policy.updated" {
                     if let Err(error) = self
                         .inner

@@ -118,6 +118,7 @@ impl Gate {
             .create_standing_rule(workspace, &standing, &effects)
             .await?;
         if created {
+            self.forget_rules(workspace);
             self.poke(workspace);
         }
         Ok((stored, created))
@@ -145,6 +146,8 @@ impl Gate {
             .revoke_standing_rule(&principal.workspace, id, now, &effects)
             .await?
             .ok_or(GateError::NotFound("standing rule"))?;
+        // Before answering: from now on no call on this node is allowed by it.
+        self.forget_rules(&principal.workspace);
         self.poke(&principal.workspace);
         Ok(revoked)
     }

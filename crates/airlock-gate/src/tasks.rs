@@ -154,6 +154,7 @@ impl Gate {
         self.store()
             .create_task(workspace, &task, &rules, &effects)
             .await?;
+        self.forget_rules(workspace);
         self.poke(workspace);
         Ok(TaskCreated {
             task,
@@ -285,6 +286,8 @@ impl Gate {
         self.store()
             .update_task(workspace, &task, revoke.then_some(now), &effects)
             .await?;
+        // A revoked task's rules are revoked with it: before answering.
+        self.forget_rules(workspace);
         self.poke(workspace);
         Ok(task)
     }

@@ -5,6 +5,7 @@
 
 mod gate {
     pub mod boundary;
+    pub mod cache;
     pub mod guarantees;
     pub mod harness;
 }

@@ -171,6 +171,16 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
     /// Who holds the token with this hash (unrevoked), if anyone.
     async fn principal_for_token(&self, token_hash: &str) -> StoreResult<Option<Principal>>;
 
+    /// Revokes every live token of one user or agent of the workspace, appending
+    /// `effects`; returns how many were revoked (0 writes nothing).
+    async fn revoke_tokens(
+        &self,
+        workspace: &str,
+        subject_id: &str,
+        at: Timestamp,
+        effects: &Effects,
+    ) -> StoreResult<u64>;
+
     // ----- policy
 
     /// Stores a new policy version and makes it the one in force. In the same transaction,
@@ -643,6 +653,13 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
     /// The receiver also gets [`Change::resync`] whenever changes may have been missed.
     async fn listen(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
         Ok(None)
+    }
+
+    /// Whether this process is the only one that writes the database (SQLite: one server
+    /// per file). Only then may a cache of what the database holds be trusted without a
+    /// listener; the safe default is `false`.
+    fn single_writer(&self) -> bool {
+        false
     }
 
     // ----- web sessions (the browser inbox)

@@ -164,6 +164,17 @@ impl Change {
             event_id: 0,
         }
     }
+
+    /// The change that says "the connection is lost: changes are not heard until the next
+    /// resync". Sent as soon as the loss is seen, before listening again.
+    pub fn lost() -> Change {
+        Change {
+            workspace: String::new(),
+            kind: "lost".to_owned(),
+            call_id: None,
+            event_id: 0,
+        }
+    }
 }
 
 // ----- the built-in runtime

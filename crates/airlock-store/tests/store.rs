@@ -69,6 +69,7 @@ macro_rules! conformance_suite {
         behaviour!($backend, identity::workspaces_are_found_by_unique_name);
         behaviour!($backend, identity::user_tokens_resolve_only_by_hash);
         behaviour!($backend, identity::revoked_tokens_resolve_to_nobody);
+        behaviour!($backend, identity::tokens_are_revoked_by_subject);
         behaviour!($backend, identity::agents_are_created_read_and_updated);
         behaviour!($backend, identity::agent_names_are_unique_per_workspace);
         behaviour!($backend, identity::sessions_are_created_and_read);

@@ -20,6 +20,9 @@ pub(crate) type Pool = sqlx::PgPool;
 /// standing in for SQLite's rowid.
 pub(crate) const ORD: &str = "ord";
 
+/// Several nodes write the same database: what one caches, another may change.
+pub(crate) const SINGLE_WRITER: bool = false;
+
 /// Appended to a read that a write depends on: the row stays locked until commit.
 pub(crate) const FOR_UPDATE: &str = " FOR UPDATE";
 

@@ -2,8 +2,10 @@
 //! airlock_events` connection, feeding a bounded channel.
 //!
 //! The task never gives up while someone holds the receiver: a lost connection is
-//! re-established (by `PgListener` itself, or here with a new listener and a backoff) and
-//! followed by one [`Change::resync`], since notifications sent meanwhile are lost. When
+//! reported at once with [`Change::lost`], re-established here with a new listener and a
+//! backoff, and followed by one [`Change::resync`] only once the new connection listens,
+//! since notifications sent meanwhile are lost (a cache of the database stays unknown
+//! from `lost` to `resync`; see the gate's `cache.rs`). When
 //! the receiver falls behind and the channel is full, changes are dropped and a resync is
 //! sent as soon as there is room again. The task ends when the receiver is dropped or the
 //! store's pool is closed.
@@ -105,12 +107,20 @@ async fn forward(pool: PgPool, mut listener: PgListener, sender: mpsc::Sender<Ch
                 Some(change) => outbox.send(change),
                 None => true,
             },
-            // The connection was lost and `PgListener` has already listened again on a
-            // new one: what was sent in between is lost.
-            Ok(None) => outbox.send(Change::resync()),
             Err(sqlx::Error::PoolClosed) => return,
-            Err(error) => {
-                tracing::warn!(%error, "listening for other nodes' changes failed; reconnecting");
+            // `Ok(None)`: the connection was lost (`PgListener` would listen again on its
+            // next receive, but without telling when); `Err`: receiving failed. Either
+            // way: say so now, listen again on a new connection, and only then resync,
+            // so that nothing sent after the resync can be missed.
+            lost => {
+                if let Err(error) = lost {
+                    tracing::warn!(%error, "listening for other nodes' changes failed; reconnecting");
+                }
+                // Waits for room rather than being dropped: until the receiver hears
+                // it, it trusts what it heard before.
+                if outbox.sender.send(Change::lost()).await.is_err() {
+                    return;
+                }
                 let Some(again) = reconnect(&pool, &outbox.sender).await else {
                     return;
                 };

@@ -10,6 +10,7 @@ use super::{all, optional};
 use crate::codec::{agent_from_row, database, enum_text, millis, opt_json_text, Columns};
 use crate::{Effects, Principal, StoreError, StoreResult, Subject, Workspace};
 use airlock_protocol::{Agent, Session, User};
+use jiff::Timestamp;
 
 pub(crate) async fn workspace_by_name(pool: &Pool, name: &str) -> StoreResult<Option<Workspace>> {
     let row = sqlx::query("SELECT id, name, created_at FROM workspaces WHERE name = $1")
@@ -271,6 +272,31 @@ pub(crate) async fn principal_for_token(
         workspace: columns.text("workspace")?,
         subject,
     }))
+}
+
+pub(crate) async fn revoke_tokens(
+    conn: &mut Conn,
+    workspace: &str,
+    subject_id: &str,
+    at: Timestamp,
+    effects: &Effects,
+) -> StoreResult<u64> {
+    lock_workspace(conn, workspace).await?;
+    let revoked = sqlx::query(
+        "UPDATE tokens SET revoked_at = $1
+         WHERE workspace = $2 AND subject_id = $3 AND revoked_at IS NULL",
+    )
+    .bind(millis(at))
+    .bind(workspace)
+    .bind(subject_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?
+    .rows_affected();
+    if revoked > 0 {
+        append_effects(conn, workspace, effects).await?;
+    }
+    Ok(revoked)
 }
 
 pub(crate) async fn create_session(

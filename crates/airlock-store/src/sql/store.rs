@@ -85,6 +85,18 @@ impl Store for Backend {
         identity::principal_for_token(self.reads(), token_hash).await
     }
 
+    async fn revoke_tokens(
+        &self,
+        workspace: &str,
+        subject_id: &str,
+        at: Timestamp,
+        effects: &Effects,
+    ) -> StoreResult<u64> {
+        write_transaction!(self, |conn| identity::revoke_tokens(
+            conn, workspace, subject_id, at, effects
+        ))
+    }
+
     async fn put_policy(
         &self,
         workspace: &str,
@@ -673,5 +685,9 @@ impl Store for Backend {
 
     async fn listen(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
         self.changes().await
+    }
+
+    fn single_writer(&self) -> bool {
+        super::dialect::SINGLE_WRITER
     }
 }

@@ -20,6 +20,10 @@ pub(crate) type Pool = sqlx::SqlitePool;
 /// The column that orders rows created in the same millisecond: insertion order.
 pub(crate) const ORD: &str = "rowid";
 
+/// One server per database file: every write goes through this process (see
+/// `Store::single_writer`).
+pub(crate) const SINGLE_WRITER: bool = true;
+
 /// Appended to a read that a write depends on; the writer connection already excludes
 /// every other writer.
 pub(crate) const FOR_UPDATE: &str = "";

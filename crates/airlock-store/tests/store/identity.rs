@@ -108,6 +108,60 @@ pub async fn revoked_tokens_resolve_to_nobody(ctx: Ctx) {
         .is_some());
 }
 
+pub async fn tokens_are_revoked_by_subject(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let hash = token_hash("tok_agt_a");
+    assert!(store.principal_for_token(&hash).await.unwrap().is_some());
+    // Naming a subject of another workspace revokes nothing and appends nothing.
+    let before = ctx.row_counts().await;
+    let revoked = store
+        .revoke_tokens(
+            &world.ws,
+            &world.other_agent,
+            t(4),
+            &effects("token.revoked", &world.other_agent, t(4)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(revoked, 0);
+    assert_eq!(ctx.row_counts().await, before);
+    let revoked = store
+        .revoke_tokens(
+            &world.ws,
+            &world.agent,
+            t(5),
+            &effects("token.revoked", &world.agent, t(5)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(revoked, 1);
+    assert_eq!(store.principal_for_token(&hash).await.unwrap(), None);
+    let audit = store.audit_after(&world.ws, 0, 10).await.unwrap();
+    assert_eq!(
+        audit.last().map(|record| record.kind.as_str()),
+        Some("token.revoked")
+    );
+    // The user's token is untouched; a second revocation finds nothing and appends nothing.
+    assert!(store
+        .principal_for_token(&token_hash("tok_usr_a"))
+        .await
+        .unwrap()
+        .is_some());
+    let before = ctx.row_counts().await;
+    let again = store
+        .revoke_tokens(
+            &world.ws,
+            &world.agent,
+            t(6),
+            &effects("token.revoked", &world.agent, t(6)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again, 0);
+    assert_eq!(ctx.row_counts().await, before);
+}
+
 pub async fn agents_are_created_read_and_updated(ctx: Ctx) {
     let store = ctx.store.as_ref();
     let world = world(store).await;

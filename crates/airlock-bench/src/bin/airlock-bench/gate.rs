@@ -3,6 +3,10 @@
 //! measured in the same run: a bare axum JSON endpoint under the same load, and the raw
 //! commit rate of the same database (one row per commit, and 64 rows per commit).
 //!
+//! Each backend runs twice, with the gate's read cache (tokens, agents, standing rules)
+//! and without it (`Gate::disable_read_cache`: every read goes to the database), and on
+//! PostgreSQL the window of a revocation across two nodes is measured (`window.rs`).
+//!
 //! The load is 64 concurrent keep-alive clients in a second process (`load.rs`), each
 //! posting `POST /v1/calls` back to back; every answer must be `201` (the call allowed,
 //! its grant, call row and audit record committed).
@@ -85,18 +89,20 @@ pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async {
         bare(report, &plan).await?;
-        gate(report, &plan, &Backend::Sqlite).await?;
+        gate(report, &plan, &Backend::Sqlite, Cache::On).await?;
+        gate(report, &plan, &Backend::Sqlite, Cache::Off).await?;
         sqlite_commits(report, &plan).await?;
         ratios(report, "sqlite");
-        let database = pg::Database::create(&admin_url).await?;
-        gate(
-            report,
-            &plan,
-            &Backend::Postgres {
+        for cache in [Cache::On, Cache::Off] {
+            let database = pg::Database::create(&admin_url).await?;
+            let backend = Backend::Postgres {
                 url: database.url.clone(),
-            },
-        )
-        .await?;
+            };
+            gate(report, &plan, &backend, cache).await?;
+            database.drop().await?;
+        }
+        let database = pg::Database::create(&admin_url).await?;
+        crate::window::measure(report, &database.url, if options.quick { 10 } else { 200 }).await?;
         database.drop().await?;
         let database = pg::Database::create(&admin_url).await?;
         postgres_commits(report, &plan, &database.url).await?;
@@ -121,9 +127,24 @@ async fn bare(report: &mut Report, plan: &Plan) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether the gate keeps tokens, agents and standing rules in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cache {
+    On,
+    Off,
+}
+
 /// airlock on `backend`: one agent, [`POLICY`], and the load.
-async fn gate(report: &mut Report, plan: &Plan, backend: &Backend) -> anyhow::Result<()> {
+async fn gate(
+    report: &mut Report,
+    plan: &Plan,
+    backend: &Backend,
+    cache: Cache,
+) -> anyhow::Result<()> {
     let server = Airlock::start(backend).await?;
+    if cache == Cache::Off {
+        server.gate.disable_read_cache();
+    }
     server.put_policy(POLICY).await?;
     let (_, agent) = server.create_agent(&json!({"name": "bench"})).await?;
     let body: serde_json::Value = serde_json::from_str(&call_body())?;
@@ -135,12 +156,11 @@ async fn gate(report: &mut Report, plan: &Plan, backend: &Backend) -> anyhow::Re
     }
     let result = load::run(&plan.load(format!("{}/v1/calls", server.url), agent)).await?;
     server.stop().await?;
-    add_load(
-        report,
-        &format!("airlock {} auto-allowed", backend.name()),
-        &result,
-        "decisions/s",
-    );
+    let case = match cache {
+        Cache::On => format!("airlock {} auto-allowed", backend.name()),
+        Cache::Off => format!("airlock {} auto-allowed, read cache off", backend.name()),
+    };
+    add_load(report, &case, &result, "decisions/s");
     Ok(())
 }
 
@@ -151,6 +171,11 @@ fn ratios(report: &mut Report, backend: &str) {
         return;
     };
     let limits = [
+        (
+            format!("airlock {backend} auto-allowed, read cache off"),
+            "throughput",
+            "of_read_cache_off",
+        ),
         (
             "bare axum JSON endpoint".to_owned(),
             "throughput",

@@ -42,6 +42,7 @@ mod roundtrip;
 mod seed;
 mod server;
 mod telemetry;
+mod window;
 
 use clap::{Parser, Subcommand};
 use report::Report;

@@ -1,0 +1,413 @@
+//! In-memory copies of what every call reads: token → principal, the agent, and the live
+//! standing rules of a workspace (the compiled policy has its own cache, `policy.rs`).
+//!
+//! A call would otherwise make three database round trips before it is even evaluated.
+//! The copies are only ever trusted while they are known to be in step with the database:
+//!
+//! - On a store no other process writes (SQLite), every change goes through this gate,
+//!   which drops the copies it touches after the store committed and before it answers.
+//! - On a shared store (PostgreSQL) the copies are in step only while this node's listener
+//!   hears the other nodes' changes (`listen.rs`): until the listener is up, from the
+//!   moment it reports its connection lost until it has listened again and resynced, and
+//!   after it stops, the cache is *unknown* and every read goes to the database.
+//!
+//! INVARIANT: a revocation is never masked. A value read from the database is kept only if
+//! no invalidation happened since the read began (`epoch`), so a read that raced with a
+//! revocation cannot put the revoked value back. Invalidation is coarse (everything of the
+//! kind in the workspace): changes are rare, reads are not.
+
+use crate::{Gate, GateError};
+use airlock_protocol::{Agent, StandingRule};
+use airlock_store::Principal;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Whether the copies can be trusted, and the copies.
+#[derive(Default)]
+pub(crate) struct ReadCache {
+    state: RwLock<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Trusted: see the module documentation.
+    live: bool,
+    /// Bumped by every invalidation; a fill carries the epoch its read began in.
+    epoch: u64,
+    /// How many times a trusted cache became unknown.
+    losses: u64,
+    /// Never trusted (`Gate::disable_read_cache`).
+    disabled: bool,
+    /// Token hash → principal.
+    tokens: HashMap<String, Principal>,
+    /// (workspace, agent id) → agent.
+    agents: HashMap<(String, String), Arc<Agent>>,
+    /// Workspace → every standing rule not revoked (expiry is checked at use).
+    rules: HashMap<String, Arc<Vec<StandingRule>>>,
+}
+
+/// Permission to keep what a read returns: the epoch the read began in. `None` when the
+/// cache is unknown, so nothing read is kept.
+pub(crate) type Ticket = Option<u64>;
+
+/// What the cache can say about the copies right now (for tests and metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStatus {
+    /// The copies are trusted; otherwise every read goes to the database.
+    pub live: bool,
+    /// How many invalidations there have been; grows by one or more on each.
+    pub epoch: u64,
+    /// How many times the cache went from trusted to unknown (a listener lost or stopped).
+    pub losses: u64,
+}
+
+impl ReadCache {
+    /// A cache that is trusted from the start (`live`) or unknown until a listener says so.
+    pub(crate) fn new(live: bool) -> ReadCache {
+        ReadCache {
+            state: RwLock::new(State {
+                live,
+                ..State::default()
+            }),
+        }
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn status(&self) -> CacheStatus {
+        let state = self.read();
+        CacheStatus {
+            live: state.live,
+            epoch: state.epoch,
+            losses: state.losses,
+        }
+    }
+
+    /// Takes a ticket before reading the database.
+    pub(crate) fn ticket(&self) -> Ticket {
+        let state = self.read();
+        state.live.then_some(state.epoch)
+    }
+
+    /// Marks the copies trusted (`true`: the listener is up and nothing was missed) or
+    /// unknown (`false`); either way drops them all, since the switch means changes may
+    /// have gone unheard.
+    pub(crate) fn set_live(&self, live: bool) {
+        let mut state = self.write();
+        state.epoch += 1;
+        if state.live && !live {
+            state.losses += 1;
+        }
+        state.live = live && !state.disabled;
+        state.tokens.clear();
+        state.agents.clear();
+        state.rules.clear();
+    }
+
+    /// Never trusts the cache again.
+    pub(crate) fn disable(&self) {
+        self.write().disabled = true;
+        self.set_live(false);
+    }
+
+    pub(crate) fn principal(&self, token_hash: &str) -> Option<Principal> {
+        let state = self.read();
+        if !state.live {
+            return None;
+        }
+        state.tokens.get(token_hash).cloned()
+    }
+
+    pub(crate) fn keep_principal(&self, ticket: Ticket, token_hash: &str, principal: &Principal) {
+        self.keep(ticket, |state| {
+            state
+                .tokens
+                .insert(token_hash.to_owned(), principal.clone());
+        });
+    }
+
+    pub(crate) fn agent(&self, workspace: &str, id: &str) -> Option<Arc<Agent>> {
+        let state = self.read();
+        if !state.live {
+            return None;
+        }
+        state
+            .agents
+            .get(&(workspace.to_owned(), id.to_owned()))
+            .cloned()
+    }
+
+    pub(crate) fn keep_agent(&self, ticket: Ticket, workspace: &str, agent: Arc<Agent>) {
+        self.keep(ticket, |state| {
+            state
+                .agents
+                .insert((workspace.to_owned(), agent.id.clone()), agent);
+        });
+    }
+
+    pub(crate) fn rules(&self, workspace: &str) -> Option<Arc<Vec<StandingRule>>> {
+        let state = self.read();
+        if !state.live {
+            return None;
+        }
+        state.rules.get(workspace).cloned()
+    }
+
+    pub(crate) fn keep_rules(
+        &self,
+        ticket: Ticket,
+        workspace: &str,
+        rules: Arc<Vec<StandingRule>>,
+    ) {
+        self.keep(ticket, |state| {
+            state.rules.insert(workspace.to_owned(), rules);
+        });
+    }
+
+    fn keep(&self, ticket: Ticket, insert: impl FnOnce(&mut State)) {
+        let Some(epoch) = ticket else { return };
+        let mut state = self.write();
+        if state.live && state.epoch == epoch {
+            insert(&mut state);
+        }
+    }
+
+    /// Drops the workspace's tokens (a token or its subject changed).
+    pub(crate) fn forget_tokens(&self, workspace: &str) {
+        let mut state = self.write();
+        state.epoch += 1;
+        state
+            .tokens
+            .retain(|_, principal| principal.workspace != workspace);
+    }
+
+    /// Drops the workspace's agents (one's settings changed).
+    pub(crate) fn forget_agents(&self, workspace: &str) {
+        let mut state = self.write();
+        state.epoch += 1;
+        state.agents.retain(|(of, _), _| of != workspace);
+    }
+
+    /// Drops the workspace's standing rules (one was minted or revoked).
+    pub(crate) fn forget_rules(&self, workspace: &str) {
+        let mut state = self.write();
+        state.epoch += 1;
+        state.rules.remove(workspace);
+    }
+
+    /// Drops everything of the workspace (a change this node cannot classify).
+    pub(crate) fn forget_workspace(&self, workspace: &str) {
+        let mut state = self.write();
+        state.epoch += 1;
+        state
+            .tokens
+            .retain(|_, principal| principal.workspace != workspace);
+        state.agents.retain(|(of, _), _| of != workspace);
+        state.rules.remove(workspace);
+    }
+}
+
+impl Gate {
+    /// Whether the read cache is trusted right now, and its invalidation count.
+    pub fn cache_status(&self) -> CacheStatus {
+        self.inner.cache.status()
+    }
+
+    /// Reads every token, agent and standing rule from the database from now on, as
+    /// before the cache existed: for measuring the cache side by side (`airlock-bench`).
+    pub fn disable_read_cache(&self) {
+        self.inner.cache.disable();
+    }
+
+    /// Who holds the token with this hash (unrevoked), from the cache when it can.
+    pub(crate) async fn principal_for_hash(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<Principal>, GateError> {
+        let cache = &self.inner.cache;
+        if let Some(principal) = cache.principal(token_hash) {
+            return Ok(Some(principal));
+        }
+        let ticket = cache.ticket();
+        let principal = self.store().principal_for_token(token_hash).await?;
+        if let Some(principal) = &principal {
+            cache.keep_principal(ticket, token_hash, principal);
+        }
+        Ok(principal)
+    }
+
+    /// An agent of the workspace, from the cache when it can.
+    pub(crate) async fn agent_cached(
+        &self,
+        workspace: &str,
+        id: &str,
+    ) -> Result<Option<Arc<Agent>>, GateError> {
+        let cache = &self.inner.cache;
+        if let Some(agent) = cache.agent(workspace, id) {
+            return Ok(Some(agent));
+        }
+        let ticket = cache.ticket();
+        let Some(agent) = self.store().get_agent(workspace, id).await? else {
+            return Ok(None);
+        };
+        let agent = Arc::new(agent);
+        cache.keep_agent(ticket, workspace, agent.clone());
+        Ok(Some(agent))
+    }
+
+    /// Every standing rule of the workspace that is not revoked, newest first (some may
+    /// have expired: the caller checks), from the cache when it can.
+    pub(crate) async fn unrevoked_rules(
+        &self,
+        workspace: &str,
+    ) -> Result<Arc<Vec<StandingRule>>, GateError> {
+        let cache = &self.inner.cache;
+        if let Some(rules) = cache.rules(workspace) {
+            return Ok(rules);
+        }
+        let ticket = cache.ticket();
+        let mut rules = self.store().list_standing_rules(workspace).await?;
+        rules.retain(|rule| rule.revoked_at.is_none());
+        let rules = Arc::new(rules);
+        cache.keep_rules(ticket, workspace, rules.clone());
+        Ok(rules)
+    }
+
+    /// A change heard from the listener (this node's own included) drops what it touches.
+    pub(crate) fn forget_changed(&self, workspace: &str, kind: &str) {
+        let cache = &self.inner.cache;
+        match touches(kind) {
+            Touches::Nothing => {}
+            Touches::Tokens => cache.forget_tokens(workspace),
+            Touches::Agents => cache.forget_agents(workspace),
+            Touches::Rules => cache.forget_rules(workspace),
+            Touches::Everything => cache.forget_workspace(workspace),
+        }
+    }
+
+    /// This node changed standing rules (minted, revoked, a task's): called after the
+    /// store committed and before the change is answered.
+    pub(crate) fn forget_rules(&self, workspace: &str) {
+        self.inner.cache.forget_rules(workspace);
+    }
+
+    pub(crate) fn set_cache_live(&self, live: bool) {
+        self.inner.cache.set_live(live);
+    }
+}
+
+/// Whether a change of this kind (an event kind, heard from the listener) can touch what
+/// the cache holds, and which part. Kinds not listed here drop everything of the
+/// workspace, so a kind added later fails safe.
+pub(crate) fn touches(kind: &str) -> Touches {
+    match kind {
+        "rule.created" | "rule.revoked" | "task.created" | "task.updated" | "task.revoked" => {
+            Touches::Rules
+        }
+        "agent.updated" => Touches::Agents,
+        "token.revoked" => Touches::Tokens,
+        "agent.created" | "user.created" | "policy.updated" | "call.decided" | "run.state" => {
+            Touches::Nothing
+        }
+        kind if kind.starts_with("approval.")
+            || kind.starts_with("call.")
+            || kind.starts_with("run.")
+            || kind.starts_with("outcome.") =>
+        {
+            // A decision may mint a standing rule, but it also sends `rule.created`.
+            Touches::Nothing
+        }
+        _ => Touches::Everything,
+    }
+}
+
+/// What part of the cache a change touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Touches {
+    Nothing,
+    Tokens,
+    Agents,
+    Rules,
+    Everything,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use airlock_store::Subject;
+
+    fn principal(workspace: &str) -> Principal {
+        Principal {
+            workspace: workspace.to_owned(),
+            subject: Subject::Agent {
+                id: "agt_1".into(),
+                name: "scout".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn an_unknown_cache_keeps_nothing_and_answers_nothing() {
+        let cache = ReadCache::new(false);
+        let ticket = cache.ticket();
+        assert_eq!(ticket, None);
+        cache.keep_principal(ticket, "h", &principal("ws"));
+        assert_eq!(cache.principal("h"), None);
+    }
+
+    #[test]
+    fn a_read_that_raced_with_an_invalidation_is_not_kept() {
+        let cache = ReadCache::new(true);
+        let ticket = cache.ticket();
+        // The revocation lands between the database read and the fill.
+        cache.forget_tokens("ws");
+        cache.keep_principal(ticket, "h", &principal("ws"));
+        assert_eq!(cache.principal("h"), None);
+        // A read that began after it is kept.
+        let ticket = cache.ticket();
+        cache.keep_principal(ticket, "h", &principal("ws"));
+        assert_eq!(cache.principal("h"), Some(principal("ws")));
+    }
+
+    #[test]
+    fn losing_the_listener_drops_everything_and_stops_answering() {
+        let cache = ReadCache::new(true);
+        cache.keep_principal(cache.ticket(), "h", &principal("ws"));
+        cache.set_live(false);
+        assert_eq!(cache.principal("h"), None);
+        // A fill whose read began before the loss is not kept once live again.
+        let stale = Some(cache.status().epoch);
+        cache.set_live(true);
+        cache.keep_principal(stale, "h", &principal("ws"));
+        assert_eq!(cache.principal("h"), None);
+    }
+
+    #[test]
+    fn invalidation_is_per_workspace() {
+        let cache = ReadCache::new(true);
+        cache.keep_principal(cache.ticket(), "a", &principal("ws1"));
+        cache.keep_principal(cache.ticket(), "b", &principal("ws2"));
+        cache.forget_tokens("ws1");
+        assert_eq!(cache.principal("a"), None);
+        assert_eq!(cache.principal("b"), Some(principal("ws2")));
+    }
+
+    #[test]
+    fn unknown_change_kinds_drop_everything() {
+        assert_eq!(touches("rule.revoked"), Touches::Rules);
+        assert_eq!(touches("token.revoked"), Touches::Tokens);
+        assert_eq!(touches("approval.approved"), Touches::Nothing);
+        assert_eq!(touches("something.new"), Touches::Everything);
+    }
+}
