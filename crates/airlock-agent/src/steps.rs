@@ -296,7 +296,7 @@ impl Runtime {
         approver: Option<String>,
     ) -> Result<(), LegError> {
         let output = match error {
-            RedeemError::Spent | RedeemError::Replay(_) => {
+            RedeemError::Spent | RedeemError::Replay(..) => {
                 json!({"error": "the call's grant was already consumed; it did not run again"})
             }
             RedeemError::NoGrant | RedeemError::NotFound => {

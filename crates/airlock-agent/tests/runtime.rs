@@ -165,6 +165,7 @@ async fn an_asked_call_suspends_the_run_and_an_approval_resumes_it_to_the_outbox
         binding_digest: approval.binding_digest.clone(),
         reason: None,
         remember: None,
+        arguments: None,
     };
     world
         .gate
