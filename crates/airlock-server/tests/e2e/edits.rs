@@ -288,3 +288,97 @@ async fn edits_that_cannot_be_run_exactly_are_422_and_write_nothing() {
     assert_eq!(audit_records(&server).await, audit_before);
     assert_eq!(get(&server, &format!("/v1/approvals/{id}")).await, approval);
 }
+
+/// Posts a hook payload of `agent` (`claude-code`, `gemini`) with no wait for a person.
+async fn hook_now(server: &TestServer, token: &str, agent: &str, body: &Value) -> Value {
+    let reply = server
+        .client
+        .post(&format!("/v1/hooks/{agent}?wait_s=0"), token, body)
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    reply.body
+}
+
+async fn approve_the_only_pending(server: &TestServer, arguments: Value) -> Value {
+    let page = get(server, "/v1/approvals?status=pending").await;
+    let items = page["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{page}");
+    approve_with(server, &items[0], json!({"arguments": arguments}))
+        .await
+        .expect_status(200)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn claude_code_runs_an_edited_call_through_updated_input_once() {
+    let (server, agent) = server().await;
+    let payload = json!({
+        "session_id": "cc-edit",
+        "cwd": "/home/ana/shop",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "email.send",
+        "tool_input": {"to": "bob@acme.test", "body": "figures"},
+    });
+    let first = hook_now(&server, &agent, "claude-code", &payload).await;
+    assert_eq!(first["hookSpecificOutput"]["permissionDecision"], "deny");
+    let decided =
+        approve_the_only_pending(&server, json!({"to": "carol@acme.test", "body": "figures"}))
+            .await;
+
+    // The agent's retry is answered with the edited input, its grant spent once.
+    let answer = hook_now(&server, &agent, "claude-code", &payload).await;
+    let inner = &answer["hookSpecificOutput"];
+    assert_eq!(inner["permissionDecision"], "allow", "{answer}");
+    assert_eq!(
+        inner["updatedInput"],
+        json!({"to": "carol@acme.test", "body": "figures"})
+    );
+    assert!(inner["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .contains("edited"));
+    let call = get(
+        &server,
+        &format!("/v1/calls/{}", decided["call_id"].as_str().unwrap()),
+    )
+    .await;
+    assert!(call["redeemed_at"].is_string(), "{call}");
+    let again = hook_now(&server, &agent, "claude-code", &payload).await;
+    assert_eq!(again["hookSpecificOutput"]["permissionDecision"], "deny");
+}
+
+#[tokio::test]
+async fn gemini_is_told_to_run_the_edited_call_which_then_runs_once_with_that_approval() {
+    let (server, agent) = server().await;
+    let payload = |to: &str| {
+        json!({
+            "session_id": "g-edit",
+            "cwd": "/home/ana/shop",
+            "hook_event_name": "BeforeTool",
+            "tool_name": "email.send",
+            "tool_input": {"to": to, "body": "figures"},
+        })
+    };
+    let first = hook_now(&server, &agent, "gemini", &payload("bob@acme.test")).await;
+    assert_eq!(first["decision"], "deny");
+    let decided =
+        approve_the_only_pending(&server, json!({"to": "carol@acme.test", "body": "figures"}))
+            .await;
+    let call_path = format!("/v1/calls/{}", decided["call_id"].as_str().unwrap());
+
+    // The asked call is not run: the model reads what to run instead, and nothing is spent.
+    let told = hook_now(&server, &agent, "gemini", &payload("bob@acme.test")).await;
+    assert_eq!(told["decision"], "deny", "{told}");
+    let reason = told["reason"].as_str().unwrap();
+    assert!(reason.contains("carol@acme.test"), "{reason}");
+    assert!(reason.contains("without a new question"), "{reason}");
+    assert!(get(&server, &call_path).await.get("redeemed_at").is_none());
+
+    // The edited call runs once under the same approval.
+    let ran = hook_now(&server, &agent, "gemini", &payload("carol@acme.test")).await;
+    assert_eq!(ran["decision"], "allow", "{ran}");
+    assert!(get(&server, &call_path).await["redeemed_at"].is_string());
+    let all = get(&server, "/v1/approvals").await;
+    assert_eq!(all["items"].as_array().unwrap().len(), 1, "{all}");
+}
