@@ -73,16 +73,14 @@ async fn edited_arguments(
     .fetch_optional(&mut *conn)
     .await
     .map_err(database)?;
-    parse_edited(edited.flatten())
+    Ok(parse_edited(edited.flatten())?)
 }
 
-fn parse_edited(text: Option<String>) -> Result<Option<Value>, RedeemError> {
+fn parse_edited(text: Option<String>) -> Result<Option<Value>, StoreError> {
     text.map(|text| {
-        serde_json::from_str(&text).map_err(|error| {
-            RedeemError::Store(StoreError::Corrupt {
-                table: "calls",
-                detail: format!("edited arguments: {error}"),
-            })
+        serde_json::from_str(&text).map_err(|error| StoreError::Corrupt {
+            table: "calls",
+            detail: format!("edited arguments: {error}"),
         })
     })
     .transpose()
