@@ -114,7 +114,11 @@ impl Runtime {
         exact: Option<&Value>,
         approver: Option<String>,
     ) -> Result<(), LegError> {
+        // A person who edited the call while approving it decided what runs: the call's
+        // arguments are then the edited ones (never redacted: an edit holds no secret).
+        let edited = call.original_arguments.is_some();
         let arguments = match exact {
+            _ if edited => call.arguments.clone(),
             Some(arguments) => arguments.clone(),
             None if step.exact => step.step.arguments.clone(),
             None => {
@@ -185,7 +189,10 @@ impl Runtime {
                 attempts: 0,
                 last_error: None,
             };
-            let output = json!({"queued": item.id, "kind": item.kind, "recipient": item.recipient});
+            let output = told_of_edit(
+                call,
+                json!({"queued": item.id, "kind": item.kind, "recipient": item.recipient}),
+            );
             let (update, finished) = self.finished_update(
                 ctx,
                 step,
@@ -251,6 +258,7 @@ impl Runtime {
         *step = started_step;
         let (ok, output) = self.run_tool(ctx, agent_tool.kind, &tool, arguments).await;
         self.report_outcome(ctx, &call.id, ok, &output).await;
+        let output = told_of_edit(call, output);
         let status = if ok {
             StepStatus::Ok
         } else {
@@ -296,7 +304,7 @@ impl Runtime {
         approver: Option<String>,
     ) -> Result<(), LegError> {
         let output = match error {
-            RedeemError::Spent | RedeemError::Replay(_) => {
+            RedeemError::Spent | RedeemError::Replay(..) => {
                 json!({"error": "the call's grant was already consumed; it did not run again"})
             }
             RedeemError::NoGrant | RedeemError::NotFound => {
@@ -373,5 +381,21 @@ impl Runtime {
         self.write(ctx, update).await?;
         *step = finished;
         Ok(())
+    }
+}
+
+/// A tool's output as the model reads it: when a person edited the call before approving
+/// it, the model is told what ran instead of what it asked for (DESIGN.md §11.6).
+fn told_of_edit(call: &airlock_protocol::Call, output: Value) -> Value {
+    match &call.original_arguments {
+        Some(original) => json!({
+            "edited_by_person": {
+                "note": "a person changed the arguments before approving; these ran instead of yours",
+                "asked": original,
+                "ran": call.arguments,
+            },
+            "result": output,
+        }),
+        None => output,
     }
 }

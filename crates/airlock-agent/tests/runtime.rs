@@ -165,6 +165,7 @@ async fn an_asked_call_suspends_the_run_and_an_approval_resumes_it_to_the_outbox
         binding_digest: approval.binding_digest.clone(),
         reason: None,
         remember: None,
+        arguments: None,
     };
     world
         .gate
@@ -180,4 +181,64 @@ async fn an_asked_call_suspends_the_run_and_an_approval_resumes_it_to_the_outbox
     assert_eq!(kinds.last().map(String::as_str), Some("run_completed"));
     let outbox = world.runtime.outbox(&world.owner, 10).await.unwrap();
     assert_eq!(outbox.len(), 1, "{outbox:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_approval_runs_exactly_the_edited_arguments_once_and_the_model_is_told() {
+    let world = World::new().await;
+    let run = world
+        .runtime
+        .post_message(&world.owner, &world.session, "send the email please")
+        .await
+        .unwrap();
+    world.wait_for(&run.id, RunState::AwaitingApproval).await;
+    let pending = world
+        .gate
+        .list_approvals(&world.owner, Some(ApprovalStatus::Pending), 10)
+        .await
+        .unwrap();
+    let [approval] = &pending[..] else {
+        panic!("expected one pending approval, got {pending:?}");
+    };
+    let call = world
+        .gate
+        .get_call(&world.owner, &approval.call_id)
+        .await
+        .unwrap();
+    let mut edited = call.arguments.clone();
+    edited["to"] = "carol@edited.test".into();
+    assert_ne!(edited, call.arguments);
+    let decision = DecisionRequest {
+        decision: Verdict::Approve,
+        binding_digest: approval.binding_digest.clone(),
+        reason: None,
+        remember: None,
+        arguments: Some(edited.clone()),
+    };
+    world
+        .gate
+        .decide(&world.owner, &approval.id, decision)
+        .await
+        .unwrap();
+    world.wait_for(&run.id, RunState::Completed).await;
+    // One outbox row, to the edited recipient: the edit ran, once.
+    let outbox = world.runtime.outbox(&world.owner, 10).await.unwrap();
+    let [item] = &outbox[..] else {
+        panic!("expected one outbox item, got {outbox:?}");
+    };
+    assert_eq!(item.recipient, "carol@edited.test");
+    assert_eq!(item.call_id, call.id);
+    // The model read what a person changed.
+    let events = world
+        .runtime
+        .run_events(&world.owner, &run.id, 0, 1000)
+        .await
+        .unwrap();
+    let finished = events
+        .iter()
+        .find(|event| event.kind == "tool_finished")
+        .expect("a finished tool");
+    let text = finished.data.to_string();
+    assert!(text.contains("edited_by_person"), "{text}");
+    assert!(text.contains("carol@edited.test"), "{text}");
 }

@@ -204,6 +204,7 @@ impl Gate {
             outcome: None,
             ambiguous_at: None,
             reconciliation: None,
+            original_arguments: None,
         };
         let actor = principal.actor();
         let task_id = session
@@ -293,7 +294,7 @@ impl Gate {
 
     /// The live standing rules that may apply to a call of this agent: its own, its
     /// session's, and (for a task's run) the task's.
-    async fn standing_in_scope(
+    pub(crate) async fn standing_in_scope(
         &self,
         workspace: &str,
         agent_id: &str,
@@ -512,5 +513,6 @@ fn approval_for(
         decided_at: None,
         decided_by: None,
         decision_reason: None,
+        edited_binding_digest: None,
     }
 }

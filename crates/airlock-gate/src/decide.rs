@@ -6,6 +6,7 @@
 //! decision wins; every refusal writes nothing.
 
 use crate::clock::add_seconds;
+use crate::edit::edit_data;
 use crate::effects::{approval_data, audit, event};
 use crate::identity::require_role;
 use crate::ids::new_id;
@@ -114,6 +115,23 @@ impl Gate {
         let actor = principal.actor();
         let approve = request.decision == Verdict::Approve;
 
+        let edit = match (&request.arguments, approve) {
+            (Some(_), false) => {
+                return Err(GateError::Invalid(
+                    "arguments (an edit) only go with approve".into(),
+                ))
+            }
+            (Some(arguments), true) => self.checked_edit(workspace, &approval, arguments).await?,
+            (None, _) => None,
+        };
+        if edit.is_some() && request.remember.is_some() {
+            // The standing target was read from the asked call; a rule made from an
+            // edited one would allow what nobody was shown.
+            return Err(GateError::Invalid(
+                "remember does not go with edited arguments: approve the edit, then add a rule"
+                    .into(),
+            ));
+        }
         let standing_rule = match (&request.remember, approve) {
             (Some(_), false) => {
                 return Err(GateError::Invalid("remember only goes with approve".into()))
@@ -158,6 +176,10 @@ impl Gate {
         decided.decided_at = Some(now);
         decided.decided_by = Some(actor.clone());
         decided.decision_reason = request.reason.clone();
+        decided.edited_binding_digest = edit
+            .as_ref()
+            .map(|(edit, _)| edit.binding_digest.clone())
+            .or(decided.edited_binding_digest);
         let kind = if approve {
             "approval.approved"
         } else {
@@ -166,6 +188,9 @@ impl Gate {
         let mut data = approval_data(&decided);
         if let (Some(object), Some(grant)) = (data.as_object_mut(), &grant) {
             object.insert("grant_id".into(), grant.id.clone().into());
+        }
+        if let (Some(object), Some((edit, original))) = (data.as_object_mut(), &edit) {
+            object.insert("edit".into(), edit_data(&approval, original, edit));
         }
         let mut effects = Effects::none()
             .audit(audit(now, &actor, kind, &approval.id, data))
@@ -194,6 +219,7 @@ impl Gate {
                     at: now,
                     grant,
                     standing_rule,
+                    edit: edit.map(|(edit, _)| edit),
                 },
                 &effects,
             )

@@ -66,7 +66,7 @@ pub fn call_data(call: &Call, standing_rule: Option<&str>, task_id: Option<&str>
 
 /// The audit data of an approval's end (decided, expired, cancelled).
 pub fn approval_data(approval: &Approval) -> Value {
-    json!({
+    let mut data = json!({
         "approval_id": approval.id,
         "call_id": approval.call_id,
         "tool": approval.tool,
@@ -75,5 +75,10 @@ pub fn approval_data(approval: &Approval) -> Value {
         "reason": approval.decision_reason,
         "binding_digest": approval.binding_digest,
         "policy_digest": approval.policy_digest,
-    })
+    });
+    // Absent unless a person edited the call, so other records read as before.
+    if let (Some(object), Some(edited)) = (data.as_object_mut(), &approval.edited_binding_digest) {
+        object.insert("edited_binding_digest".into(), edited.clone().into());
+    }
+    data
 }

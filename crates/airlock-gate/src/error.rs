@@ -30,6 +30,9 @@ pub enum GateError {
     Expired,
     #[error("the policy changed while the approval was pending")]
     StalePolicy,
+    /// A person's edit of the call that the policy in force denies (DESIGN.md §11.6).
+    #[error("the policy denies the edited call: {0}")]
+    EditDenied(String),
     #[error("the grant was already consumed")]
     GrantSpent,
     /// A name that must be unique is taken.
@@ -72,7 +75,7 @@ impl From<RedeemError> for GateError {
             ),
             // Only a store that forgot to turn a replay into an answer gets here; a replay
             // must never pass for a first consumption, so it is refused like a spent grant.
-            RedeemError::Spent | RedeemError::Replay(_) => GateError::GrantSpent,
+            RedeemError::Spent | RedeemError::Replay(..) => GateError::GrantSpent,
             RedeemError::Store(error) => error.into(),
         }
     }

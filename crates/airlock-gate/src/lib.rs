@@ -5,7 +5,8 @@
 //! - [`identity`]: bootstrap, tokens, users, agents, sessions, who-may-do-what.
 //! - [`policy`]: the policy in force per workspace, replacing it, dry runs.
 //! - [`calls`]: submit, long-poll, redeem.
-//! - [`decide`]: approvals and the decision on them (G2, G3, G4, G6).
+//! - [`decide`]: approvals and the decision on them (G2, G3, G4, G6); `edit`: a
+//!   person's edit of the arguments while approving (§11.6).
 //! - [`rules`]: standing rules.
 //! - [`tasks`]: scheduled tasks and their task-scoped rules; [`cron`]: their schedules.
 //! - [`expiry`]: the sweeper that moves overdue approvals to `expired`.
@@ -29,6 +30,7 @@ pub mod calls;
 pub mod clock;
 pub mod cron;
 pub mod decide;
+mod edit;
 pub mod effects;
 mod error;
 pub mod expiry;

@@ -231,7 +231,7 @@ pub fn escalation_key(
 }
 
 /// The key a hook call is held under: `None` without a session.
-fn retry_key(principal: &Principal, submission: &Submission) -> Option<String> {
+pub fn retry_key(principal: &Principal, submission: &Submission) -> Option<String> {
     let session = submission.session_id.as_deref()?;
     let agent = match &principal.subject {
         airlock_store::Subject::Agent { id, .. } => id.as_str(),

@@ -13,15 +13,19 @@
 //!    `shell.exec`, `apply_patch` → `fs.edit` of every file the patch touches ([`patch`]),
 //!    and so on; unknown tools keep their name.
 //! 3. [`render`] — the verdict in the agent's own output shape for the event that asked.
-//! 4. [`outcome`] — what an after-the-fact event (`PostToolUse`, `AfterTool`) reports, and
+//! 4. [`edit`] — a person's edit of the canonical call carried back into the agent's own
+//!    tool input (Claude Code's `updatedInput`), or `None` when it cannot be exactly.
+//! 5. [`outcome`] — what an after-the-fact event (`PostToolUse`, `AfterTool`) reports, and
 //!    the key tying one tool use's events together.
 
+pub mod edit;
 pub mod outcome;
 pub mod patch;
 pub mod payload;
 pub mod render;
 pub mod translate;
 
+pub use edit::native_input;
 pub use outcome::{reported, tool_use_key, Reported};
 pub use payload::{Agent, HookCall, HookEvent, PayloadError};
 pub use render::{render, Verdict};

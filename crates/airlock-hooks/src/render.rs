@@ -22,16 +22,22 @@ pub enum Verdict {
     Allow { reason: String },
     /// The call must not run; `reason` is what the model reads.
     Deny { reason: String },
+    /// The call may run (its grant was redeemed) with the tool input a person edited it
+    /// to (DESIGN.md §11.6): Claude Code's `updatedInput`. An agent that cannot replace
+    /// the input is answered a deny, never an allow of the unedited call.
+    AllowEdited { reason: String, input: Value },
 }
 
 impl Verdict {
     pub fn is_allow(&self) -> bool {
-        matches!(self, Verdict::Allow { .. })
+        matches!(self, Verdict::Allow { .. } | Verdict::AllowEdited { .. })
     }
 
     pub fn reason(&self) -> &str {
         match self {
-            Verdict::Allow { reason } | Verdict::Deny { reason } => reason,
+            Verdict::Allow { reason }
+            | Verdict::Deny { reason }
+            | Verdict::AllowEdited { reason, .. } => reason,
         }
     }
 }
@@ -42,29 +48,45 @@ pub fn render(agent: Agent, event: HookEvent, verdict: &Verdict) -> Option<Value
     let allow = verdict.is_allow();
     let word = if allow { "allow" } else { "deny" };
     let reason = verdict.reason();
-    match (agent, event) {
-        (_, HookEvent::PostToolUse | HookEvent::AfterTool) => None,
-        (Agent::Codex, HookEvent::PermissionRequest) if allow => Some(json!({
+    match (agent, event, verdict) {
+        (_, HookEvent::PostToolUse | HookEvent::AfterTool, _) => None,
+        (Agent::ClaudeCode, _, Verdict::AllowEdited { input, .. }) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "permissionDecisionReason": reason,
+                "updatedInput": input,
+            }
+        })),
+        // Fail closed: an agent that would run its own input must not be told "allow".
+        (_, _, Verdict::AllowEdited { .. }) => render(
+            agent,
+            event,
+            &Verdict::Deny {
+                reason: reason.to_owned(),
+            },
+        ),
+        (Agent::Codex, HookEvent::PermissionRequest, _) if allow => Some(json!({
             "hookSpecificOutput": {
                 "hookEventName": "PermissionRequest",
                 "decision": {"behavior": "allow"},
             }
         })),
-        (Agent::Codex, HookEvent::PermissionRequest) => Some(json!({
+        (Agent::Codex, HookEvent::PermissionRequest, _) => Some(json!({
             "hookSpecificOutput": {
                 "hookEventName": "PermissionRequest",
                 "decision": {"behavior": "deny", "message": reason},
             }
         })),
-        (Agent::Codex, HookEvent::PreToolUse) if allow => None,
-        (Agent::ClaudeCode | Agent::Codex, _) => Some(json!({
+        (Agent::Codex, HookEvent::PreToolUse, _) if allow => None,
+        (Agent::ClaudeCode | Agent::Codex, _, _) => Some(json!({
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": word,
                 "permissionDecisionReason": reason,
             }
         })),
-        (Agent::Gemini, _) => Some(json!({"decision": word, "reason": reason})),
+        (Agent::Gemini, _, _) => Some(json!({"decision": word, "reason": reason})),
     }
 }
 
@@ -125,6 +147,34 @@ mod tests {
         assert_eq!(
             render(Agent::ClaudeCode, HookEvent::PostToolUse, &deny()),
             None
+        );
+    }
+
+    #[test]
+    fn an_edited_allow_is_updated_input_for_claude_code_and_a_deny_elsewhere() {
+        let edited = Verdict::AllowEdited {
+            reason: "edited".into(),
+            input: json!({"command": "git push"}),
+        };
+        let claude = render(Agent::ClaudeCode, HookEvent::PreToolUse, &edited).unwrap();
+        assert_eq!(claude["hookSpecificOutput"]["permissionDecision"], "allow");
+        assert_eq!(
+            claude["hookSpecificOutput"]["updatedInput"],
+            json!({"command": "git push"})
+        );
+        assert_eq!(
+            render(Agent::Codex, HookEvent::PreToolUse, &edited).unwrap()["hookSpecificOutput"]
+                ["permissionDecision"],
+            "deny"
+        );
+        assert_eq!(
+            render(Agent::Codex, HookEvent::PermissionRequest, &edited).unwrap()
+                ["hookSpecificOutput"]["decision"]["behavior"],
+            "deny"
+        );
+        assert_eq!(
+            render(Agent::Gemini, HookEvent::BeforeTool, &edited).unwrap()["decision"],
+            "deny"
         );
     }
 }

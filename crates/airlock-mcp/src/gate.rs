@@ -19,8 +19,10 @@ use std::future::Future;
 /// The gate's final answer to one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// Allowed or approved, and the grant is redeemed: forward the call once.
-    Allow,
+    /// Allowed or approved, and the grant is redeemed: forward the call once. `edited`:
+    /// the arguments a person changed the call to while approving it (DESIGN.md §11.6),
+    /// forwarded instead of the client's.
+    Allow { edited: Option<Map<String, Value>> },
     /// Anything else; `reason` is what the model reads after `Denied: `.
     Deny { reason: String },
 }

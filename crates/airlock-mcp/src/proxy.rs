@@ -35,6 +35,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{ErrorData as McpError, RoleServer, Service, ServiceExt};
+use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::future::Future;
@@ -336,7 +337,12 @@ impl<G: Gate> Proxy<G> {
             return Err(McpError::invalid_request(CLIENT_CANCELLED, None));
         }
         match verdict {
-            Verdict::Allow => {
+            Verdict::Allow { edited } => {
+                // A person's edit is what runs: the real server gets the edited arguments.
+                let asked = request.params.arguments.clone();
+                if let Some(edited) = &edited {
+                    request.params.arguments = Some(edited.clone());
+                }
                 let forwarded = self
                     .forward(upstream, ClientRequest::CallToolRequest(request), &context)
                     .await;
@@ -354,7 +360,15 @@ impl<G: Gate> Proxy<G> {
                         None,
                     ));
                 }
-                Ok(result)
+                Ok(match (edited, result) {
+                    (Some(edited), ServerResult::CallToolResult(mut result)) => {
+                        result
+                            .content
+                            .push(ContentBlock::text(edit_note(asked, edited)));
+                        ServerResult::CallToolResult(result)
+                    }
+                    (_, result) => result,
+                })
             }
             Verdict::Deny { reason } => {
                 Ok(ServerResult::CallToolResult(CallToolResult::error(vec![
@@ -543,4 +557,15 @@ fn outcome_of(forwarded: &Result<ServerResult, McpError>) -> (bool, Option<Strin
         Ok(_) => (true, None),
         Err(error) => (false, Some(error.message.chars().take(500).collect())),
     }
+}
+
+/// What the model is told when a person edited its call before approving it: what it
+/// asked for and what ran instead (DESIGN.md §11.6).
+fn edit_note(asked: Option<Map<String, Value>>, ran: Map<String, Value>) -> String {
+    let asked = Value::Object(asked.unwrap_or_default());
+    let ran = Value::Object(ran);
+    format!(
+        "airlock: a person edited this call's arguments before approving it; the tool ran \
+         with {ran}, not with the arguments you sent ({asked})"
+    )
 }

@@ -54,6 +54,12 @@ pub struct DecisionRequest {
     pub reason: Option<String>,
     #[serde(default)]
     pub remember: Option<Remember>,
+    /// Approve with edits (DESIGN.md §11.6): the whole arguments object to run instead of
+    /// the one asked for. Only with `approve`; the edited call is evaluated under the
+    /// policy in force (a denied edit is `409 edit_denied`), and the grant binds to it.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub arguments: Option<Value>,
 }
 
 /// The body of `POST /v1/rules`.
@@ -246,6 +252,11 @@ pub struct Redeemed {
     /// consumed the grant: the same grant, not a second execution (DESIGN.md §11.8).
     #[serde(default)]
     pub replayed: bool,
+    /// The arguments to execute when a person edited the call while approving it
+    /// (DESIGN.md §11.6): run these, not the ones submitted. Absent when not edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub arguments: Option<Value>,
 }
 
 /// The body of `POST /v1/users`.

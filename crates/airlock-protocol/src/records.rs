@@ -165,6 +165,11 @@ pub struct Call {
     /// A person's settling of the ambiguous call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconciliation: Option<Reconciliation>,
+    /// What the agent asked for (redacted), when a person edited the call while approving
+    /// it; `arguments` is then what runs (DESIGN.md §11.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub original_arguments: Option<Value>,
 }
 
 /// An asked call waiting for (or decided by) a person.
@@ -185,6 +190,10 @@ pub struct Approval {
     pub binding_digest: String,
     /// The policy the call was evaluated under; a decision under another is stale.
     pub policy_digest: String,
+    /// The binding digest over the arguments a person edited while approving (DESIGN.md
+    /// §11.6): the grant is bound to it. Absent when not edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_binding_digest: Option<String>,
     /// The target a standing rule made from this approval would bind to, when eligible.
     pub standing_target: Option<String>,
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
@@ -338,6 +347,7 @@ pub struct WorkspaceEvent {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Problem {
     /// Stable slug: `binding_mismatch`, `already_decided`, `expired`, `stale_policy`,
+    /// `edit_denied`,
     /// `forbidden`, `not_found`, `invalid`, `grant_spent`, `payload_too_large`,
     /// `unauthorized`, and `unavailable` / `internal` for server trouble.
     #[serde(rename = "type")]

@@ -41,6 +41,8 @@ pub enum ApiError {
     AlreadyDecided(ApprovalStatus),
     Expired,
     StalePolicy,
+    /// A person's edit the policy denies (DESIGN.md §11.6): the reason.
+    EditDenied(String),
     GrantSpent,
     /// A name that must be unique is taken.
     Conflict(String),
@@ -69,6 +71,7 @@ impl From<GateError> for ApiError {
             }
             GateError::AlreadyDecided(status) => ApiError::AlreadyDecided(status),
             GateError::StalePolicy => ApiError::StalePolicy,
+            GateError::EditDenied(reason) => ApiError::EditDenied(reason),
             GateError::GrantSpent => ApiError::GrantSpent,
             GateError::Conflict(message) => ApiError::Conflict(message),
             GateError::Unavailable(message) => ApiError::Unavailable(message),
@@ -119,6 +122,7 @@ impl ApiError {
             }
             ApiError::Expired => (StatusCode::CONFLICT, "expired", "Expired"),
             ApiError::StalePolicy => (StatusCode::CONFLICT, "stale_policy", "Stale policy"),
+            ApiError::EditDenied(_) => (StatusCode::CONFLICT, "edit_denied", "Edit denied"),
             ApiError::GrantSpent => (
                 StatusCode::CONFLICT,
                 "grant_spent",
@@ -169,6 +173,9 @@ impl ApiError {
             }
             ApiError::StalePolicy => {
                 "the policy changed while the approval was pending; it cannot be decided".into()
+            }
+            ApiError::EditDenied(reason) => {
+                format!("the policy denies the edited call: {reason}; nothing was changed")
             }
             ApiError::GrantSpent => "the call's grant was already consumed".into(),
             ApiError::Unavailable(_) => {

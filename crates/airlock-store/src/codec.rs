@@ -250,6 +250,7 @@ pub(crate) fn call_from_row<R: RawRow>(row: &R) -> StoreResult<Call> {
             }),
             None => None,
         },
+        original_arguments: columns.opt_json("original_arguments")?,
     })
 }
 
@@ -278,6 +279,7 @@ pub(crate) fn approval_from_row<R: RawRow>(row: &R) -> StoreResult<Approval> {
         decided_at: columns.opt_time("decided_at")?,
         decided_by: columns.opt_text("decided_by")?,
         decision_reason: columns.opt_text("decision_reason")?,
+        edited_binding_digest: columns.opt_text("edited_binding_digest")?,
     })
 }
 

@@ -93,9 +93,9 @@ pub enum RedeemError {
     Spent,
     /// Not a failure for the client: a retry under the key the grant was consumed with.
     /// Carried as an error so that the transaction writes nothing; callers answer it with
-    /// the grant and `replayed: true`.
+    /// the grant (and any edited arguments) and `replayed: true`.
     #[error("the grant was consumed under this key before")]
-    Replay(Grant),
+    Replay(Grant, Option<serde_json::Value>),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -79,10 +79,13 @@ pub struct RedeemRequest<'a> {
 }
 
 /// A consumed grant, and whether this answer replays an earlier redeem under the same key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Redemption {
     pub grant: Grant,
     pub replayed: bool,
+    /// The arguments a person edited the call to while approving it: what to execute
+    /// instead of the submitted ones (DESIGN.md §11.6). `None` when not edited.
+    pub arguments: Option<serde_json::Value>,
 }
 
 /// What recording an outcome did.
@@ -127,6 +130,18 @@ pub struct Decision {
     pub grant: Option<Grant>,
     /// The standing rule to mint on approve with `remember`.
     pub standing_rule: Option<StandingRule>,
+    /// A person's edit of the arguments, applied on approve (DESIGN.md §11.6).
+    pub edit: Option<Edit>,
+}
+
+/// The arguments a person approved instead of the asked ones. The gate evaluated them
+/// under the policy in force and made sure they hold no secret, so they are stored as
+/// they are and executed exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edit {
+    pub arguments: serde_json::Value,
+    /// The binding digest over the edited arguments; the grant is bound to it.
+    pub binding_digest: String,
 }
 
 /// What a successful decision changed.

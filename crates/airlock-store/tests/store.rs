@@ -97,6 +97,11 @@ macro_rules! conformance_suite {
         );
         behaviour!(
             $backend,
+            decide::an_edit_is_stored_with_the_grant_and_redeemed_as_the_arguments
+        );
+        behaviour!($backend, decide::a_refused_edit_writes_nothing);
+        behaviour!(
+            $backend,
             decide::unknown_approval_is_not_found_and_writes_nothing
         );
         behaviour!(

@@ -11,6 +11,7 @@ use crate::client::{encode, parse, print_json, Client, ClientArgs, Refused};
 use crate::table::{fields, or_dash, relative, truncate, when, Table};
 use crate::Outcome;
 use airlock_protocol::{Approval, ApprovalStatus, Resolution, RuleScope};
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
@@ -51,6 +52,13 @@ enum ApprovalsCommand {
         /// How long the remembered rule lasts, such as `8h` or `7d` (default: until revoked).
         #[arg(long, value_name = "DURATION", requires = "remember")]
         expires_in: Option<String>,
+        /// Approve with edits: the whole arguments object to run instead of the asked one
+        /// (JSON). The policy judges the edit; the grant binds to exactly it.
+        #[arg(long, value_name = "JSON", conflicts_with_all = ["args_file", "remember"])]
+        args: Option<String>,
+        /// Approve with edits, the arguments read from a file (`-` for stdin).
+        #[arg(long, value_name = "FILE", conflicts_with = "remember")]
+        args_file: Option<std::path::PathBuf>,
     },
     /// Reject a pending approval: the call never executes and the agent is told why.
     Reject {
@@ -115,15 +123,30 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<Outcome> {
             reason,
             remember,
             expires_in,
+            args,
+            args_file,
         } => {
             let remember = remember.map(|scope| match &expires_in {
                 Some(expires_in) => json!({"scope": scope, "expires_in": expires_in}),
                 None => json!({"scope": scope}),
             });
-            decide(&client, &which, "approve", reason, remember, as_json)
+            let edit = edited_arguments(args, args_file)?;
+            let decision = Decision {
+                verdict: "approve",
+                reason,
+                remember,
+                edit,
+            };
+            decide(&client, &which, decision, as_json)
         }
         ApprovalsCommand::Reject { which, reason } => {
-            decide(&client, &which, "reject", reason, None, as_json)
+            let decision = Decision {
+                verdict: "reject",
+                reason,
+                remember: None,
+                edit: None,
+            };
+            decide(&client, &which, decision, as_json)
         }
         ApprovalsCommand::Ambiguous => ambiguous::list(&client, as_json),
         ApprovalsCommand::Reconcile {
@@ -203,21 +226,72 @@ fn fetch(client: &Client, which: &Which) -> anyhow::Result<(Approval, Value)> {
     Ok((parse(&value, "an approval")?, value))
 }
 
+/// What one `approve` or `reject` sends.
+struct Decision {
+    verdict: &'static str,
+    reason: Option<String>,
+    remember: Option<Value>,
+    /// Approve with edits: the arguments to run instead.
+    edit: Option<Value>,
+}
+
+/// The edited arguments of `--args` or `--args-file`, which must be a JSON object: a
+/// mistake is a usage error (exit 2) before anything is sent.
+fn edited_arguments(
+    args: Option<String>,
+    args_file: Option<std::path::PathBuf>,
+) -> anyhow::Result<Option<Value>> {
+    let (text, from) = match (args, args_file) {
+        (Some(text), _) => (text, "--args".to_owned()),
+        (None, Some(path)) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("reading --args-file from stdin")?;
+            (text, "--args-file -".to_owned())
+        }
+        (None, Some(path)) => (
+            std::fs::read_to_string(&path)
+                .with_context(|| format!("reading --args-file {}", path.display()))?,
+            format!("--args-file {}", path.display()),
+        ),
+        (None, None) => return Ok(None),
+    };
+    let value: Value =
+        serde_json::from_str(&text).with_context(|| format!("{from} is not JSON"))?;
+    if !value.is_object() {
+        anyhow::bail!("{from} must be a JSON object (the whole arguments of the call)");
+    }
+    Ok(Some(value))
+}
+
 fn decide(
     client: &Client,
     which: &Which,
-    verdict: &str,
-    reason: Option<String>,
-    remember: Option<Value>,
+    decision: Decision,
     as_json: bool,
 ) -> anyhow::Result<Outcome> {
+    let Decision {
+        verdict,
+        reason,
+        remember,
+        edit,
+    } = decision;
     let (approval, _) = fetch(client, which)?;
-    let mut body = json!({"decision": verdict, "binding_digest": approval.binding_digest});
+    // A decision is about the call as it stands now: the edited one once a person edited it.
+    let digest = approval
+        .edited_binding_digest
+        .as_deref()
+        .unwrap_or(&approval.binding_digest);
+    let mut body = json!({"decision": verdict, "binding_digest": digest});
     if let Some(reason) = reason {
         body["reason"] = reason.into();
     }
     if let Some(remember) = &remember {
         body["remember"] = remember.clone();
+    }
+    let edited = edit.is_some();
+    if let Some(edit) = edit {
+        body["arguments"] = edit;
     }
     let answer = client.post(
         &format!("/v1/approvals/{}/decision", encode(&approval.id)),
@@ -233,6 +307,13 @@ fn decide(
         "rejected"
     };
     println!("{done} {}: {}", approval.id, approval.preview.summary);
+    if edited {
+        let decided: Approval = parse(&answer, "an approval")?;
+        match decided.edited_binding_digest {
+            Some(digest) => println!("with edited arguments (binding digest {digest})"),
+            None => println!("the arguments given were the asked ones: nothing was edited"),
+        }
+    }
     if let Some(remember) = &remember {
         let lasting = match remember["expires_in"].as_str() {
             Some(expires_in) => format!("for {expires_in}"),

@@ -114,6 +114,17 @@ pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
 
 /// Redeems the call's grant, runs `command` once, and reports how it went.
 fn execute(client: &Client, call: &Call, command: &[String]) -> anyhow::Result<Outcome> {
+    // The command was written for the asked arguments; a person approved other ones
+    // (DESIGN.md §11.6). Running it would run what nobody approved, so the grant is left
+    // unspent and the caller is told what was approved instead.
+    if call.original_arguments.is_some() {
+        eprintln!(
+            "a person approved {} only with edited arguments, and the command after -- was \
+             built from the asked ones, so it was not run; the approved arguments are: {}",
+            call.id, call.arguments
+        );
+        return Ok(Outcome::Refused);
+    }
     let key = redeem::new_key();
     let redeemed = redeem::redeem(client, &call.id, &key)?;
     if redeemed.replayed {

@@ -354,7 +354,18 @@ impl Gate for HttpGate {
         // One key per call, kept across the retries of a lost answer (DESIGN.md §11.8).
         let key = redeem::new_key();
         match blocking(move || redeem::redeem(&client, &call_id, &key)).await {
-            Ok(_) => Verdict::Allow,
+            Ok(redeemed) => Verdict::Allow {
+                edited: match redeemed.arguments {
+                    Some(Value::Object(edited)) => Some(edited),
+                    // The gate only stores an object; anything else is not run.
+                    Some(_) => {
+                        return Verdict::Deny {
+                            reason: "the edited arguments are not a JSON object".into(),
+                        }
+                    }
+                    None => None,
+                },
+            },
             Err(error) => Verdict::Deny {
                 reason: format!("the call's grant could not be redeemed: {error:#}"),
             },

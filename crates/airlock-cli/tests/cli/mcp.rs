@@ -802,3 +802,134 @@ fn without_an_approver_token_the_client_is_not_asked_inline() {
     let moved = step(&steps, "move");
     assert_eq!(moved["is_error"], false, "{moved}");
 }
+
+/// Approve with edits (DESIGN.md §11.6) through `airlock approvals approve ID --args`: the
+/// proxy forwards the edited arguments to the real server, once, and the model reads what
+/// changed.
+#[test]
+fn an_edited_approval_forwards_the_edited_arguments_to_the_real_server() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("desktop");
+    let folder = folder_with_hello();
+    let root = folder.path().canonicalize().unwrap();
+
+    let upstream = filesystem_upstream(&root);
+    let steps = run_client(&server.url, &agent, "gated", &root, &upstream, || {
+        eventually(Duration::from_secs(30), "the move to be asked", || {
+            !server.pending().is_empty()
+        });
+        let approval = only_approval(&server);
+        let mut edited = approval["preview"]["arguments"].clone();
+        assert!(edited["destination"]
+            .as_str()
+            .unwrap()
+            .ends_with("moved.txt"));
+        edited["destination"] = root.join("edited.txt").display().to_string().into();
+        let id = approval["id"].as_str().unwrap();
+        let args = edited.to_string();
+        let output = server.client(&["approvals", "approve", id, "--args", &args]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let said = crate::support::stdout(&output);
+        assert!(said.contains("with edited arguments"), "{said}");
+    });
+
+    let moved = step(&steps, "move");
+    assert_eq!(moved["is_error"], false, "{moved}");
+    assert!(root.join("edited.txt").is_file(), "the edit did not run");
+    assert!(!root.join("moved.txt").exists() && !root.join("hello.txt").exists());
+    let text = moved["text"].as_str().unwrap();
+    assert!(text.contains("a person edited"), "{text}");
+    let approved = server.get_json("/v1/approvals?status=approved");
+    let call_id = approved["items"][0]["call_id"].as_str().unwrap();
+    let call = server.get_json(&format!("/v1/calls/{call_id}"));
+    assert!(call["arguments"]["destination"]
+        .as_str()
+        .unwrap()
+        .ends_with("edited.txt"));
+    assert!(call["original_arguments"]["destination"]
+        .as_str()
+        .unwrap()
+        .ends_with("moved.txt"));
+    assert_eq!(call["outcome"]["status"], "succeeded", "{call}");
+}
+
+/// `--args` that is not a JSON object is a usage error (exit 2), sent nowhere; an edit the
+/// policy denies is a refusal (exit 1) that leaves the approval pending; `--args-file`
+/// approves the edit in a file.
+#[test]
+fn approve_with_args_refuses_bad_json_and_denied_edits() {
+    const NOTES: &str = r#"version = 1
+default = "ask"
+deadline = "1h"
+
+[[rules]]
+name = "not-etc"
+tool = "notes.write"
+decision = "deny"
+reason = "nothing under /etc"
+when = { path = { path = ["/etc/**"] } }
+"#;
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, NOTES).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("desktop");
+    let (status, call) = post_json(
+        &server,
+        &agent,
+        "/v1/calls",
+        &json!({"tool": "notes.write", "arguments": {"path": "/tmp/a"}}),
+    );
+    assert_eq!(
+        (status, &call["status"]),
+        (201, &json!("pending")),
+        "{call}"
+    );
+    let id = call["approval_id"].as_str().unwrap();
+    let file = work.path().join("edit.json");
+    std::fs::write(&file, r#"{"path": "/tmp/b"}"#).unwrap();
+    let file = file.to_str().unwrap();
+
+    for args in [
+        &["--args", "not json"][..],
+        &["--args", "[1, 2]"],
+        &["--args", "{}", "--args-file", file],
+        &["--args", "{}", "--remember", "agent"],
+    ] {
+        let output = server.client(&[&["approvals", "approve", id][..], args].concat());
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    let output = server.client(&[
+        "approvals",
+        "approve",
+        id,
+        "--args",
+        r#"{"path": "/etc/passwd"}"#,
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("nothing under /etc"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.pending(), [id.to_owned()]);
+
+    let output = server.client(&["approvals", "approve", id, "--args-file", file]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let call_id = call["id"].as_str().unwrap();
+    let call = server.get_json(&format!("/v1/calls/{call_id}"));
+    assert_eq!(call["arguments"], json!({"path": "/tmp/b"}), "{call}");
+    assert_eq!(
+        call["original_arguments"],
+        json!({"path": "/tmp/a"}),
+        "{call}"
+    );
+}

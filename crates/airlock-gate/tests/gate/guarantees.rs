@@ -25,6 +25,7 @@ fn approve(digest: &str) -> DecisionRequest {
         binding_digest: digest.into(),
         reason: None,
         remember: None,
+        arguments: None,
     }
 }
 

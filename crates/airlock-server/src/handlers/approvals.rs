@@ -64,8 +64,9 @@ pub async fn get(
     Ok(Json(state.gate.get_approval(&principal, &id).await?))
 }
 
-/// Approves or rejects (users with role ≥ approver). The first valid decision wins; every
-/// refusal changes nothing.
+/// Approves or rejects (users with role ≥ approver), optionally approving edited
+/// `arguments` instead of the asked ones. The first valid decision wins; every refusal
+/// changes nothing.
 #[utoipa::path(post, path = "/v1/approvals/{id}/decision", operation_id = "decide_approval", tag = "approvals",
     request_body = DecisionRequest,
     params(("id" = String, Path, description = "Approval id")),
@@ -73,7 +74,8 @@ pub async fn get(
         (status = 200, description = "The approval as decided", body = Approval),
         (status = 403, description = "Agents and viewers do not decide", body = Problem),
         (status = 404, description = "No such approval here", body = Problem),
-        (status = 409, description = "binding_mismatch, already_decided, expired or stale_policy: nothing changed", body = Problem)))]
+        (status = 409, description = "binding_mismatch, already_decided, expired, stale_policy or edit_denied: nothing changed", body = Problem),
+        (status = 422, description = "Bad reason, remember or edited arguments", body = Problem)))]
 pub async fn decide(
     State(state): State<AppState>,
     Auth(principal): Auth,

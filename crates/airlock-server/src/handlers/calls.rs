@@ -143,7 +143,7 @@ pub async fn get_call(
     params(("id" = String, Path, description = "Call id"),
         ("Idempotency-Key" = Option<String>, Header, description = "1 to 255 visible ASCII characters; send the same key when retrying a redeem whose answer was lost")),
     responses(
-        (status = 200, description = "The grant, now consumed: execute the call (once, also when `replayed`)", body = Redeemed),
+        (status = 200, description = "The grant, now consumed: execute the call (once, also when `replayed`), with `arguments` instead of the submitted ones when a person edited them", body = Redeemed),
         (status = 403, description = "The call has no grant, or not an agent token", body = Problem),
         (status = 409, description = "grant_spent: consumed before, under another key or none", body = Problem),
         (status = 422, description = "An Idempotency-Key that is empty, over 255 characters, or not visible ASCII", body = Problem)))]
@@ -161,5 +161,6 @@ pub async fn redeem(
         call_id: grant.call_id,
         consumed_at: grant.consumed_at,
         replayed: redemption.replayed,
+        arguments: redemption.arguments,
     }))
 }

@@ -347,6 +347,9 @@ async fn gate(
     {
         return Ok(verdict);
     }
+    // What this hook call asks for, to tell a person's edit from the call itself.
+    let asked = canonical.arguments.clone();
+    let hook_call = call.clone();
     let submission = Submission {
         tool: canonical.tool,
         arguments: canonical.arguments,
@@ -380,6 +383,7 @@ async fn gate(
             }
         }
     }
+    let submitted = submission.clone();
     let taken = state.gate.submit_or_adopt(&principal, submission).await?;
     if !taken.adopted {
         state.metrics.call(taken.call.status);
@@ -404,6 +408,21 @@ async fn gate(
             });
         }
     }
+    // A person approved other arguments than this hook call's (DESIGN.md §11.6).
+    let edit = match answer(&call) {
+        Answer::RedeemThenAllow { .. }
+            if call.original_arguments.is_some() && call.arguments != asked =>
+        {
+            let input = airlock_hooks::native_input(&hook_call, &asked, &call.arguments);
+            match (hook_call.agent, input) {
+                (Agent::ClaudeCode, Some(input)) => Some(input),
+                (_, input) => {
+                    return edited_elsewhere(state, &principal, &call, submitted, input).await
+                }
+            }
+        }
+        _ => None,
+    };
     Ok(match answer(&call) {
         Answer::Deny { reason } => Verdict::Deny { reason },
         Answer::RedeemThenAllow { reason } => {
@@ -429,14 +448,25 @@ async fn gate(
                     .hold_for_escalation(&principal, &call.id, escalation)
                     .await?;
             }
+            let reason = if taken.adopted {
+                format!(
+                    "{reason} (approval {} of the earlier identical call)",
+                    call.approval_id.as_deref().unwrap_or("-")
+                )
+            } else {
+                reason
+            };
             match redeemed {
-                Ok(_) if taken.adopted => Verdict::Allow {
-                    reason: format!(
-                        "{reason} (approval {} of the earlier identical call)",
-                        call.approval_id.as_deref().unwrap_or("-")
-                    ),
+                Ok(_) => match edit {
+                    Some(input) => Verdict::AllowEdited {
+                        reason: format!(
+                            "{reason}, with its arguments edited by that person: {}",
+                            call.arguments
+                        ),
+                        input,
+                    },
+                    None => Verdict::Allow { reason },
                 },
-                Ok(_) => Verdict::Allow { reason },
                 Err(error) => Verdict::Deny {
                     reason: format!(
                         "the call's grant could not be redeemed: {}",
@@ -445,6 +475,54 @@ async fn gate(
                 },
             }
         }
+    })
+}
+
+/// The answer to an agent that cannot take an edited input (Codex, Gemini CLI), or to an
+/// edit that its input cannot carry: a deny that says what to run instead. When the edit
+/// can be written as the agent's own call, the approved call is held for exactly that
+/// call (`airlock_gate::retries`), so running it uses this approval, once, with no second
+/// question; the grant is never spent on the unedited call.
+async fn edited_elsewhere(
+    state: &AppState,
+    principal: &airlock_protocol::Principal,
+    call: &Call,
+    submitted: Submission,
+    input: Option<Value>,
+) -> Result<Verdict, ApiError> {
+    let approval = call.approval_id.as_deref().unwrap_or("(unknown)");
+    let native = submitted.context.native_tool.clone().unwrap_or_default();
+    let Some(input) = input else {
+        return Ok(Verdict::Deny {
+            reason: format!(
+                "a person approved this call (airlock approval {approval}) only with edited                  arguments, which cannot be written as a `{native}` call: the approved call                  is `{}` with {}. Make that call instead if it is what you mean to do (it will                  be asked again)",
+                call.tool, call.arguments
+            ),
+        });
+    };
+    // The key the agent's next call will be looked up by, taken as `submit_or_adopt`
+    // takes it: over the checked context.
+    let retry = Submission {
+        arguments: call.arguments.clone(),
+        context: submitted.context.clone().checked(),
+        ..submitted
+    };
+    let held = match airlock_gate::retries::retry_key(principal, &retry) {
+        Some(key) => {
+            state.gate.hold_for_retry(principal, call, &key).await?;
+            true
+        }
+        None => false,
+    };
+    let then = if held {
+        "run exactly that call now: it runs once under this approval, without a new question"
+    } else {
+        "run exactly that call (outside a session it is asked again)"
+    };
+    Ok(Verdict::Deny {
+        reason: format!(
+            "not run as sent: a person approved this call (airlock approval {approval}) only              with edited arguments. Instead of this call, use `{native}` with the input {input};              {then}"
+        ),
     })
 }
 

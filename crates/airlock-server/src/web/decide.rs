@@ -129,6 +129,7 @@ pub async fn decide(
         binding_digest: form.binding_digest,
         reason: filled(form.reason),
         remember,
+        arguments: None,
     };
     match state.gate.decide(&user.principal, &id, request).await {
         Ok(approval) => {

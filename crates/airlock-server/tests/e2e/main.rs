@@ -21,6 +21,7 @@ mod basics;
 mod calls;
 mod decisions;
 mod durability;
+mod edits;
 mod exactly_once;
 mod hooks;
 mod identity;

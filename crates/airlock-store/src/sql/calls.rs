@@ -21,12 +21,12 @@ pub(crate) const CALL_COLUMNS: &str =
     "id, agent_id, session_id, tool, arguments, risk, status, decided_by, \
      rule, reason, approval_id, grant_id, created_at, decided_at, native_tool, cwd, project, \
      redeemed_at, outcome_status, outcome_detail, outcome_at, ambiguous_at, reconciled, \
-     reconciled_by, reconciled_reason, reconciled_at";
+     reconciled_by, reconciled_reason, reconciled_at, original_arguments";
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, status, tool, risk, \
      preview_summary, preview_body, preview_arguments, rule, reason, binding_digest, \
      policy_digest, standing_target, deadline, created_at, decided_at, decided_by, \
-     decision_reason";
+     decision_reason, edited_binding_digest";
 
 /// Rows per multi-row `INSERT`: far below either database's limit on bound values.
 const ROWS_PER_STATEMENT: usize = 256;

@@ -17,9 +17,9 @@ use super::calls::{fetch_approval, fetch_call, insert_grant, APPROVAL_COLUMNS};
 use super::dialect::{lock_workspace, Conn, FOR_UPDATE};
 use super::policy::digest_in_force;
 use super::rules::mint_or_reuse;
-use crate::codec::{approval_from_row, database, millis};
-use crate::{DecideError, Decided, Decision, Effects, StoreError};
-use airlock_protocol::{ApprovalStatus, CallStatus};
+use crate::codec::{approval_from_row, database, json_text, millis};
+use crate::{DecideError, Decided, Decision, Edit, Effects, StoreError};
+use airlock_protocol::{Approval, ApprovalStatus, CallStatus};
 
 pub(crate) async fn decide(
     conn: &mut Conn,
@@ -53,7 +53,13 @@ pub(crate) async fn decide(
     if millis(decision.at) >= millis(approval.deadline) {
         return Err(DecideError::Expired);
     }
-    if decision.binding_digest != approval.binding_digest {
+    // Once a person's edit is on the approval, only the edited call can be decided: a
+    // decider still holding the asked call's digest saw something else (DESIGN.md §11.6).
+    let current = approval
+        .edited_binding_digest
+        .as_deref()
+        .unwrap_or(&approval.binding_digest);
+    if decision.binding_digest != current {
         return Err(DecideError::BindingMismatch);
     }
     if approval.policy_digest != in_force {
@@ -85,6 +91,11 @@ pub(crate) async fn decide(
         ));
     }
 
+    // An edit only ever comes with an approval, and is written before the grant that
+    // binds to it: a redeem can never see the grant without the edited arguments.
+    if let Some(edit) = decision.edit.as_ref().filter(|_| decision.approve) {
+        apply_edit(conn, workspace, &approval, edit).await?;
+    }
     // A grant and a standing rule only ever come from an approval.
     let grant = decision.grant.clone().filter(|_| decision.approve);
     if let Some(grant) = &grant {
@@ -136,4 +147,34 @@ pub(crate) async fn decide(
         grant,
         standing_rule,
     })
+}
+
+/// Stores a person's edit: the approval keeps the edited binding digest, the call keeps
+/// what was asked in `original_arguments` (the first asked, should it be edited twice)
+/// and what runs in `arguments`.
+async fn apply_edit(
+    conn: &mut Conn,
+    workspace: &str,
+    approval: &Approval,
+    edit: &Edit,
+) -> Result<(), DecideError> {
+    sqlx::query("UPDATE approvals SET edited_binding_digest = $1 WHERE id = $2 AND workspace = $3")
+        .bind(&edit.binding_digest)
+        .bind(&approval.id)
+        .bind(workspace)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    sqlx::query(
+        "UPDATE calls SET original_arguments = COALESCE(original_arguments, arguments),
+                          arguments = $1
+         WHERE id = $2 AND workspace = $3",
+    )
+    .bind(json_text(&edit.arguments)?)
+    .bind(&approval.call_id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    Ok(())
 }

@@ -4,7 +4,8 @@
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn};
 use crate::codec::{database, grant_from_row, millis, opt_millis};
-use crate::{Effects, Grant, RedeemError, RedeemRequest, Redemption};
+use crate::{Effects, Grant, RedeemError, RedeemRequest, Redemption, StoreError};
+use serde_json::Value;
 
 /// Consumes the grant of `call_id`, appending `effects` only when it succeeds.
 ///
@@ -35,14 +36,17 @@ pub(crate) async fn redeem(
     if consumed.rows_affected() != 1 {
         return Err(refusal_or_replay(conn, workspace, call_id, request.key).await);
     }
-    sqlx::query(
-        "UPDATE calls SET redeemed_at = $1, outcome_due_at = $2 WHERE id = $3 AND workspace = $4",
+    // The edited arguments come back from the same statement: a person's edit was
+    // written with the grant, so they are final once the grant exists.
+    let edited: Option<Option<String>> = sqlx::query_scalar(
+        "UPDATE calls SET redeemed_at = $1, outcome_due_at = $2 WHERE id = $3 AND workspace = $4
+         RETURNING CASE WHEN original_arguments IS NULL THEN NULL ELSE arguments END",
     )
     .bind(millis(request.at))
     .bind(opt_millis(request.outcome_due))
     .bind(call_id)
     .bind(workspace)
-    .execute(&mut *conn)
+    .fetch_optional(&mut *conn)
     .await
     .map_err(database)?;
     append_effects(conn, workspace, effects).await?;
@@ -50,7 +54,36 @@ pub(crate) async fn redeem(
     Ok(Redemption {
         grant,
         replayed: false,
+        arguments: parse_edited(edited.flatten())?,
     })
+}
+
+/// The edited arguments of a call, if a person edited it.
+async fn edited_arguments(
+    conn: &mut Conn,
+    workspace: &str,
+    call_id: &str,
+) -> Result<Option<Value>, RedeemError> {
+    let edited: Option<Option<String>> = sqlx::query_scalar(
+        "SELECT CASE WHEN original_arguments IS NULL THEN NULL ELSE arguments END
+         FROM calls WHERE id = $1 AND workspace = $2",
+    )
+    .bind(call_id)
+    .bind(workspace)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(database)?;
+    Ok(parse_edited(edited.flatten())?)
+}
+
+fn parse_edited(text: Option<String>) -> Result<Option<Value>, StoreError> {
+    text.map(|text| {
+        serde_json::from_str(&text).map_err(|error| StoreError::Corrupt {
+            table: "calls",
+            detail: format!("edited arguments: {error}"),
+        })
+    })
+    .transpose()
 }
 
 async fn read_grant(conn: &mut Conn, workspace: &str, call_id: &str) -> Result<Grant, RedeemError> {
@@ -106,9 +139,10 @@ async fn why_not(
         None => RedeemError::NoGrant,
         // The key is compared in full here, inside the transaction: the same key is the
         // same client retrying, anything else is a second execution and refused.
-        Some(Some(stored)) if key == Some(stored.as_str()) => {
-            RedeemError::Replay(read_grant(conn, workspace, call_id).await?)
-        }
+        Some(Some(stored)) if key == Some(stored.as_str()) => RedeemError::Replay(
+            read_grant(conn, workspace, call_id).await?,
+            edited_arguments(conn, workspace, call_id).await?,
+        ),
         Some(_) => RedeemError::Spent,
     })
 }

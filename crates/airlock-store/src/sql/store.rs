@@ -219,9 +219,10 @@ impl Store for Backend {
                 conn, workspace, call_id, request, effects
             ));
         match outcome {
-            Err(RedeemError::Replay(grant)) => Ok(Redemption {
+            Err(RedeemError::Replay(grant, arguments)) => Ok(Redemption {
                 grant,
                 replayed: true,
+                arguments,
             }),
             other => other,
         }

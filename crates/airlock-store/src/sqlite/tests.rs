@@ -71,6 +71,7 @@ fn allowed_call(id: &str) -> NewCall {
         outcome: None,
         ambiguous_at: None,
         reconciliation: None,
+        original_arguments: None,
     };
     NewCall {
         grant: Some(Grant {

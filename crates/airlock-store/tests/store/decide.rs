@@ -4,7 +4,8 @@
 use super::fixtures::{effects, policy, snapshot, t, world, Spec, World, POLICY_2};
 use super::harness::Ctx;
 use airlock_protocol::{Approval, ApprovalStatus, CallStatus, DecidedBy, RuleScope};
-use airlock_store::{DecideError, Decision, Effects, RedeemError};
+use airlock_store::{DecideError, Decision, Edit, Effects, RedeemError, RedeemRequest};
+use serde_json::json;
 
 /// Records `spec` as an asked call, with its request effects.
 async fn ask(ctx: &Ctx, world: &World, spec: &Spec) {
@@ -108,6 +109,93 @@ pub async fn approve_writes_approval_call_grant_audit_and_events(ctx: Ctx) {
         .await
         .unwrap();
     assert_eq!(grant.consumed_at, Some(t(11)));
+}
+
+fn edit() -> Edit {
+    Edit {
+        arguments: json!({"to": "carol@acme.test", "body": "edited"}),
+        binding_digest: "e".repeat(64),
+    }
+}
+
+pub async fn an_edit_is_stored_with_the_grant_and_redeemed_as_the_arguments(ctx: Ctx) {
+    let world = world(ctx.store.as_ref()).await;
+    let spec = world.spec("x");
+    ask(&ctx, &world, &spec).await;
+    let asked = spec.asked().call.arguments;
+    let decision = Decision {
+        edit: Some(edit()),
+        ..spec.approve(t(10))
+    };
+    let decided = ctx
+        .store
+        .decide(
+            &world.ws,
+            &decision,
+            &effects("approval.approved", "apr_x", t(10)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(decided.approval.edited_binding_digest, Some("e".repeat(64)));
+    assert_eq!(decided.call.arguments, edit().arguments);
+    assert_eq!(decided.call.original_arguments, Some(asked));
+    let stored = ctx.store.get_call(&world.ws, "call_x").await.unwrap();
+    assert_eq!(stored.as_ref(), Some(&decided.call));
+
+    let request = RedeemRequest {
+        at: t(11),
+        key: Some("key-1"),
+        outcome_due: None,
+    };
+    let first = ctx
+        .store
+        .redeem_keyed(&world.ws, "call_x", &request, &Effects::none())
+        .await
+        .unwrap();
+    assert_eq!(first.arguments, Some(edit().arguments));
+    assert!(!first.replayed);
+    let replay = ctx
+        .store
+        .redeem_keyed(&world.ws, "call_x", &request, &Effects::none())
+        .await
+        .unwrap();
+    assert_eq!(
+        (replay.replayed, replay.arguments),
+        (true, Some(edit().arguments))
+    );
+}
+
+pub async fn a_refused_edit_writes_nothing(ctx: Ctx) {
+    let world = world(ctx.store.as_ref()).await;
+    let spec = world.spec("x");
+    ask(&ctx, &world, &spec).await;
+    // A wrong digest refuses the decision and its edit with it.
+    let decision = Decision {
+        edit: Some(edit()),
+        binding_digest: "0".repeat(64),
+        ..spec.approve(t(10))
+    };
+    assert_refused(&ctx, &world, &[&spec], &decision, |e| {
+        matches!(e, DecideError::BindingMismatch)
+    })
+    .await;
+    // An edit never comes with a rejection: one handed in is not stored.
+    let decision = Decision {
+        edit: Some(edit()),
+        ..spec.reject(t(10))
+    };
+    let decided = ctx
+        .store
+        .decide(
+            &world.ws,
+            &decision,
+            &effects("approval.rejected", "apr_x", t(10)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(decided.approval.edited_binding_digest, None);
+    assert_eq!(decided.call.original_arguments, None);
+    assert_eq!(decided.call.arguments, spec.asked().call.arguments);
 }
 
 pub async fn reject_writes_no_grant_and_keeps_the_reason(ctx: Ctx) {

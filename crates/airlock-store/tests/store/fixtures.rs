@@ -223,6 +223,7 @@ impl Spec {
             outcome: None,
             ambiguous_at: None,
             reconciliation: None,
+            original_arguments: None,
         }
     }
 
@@ -252,6 +253,7 @@ impl Spec {
             decided_at: None,
             decided_by: None,
             decision_reason: None,
+            edited_binding_digest: None,
         };
         NewCall {
             call,
@@ -306,6 +308,7 @@ impl Spec {
                 ..self.grant()
             }),
             standing_rule: None,
+            edit: None,
         }
     }
 

@@ -94,7 +94,8 @@ pub async fn a_redeem_under_a_key_replays_to_that_key_only(ctx: Ctx) {
         again,
         Redemption {
             grant: first.grant.clone(),
-            replayed: true
+            replayed: true,
+            arguments: None,
         }
     );
     // Any other key, or none, is a second execution: refused.

@@ -343,6 +343,7 @@ impl Slack<'_> {
             binding_digest: digest.to_owned(),
             reason,
             remember: None,
+            arguments: None,
         };
         let decided = self
             .notifier

@@ -61,6 +61,7 @@ async fn a_decided_but_not_resumed_run_is_resumed_once_by_the_sweeper() {
                 binding_digest: digest,
                 reason: None,
                 remember: None,
+                arguments: None,
             },
         )
         .await
