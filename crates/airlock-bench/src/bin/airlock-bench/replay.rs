@@ -14,7 +14,7 @@ use crate::process::airlock_binary;
 use crate::report::Report;
 use crate::Options;
 use anyhow::{bail, Context};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,19 @@ pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
             }
             out.flush()
         });
+        // The report of a large replay is bigger than a pipe holds: read both pipes while
+        // the child runs, or it blocks on its last write and never exits.
+        let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<_>));
+        let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<_>));
         // The peak and the CPU time only grow, so the last readings before the exit are
         // the run's (to within the 20 ms between readings).
         let mut peak = 0u64;
@@ -80,19 +93,24 @@ pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let output = child.wait_with_output()?;
+        let status = child.wait()?;
         let elapsed = started.elapsed().as_secs_f64();
+        let joined = |reader: std::thread::JoinHandle<Vec<u8>>| {
+            reader
+                .join()
+                .map_err(|_| anyhow::anyhow!("a pipe reader panicked"))
+        };
+        let (stdout, stderr) = (joined(stdout)?, joined(stderr)?);
         feeder
             .join()
             .map_err(|_| anyhow::anyhow!("the feeder thread panicked"))??;
-        if !output.status.success() {
+        if !status.success() {
             bail!(
-                "airlock policy replay failed ({}): {}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr)
+                "airlock policy replay failed ({status}): {}",
+                String::from_utf8_lossy(&stderr)
             );
         }
-        let answer: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+        let answer: serde_json::Value = serde_json::from_slice(&stdout)?;
         if answer["calls"].as_u64() != Some(calls as u64) {
             bail!("the replay counted {} calls of {calls}", answer["calls"]);
         }
