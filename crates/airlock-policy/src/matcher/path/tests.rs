@@ -1,0 +1,310 @@
+//! Tests of path normalisation, anchors, needles and matching on both sides.
+
+use super::*;
+
+#[track_caller]
+fn check_normalize(cases: &[(&str, Option<&str>)]) {
+    let failures: Vec<String> = cases
+        .iter()
+        .filter(|(input, expected)| normalize(input).as_deref() != *expected)
+        .map(|(input, expected)| {
+            format!(
+                "normalize({input:?}) = {:?}, expected {expected:?}",
+                normalize(input)
+            )
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each case: (value, expected match) against `patterns` on `side`.
+#[track_caller]
+fn check(patterns: &[&str], side: Side, cases: &[(&str, bool)]) {
+    let compiled: Vec<PathPattern> = patterns
+        .iter()
+        .map(|pattern| PathPattern::compile(pattern))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|error| panic!("{error}"));
+    let failures: Vec<String> = cases
+        .iter()
+        .filter(|(value, expected)| {
+            path_matches(value, &compiled, side, &Context::unknown()) != *expected
+        })
+        .map(|(value, expected)| format!("{side:?} {patterns:?} on {value:?}: expected {expected}"))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn normalizes_lexically() {
+    check_normalize(&[
+        ("/", Some("/")),
+        ("//", Some("/")),
+        ("/etc/passwd", Some("/etc/passwd")),
+        ("/etc//passwd", Some("/etc/passwd")),
+        ("/etc/./passwd", Some("/etc/passwd")),
+        ("/srv/app/", Some("/srv/app")),
+        ("/srv/app/../etc/passwd", Some("/srv/etc/passwd")),
+        ("/srv/app/../../etc/passwd", Some("/etc/passwd")),
+        ("/../etc", Some("/etc")),
+        ("/../../..", Some("/")),
+        ("/a/b/c/../../d", Some("/a/d")),
+        ("a/b", Some("a/b")),
+        ("./a", Some("a")),
+        (".", Some(".")),
+        ("a/..", Some(".")),
+        ("a/../../x", Some("../x")),
+        ("../../x", Some("../../x")),
+        ("../a/../x", Some("../x")),
+        ("~", Some("~")),
+        ("~/", Some("~")),
+        ("~/a/../b", Some("~/b")),
+        ("~/.ssh/./id_ed25519", Some("~/.ssh/id_ed25519")),
+        ("~/a/../..", None),
+        ("~/..", None),
+        ("~bob/x/..", Some("~bob")),
+        ("~bob/..", None),
+        ("", None),
+        ("/etc/passwd\0.txt", None),
+        // A file literally named `...` is an ordinary segment.
+        ("/a/.../b", Some("/a/.../b")),
+    ]);
+}
+
+#[test]
+fn allow_needs_the_normalised_path_inside_the_tree() {
+    check(
+        &["/srv/app/**"],
+        Side::Allow,
+        &[
+            ("/srv/app", true),
+            ("/srv/app/", true),
+            ("/srv/app/x", true),
+            ("/srv/app/x/y/z.txt", true),
+            ("/srv/app/./x", true),
+            ("/srv/app/x/../y", true),
+            ("/srv//app//x", true),
+            ("/srv/app/../etc/passwd", false),
+            ("/srv/app/x/../../etc", false),
+            ("/srv/application", false),
+            ("/srv/app.bak/x", false),
+            ("/srv", false),
+            ("srv/app/x", false),
+            ("", false),
+            ("/srv/app/\0", false),
+        ],
+    );
+}
+
+#[test]
+fn restrict_sees_through_traversal_and_fails_closed() {
+    check(
+        &["/etc/**", "~/.ssh/**"],
+        Side::Restrict,
+        &[
+            ("/etc/passwd", true),
+            ("/etc", true),
+            ("/srv/app/../../etc/passwd", true),
+            ("/srv/app/../../../../etc/shadow", true),
+            // One `..` only leaves `app`: this is `/srv/etc/passwd`.
+            ("/srv/app/../etc/passwd", false),
+            ("//etc//passwd", true),
+            ("/etcetera/x", false),
+            ("/srv/etc/passwd", false),
+            ("~/.ssh/id_ed25519", true),
+            ("~/x/../.ssh/config", true),
+            ("~/.sshx", false),
+            // Unknowable values count as a match for deny and ask rules.
+            ("~/../root/.ssh/id_rsa", true),
+            ("", true),
+            ("/tmp/a\0b", true),
+        ],
+    );
+}
+
+#[test]
+fn single_stars_stay_within_a_segment() {
+    check(
+        &["/tmp/*.txt", "/var/log/?.log", "/data/**/secret"],
+        Side::Allow,
+        &[
+            ("/tmp/a.txt", true),
+            ("/tmp/a/b.txt", false),
+            ("/tmp/.txt", true),
+            ("/var/log/a.log", true),
+            ("/var/log/ab.log", false),
+            ("/data/secret", true),
+            ("/data/a/b/secret", true),
+            ("/data/a/b/secret/x", false),
+        ],
+    );
+}
+
+#[test]
+fn home_and_relative_patterns() {
+    check(
+        &["~/projects/**", "src/*.rs"],
+        Side::Allow,
+        &[
+            ("~/projects", true),
+            ("~/projects/a/b", true),
+            ("~/projects/../.ssh/id_rsa", false),
+            ("~/../bob/projects/x", false),
+            ("/home/me/projects/x", false),
+            ("src/lib.rs", true),
+            ("./src/lib.rs", true),
+            ("src/../src/lib.rs", true),
+            ("src/a/lib.rs", false),
+            ("../src/lib.rs", false),
+        ],
+    );
+}
+
+#[test]
+fn patterns_are_normalised_and_validated() {
+    let normalized = |pattern: &str| PathPattern::compile(pattern).map(|p| p.as_str().to_string());
+    assert_eq!(normalized("/srv//app/./**").as_deref(), Ok("/srv/app/**"));
+    assert_eq!(normalized("/srv/x/../app/**").as_deref(), Ok("/srv/app/**"));
+    assert_eq!(normalized("~/a/").as_deref(), Ok("{home}/a"));
+    for bad in ["", "~/../x", "/tmp/[a", "/a\0"] {
+        let error = PathPattern::compile(bad).err();
+        assert!(error.is_some(), "{bad:?} should be rejected");
+    }
+    // `/**` covers every absolute path, including `/` itself.
+    check(
+        &["/**"],
+        Side::Allow,
+        &[("/", true), ("/etc/passwd", true), ("etc", false)],
+    );
+    // No pattern: nothing matches, but an unknowable value still restricts.
+    check(&[], Side::Allow, &[("/etc", false)]);
+    check(&[], Side::Restrict, &[("/etc", false), ("~/..", true)]);
+}
+
+/// Anchors resolve per call; relative values resolve against `cwd`; without a `cwd`
+/// an allow never holds and a deny or ask always does.
+#[test]
+fn anchors_resolve_against_the_call() {
+    let compile = |patterns: &[&str]| -> Vec<PathPattern> {
+        patterns
+            .iter()
+            .map(|pattern| PathPattern::compile(pattern).unwrap())
+            .collect()
+    };
+    let placed = Context::new(
+        Some("/home/dev/app/src"),
+        Some("/home/dev/app"),
+        Some("/home/dev"),
+    );
+    let nowhere = Context::unknown();
+    let relative_cwd = Context::new(Some("app/src"), None, Some("/home/dev"));
+    let project = compile(&["{project}/**", "{tmp}/**"]);
+    let cases: &[(&str, &Context, Side, bool)] = &[
+        ("main.rs", &placed, Side::Allow, true),
+        ("../Cargo.toml", &placed, Side::Allow, true),
+        ("../../other/x", &placed, Side::Allow, false),
+        ("/home/dev/app", &placed, Side::Allow, true),
+        ("/home/dev/app/../app2/x", &placed, Side::Allow, false),
+        ("/home/dev/application/x", &placed, Side::Allow, false),
+        ("/tmp/x", &placed, Side::Allow, true),
+        ("/var/tmp/a/b", &placed, Side::Allow, true),
+        ("/tmpx/a", &placed, Side::Allow, false),
+        ("~/app/x", &placed, Side::Allow, true),
+        ("~/other", &placed, Side::Allow, false),
+        // No cwd (or a relative one): the project is unknown.
+        ("main.rs", &nowhere, Side::Allow, false),
+        ("/home/dev/app/x", &nowhere, Side::Allow, false),
+        ("main.rs", &relative_cwd, Side::Allow, false),
+        ("main.rs", &nowhere, Side::Restrict, true),
+        ("/home/dev/app/x", &nowhere, Side::Restrict, true),
+        // `{tmp}` needs no context.
+        ("/tmp/x", &nowhere, Side::Allow, true),
+    ];
+    let failures: Vec<String> = cases
+        .iter()
+        .filter(|(value, context, side, expected)| {
+            path_matches(value, &project, *side, context) != *expected
+        })
+        .map(|(value, _, side, expected)| format!("{side:?} {value}: expected {expected}"))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    let home = compile(&["{home}/.ssh/**"]);
+    assert!(path_matches(
+        "~/.ssh/id_rsa",
+        &home,
+        Side::Restrict,
+        &nowhere
+    ));
+    assert!(path_matches(
+        "/home/dev/.ssh/id_rsa",
+        &home,
+        Side::Restrict,
+        &placed
+    ));
+    assert!(!path_matches(
+        "/home/dev/.sshx",
+        &home,
+        Side::Restrict,
+        &placed
+    ));
+    assert!(path_matches(
+        "../../.ssh/config",
+        &home,
+        Side::Restrict,
+        &placed
+    ));
+    for bad in [
+        "{projct}/**",
+        "/x/{project}/**",
+        "{project}x",
+        "{home}/../x",
+    ] {
+        assert!(
+            PathPattern::compile(bad).is_err(),
+            "{bad} should be rejected"
+        );
+    }
+}
+
+/// The needle is text every match holds: it never turns a match into a miss.
+#[test]
+fn needles_are_text_every_match_holds() {
+    for (glob, want) in [
+        ("**/.env", Some(".env")),
+        ("**/.env.*.local", Some(".local")),
+        ("/etc/**", Some("/etc/")),
+        (".ssh/*_key", Some(".ssh/")),
+        ("**/*.key", Some(".key")),
+        ("**/id_{rsa,dsa}", Some("id_")),
+        (
+            "Library/Application Support/Google/Chrome/*/Login Data",
+            Some("Library/Application Support/Google/Chrome/"),
+        ),
+        ("*", None),
+        ("**", None),
+        ("[ab]x/**", Some("x/")),
+        ("a\\*b", None),
+    ] {
+        assert_eq!(needle(glob).as_deref(), want, "{glob}");
+    }
+    let context = Context::new(Some("/home/dev/app"), None, Some("/home/dev"));
+    for (pattern, path, want) in [
+        ("**/.env", ".env", true),
+        ("**/.env", "/home/dev/app/.env", true),
+        ("**/.env", "/home/dev/app/.envrc", false),
+        ("{home}/.ssh/*_key", "/home/dev/.ssh/host_key", true),
+        ("{home}/.ssh/*_key", "/home/dev/.ssh/known_hosts", false),
+        ("/etc/**", "/etc", true),
+        ("/etc/**", "/etc/passwd", true),
+        ("**/id_{rsa,dsa}", "/x/id_dsa", true),
+        ("{project}/**", "/home/dev/app", true),
+    ] {
+        let compiled = PathPattern::compile(pattern).unwrap();
+        assert_eq!(
+            compiled.matches(path, &context),
+            Some(want),
+            "{pattern} {path}"
+        );
+    }
+}
