@@ -13,6 +13,7 @@
 
 mod canonical;
 mod check;
+mod export;
 #[cfg(test)]
 mod tests;
 
@@ -21,7 +22,7 @@ use crate::{Gate, GateError};
 use airlock_policy::digest::GENESIS_HASH;
 use airlock_protocol::{AuditRecord, Role, WorkspaceEvent};
 use airlock_store::{AuditRow, AuditRows, Principal};
-use check::{check_all, threads, Checked, BATCH};
+use check::{check_all, threads, Checked};
 use std::borrow::Cow;
 
 /// Records per page when the gate walks the whole chain.
@@ -127,6 +128,13 @@ impl ChainVerifier {
         self.records += 1;
     }
 
+    /// The verdict when verification itself could not be done: never ok.
+    fn failed(problem: String) -> VerifyReport {
+        let mut verifier = ChainVerifier::default();
+        verifier.unreadable(problem);
+        verifier.finish(false)
+    }
+
     pub fn finish(self, torn_tail: bool) -> VerifyReport {
         let (first_bad_seq, problem) = match self.first_bad {
             Some((seq, problem)) => (Some(seq), Some(problem)),
@@ -154,36 +162,13 @@ impl ChainVerifier {
 /// Verifies an NDJSON export. A last line that does not end in a newline or does not
 /// parse is a torn tail; an unparsable line in the middle is a break at that position.
 pub fn verify_export(text: &str) -> VerifyReport {
-    let mut verifier = ChainVerifier::default();
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .collect();
-    // The writer never finished a last line without its newline, even if it parses.
-    let complete = text.is_empty() || text.ends_with('\n');
-    let mut torn = !complete && !lines.is_empty();
-    let read = lines.len() - usize::from(torn);
-    let threads = threads();
-    let mut checked = Vec::with_capacity(BATCH);
-    for (batch, lines_of_batch) in lines[..read].chunks(BATCH).enumerate() {
-        check_all(
-            lines_of_batch,
-            threads,
-            |scratch, line| scratch.check_line(line),
-            &mut checked,
-        );
-        for (offset, record) in checked.drain(..).enumerate() {
-            let index = batch * BATCH + offset;
-            match record {
-                Checked::Unreadable(_) if index + 1 == lines.len() => torn = true,
-                Checked::Unreadable(error) => {
-                    verifier.unreadable(format!("line {}: not an audit record: {error}", index + 1))
-                }
-                record => verifier.push_checked(record),
-            }
-        }
-    }
-    verifier.finish(torn)
+    export::verify_text(text.as_bytes())
+}
+
+/// Verifies an NDJSON export as it is read (`airlock audit verify --file`), on every
+/// core and in bounded memory; the verdict is [`verify_export`]'s on the same text.
+pub fn verify_export_from(reader: impl std::io::Read) -> std::io::Result<VerifyReport> {
+    export::verify_reader(reader)
 }
 
 /// A client's `after` cursor as the stores can hold it: sequence numbers are at most

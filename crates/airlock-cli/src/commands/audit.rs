@@ -80,12 +80,12 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
     }
 }
 
+/// Verifies the file as it is read (on every core, in bounded memory).
 fn verify_file(file: &Path) -> anyhow::Result<Value> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    Ok(serde_json::to_value(airlock_gate::audit::verify_export(
-        &text,
-    ))?)
+    let cannot_read = || format!("cannot read {}", file.display());
+    let reader = std::fs::File::open(file).with_context(cannot_read)?;
+    let report = airlock_gate::audit::verify_export_from(reader).with_context(cannot_read)?;
+    Ok(serde_json::to_value(report)?)
 }
 
 fn print_report(report: &Report) {

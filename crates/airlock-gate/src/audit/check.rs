@@ -19,10 +19,6 @@ use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// Records per batch handed to the threads: large enough that starting the threads is
-/// noise, small enough that the results of one batch stay small.
-pub(crate) const BATCH: usize = 16_384;
-
 /// A record after its own hash was recomputed: what the in-order pass needs.
 #[derive(Debug)]
 pub(crate) enum Checked<'a> {
@@ -35,6 +31,26 @@ pub(crate) enum Checked<'a> {
     },
     /// Not a record at all: what was wrong with it.
     Unreadable(String),
+}
+
+impl Checked<'_> {
+    /// The same result, holding its own text (to cross threads).
+    pub(crate) fn into_owned(self) -> Checked<'static> {
+        match self {
+            Checked::Record {
+                seq,
+                prev_hash,
+                hash,
+                hash_ok,
+            } => Checked::Record {
+                seq,
+                prev_hash: Cow::Owned(prev_hash.into_owned()),
+                hash: Cow::Owned(hash.into_owned()),
+                hash_ok,
+            },
+            Checked::Unreadable(problem) => Checked::Unreadable(problem),
+        }
+    }
 }
 
 /// One thread's reusable buffers.

@@ -236,15 +236,70 @@ fn a_long_chain_checked_on_several_threads_locates_its_break() {
     assert!(report.ok, "{report:?}");
     assert_eq!(report.records, 40_000);
     assert_eq!(report.head.as_ref().unwrap().hash, records[39_999].hash);
-    // Past the first batch and in the second half of one, where another thread checks.
-    records[BATCH + BATCH * 3 / 4].data = json!({"n": 0});
+    // Past the first block (about 12 MB of 300-byte lines in 4 MiB blocks), where
+    // another thread checks.
+    records[31_234].data = json!({"n": 0});
     let report = verify_export(&export(&records));
-    assert_eq!(
-        report.first_bad_seq,
-        Some((BATCH + BATCH * 3 / 4 + 1) as u64)
-    );
+    assert_eq!(report.first_bad_seq, Some(31_235));
     assert_eq!(report.records, 40_000);
     assert_eq!(report, verify_export_by_values(&export(&records)));
+}
+
+/// Exports cut at every kind of place: the verdict must not depend on where the blocks
+/// end, nor on how the reader hands the bytes over.
+#[test]
+fn any_block_size_gives_the_same_verdict() {
+    let records = chain(12);
+    let clean = export(&records);
+    let mut edited = records.clone();
+    edited[6].data = json!({"n": 0});
+    let texts = [
+        clean.clone(),
+        export(&edited),
+        clean[..clean.len() - 10].to_owned(),
+        clean.trim_end().to_owned(),
+        format!("{clean}  \n\n"),
+        format!("{clean}   "),
+        clean.replace('\n', "\r\n"),
+        format!(
+            "{}not json\n{}",
+            export(&records[..5]),
+            export(&records[5..])
+        ),
+        format!("{}not json\n", export(&records[..5])),
+        format!("\n\n{}", export(&records[..3])),
+        String::new(),
+        "\n".to_owned(),
+    ];
+    for text in &texts {
+        let expected = verify_export_by_values(text);
+        for block in [1, 2, 7, 64, 333, 4096, 1 << 20] {
+            let report = export::verify_in_blocks_for_tests(text.as_bytes(), block, false);
+            assert_eq!(report, expected, "block {block}: {text:?}");
+            let report = export::verify_in_blocks_for_tests(text.as_bytes(), block, true);
+            assert_eq!(report, expected, "read, block {block}: {text:?}");
+        }
+        assert_eq!(verify_export(text), expected);
+    }
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_a_break_and_a_read_error_is_an_error() {
+    let records = chain(3);
+    let mut bytes = export(&records[..1]).into_bytes();
+    bytes.extend_from_slice(b"\xff\xfe\n");
+    bytes.extend_from_slice(export(&records[1..]).as_bytes());
+    let report = verify_export_from(bytes.as_slice()).unwrap();
+    assert_eq!(report.first_bad_seq, Some(2), "{report:?}");
+    assert!(report.problem.unwrap().contains("line 2"));
+
+    struct Failing;
+    impl std::io::Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk gone"))
+        }
+    }
+    assert!(verify_export_from(Failing).is_err());
 }
 
 #[test]

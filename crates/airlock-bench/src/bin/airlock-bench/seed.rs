@@ -6,7 +6,7 @@
 //!   each has its preview, binding digest, audit record and event. One transaction each.
 //! - Run journal events: finished runs written through `Store::start_run` and
 //!   `Store::update_run`, a thousand events per transaction.
-//! - Audit records: `call.allowed`-shaped records appended through the store (the store
+//! - Audit records: `approval.requested`-shaped records of about 1 KB appended through the store (the store
 //!   computes the hash chain inside the transaction as always), ten thousand per
 //!   transaction, carried by an agent update.
 
@@ -231,7 +231,7 @@ impl Seeded {
         Ok(())
     }
 
-    /// Appends `count` audit records shaped like the gate's `call.allowed`, ten thousand
+    /// Appends `count` audit records shaped like the gate's `approval.requested` (about 1 KB), ten thousand
     /// per transaction.
     pub async fn audit_records(&self, agent: &Principal, count: usize) -> anyhow::Result<()> {
         const BATCH: usize = 10_000;
@@ -253,25 +253,44 @@ impl Seeded {
             let now = self.gate.now();
             let mut effects = Effects::none();
             for n in written..written + take {
+                // Shaped like a real `approval.requested` record of a coding agent's shell
+                // call (about 1 KB a line exported), the realistic size DESIGN §9's target
+                // is judged on.
                 let call_id = new_id("call");
+                let approval_id = new_id("appr");
                 effects = effects.audit(AuditEntry {
                     at: now,
                     actor: actor.clone(),
-                    kind: "call.allowed".into(),
-                    subject: call_id.clone(),
+                    kind: "approval.requested".into(),
+                    subject: approval_id.clone(),
                     data: json!({
                         "call_id": call_id,
                         "agent_id": agent_id,
-                        "session_id": null,
-                        "tool": "files.read",
-                        "arguments": {"path": format!("/srv/reports/{n}.txt")},
-                        "risk": "read",
-                        "outcome": "allowed",
-                        "decided_by": "rule",
-                        "rule": "reports-are-readable",
+                        "session_id": "sess_01JDX4K8Q2M7ZC3V9N5B6T0RWA",
+                        "tool": "shell.exec",
+                        "native_tool": "Bash",
+                        "arguments": {
+                            "command": format!(
+                                "cd services/billing && cargo test --package billing-core \
+                                 invoices::tests::case_{n} -- --nocapture 2>&1 | tail -n 40 && \
+                                 git diff --stat HEAD~1 -- src/invoices.rs src/ledger.rs"
+                            ),
+                            "description": "Run the invoice tests touched by the last change \
+                                            and show which files it changed",
+                            "timeout": 120_000,
+                        },
+                        "cwd": "/home/dev/work/acme-platform/services/billing",
+                        "project": "/home/dev/work/acme-platform",
+                        "risk": "exec",
+                        "outcome": "pending",
+                        "decided_by": null,
+                        "rule": "shell-outside-the-classes-asks",
                         "standing_rule": null,
-                        "reason": null,
-                        "grant_id": new_id("grant"),
+                        "reason": "a command outside the known classes needs a person",
+                        "grant_id": null,
+                        "approval_id": approval_id,
+                        "deadline": "2026-12-02T10:15:00Z",
+                        "binding_digest": format!("sha256:{:064x}", n),
                     }),
                 });
             }
