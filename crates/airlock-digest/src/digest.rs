@@ -79,6 +79,48 @@ pub fn audit_hash(prev_hash: &str, record_without_hash: &Value) -> String {
     hex::encode(hasher.finalize())
 }
 
+/// One audit record's members, as [`audit_record_hash`] takes them: `data` already as its
+/// canonical JSON text (what the store keeps, so the verifier need not reorder it).
+#[derive(Debug, Clone, Copy)]
+pub struct AuditMembers<'a> {
+    pub seq: u64,
+    pub at: &'a str,
+    pub actor: &'a str,
+    pub kind: &'a str,
+    pub subject: &'a str,
+    pub canonical_data: &'a [u8],
+    pub prev_hash: &'a str,
+}
+
+/// [`audit_hash`] of the record with these members, written straight into the hash: no
+/// `Value` of the record is built and `data` is not serialized again (the append path
+/// hashes every record the gate writes).
+pub fn audit_record_hash(members: &AuditMembers<'_>) -> String {
+    use crate::canonical::write_string;
+    // The members in canonical (UTF-16 key) order.
+    let mut record = Vec::with_capacity(members.canonical_data.len() + 256);
+    record.extend_from_slice(b"{\"actor\":");
+    write_string(&mut record, members.actor);
+    record.extend_from_slice(b",\"at\":");
+    write_string(&mut record, members.at);
+    record.extend_from_slice(b",\"data\":");
+    record.extend_from_slice(members.canonical_data);
+    record.extend_from_slice(b",\"kind\":");
+    write_string(&mut record, members.kind);
+    record.extend_from_slice(b",\"prev_hash\":");
+    write_string(&mut record, members.prev_hash);
+    record.extend_from_slice(b",\"seq\":");
+    record.extend_from_slice(members.seq.to_string().as_bytes());
+    record.extend_from_slice(b",\"subject\":");
+    write_string(&mut record, members.subject);
+    record.push(b'}');
+    let mut hasher = Sha256::new();
+    hasher.update(members.prev_hash.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(&record);
+    hex::encode(hasher.finalize())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -203,5 +245,42 @@ mod tests {
         );
         assert_eq!(GENESIS_HASH.len(), 64);
         assert!(GENESIS_HASH.bytes().all(|byte| byte == b'0'));
+    }
+
+    #[test]
+    fn audit_record_hash_is_audit_hash_of_the_record() {
+        let datas = [
+            json!({"b": 1, "a": {"z": [1.5, null, true], "é": "q\"\\\n"}, "😀": -7}),
+            json!(null),
+            json!("text"),
+            json!({"call_id": "call_1", "arguments": {"command": "ls -la\tx"}, "n": 1e21}),
+        ];
+        for (n, data) in datas.iter().enumerate() {
+            for (seq, at, actor, subject) in [
+                (1u64, "2026-12-01T00:00:00Z", "agent:a", "call_1"),
+                (u64::MAX, "t\u{1}", "user:\"x\"", "é😀\u{e000}"),
+            ] {
+                let prev = if n % 2 == 0 { GENESIS_HASH } else { "ab\ncd" };
+                let record = json!({
+                    "seq": seq, "at": at, "actor": actor, "kind": "call.allowed",
+                    "subject": subject, "data": data, "prev_hash": prev,
+                });
+                let canonical = to_canonical_bytes(data);
+                let members = AuditMembers {
+                    seq,
+                    at,
+                    actor,
+                    kind: "call.allowed",
+                    subject,
+                    canonical_data: &canonical,
+                    prev_hash: prev,
+                };
+                assert_eq!(
+                    audit_record_hash(&members),
+                    audit_hash(prev, &record),
+                    "{data}"
+                );
+            }
+        }
     }
 }

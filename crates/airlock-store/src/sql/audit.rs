@@ -12,9 +12,9 @@ use super::dialect::{self, Conn, Db, Pool};
 use super::Row;
 use crate::codec::{database, json_text, millis, to_i64, Columns};
 use crate::{AuditEntry, AuditRows, Effects, EventEntry, StoreError, StoreResult};
-use airlock_digest::digest::audit_hash;
+use airlock_digest::canonical::to_canonical_string;
+use airlock_digest::digest::{audit_record_hash, AuditMembers};
 use airlock_protocol::{AuditRecord, WorkspaceEvent};
-use serde_json::json;
 use sqlx::{QueryBuilder, Row as _};
 
 /// Appends `effects` to `workspace`'s audit chain and event stream.
@@ -72,23 +72,25 @@ pub(crate) async fn append_many(conn: &mut Conn, batch: &[(&str, &Effects)]) -> 
         for entry in &effects.audit {
             *seq += 1;
             // The text hashed is the text stored: a verifier recomputes from the row.
+            // `data` is stored as its canonical JSON, so a verifier finds its members
+            // already in order and hashes them as they are.
             let at = entry.at.to_string();
-            let record = json!({
-                "seq": *seq,
-                "at": at,
-                "actor": entry.actor,
-                "kind": entry.kind,
-                "subject": entry.subject,
-                "data": entry.data,
-                "prev_hash": prev_hash,
+            let data = to_canonical_string(&entry.data);
+            let hash = audit_record_hash(&AuditMembers {
+                seq: *seq,
+                at: &at,
+                actor: &entry.actor,
+                kind: &entry.kind,
+                subject: &entry.subject,
+                canonical_data: data.as_bytes(),
+                prev_hash,
             });
-            let hash = audit_hash(prev_hash, &record);
             rows.push(AuditRow {
                 workspace,
                 seq: to_i64(*seq)?,
                 at,
                 entry,
-                data: json_text(&entry.data)?,
+                data,
                 prev_hash: std::mem::replace(prev_hash, hash.clone()),
                 hash,
             });
