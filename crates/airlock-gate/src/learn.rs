@@ -2,16 +2,28 @@
 //! approving, narrow policy rules, each proven by a replay over the whole recorded
 //! history; and the tools people approve without reading (rubber-stamping).
 //!
-//! Standing rules cannot cover exec calls (DESIGN.md §4.2: a command is not a target),
-//! so repeated approvals of `shell.exec` are grouped by the command's program and first
-//! word (`cargo test`, `npm run`) and each group becomes a candidate allow rule with a
-//! `prefix` matcher (the policy engine's command-aware prefix: on the allow side every
-//! part of a compound command must be covered). A candidate is kept only when its replay
-//! removes prompts and flips no past deny and no rejected approval to allow. Everything
-//! here only suggests: a person saves a policy (G6).
+//! Standing rules cannot cover exec calls (DESIGN.md §4.2: a command is not a target), nor
+//! a family of targets, so repeated approvals are grouped into patterns, three kinds:
+//! - **prefix**: a plain command by its program and first word (`cargo test`, `npm run`),
+//!   an allow rule with a `prefix` matcher (on the allow side every part of a compound
+//!   command must be covered);
+//! - **class**: a command line that is not one plain command, by the set of classes its
+//!   parts have (`build` + `read_only`), when every file it changes is in the call's
+//!   project: a `class` matcher with `paths = ["{project}/**"]`. Only classes a person can
+//!   sensibly wave through are learned (never `unknown`, privileges, credentials, remote
+//!   code, pushes, deploys or discards);
+//! - **path**: a tool's `path` argument in one folder, by that folder, written from the
+//!   `{project}` anchor when it is in the call's project: a `path` matcher on the folder.
+//!
+//! A candidate is kept only when its replay removes prompts and flips no past deny and no
+//! rejected approval to allow. Everything here only suggests: a person saves a policy (G6).
 
 use crate::identity::require_role;
 use crate::{Gate, GateError};
+use airlock_policy::classes::{Class, ClassTable};
+use airlock_policy::context::Context;
+use airlock_policy::matcher::path::below;
+use airlock_policy::matcher::shell::classify::{classify, Role as FileRole};
 use airlock_policy::Policy;
 use airlock_protocol::{AuditRecord, Decision, ReplayReport, Role};
 use airlock_store::Principal;
@@ -19,6 +31,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 /// Audit records read per page.
 const PAGE: u32 = 1000;
@@ -31,12 +44,58 @@ pub const RUBBER_STAMP_MIN: u64 = 10;
 /// A median decision faster than this, every time approved: nobody is reading.
 const RUBBER_STAMP_SECONDS: f64 = 3.0;
 
+/// Classes whose calls a person can sensibly wave through once learned; anything else
+/// (unknown commands, privileges, credentials, remote code, pushes, deploys, discards,
+/// installs, network) keeps being asked.
+const LEARNABLE_CLASSES: [Class; 5] = [
+    Class::ReadOnly,
+    Class::Build,
+    Class::Write,
+    Class::Delete,
+    Class::VcsLocal,
+];
+
+/// What a group of approved calls has in common: the rule's matcher.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pattern {
+    /// A plain command's program and first word.
+    Prefix(String),
+    /// The classes of a command line's parts, every change in the project.
+    Classes(Vec<&'static str>),
+    /// A folder holding the tool's `path` argument (`{project}/docs` or absolute).
+    Folder(String),
+}
+
+impl Pattern {
+    fn kind(&self) -> &'static str {
+        match self {
+            Pattern::Prefix(_) => "prefix",
+            Pattern::Classes(_) => "class",
+            Pattern::Folder(_) => "path",
+        }
+    }
+
+    /// The pattern in words, for the report.
+    fn describe(&self) -> String {
+        match self {
+            Pattern::Prefix(prefix) => prefix.clone(),
+            Pattern::Classes(classes) => format!("{} in {{project}}", classes.join(" + ")),
+            Pattern::Folder(folder) => format!("{folder}/**"),
+        }
+    }
+}
+
 /// A narrow policy rule learned from approvals, with its replay report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RuleSuggestion {
     pub tool: String,
-    /// The command prefix people kept approving.
-    pub prefix: String,
+    /// `prefix`, `class` or `path`: the kind of matcher the rule has.
+    pub kind: &'static str,
+    /// The pattern in words (`cargo test`, `build + write in {project}`, `{project}/docs/**`).
+    pub pattern: String,
+    /// The command prefix people kept approving (prefix rules only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
     /// How many approvals it covers.
     pub approved: u64,
     /// The rule, TOML, to append to the policy.
@@ -65,7 +124,8 @@ pub struct LearnReport {
 struct Asked {
     tool: String,
     call_id: String,
-    command: Option<String>,
+    /// The pattern its approval would count for, if it fits one.
+    pattern: Option<Pattern>,
     asked_at: Option<Timestamp>,
 }
 
@@ -75,9 +135,11 @@ struct Collected {
     asked: HashMap<String, Asked>,
     /// Per tool: decision times (s) of approvals, count of rejections.
     per_tool: BTreeMap<String, (Vec<f64>, u64)>,
-    /// Per (tool, prefix): approvals, and whether one was rejected.
-    groups: BTreeMap<(String, String), (u64, bool)>,
+    /// Per (tool, pattern): approvals, and whether one was rejected.
+    groups: BTreeMap<(String, Pattern), (u64, bool)>,
     rejected_calls: HashSet<String>,
+    /// The classification of the policy in force (for class patterns).
+    classes: Option<Arc<ClassTable>>,
 }
 
 impl Collected {
@@ -87,16 +149,13 @@ impl Collected {
         match record.kind.as_str() {
             "approval.requested" => {
                 let tool = text("tool").unwrap_or_default();
-                let command = (tool == "shell.exec")
-                    .then(|| data.pointer("/arguments/command").and_then(Value::as_str))
-                    .flatten()
-                    .map(str::to_owned);
+                let pattern = pattern_of(&tool, data, self.classes.as_ref());
                 self.asked.insert(
                     record.subject.clone(),
                     Asked {
                         tool,
                         call_id: text("call_id").unwrap_or_default(),
-                        command,
+                        pattern,
                         asked_at: record.at.parse().ok(),
                     },
                 );
@@ -117,8 +176,9 @@ impl Collected {
                     entry.1 += 1;
                     self.rejected_calls.insert(asked.call_id.clone());
                 }
-                if let Some(prefix) = asked.command.as_deref().and_then(command_prefix) {
-                    let group = self.groups.entry((asked.tool.clone(), prefix)).or_default();
+                if let Some(pattern) = &asked.pattern {
+                    let key = (asked.tool.clone(), pattern.clone());
+                    let group = self.groups.entry(key).or_default();
                     if approved {
                         group.0 += 1;
                     } else {
@@ -141,6 +201,12 @@ pub fn command_prefix(command: &str) -> Option<String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,".contains(c))
     };
+    // One simple command: no pipe, list, redirection, substitution or subshell anywhere
+    // (a prefix rule covers such a line only if it covers every part, which this one
+    // would not; the class pattern judges those).
+    if command.contains(['|', '&', ';', '<', '>', '(', ')', '$', '`', '\n']) {
+        return None;
+    }
     let mut words = command.split_whitespace();
     let program = words.next().filter(|word| plain(word))?;
     if program.contains('=') {
@@ -152,14 +218,103 @@ pub fn command_prefix(command: &str) -> Option<String> {
     }
 }
 
-/// The TOML of a suggested rule (names and prefixes are plain words, see above).
-fn rule_text(tool: &str, prefix: &str, approved: u64) -> String {
-    let slug: String = prefix
+/// The pattern an asked call fits, if any: exec calls by prefix or classes, calls with a
+/// `path` argument by its folder.
+fn pattern_of(tool: &str, data: &Value, classes: Option<&Arc<ClassTable>>) -> Option<Pattern> {
+    let text = |pointer: &str| data.pointer(pointer).and_then(Value::as_str);
+    let context = Context::new(text("/cwd"), text("/project"), None);
+    if tool == "shell.exec" {
+        let command = text("/arguments/command")?;
+        if let Some(prefix) = command_prefix(command) {
+            return Some(Pattern::Prefix(prefix));
+        }
+        return class_pattern(command, classes?, &context);
+    }
+    folder_pattern(text("/arguments/path")?, &context)
+}
+
+/// The classes of a command line's parts, when all are learnable and every file it
+/// changes is known and inside the call's project.
+fn class_pattern(command: &str, table: &Arc<ClassTable>, context: &Context) -> Option<Pattern> {
+    let project = context.project()?;
+    let facts = classify(command, table, context);
+    let mut names = Vec::new();
+    for segment in &facts.segments {
+        if segment.classes.is_empty() {
+            return None;
+        }
+        for class in Class::ALL {
+            if !segment.classes.contains(class) {
+                continue;
+            }
+            if !LEARNABLE_CLASSES.contains(&class) {
+                return None;
+            }
+            if !names.contains(&class.name()) {
+                names.push(class.name());
+            }
+        }
+        let changes_outside = segment.files.iter().any(|file| {
+            file.role == FileRole::Change
+                && file
+                    .path
+                    .as_deref()
+                    .and_then(|path| below(path, project))
+                    .is_none()
+        });
+        if changes_outside {
+            return None;
+        }
+    }
+    names.sort_unstable();
+    (!names.is_empty()).then_some(Pattern::Classes(names))
+}
+
+/// The folder of an absolute `path` argument, from `{project}` when it is in the project.
+/// Never the project root or `/` itself (too broad to be narrow), nor a folder whose name
+/// a path pattern would read as a pattern.
+fn folder_pattern(path: &str, context: &Context) -> Option<Pattern> {
+    let resolved = context.resolve(path)?;
+    let (folder, _) = resolved.rsplit_once('/')?;
+    if folder.is_empty() || folder.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+        return None;
+    }
+    match context.project().and_then(|project| below(folder, project)) {
+        Some("") => None,
+        Some(inside) => Some(Pattern::Folder(format!("{{project}}/{inside}"))),
+        None => Some(Pattern::Folder(folder.to_owned())),
+    }
+}
+
+/// The TOML of a suggested rule. Strings are written as JSON strings, which TOML reads
+/// the same way (basic strings with the same escapes).
+fn rule_text(tool: &str, pattern: &Pattern, approved: u64) -> String {
+    let quote = |text: &str| serde_json::to_string(text).unwrap_or_default();
+    let slug: String = pattern
+        .describe()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
+    let when = match pattern {
+        Pattern::Prefix(prefix) => format!("{{ command = {{ prefix = [{}] }} }}", quote(prefix)),
+        Pattern::Classes(classes) => {
+            let list: Vec<String> = classes.iter().map(|class| quote(class)).collect();
+            format!(
+                "{{ command = {{ class = [{}], paths = [\"{{project}}/**\"] }} }}",
+                list.join(", ")
+            )
+        }
+        Pattern::Folder(folder) => {
+            format!(
+                "{{ path = {{ path = [{}] }} }}",
+                quote(&format!("{folder}/**"))
+            )
+        }
+    };
     format!(
-        "\n[[rules]]\nname = \"learned-{slug}\"\ntool = \"{tool}\"\ndecision = \"allow\"\nreason = \"approved {approved} times, never rejected (airlock insights)\"\nwhen = {{ command = {{ prefix = [\"{prefix}\"] }} }}\n"
+        "\n[[rules]]\nname = {}\ntool = {}\ndecision = \"allow\"\nreason = \"approved {approved} times, never rejected (airlock insights)\"\nwhen = {when}\n",
+        quote(&format!("learned-{}-{slug}", pattern.kind())),
+        quote(tool),
     )
 }
 
@@ -181,7 +336,13 @@ impl Gate {
     pub async fn learn(&self, principal: &Principal) -> Result<LearnReport, GateError> {
         require_role(principal, Role::Viewer, "read insights")?;
         let workspace = principal.workspace.as_str();
-        let mut collected = Collected::default();
+        let current = self.loaded_policy(workspace);
+        let mut collected = Collected {
+            classes: current
+                .as_ref()
+                .map(|loaded| loaded.policy.classes().clone()),
+            ..Collected::default()
+        };
         let mut after = 0;
         loop {
             let page = self.store().audit_after(workspace, after, PAGE).await?;
@@ -213,18 +374,18 @@ impl Gate {
                 });
             }
         }
-        let Some(current) = self.loaded_policy(workspace) else {
+        let Some(current) = current else {
             return Ok(report);
         };
-        let mut groups: Vec<((String, String), u64)> = collected
+        let mut groups: Vec<((String, Pattern), u64)> = collected
             .groups
             .into_iter()
             .filter(|(_, (approved, rejected))| *approved >= MIN_REPEATS && !rejected)
             .map(|(key, (approved, _))| (key, approved))
             .collect();
         groups.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        for ((tool, prefix), approved) in groups.into_iter().take(MAX_CANDIDATES) {
-            let rule = rule_text(&tool, &prefix, approved);
+        for ((tool, pattern), approved) in groups.into_iter().take(MAX_CANDIDATES) {
+            let rule = rule_text(&tool, &pattern, approved);
             let source = format!("{}{rule}", current.info.source);
             let Ok(candidate) = Policy::load(&source, &crate::policy::load_options()) else {
                 continue;
@@ -241,7 +402,12 @@ impl Gate {
             }
             report.rules.push(RuleSuggestion {
                 tool,
-                prefix,
+                kind: pattern.kind(),
+                pattern: pattern.describe(),
+                prefix: match &pattern {
+                    Pattern::Prefix(prefix) => Some(prefix.clone()),
+                    _ => None,
+                },
                 approved,
                 rule,
                 replay,
@@ -266,6 +432,9 @@ mod tests {
         assert_eq!(command_prefix("FOO=1 make"), None);
         assert_eq!(command_prefix("$(curl x) | sh"), None);
         assert_eq!(command_prefix("echo \"hi\"").as_deref(), Some("echo"));
+        assert_eq!(command_prefix("cargo build 2>&1 | tail -n 5"), None);
+        assert_eq!(command_prefix("make && make install"), None);
+        assert_eq!(command_prefix("cat x > y"), None);
     }
 
     #[test]

@@ -50,7 +50,9 @@ struct Suggestion {
 /// A policy rule learned from approvals.
 #[derive(Debug, Deserialize)]
 struct RuleSuggestion {
-    prefix: String,
+    tool: String,
+    /// The pattern in words (a command prefix, classes in the project, a folder).
+    pattern: String,
     approved: u64,
     rule: String,
     replay: airlock_protocol::ReplayReport,
@@ -89,8 +91,9 @@ pub fn run(args: InsightsArgs) -> anyhow::Result<Outcome> {
     }
     for rule in &rules {
         println!(
-            "\n  `{}` approved {} times; with this rule prompts per 100 calls go {:.2} → {:.2} ({} calls move to allow, no past deny or rejection among them):{}",
-            rule.prefix,
+            "\n  `{}` {} approved {} times; with this rule prompts per 100 calls go {:.2} → {:.2} ({} calls move to allow, no past deny or rejection among them):{}",
+            rule.tool,
+            rule.pattern,
             rule.approved,
             rule.replay.prompts_per_100_before,
             rule.replay.prompts_per_100_after,

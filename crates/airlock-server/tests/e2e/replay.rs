@@ -329,3 +329,131 @@ async fn insights_learn_an_exec_rule_from_repeated_approvals_and_drop_one_that_w
     assert_eq!(flagged[0]["approved"], 10);
     assert_eq!(flagged[0]["median_decision_seconds"], 0.0);
 }
+
+/// A policy that asks about every shell command and every file write.
+const ASKING: &str = r#"
+version = 1
+default = "ask"
+deadline = "1h"
+
+[tools."shell.exec"]
+risk = "exec"
+
+[tools."fs.write"]
+risk = "write"
+target = "path"
+summary = "Write {path}"
+"#;
+
+#[tokio::test]
+async fn insights_learn_class_and_folder_patterns_and_never_a_class_that_needs_a_person() {
+    let (server, agent) = manual_server(ASKING).await;
+    let project = tempfile::tempdir().unwrap();
+    let cwd = project.path().to_str().unwrap().to_owned();
+    let mut asked = Vec::new();
+    let calls = [
+        // Compound build commands: not one plain command, so no prefix; their classes are
+        // build + read_only, and they change nothing outside the project.
+        (
+            "shell.exec",
+            json!({"command": "cargo build 2>&1 | tail -n 5"}),
+        ),
+        (
+            "shell.exec",
+            json!({"command": "cargo build -p a 2>&1 | tail -n 20"}),
+        ),
+        (
+            "shell.exec",
+            json!({"command": "cargo build --release 2>&1 | head -n 3"}),
+        ),
+        // Pushes are vcs_remote: approved as often, but never learned.
+        (
+            "shell.exec",
+            json!({"command": "git add -A && git push origin main"}),
+        ),
+        (
+            "shell.exec",
+            json!({"command": "git commit -am x && git push origin dev"}),
+        ),
+        ("shell.exec", json!({"command": "git add . && git push"})),
+        // Writes in one folder of the project.
+        (
+            "fs.write",
+            json!({"path": format!("{cwd}/docs/a.md"), "content": "a"}),
+        ),
+        (
+            "fs.write",
+            json!({"path": format!("{cwd}/docs/b.md"), "content": "b"}),
+        ),
+        ("fs.write", json!({"path": "docs/c.md", "content": "c"})),
+    ];
+    for (tool, arguments) in calls {
+        let call = server
+            .client
+            .post(
+                "/v1/calls",
+                &agent,
+                &json!({"tool": tool, "arguments": arguments, "cwd": cwd}),
+            )
+            .await
+            .unwrap()
+            .expect_status(201)
+            .unwrap();
+        assert_eq!(call["status"], "pending", "{call}");
+        asked.push(call["approval_id"].as_str().unwrap().to_owned());
+    }
+    for id in &asked {
+        let approval = server
+            .client
+            .get(&format!("/v1/approvals/{id}"), &server.owner_token)
+            .await
+            .unwrap()
+            .expect_status(200)
+            .unwrap();
+        decide(&server, &server.owner_token, &approval, "approve")
+            .await
+            .expect_status(200)
+            .unwrap();
+    }
+    let learned = server
+        .client
+        .get("/v1/insights", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let rules = learned["rules"].as_array().unwrap();
+    let find = |kind: &str| {
+        rules
+            .iter()
+            .find(|rule| rule["kind"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} rule: {learned}"))
+    };
+    let class = find("class");
+    assert_eq!(class["tool"], "shell.exec");
+    assert_eq!(
+        class["pattern"], "build + read_only in {project}",
+        "{learned}"
+    );
+    assert_eq!(class["approved"], 3);
+    assert_eq!(class["replay"]["toward_allow"], 3, "{learned}");
+    assert!(class.get("prefix").is_none(), "{class}");
+    assert!(class["rule"]
+        .as_str()
+        .unwrap()
+        .contains(r#"class = ["build", "read_only"], paths = ["{project}/**"]"#));
+    let folder = find("path");
+    assert_eq!(folder["tool"], "fs.write");
+    assert_eq!(folder["pattern"], "{project}/docs/**", "{learned}");
+    assert_eq!(folder["approved"], 3);
+    assert_eq!(folder["replay"]["toward_allow"], 3, "{learned}");
+    // Nothing was learned for the pushes, however often approved.
+    assert!(
+        rules.iter().all(
+            |rule| !rule["rule"].as_str().unwrap().contains("vcs_remote")
+                && !rule["pattern"].as_str().unwrap().contains("git")
+        ),
+        "{learned}"
+    );
+    assert_eq!(rules.len(), 2, "{learned}");
+}
