@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod gate {
+    pub mod ambiguous;
     pub mod boundary;
     pub mod cache;
     pub mod guarantees;

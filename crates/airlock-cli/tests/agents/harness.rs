@@ -83,13 +83,48 @@ impl Gateway {
 
     /// How many grants were consumed (each is one tool run airlock let through).
     pub fn consumed_grants(&self) -> usize {
+        self.consumed_calls().len()
+    }
+
+    /// The calls whose grants were consumed, in the order they were redeemed.
+    fn consumed_calls(&self) -> Vec<String> {
         let page = self.server.get_json("/v1/audit?limit=1000");
         page["items"]
             .as_array()
             .unwrap()
             .iter()
             .filter(|record| record["kind"] == "grant.consumed")
-            .count()
+            .map(|record| record["data"]["call_id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// The outcomes reported on the calls whose grants were consumed (`None`: nothing
+    /// reported yet).
+    pub fn outcomes(&self) -> Vec<Option<String>> {
+        self.consumed_calls()
+            .iter()
+            .map(|id| {
+                let call = self.server.get_json(&format!("/v1/calls/{id}"));
+                call["outcome"]["status"].as_str().map(str::to_owned)
+            })
+            .collect()
+    }
+
+    /// Waits until every call airlock let through has its outcome reported by the
+    /// guide's after-the-fact hook (`PostToolUse`, `AfterTool`): all `succeeded`.
+    pub fn all_reported(&self, why: &str) {
+        let until = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let outcomes = self.outcomes();
+            if !outcomes.is_empty() && outcomes.iter().all(|o| o.as_deref() == Some("succeeded")) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "outcomes never reported: {outcomes:?}\n{why}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Waits for an approval to be pending, then approves it as a person.

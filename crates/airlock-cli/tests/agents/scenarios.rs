@@ -1,7 +1,8 @@
 //! The scripted turns every agent goes through, written once: the agent's module gives
 //! how to launch it with its guide's configuration ([`Launch`]), these drive the model,
 //! the person and the gateway, and check the outcome on three sides — the file the tool
-//! would make, what the model read back, and airlock's approvals and grants.
+//! would make, what the model read back, and airlock's approvals, grants and the outcomes
+//! the guide's after-the-fact hook reported.
 
 use crate::harness::{
     approve, dead_url, run, Finished, Gateway, Place, Running, Setup, DENY_REASON,
@@ -47,6 +48,8 @@ pub fn allow_and_deny(launch: Launch) {
     assert_eq!(model.results().len(), 1, "{why}");
     assert!(!refused(&model.results()[0]), "{why}");
     assert_eq!(gateway.consumed_grants(), 1, "{why}");
+    // The guide's after-the-fact hook told airlock the call ran (§11.8).
+    gateway.all_reported(&why);
 
     let place = Place::new();
     let model = FakeModel::start(Script::call("touch forbidden.txt"));
@@ -76,6 +79,7 @@ pub fn ask_then_approve_while_waiting(launch: Launch) {
     assert!(!refused(&model.results()[0]), "{why}");
     assert_eq!(gateway.consumed_grants(), 1, "{why}");
     assert_eq!(gateway.approvals().len(), 1, "{why}");
+    gateway.all_reported(&why);
 }
 
 /// The hook's wait (2 s) ends before anyone decides: the model reads "still pending …
@@ -110,6 +114,7 @@ pub fn late_approval_then_retry(launch: Launch) {
     assert!(!refused(&results[1]), "{why}");
     assert_eq!(gateway.approvals().len(), 1, "one approval, adopted: {why}");
     assert_eq!(gateway.consumed_grants(), 1, "{why}");
+    gateway.all_reported(&why);
 }
 
 /// Whether a tool result is a refusal by airlock rather than the tool's own output.

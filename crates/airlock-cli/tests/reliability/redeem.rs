@@ -3,8 +3,8 @@
 //! started again over the same data. The agent's retry under the same `Idempotency-Key`
 //! gets the same grant's `200` (`replayed`), a redeem under another key or none is
 //! `409 grant_spent`, and the call runs once: by a raw HTTP client, and by
-//! `airlock call -- COMMAND`, which retries the lost answer itself while the server
-//! restarts on the same address.
+//! `airlock call -- COMMAND` and by `airlock hook claude-code`, which retry the lost
+//! answer themselves while the server restarts on the same address.
 
 use crate::node::{http, Backend, Node};
 use crate::scenario::audit;
@@ -211,6 +211,91 @@ fn the_cli_retries_through_a_restart(backend: fn() -> Backend) {
     );
 }
 
+/// `airlock hook claude-code` through the same crash: the server consumes the grant of the
+/// approved call the hook waits on and dies before answering. The hook sends the same
+/// request again under the same key (`claude-code:<tool_use_id>`) until the server is back,
+/// and is answered `allow` for the same grant: no second call, no second approval, no
+/// second consumption. Its `PostToolUse` then reports on that very call.
+fn the_hook_retries_through_a_restart(backend: fn() -> Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend();
+    let mut node = Node::start(dir.path(), &backend, Some("grant.redeemed"));
+    let agent = agent_token(&node);
+    let payload = |event: &str| {
+        json!({
+            "session_id": "crash-session", "cwd": dir.path(), "hook_event_name": event,
+            "tool_name": "email.send", "tool_use_id": "toolu_crash",
+            "tool_input": serde_json::from_str::<Value>(MAIL).unwrap(),
+        })
+        .to_string()
+    };
+    let hook = |url: &str, input: String| {
+        let mut child = Command::new(crate::node::BIN)
+            .current_dir(dir.path())
+            .args(["hook", "claude-code", "--wait", "55", "--url", url])
+            .env("AIRLOCK_TOKEN", &agent)
+            .env_remove("AIRLOCK_URL")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
+        drop(stdin);
+        child
+    };
+    let mut waiting = hook(&node.url, payload("PreToolUse"));
+    let call_id = approve_when_asked(&node);
+    died_at_the_failpoint(&mut node);
+    let node = node.restart_in_place();
+    let until = Instant::now() + Duration::from_secs(60);
+    while waiting.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < until, "airlock hook never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = waiting.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    let inner = &answer["hookSpecificOutput"];
+    assert_eq!(inner["permissionDecision"], "allow", "{answer}\n{stderr}");
+    let reason = inner["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains(&call_id), "{reason}");
+    assert!(reason.contains("answer replayed"), "{reason}");
+    assert_eq!(records(&node, "grant.consumed", &call_id), 1);
+    let (_, approvals) = http()
+        .get(&format!("{}/v1/approvals", node.url), &node.owner_token())
+        .unwrap();
+    assert_eq!(
+        approvals["items"].as_array().unwrap().len(),
+        1,
+        "{approvals}"
+    );
+
+    // The tool ran once; the agent's PostToolUse reports it on the same call.
+    let reported = hook(&node.url, payload("PostToolUse"))
+        .wait_with_output()
+        .unwrap();
+    assert!(reported.status.success(), "{reported:?}");
+    assert!(reported.stdout.is_empty(), "{reported:?}");
+    let call = the_call(&node, &agent, &call_id);
+    assert_eq!(call["outcome"]["status"], "succeeded", "{call}");
+    let (status, body) = http()
+        .post_keyed(
+            &format!("{}/v1/calls/{call_id}/redeem", node.url),
+            &agent,
+            Some("claude-code:toolu_other"),
+        )
+        .unwrap();
+    assert_eq!(
+        (status, body["type"].as_str()),
+        (409, Some("grant_spent")),
+        "{body}"
+    );
+}
+
 #[test]
 fn redeem_replay_on_sqlite() {
     replay_after_a_crash(Backend::sqlite);
@@ -229,4 +314,14 @@ fn redeem_replay_by_airlock_call_on_sqlite() {
 #[test]
 fn redeem_replay_by_airlock_call_on_postgres() {
     the_cli_retries_through_a_restart(Backend::postgres);
+}
+
+#[test]
+fn redeem_replay_by_airlock_hook_on_sqlite() {
+    the_hook_retries_through_a_restart(Backend::sqlite);
+}
+
+#[test]
+fn redeem_replay_by_airlock_hook_on_postgres() {
+    the_hook_retries_through_a_restart(Backend::postgres);
 }

@@ -495,7 +495,10 @@ async fn edited_elsewhere(
     let Some(input) = input else {
         return Ok(Verdict::Deny {
             reason: format!(
-                "a person approved this call (airlock approval {approval}) only with edited                  arguments, which cannot be written as a `{native}` call: the approved call                  is `{}` with {}. Make that call instead if it is what you mean to do (it will                  be asked again)",
+                "a person approved this call (airlock approval {approval}) only with edited \
+                 arguments, which cannot be written as a `{native}` call: the approved call \
+                 is `{}` with {}. Make that call instead if it is what you mean to do (it will \
+                 be asked again)",
                 call.tool, call.arguments
             ),
         });
@@ -521,7 +524,9 @@ async fn edited_elsewhere(
     };
     Ok(Verdict::Deny {
         reason: format!(
-            "not run as sent: a person approved this call (airlock approval {approval}) only              with edited arguments. Instead of this call, use `{native}` with the input {input};              {then}"
+            "not run as sent: a person approved this call (airlock approval {approval}) only \
+             with edited arguments. Instead of this call, use `{native}` with the input \
+             {input}; {then}"
         ),
     })
 }

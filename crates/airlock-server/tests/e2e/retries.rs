@@ -40,6 +40,23 @@ async fn hook(server: &TestServer, token: &str, wait_s: u64, body: &Value) -> (S
     )
 }
 
+/// Posts `body` to the hook endpoint `path` (with its query) in a task of its own, for
+/// calls that wait on a person or race each other.
+fn spawn_hook(
+    server: &TestServer,
+    token: &str,
+    path: &str,
+    body: &Value,
+) -> tokio::task::JoinHandle<Reply> {
+    let (client, token, path, body) = (
+        server.client.clone(),
+        token.to_owned(),
+        path.to_owned(),
+        body.clone(),
+    );
+    tokio::spawn(async move { client.post(&path, &token, &body).await.unwrap() })
+}
+
 /// Every approval of the workspace, newest first.
 async fn approvals(server: &TestServer) -> Vec<Value> {
     server
@@ -129,15 +146,7 @@ async fn a_retry_while_still_pending_waits_on_the_same_approval() {
     assert_eq!(decision, "deny");
     assert_eq!(approvals(&server).await.len(), 1);
 
-    let client = server.client.clone();
-    let token = agent.clone();
-    let body = call.clone();
-    let waiting = tokio::spawn(async move {
-        client
-            .post("/v1/hooks/claude-code?wait_s=30", &token, &body)
-            .await
-            .unwrap()
-    });
+    let waiting = spawn_hook(&server, &agent, "/v1/hooks/claude-code?wait_s=30", &call);
     until_waiting(&server, 1).await;
     let first = approvals(&server).await;
     assert_eq!(first.len(), 1, "the waiting retry opened nothing");
@@ -196,17 +205,7 @@ async fn concurrent_retries_of_an_approved_call_redeem_it_once() {
         .expect_status(200)
         .unwrap();
     let retries: Vec<_> = (0..8)
-        .map(|_| {
-            let client = server.client.clone();
-            let token = agent.clone();
-            let body = call.clone();
-            tokio::spawn(async move {
-                client
-                    .post("/v1/hooks/claude-code?wait_s=0", &token, &body)
-                    .await
-                    .unwrap()
-            })
-        })
+        .map(|_| spawn_hook(&server, &agent, "/v1/hooks/claude-code?wait_s=0", &call))
         .collect();
     let mut allowed = 0;
     for retry in retries {
@@ -219,6 +218,55 @@ async fn concurrent_retries_of_an_approved_call_redeem_it_once() {
     let consumed = kinds(&server, "grant.consumed").await;
     assert_eq!(consumed.len(), 1);
     assert_eq!(consumed[0]["data"]["call_id"], first[0]["call_id"]);
+}
+
+/// Identical retries that arrive together while the held call is still pending all wait
+/// on its one approval (none opens another); once a person approves, exactly one of them
+/// runs the call, and the others are refused rather than asked again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_retries_while_pending_wait_on_one_approval_and_run_once() {
+    let (server, agent) = server().await;
+    let call = payload("s-pending-race", "bob@acme.test");
+    let (decision, _) = hook(&server, &agent, 0, &call).await;
+    assert_eq!(decision, "deny");
+    const RETRIES: usize = 3;
+    let retries: Vec<_> = (0..RETRIES)
+        .map(|_| spawn_hook(&server, &agent, "/v1/hooks/claude-code?wait_s=30", &call))
+        .collect();
+    until_waiting(&server, RETRIES).await;
+    let asked = approvals(&server).await;
+    assert_eq!(asked.len(), 1, "the waiting retries opened nothing");
+    decide(&server, &server.owner_token, &asked[0], "approve")
+        .await
+        .expect_status(200)
+        .unwrap();
+    let mut reasons = Vec::new();
+    for retry in retries {
+        let reply = retry.await.unwrap();
+        let inner = &reply.body["hookSpecificOutput"];
+        reasons.push((
+            inner["permissionDecision"].as_str().unwrap().to_owned(),
+            inner["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        ));
+    }
+    let allowed: Vec<_> = reasons.iter().filter(|(d, _)| d == "allow").collect();
+    assert_eq!(allowed.len(), 1, "{reasons:?}");
+    assert!(
+        allowed[0].1.contains(asked[0]["id"].as_str().unwrap()),
+        "{reasons:?}"
+    );
+    for (decision, reason) in reasons.iter().filter(|(d, _)| d != "allow") {
+        assert_eq!(decision, "deny");
+        assert!(reason.contains("could not be redeemed"), "{reason}");
+    }
+    assert_eq!(approvals(&server).await.len(), 1, "no second approval");
+    let consumed = kinds(&server, "grant.consumed").await;
+    assert_eq!(consumed.len(), 1);
+    assert_eq!(consumed[0]["data"]["call_id"], asked[0]["call_id"]);
+    assert_eq!(kinds(&server, "call.adopted").await.len(), 1);
 }
 
 #[tokio::test]
@@ -305,18 +353,12 @@ async fn codex_hook(server: &TestServer, token: &str, wait_s: u64, body: &Value)
 #[tokio::test]
 async fn a_codex_escalation_of_an_approved_call_is_not_asked_again() {
     let (server, agent) = server().await;
-    let client = server.client.clone();
-    let token = agent.clone();
-    let waiting = tokio::spawn(async move {
-        client
-            .post(
-                "/v1/hooks/codex?wait_s=30",
-                &token,
-                &codex("PreToolUse", "turn_1", "bob@acme.test"),
-            )
-            .await
-            .unwrap()
-    });
+    let waiting = spawn_hook(
+        &server,
+        &agent,
+        "/v1/hooks/codex?wait_s=30",
+        &codex("PreToolUse", "turn_1", "bob@acme.test"),
+    );
     until_waiting(&server, 1).await;
     let first = approvals(&server).await;
     decide(&server, &server.owner_token, &first[0], "approve")
@@ -370,15 +412,8 @@ async fn a_codex_escalation_with_a_justification_takes_the_approval() {
         json!({"session_id": "cx-2", "turn_id": "t-1", "cwd": "/home/ana/shop",
             "hook_event_name": event, "tool_name": "Bash", "tool_input": input})
     };
-    let client = server.client.clone();
-    let token = agent.clone();
     let first = shell("PreToolUse", json!({"command": "make deploy"}));
-    let waiting = tokio::spawn(async move {
-        client
-            .post("/v1/hooks/codex?wait_s=30", &token, &first)
-            .await
-            .unwrap()
-    });
+    let waiting = spawn_hook(&server, &agent, "/v1/hooks/codex?wait_s=30", &first);
     until_waiting(&server, 1).await;
     let asked = approvals(&server).await;
     decide(&server, &server.owner_token, &asked[0], "approve")
