@@ -507,7 +507,15 @@ fn secret_spans(text: &str) -> Vec<Span> {
                         let name = name.as_str();
                         key_kind(name.rsplit([':', '/']).next().unwrap_or(name))
                     })
-                    .filter(|_| values::is_literal_secret(secret.as_str())),
+                    .filter(|_| values::is_literal_secret(secret.as_str()))
+                    .filter(|_| {
+                        let separator = captures
+                            .name("name")
+                            .and_then(|name| text.get(name.end()..secret.start()))
+                            .unwrap_or("");
+                        let rest = text.get(secret.end()..).unwrap_or("");
+                        !values::is_prose(separator, secret.as_str(), rest)
+                    }),
                 Confirm::Literal => {
                     values::is_literal_secret(secret.as_str()).then_some(pattern.kind)
                 }

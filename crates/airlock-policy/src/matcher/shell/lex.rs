@@ -731,7 +731,10 @@ impl Lexer {
             let mut body = String::new();
             loop {
                 if self.position >= self.chars.len() {
-                    return Err(LexError::UnterminatedHereDocument);
+                    // Bash ends a here-document at the end of its input when the delimiter
+                    // never comes (with a warning) and runs the command: the rest of the
+                    // text is the body, data for the command, so no command hides there.
+                    break;
                 }
                 let end = self.chars[self.position..]
                     .iter()
