@@ -1,7 +1,7 @@
 //! The classification table: `classes.toml` parsed, plus a policy's additions.
 
 use super::{Class, ClassSet, CLASSES_TOML};
-use crate::matcher::path::PathPattern;
+use crate::matcher::path::{PathList, PathPattern};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
@@ -95,11 +95,11 @@ pub struct ClassTable {
     options: HashMap<String, Vec<OptionEntry>>,
     clustered: HashSet<String>,
     operands: HashMap<String, Vec<(Vec<String>, OperandMode)>>,
-    pub(crate) credentials: Vec<PathPattern>,
-    pub(crate) credential_dirs: Vec<PathPattern>,
+    pub(crate) credentials: PathList,
+    pub(crate) credential_dirs: PathList,
     /// Lower-case.
     pub(crate) credential_words: Vec<String>,
-    pub(crate) startup: Vec<PathPattern>,
+    pub(crate) startup: PathList,
 }
 
 static BUILT_IN: LazyLock<Result<Arc<ClassTable>, String>> =
@@ -279,11 +279,12 @@ impl ClassTable {
     }
 }
 
-fn compile_paths(patterns: &[String]) -> Result<Vec<PathPattern>, String> {
+fn compile_paths(patterns: &[String]) -> Result<PathList, String> {
     patterns
         .iter()
         .map(|pattern| PathPattern::compile(pattern))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(PathList::new)
 }
 
 /// Global options of a few commands that take a value before the subcommand.

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use super::path::PathPattern;
+use super::path::{PathList, PathPattern};
 use super::shell::classify::{classify, CommandFacts, Role};
 use super::Side;
 use crate::classes::{Class, ClassSet, ClassTable};
@@ -21,7 +21,7 @@ use crate::context::Context;
 #[derive(Debug, Clone)]
 pub struct ClassMatcher {
     classes: ClassSet,
-    paths: Vec<PathPattern>,
+    paths: PathList,
     table: Arc<ClassTable>,
 }
 
@@ -43,14 +43,15 @@ impl ClassMatcher {
             classes.insert(class);
         }
         let paths = match paths {
-            None => Vec::new(),
+            None => PathList::default(),
             Some([]) => return Err("`paths` needs at least one pattern".into()),
             Some(patterns) => patterns
                 .iter()
                 .map(|pattern| {
                     PathPattern::compile(pattern).map_err(|e| format!("bad paths entry: {e}"))
                 })
-                .collect::<Result<_, _>>()?,
+                .collect::<Result<Vec<_>, _>>()
+                .map(PathList::new)?,
         };
         Ok(ClassMatcher {
             classes,
@@ -84,18 +85,22 @@ impl ClassMatcher {
                         let Some(path) = &file.path else {
                             return false;
                         };
-                        let credential = self.table.credentials.iter().any(|pattern| {
-                            pattern
-                                .matches_resolved(path, file.tree, Side::Restrict, context)
-                                .unwrap_or(true)
-                        });
+                        let credential = self.table.credentials.any_resolved(
+                            path,
+                            file.tree,
+                            Side::Restrict,
+                            context,
+                            true,
+                        );
                         let placed = file.role == Role::Read
                             || self.paths.is_empty()
-                            || self.paths.iter().any(|pattern| {
-                                pattern
-                                    .matches_resolved(path, file.tree, Side::Allow, context)
-                                    .unwrap_or(false)
-                            });
+                            || self.paths.any_resolved(
+                                path,
+                                file.tree,
+                                Side::Allow,
+                                context,
+                                false,
+                            );
                         !credential && placed
                     })
             }),
@@ -108,11 +113,13 @@ impl ClassMatcher {
                             .filter(|file| file.role == Role::Change)
                             .any(|file| match &file.path {
                                 None => true,
-                                Some(path) => self.paths.iter().any(|pattern| {
-                                    pattern
-                                        .matches_resolved(path, file.tree, Side::Restrict, context)
-                                        .unwrap_or(true)
-                                }),
+                                Some(path) => self.paths.any_resolved(
+                                    path,
+                                    file.tree,
+                                    Side::Restrict,
+                                    context,
+                                    true,
+                                ),
                             }))
             }),
         }

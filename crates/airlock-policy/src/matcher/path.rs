@@ -9,6 +9,9 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
+mod list;
+pub use list::PathList;
+
 use super::Side;
 use crate::context::Context;
 

@@ -689,17 +689,14 @@ impl Judge<'_> {
                 continue;
             };
             // For one file (not a glob) both sides test the same path: one test is enough.
-            let matches = |patterns: &[crate::matcher::path::PathPattern]| {
-                patterns.iter().any(|pattern| {
-                    pattern
-                        .matches_resolved(
-                            path,
-                            file.tree,
-                            crate::matcher::Side::Allow,
-                            self.context,
-                        )
-                        .unwrap_or(false)
-                })
+            let matches = |patterns: &crate::matcher::path::PathList| {
+                patterns.any_resolved(
+                    path,
+                    file.tree,
+                    crate::matcher::Side::Allow,
+                    self.context,
+                    false,
+                )
             };
             match file.role {
                 Role::Read => {
