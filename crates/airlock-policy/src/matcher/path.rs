@@ -181,6 +181,57 @@ pub struct PathPattern {
     /// rejected before the glob runs. Lists of a hundred credential globs are tried on
     /// every file a command names, and most paths hold none of their names.
     needle: Option<String>,
+    /// The glob's answer without running it, for the shapes that are plain text (see
+    /// [`Literal`]); `None` runs the glob.
+    literal: Option<Literal>,
+}
+
+/// A glob that is plain text around at most one `**`, matched with string comparisons:
+/// most patterns of the shipped lists are such (`{home}/.aws/credentials`, `**/.env`,
+/// `{project}/**`), and a glob engine costs a candidate allocation per try.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Literal {
+    /// `a/b`: exactly this text.
+    Exact(String),
+    /// `a/b/**` (or `**` alone, empty): below this directory, at any depth.
+    Below(String),
+    /// `**/a/b`: this text, or it after a `/`.
+    Ending(String),
+}
+
+impl Literal {
+    /// Recognises the plain-text shapes of a normalised relative glob.
+    fn of(glob: &str) -> Option<Literal> {
+        let plain = |text: &str| {
+            !text.is_empty()
+                && !text.starts_with('/')
+                && !text.contains(['*', '?', '[', ']', '{', '}', '\\', ','])
+        };
+        if glob == "**" {
+            return Some(Literal::Below(String::new()));
+        }
+        if let Some(directory) = glob.strip_suffix("/**") {
+            return plain(directory).then(|| Literal::Below(directory.to_string()));
+        }
+        if let Some(ending) = glob.strip_prefix("**/") {
+            return plain(ending).then(|| Literal::Ending(ending.to_string()));
+        }
+        plain(glob).then(|| Literal::Exact(glob.to_string()))
+    }
+
+    /// Whether a non-empty relative path `rest` matches.
+    fn matches(&self, rest: &str) -> bool {
+        match self {
+            Literal::Exact(text) => rest == text,
+            Literal::Below(directory) if directory.is_empty() => true,
+            Literal::Below(directory) => rest
+                .strip_prefix(directory.as_str())
+                .is_some_and(|tail| tail.starts_with('/') && tail.len() > 1),
+            Literal::Ending(text) => rest
+                .strip_suffix(text.as_str())
+                .is_some_and(|head| head.is_empty() || head.ends_with('/')),
+        }
+    }
 }
 
 impl PathPattern {
@@ -235,6 +286,7 @@ impl PathPattern {
                 tree,
                 tilde: pattern.starts_with('~'),
                 needle: needle(&rest),
+                literal: Literal::of(&rest),
             });
         }
         let normalized = normalize(pattern).ok_or_else(|| {
@@ -255,6 +307,9 @@ impl PathPattern {
             glob: Some(glob),
             root,
             tilde: false,
+            // Unanchored patterns are matched against absolute paths too; their globs
+            // keep to the engine.
+            literal: None,
         })
     }
 
@@ -279,11 +334,15 @@ impl PathPattern {
             None => rest.is_empty(),
             Some(glob) => {
                 (!rest.is_empty()
-                    && self
-                        .needle
-                        .as_deref()
-                        .is_none_or(|needle| rest.contains(needle))
-                    && glob.is_match(rest))
+                    && match &self.literal {
+                        Some(literal) => literal.matches(rest),
+                        None => {
+                            self.needle
+                                .as_deref()
+                                .is_none_or(|needle| rest.contains(needle))
+                                && glob.is_match(rest)
+                        }
+                    })
                     || self.root.as_ref().is_some_and(|root| root.is_match(rest))
                     || (rest.is_empty()
                         && self.tree

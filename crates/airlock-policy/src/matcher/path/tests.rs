@@ -308,3 +308,60 @@ fn needles_are_text_every_match_holds() {
         );
     }
 }
+
+/// The plain-text shortcut answers as the glob engine does on every shape it takes.
+#[test]
+fn literal_globs_answer_as_the_glob_engine() {
+    let globs = [
+        "**",
+        "a/**",
+        "a/b/**",
+        "**/a",
+        "**/a/b",
+        "a",
+        "a/b",
+        ".env",
+        "**/.env",
+        ".aws/credentials",
+        ".ssh",
+        "x.y/**",
+    ];
+    let rests = [
+        "a",
+        "a/b",
+        "a/b/c",
+        "b/a",
+        "ba",
+        "ab",
+        "x/a/b",
+        "a/bc",
+        ".env",
+        "x/.env",
+        "x.env",
+        ".aws/credentials",
+        "y/.aws/credentials",
+        ".ssh",
+        ".ssh/id",
+        "x.y",
+        "x.y/z",
+        "a/\u{1}",
+        "x/ya",
+        "b",
+    ];
+    for glob in globs {
+        let literal = Literal::of(glob).unwrap_or_else(|| panic!("{glob} is plain"));
+        let engine = compile_glob(glob, glob).unwrap();
+        for rest in rests {
+            assert_eq!(
+                literal.matches(rest),
+                engine.is_match(rest),
+                "{glob} on {rest}"
+            );
+        }
+    }
+    for glob in [
+        "*.pem", "a/*", "**/*.key", "a/**/b", "{a,b}", "a\\*b", "/etc/x", "a,b",
+    ] {
+        assert_eq!(Literal::of(glob), None, "{glob}");
+    }
+}
