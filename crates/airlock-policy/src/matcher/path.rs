@@ -184,6 +184,20 @@ pub struct PathPattern {
     /// The glob's answer without running it, for the shapes that are plain text (see
     /// [`Literal`]); `None` runs the glob.
     literal: Option<Literal>,
+    /// `root` when it is plain text: compared, not run.
+    root_text: Option<String>,
+}
+
+/// The directory a pattern ending in `/**` names, when it is plain text.
+fn root_text(glob: &str) -> Option<String> {
+    let directory = glob.strip_suffix("/**")?;
+    let directory = if directory.is_empty() && glob.starts_with('/') {
+        "/"
+    } else {
+        directory
+    };
+    (!directory.is_empty() && !directory.contains(['*', '?', '[', ']', '{', '}', '\\', ',']))
+        .then(|| directory.to_string())
 }
 
 /// A glob that is plain text around at most one `**`, matched with string comparisons:
@@ -200,20 +214,24 @@ enum Literal {
 }
 
 impl Literal {
-    /// Recognises the plain-text shapes of a normalised relative glob.
-    fn of(glob: &str) -> Option<Literal> {
+    /// Recognises the plain-text shapes of a normalised glob (relative, or absolute when
+    /// `absolute`).
+    fn of(glob: &str, absolute: bool) -> Option<Literal> {
         let plain = |text: &str| {
             !text.is_empty()
-                && !text.starts_with('/')
+                && text.starts_with('/') == absolute
                 && !text.contains(['*', '?', '[', ']', '{', '}', '\\', ','])
         };
-        if glob == "**" {
+        if absolute && !glob.starts_with('/') {
+            return None;
+        }
+        if glob == "**" && !absolute {
             return Some(Literal::Below(String::new()));
         }
         if let Some(directory) = glob.strip_suffix("/**") {
             return plain(directory).then(|| Literal::Below(directory.to_string()));
         }
-        if let Some(ending) = glob.strip_prefix("**/") {
+        if let Some(ending) = glob.strip_prefix("**/").filter(|_| !absolute) {
             return plain(ending).then(|| Literal::Ending(ending.to_string()));
         }
         plain(glob).then(|| Literal::Exact(glob.to_string()))
@@ -286,7 +304,8 @@ impl PathPattern {
                 tree,
                 tilde: pattern.starts_with('~'),
                 needle: needle(&rest),
-                literal: Literal::of(&rest),
+                literal: Literal::of(&rest, false),
+                root_text: root_text(&rest),
             });
         }
         let normalized = normalize(pattern).ok_or_else(|| {
@@ -302,14 +321,13 @@ impl PathPattern {
         Ok(PathPattern {
             tree: normalized.ends_with("/**") || normalized == "**",
             needle: needle(&normalized),
-            normalized,
             anchor: None,
             glob: Some(glob),
             root,
             tilde: false,
-            // Unanchored patterns are matched against absolute paths too; their globs
-            // keep to the engine.
-            literal: None,
+            literal: Literal::of(&normalized, true),
+            root_text: root_text(&normalized),
+            normalized,
         })
     }
 
@@ -343,7 +361,10 @@ impl PathPattern {
                                 && glob.is_match(rest)
                         }
                     })
-                    || self.root.as_ref().is_some_and(|root| root.is_match(rest))
+                    || match &self.root_text {
+                        Some(directory) => rest == directory,
+                        None => self.root.as_ref().is_some_and(|root| root.is_match(rest)),
+                    }
                     || (rest.is_empty()
                         && self.tree
                         && self.root.is_none()

@@ -349,7 +349,7 @@ fn literal_globs_answer_as_the_glob_engine() {
         "b",
     ];
     for glob in globs {
-        let literal = Literal::of(glob).unwrap_or_else(|| panic!("{glob} is plain"));
+        let literal = Literal::of(glob, false).unwrap_or_else(|| panic!("{glob} is plain"));
         let engine = compile_glob(glob, glob).unwrap();
         for rest in rests {
             assert_eq!(
@@ -362,6 +362,41 @@ fn literal_globs_answer_as_the_glob_engine() {
     for glob in [
         "*.pem", "a/*", "**/*.key", "a/**/b", "{a,b}", "a\\*b", "/etc/x", "a,b",
     ] {
-        assert_eq!(Literal::of(glob), None, "{glob}");
+        assert_eq!(Literal::of(glob, false), None, "{glob}");
     }
+    let absolute = ["/etc/**", "/etc/shadow", "/var/run/secrets/**", "/a.b/**"];
+    let paths = [
+        "/etc",
+        "/etc/shadow",
+        "/etc/shadow-",
+        "/etc/a/b",
+        "/etcx",
+        "/var/run/secrets",
+        "/var/run/secrets/k",
+        "/a.b/c",
+        "/a.b",
+        "/",
+        "/\u{1}",
+        "/etc/\u{1}",
+    ];
+    for glob in absolute {
+        let literal = Literal::of(glob, true).unwrap_or_else(|| panic!("{glob} is plain"));
+        let engine = compile_glob(glob, glob).unwrap();
+        for path in paths {
+            assert_eq!(
+                literal.matches(path),
+                engine.is_match(path),
+                "{glob} on {path}"
+            );
+        }
+    }
+    for glob in ["**", "**/x", "/etc/*", "etc/**", "/**"] {
+        assert_eq!(Literal::of(glob, true), None, "{glob}");
+    }
+    // Roots: the directory of `dir/**`, compared as text.
+    assert_eq!(root_text("/etc/**").as_deref(), Some("/etc"));
+    assert_eq!(root_text("/**").as_deref(), Some("/"));
+    assert_eq!(root_text(".aws/sso/**").as_deref(), Some(".aws/sso"));
+    assert_eq!(root_text("**"), None);
+    assert_eq!(root_text("a/*/**"), None);
 }
