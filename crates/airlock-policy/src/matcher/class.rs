@@ -81,17 +81,25 @@ impl ClassMatcher {
                 !segment.classes.is_empty()
                     && !segment.classes.contains(Class::Unknown)
                     && segment.classes.is_subset(self.classes)
-                    && segment.files.iter().all(|file| {
+                    && segment.files.iter().enumerate().all(|(index, file)| {
                         let Some(path) = &file.path else {
                             return false;
                         };
-                        let credential = self.table.credentials.any_resolved(
-                            path,
-                            file.tree,
-                            Side::Restrict,
-                            context,
-                            true,
-                        );
+                        // One known file in a context where every pattern can be placed:
+                        // both sides ask the same question, already answered by the
+                        // classifier.
+                        let known = (!file.tree && self.table.credentials.resolvable(context))
+                            .then(|| segment.credential.get(index).copied())
+                            .flatten();
+                        let credential = known.unwrap_or_else(|| {
+                            self.table.credentials.any_resolved(
+                                path,
+                                file.tree,
+                                Side::Restrict,
+                                context,
+                                true,
+                            )
+                        });
                         let placed = file.role == Role::Read
                             || self.paths.is_empty()
                             || self.paths.any_resolved(

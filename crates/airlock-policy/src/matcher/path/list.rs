@@ -64,6 +64,12 @@ impl PathList {
         &self.patterns
     }
 
+    /// Whether every pattern can be placed in `context` (none is anchored on an unknown
+    /// project), so that no answer depends on how "cannot be known" counts.
+    pub fn resolvable(&self, context: &Context) -> bool {
+        !(self.project_anchored && context.project().is_none())
+    }
+
     /// Whether the list is empty.
     pub fn is_empty(&self) -> bool {
         self.patterns.is_empty()
