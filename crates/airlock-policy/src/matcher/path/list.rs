@@ -31,7 +31,12 @@ pub struct PathList {
     /// Patterns whose last segment is `*.ext`: a matching path's last segment ends in
     /// `.ext`; filed under the text after the last dot.
     by_extension: HashMap<String, Vec<usize>>,
-    /// Patterns that may match a path of any name.
+    /// Patterns that may match a path of any name, but only below a plain first segment
+    /// after their root: `/etc/cron*` (segment `etc` of an absolute path),
+    /// `{home}/.ssh/*_key` (segment `.ssh` below the home). Filed by root (absolute,
+    /// `{project}`, `{home}`, `{tmp}`), then by that segment.
+    placed: [HashMap<String, Vec<usize>>; 4],
+    /// Patterns that may match any path.
     other: Vec<usize>,
     /// Whether a pattern is anchored on `{project}` (unknowable without a project).
     project_anchored: bool,
@@ -52,7 +57,13 @@ impl PathList {
                 Key::Extension(extension) => {
                     list.by_extension.entry(extension).or_default().push(index)
                 }
-                Key::Any => list.other.push(index),
+                Key::Any => match first_segment(pattern) {
+                    Some((root, segment)) => list.placed[root]
+                        .entry(segment.to_string())
+                        .or_default()
+                        .push(index),
+                    None => list.other.push(index),
+                },
             }
         }
         list.patterns = patterns;
@@ -100,13 +111,87 @@ impl PathList {
             .rsplit_once('.')
             .and_then(|(_, extension)| self.by_extension.get(extension))
             .map_or(&[][..], Vec::as_slice);
+        // Where the path sits below each root, by its first segment there: at most one
+        // absolute place, one below the project, one below the home and two below `{tmp}`.
+        let mut places: [Option<(usize, &str)>; 5] = [None; 5];
+        let mut count = 0;
+        if !self.placed[ABSOLUTE].is_empty() {
+            if let Some(rest) = path.strip_prefix('/') {
+                put(&mut places, &mut count, ABSOLUTE, first_of(rest));
+            }
+        }
+        for (root, anchor) in [
+            (PROJECT, Anchor::Project),
+            (HOME, Anchor::Home),
+            (TMP, Anchor::Tmp),
+        ] {
+            if self.placed[root].is_empty() {
+                continue;
+            }
+            for directory in anchor.directories(context).iter() {
+                if let Some(rest) = super::below(path, directory) {
+                    put(&mut places, &mut count, root, first_of(rest));
+                }
+            }
+        }
+        let placed = places.iter().flatten().flat_map(|&(root, segment)| {
+            self.placed
+                .get(root)
+                .and_then(|places| places.get(segment))
+                .map_or(&[][..], Vec::as_slice)
+        });
         named
             .iter()
             .chain(extended)
+            .chain(placed)
             .chain(&self.other)
             .filter_map(|&index| self.patterns.get(index))
             .any(test)
     }
+}
+
+/// Records a place in the next free slot.
+fn put<'p>(
+    places: &mut [Option<(usize, &'p str)>],
+    count: &mut usize,
+    root: usize,
+    segment: &'p str,
+) {
+    if let Some(slot) = places.get_mut(*count) {
+        *slot = Some((root, segment));
+        *count += 1;
+    }
+}
+
+/// The first segment of a relative path.
+fn first_of(rest: &str) -> &str {
+    rest.split('/').next().unwrap_or(rest)
+}
+
+const ABSOLUTE: usize = 0;
+const PROJECT: usize = 1;
+const HOME: usize = 2;
+const TMP: usize = 3;
+
+/// The root a pattern starts from and its first segment below it, when that segment is
+/// plain text: a path the pattern matches has that segment first below the same root (the
+/// glob begins with it, and so does the directory of a `dir/**` pattern).
+fn first_segment(pattern: &PathPattern) -> Option<(usize, &str)> {
+    let text = pattern.as_str();
+    let (root, rest) = match pattern.anchor {
+        None => (ABSOLUTE, text.strip_prefix('/')?),
+        Some(anchor) => (
+            match anchor {
+                Anchor::Project => PROJECT,
+                Anchor::Home => HOME,
+                Anchor::Tmp => TMP,
+            },
+            text.split_once("}/")?.1,
+        ),
+    };
+    let segment = rest.split('/').next()?;
+    (!segment.is_empty() && !segment.contains(['*', '?', '[', ']', '{', '}', '\\', ',']))
+        .then_some((root, segment))
 }
 
 /// What a pattern's last segment says about the last segment of the paths it matches.
