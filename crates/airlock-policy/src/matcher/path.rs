@@ -30,6 +30,12 @@ pub fn normalize(path: &str) -> Option<String> {
     if path.is_empty() || path.contains('\0') {
         return None;
     }
+    // Most paths are already normal (every command's files, the call's cwd and home):
+    // kept as they are without splitting and joining.
+    if path == "/" || (!path.starts_with('~') && is_normal(path.strip_prefix('/').unwrap_or(path)))
+    {
+        return Some(path.to_string());
+    }
     let (root, rest) = if let Some(rest) = path.strip_prefix('/') {
         (Root::Absolute, rest)
     } else if path.starts_with('~') {
@@ -65,6 +71,15 @@ pub fn normalize(path: &str) -> Option<String> {
         Root::Relative if joined.is_empty() => ".".to_string(),
         Root::Relative => joined,
     })
+}
+
+/// Whether a path (after its leading `/`) has no empty, `.` or `..` segment: then
+/// normalising it changes nothing.
+fn is_normal(rest: &str) -> bool {
+    !rest.is_empty()
+        && rest
+            .split('/')
+            .all(|segment| !matches!(segment, "" | "." | ".."))
 }
 
 /// Where a path starts, which decides what a `..` at its top does.
