@@ -195,13 +195,21 @@ impl Judge<'_> {
 
     /// Judges one segment; returns the working directory it moves to, for `cd`.
     fn segment(&mut self, segment: &Segment, cwd: Cwd, nesting: usize) -> Option<Cwd> {
-        let mut facts = SegmentFacts {
-            text: segment
+        let mut text = String::with_capacity(
+            segment
                 .words
                 .iter()
-                .map(|word| word.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
+                .map(|word| word.text.len() + 1)
+                .sum(),
+        );
+        for (index, word) in segment.words.iter().enumerate() {
+            if index > 0 {
+                text.push(' ');
+            }
+            text.push_str(&word.text);
+        }
+        let mut facts = SegmentFacts {
+            text,
             ..SegmentFacts::default()
         };
         if segment.crude {
