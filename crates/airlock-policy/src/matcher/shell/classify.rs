@@ -195,13 +195,8 @@ impl Judge<'_> {
 
     /// Judges one segment; returns the working directory it moves to, for `cd`.
     fn segment(&mut self, segment: &Segment, cwd: Cwd, nesting: usize) -> Option<Cwd> {
-        let mut text = String::with_capacity(
-            segment
-                .words
-                .iter()
-                .map(|word| word.text.len() + 1)
-                .sum(),
-        );
+        let mut text =
+            String::with_capacity(segment.words.iter().map(|word| word.text.len() + 1).sum());
         for (index, word) in segment.words.iter().enumerate() {
             if index > 0 {
                 text.push(' ');
