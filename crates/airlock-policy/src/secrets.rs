@@ -571,8 +571,14 @@ pub fn key_kind(key: &str) -> Option<&'static str> {
         "credential",
         "auth",
     ];
-    let lower = key.to_ascii_lowercase();
-    if !FRAGMENTS.iter().any(|fragment| lower.contains(fragment)) && !lower.contains("cookie") {
+    // Compared without folding the key into a new string: this runs for every key of
+    // every call.
+    let holds = |fragment: &str| {
+        key.as_bytes()
+            .windows(fragment.len())
+            .any(|window| window.eq_ignore_ascii_case(fragment.as_bytes()))
+    };
+    if !FRAGMENTS.iter().any(|fragment| holds(fragment)) && !holds("cookie") {
         return None;
     }
     if key == "PWD" {
