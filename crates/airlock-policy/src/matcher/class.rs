@@ -21,7 +21,8 @@ use crate::context::Context;
 #[derive(Debug, Clone)]
 pub struct ClassMatcher {
     classes: ClassSet,
-    paths: PathList,
+    /// Boxed: the index is large, and a matcher is one variant of a small enum.
+    paths: Box<PathList>,
     table: Arc<ClassTable>,
 }
 
@@ -43,7 +44,7 @@ impl ClassMatcher {
             classes.insert(class);
         }
         let paths = match paths {
-            None => PathList::default(),
+            None => Box::default(),
             Some([]) => return Err("`paths` needs at least one pattern".into()),
             Some(patterns) => patterns
                 .iter()
@@ -51,7 +52,7 @@ impl ClassMatcher {
                     PathPattern::compile(pattern).map_err(|e| format!("bad paths entry: {e}"))
                 })
                 .collect::<Result<Vec<_>, _>>()
-                .map(PathList::new)?,
+                .map(|patterns| Box::new(PathList::new(patterns)))?,
         };
         Ok(ClassMatcher {
             classes,
