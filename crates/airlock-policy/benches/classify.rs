@@ -11,9 +11,10 @@
 //! `Policy::evaluate` with a project, a working directory and a home, as a hook call
 //! reaches it: every rule of the default policy that names `shell.exec` is tried, and the
 //! command line is lexed and classified once per evaluation (nothing is kept between
-//! calls). Every command's decision is checked first: a wrong one stops the run, so a fast
-//! figure is never one of a broken classifier. It lives beside the engine rather than in
-//! `airlock-bench` so that its optimised build is the policy crate's alone.
+//! calls), after an untimed warm-up of a tenth as many calls. Every command's decision is
+//! checked first: a wrong one stops the run, so a fast figure is never one of a broken
+//! classifier. It lives beside the engine rather than in `airlock-bench` so that its
+//! optimised build is the policy crate's alone.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -82,6 +83,11 @@ fn run(samples: usize) -> Result<(), String> {
             return Err(format!(
                 "`{command}` is {got:?} under the built-in policy, expected {want:?}"
             ));
+        }
+        // Warm-up, untimed: caches, the secret scan's lazily built automaton states and
+        // the CPU's clock settle before the first timed sample.
+        for _ in 0..samples / 10 {
+            black_box(evaluate(&policy, black_box(&arguments)));
         }
         let mut times = Vec::with_capacity(samples);
         for _ in 0..samples {

@@ -507,7 +507,15 @@ fn secret_spans(text: &str) -> Vec<Span> {
                         let name = name.as_str();
                         key_kind(name.rsplit([':', '/']).next().unwrap_or(name))
                     })
-                    .filter(|_| values::is_literal_secret(secret.as_str())),
+                    .filter(|_| values::is_literal_secret(secret.as_str()))
+                    .filter(|_| {
+                        let separator = captures
+                            .name("name")
+                            .and_then(|name| text.get(name.end()..secret.start()))
+                            .unwrap_or("");
+                        let rest = text.get(secret.end()..).unwrap_or("");
+                        !values::is_prose(separator, secret.as_str(), rest)
+                    }),
                 Confirm::Literal => {
                     values::is_literal_secret(secret.as_str()).then_some(pattern.kind)
                 }
@@ -563,8 +571,14 @@ pub fn key_kind(key: &str) -> Option<&'static str> {
         "credential",
         "auth",
     ];
-    let lower = key.to_ascii_lowercase();
-    if !FRAGMENTS.iter().any(|fragment| lower.contains(fragment)) && !lower.contains("cookie") {
+    // Compared without folding the key into a new string: this runs for every key of
+    // every call.
+    let holds = |fragment: &str| {
+        key.as_bytes()
+            .windows(fragment.len())
+            .any(|window| window.eq_ignore_ascii_case(fragment.as_bytes()))
+    };
+    if !FRAGMENTS.iter().any(|fragment| holds(fragment)) && !holds("cookie") {
         return None;
     }
     if key == "PWD" {

@@ -1,7 +1,7 @@
 //! The classification table: `classes.toml` parsed, plus a policy's additions.
 
 use super::{Class, ClassSet, CLASSES_TOML};
-use crate::matcher::path::PathPattern;
+use crate::matcher::path::{PathList, PathPattern};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
@@ -80,26 +80,83 @@ struct Entry {
     classes: ClassSet,
 }
 
+/// The entries of one command name, indexed by their first subcommand word: an entry whose
+/// first word is not an option can only match when that word is the first argument that
+/// is not an option (see [`match_subcommand`]), so `git status` is tried against the
+/// entries starting `status` (and the few starting with an option, and the bare `git`)
+/// rather than against all two hundred `git` entries.
+#[derive(Debug, Clone, Default)]
+struct Entries {
+    all: Vec<Entry>,
+    by_first: HashMap<String, Vec<usize>>,
+    /// Entries with no subcommand words or whose first word is an option.
+    loose: Vec<usize>,
+}
+
+impl Entries {
+    fn push(&mut self, entry: Entry) {
+        let index = self.all.len();
+        match entry.words.first() {
+            Some(first) if !first.starts_with(['-', '+']) => {
+                self.by_first.entry(first.clone()).or_default().push(index);
+            }
+            _ => self.loose.push(index),
+        }
+        self.all.push(entry);
+    }
+
+    /// The entries that may match `arguments` of the command `name`.
+    fn candidates<'e>(&'e self, name: &str, arguments: &[&str]) -> impl Iterator<Item = &'e Entry> {
+        let first = first_operand(name, arguments);
+        let named = first
+            .and_then(|word| self.by_first.get(word))
+            .map_or(&[][..], Vec::as_slice);
+        named
+            .iter()
+            .chain(&self.loose)
+            .filter_map(|&index| self.all.get(index))
+    }
+}
+
+/// The first argument that is not an option (nor an option's value), skipped as
+/// [`match_subcommand`] skips them.
+fn first_operand<'a>(name: &str, arguments: &[&'a str]) -> Option<&'a str> {
+    let mut index = 0;
+    loop {
+        let argument = *arguments.get(index)?;
+        index += 1;
+        if argument.starts_with('-') || (argument.starts_with('+') && name == "cargo") {
+            if takes_value(name, argument) {
+                index += 1;
+            }
+            continue;
+        }
+        return Some(argument);
+    }
+}
+
 /// An option that adds classes: the subcommand words before it and its own words.
 #[derive(Debug, Clone)]
 struct OptionEntry {
     subcommand: Vec<String>,
     option: Vec<String>,
     classes: ClassSet,
+    /// The command (with its subcommand) takes clustered short options (`-rf`).
+    clustered: bool,
 }
 
 /// The classification in force for one policy.
 #[derive(Debug, Clone)]
 pub struct ClassTable {
-    commands: HashMap<String, Vec<Entry>>,
+    commands: HashMap<String, Entries>,
     options: HashMap<String, Vec<OptionEntry>>,
     clustered: HashSet<String>,
     operands: HashMap<String, Vec<(Vec<String>, OperandMode)>>,
-    pub(crate) credentials: Vec<PathPattern>,
-    pub(crate) credential_dirs: Vec<PathPattern>,
+    pub(crate) credentials: PathList,
+    pub(crate) credential_dirs: PathList,
     /// Lower-case.
     pub(crate) credential_words: Vec<String>,
-    pub(crate) startup: Vec<PathPattern>,
+    pub(crate) startup: PathList,
 }
 
 static BUILT_IN: LazyLock<Result<Arc<ClassTable>, String>> =
@@ -156,14 +213,22 @@ impl ClassTable {
                     Class::from_name(class).ok_or_else(|| format!("unknown class `{class}`"))?,
                 );
             }
+            let subcommand: Vec<String> = rest[..split].iter().map(|w| w.to_string()).collect();
+            let key = if subcommand.is_empty() {
+                (*name).to_string()
+            } else {
+                format!("{name} {}", subcommand.join(" "))
+            };
+            let clustered = table.clustered.contains(&key) || table.clustered.contains(*name);
             table
                 .options
                 .entry((*name).to_string())
                 .or_default()
                 .push(OptionEntry {
-                    subcommand: rest[..split].iter().map(|w| w.to_string()).collect(),
+                    subcommand,
                     option: rest[split..].iter().map(|w| w.to_string()).collect(),
                     classes: set,
+                    clustered,
                 });
         }
         for (mode, commands) in &data.operands {
@@ -196,7 +261,7 @@ impl ClassTable {
             ));
         }
         let entries = self.commands.entry(name.clone()).or_default();
-        match entries.iter_mut().find(|entry| entry.words == rest) {
+        match entries.all.iter_mut().find(|entry| entry.words == rest) {
             Some(entry) => entry.classes.insert(class),
             None => entries.push(Entry {
                 words: rest.to_vec(),
@@ -217,7 +282,8 @@ impl ClassTable {
     pub fn lookup(&self, name: &str, arguments: &[&str]) -> Option<(ClassSet, usize)> {
         let entries = self.commands.get(name)?;
         let mut best: Option<(usize, ClassSet, usize)> = None;
-        for entry in entries {
+        // The answer does not depend on the order entries are tried in (ties are united).
+        for entry in entries.candidates(name, arguments) {
             let Some(used) = match_subcommand(name, &entry.words, arguments) else {
                 continue;
             };
@@ -245,13 +311,7 @@ impl ClassTable {
             let Some(used) = match_subcommand(name, &entry.subcommand, arguments) else {
                 continue;
             };
-            let key = if entry.subcommand.is_empty() {
-                name.to_string()
-            } else {
-                format!("{name} {}", entry.subcommand.join(" "))
-            };
-            let clustered = self.clustered.contains(&key) || self.clustered.contains(name);
-            if has_option(&arguments[used..], &entry.option, clustered) {
+            if has_option(&arguments[used..], &entry.option, entry.clustered) {
                 classes.extend(entry.classes);
             }
         }
@@ -279,11 +339,12 @@ impl ClassTable {
     }
 }
 
-fn compile_paths(patterns: &[String]) -> Result<Vec<PathPattern>, String> {
+fn compile_paths(patterns: &[String]) -> Result<PathList, String> {
     patterns
         .iter()
         .map(|pattern| PathPattern::compile(pattern))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(PathList::new)
 }
 
 /// Global options of a few commands that take a value before the subcommand.
@@ -438,5 +499,51 @@ mod tests {
             table.operand_mode("grep", &["-r", "x"]),
             OperandMode::Pattern
         );
+    }
+
+    /// The index by first word finds what trying every entry finds, for every entry of
+    /// the shipped table spelled plainly, behind options, and with an extra word.
+    #[test]
+    fn the_first_word_index_answers_as_every_entry_tried() {
+        let table = ClassTable::built_in().unwrap();
+        let every = |name: &str, arguments: &[&str]| {
+            let mut best: Option<(usize, ClassSet, usize)> = None;
+            for entry in &table.commands.get(name)?.all {
+                let Some(used) = match_subcommand(name, &entry.words, arguments) else {
+                    continue;
+                };
+                let length = entry.words.len();
+                best = match best {
+                    Some((l, classes, u)) if l == length => {
+                        let mut united = classes;
+                        united.extend(entry.classes);
+                        Some((length, united, u.max(used)))
+                    }
+                    Some(current) if current.0 > length => Some(current),
+                    _ => Some((length, entry.classes, used)),
+                };
+            }
+            best.map(|(_, classes, used)| (classes, used))
+        };
+        let mut tried = 0;
+        for (name, entries) in &table.commands {
+            for entry in &entries.all {
+                let words: Vec<&str> = entry.words.iter().map(String::as_str).collect();
+                let mut variants = vec![words.clone()];
+                variants.push([&["-C", "/x"][..], &words].concat());
+                variants.push([&["--verbose"][..], &words, &["x"]].concat());
+                variants.push([&["+nightly"][..], &words].concat());
+                variants.push(words.iter().rev().copied().collect());
+                for arguments in variants {
+                    assert_eq!(
+                        table.lookup(name, &arguments),
+                        every(name, &arguments),
+                        "{name} {arguments:?}"
+                    );
+                    tried += 1;
+                }
+            }
+        }
+        assert!(tried > 1000);
     }
 }

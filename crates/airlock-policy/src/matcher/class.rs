@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use super::path::PathPattern;
+use super::path::{PathList, PathPattern};
 use super::shell::classify::{classify, CommandFacts, Role};
 use super::Side;
 use crate::classes::{Class, ClassSet, ClassTable};
@@ -21,7 +21,8 @@ use crate::context::Context;
 #[derive(Debug, Clone)]
 pub struct ClassMatcher {
     classes: ClassSet,
-    paths: Vec<PathPattern>,
+    /// Boxed: the index is large, and a matcher is one variant of a small enum.
+    paths: Box<PathList>,
     table: Arc<ClassTable>,
 }
 
@@ -43,14 +44,15 @@ impl ClassMatcher {
             classes.insert(class);
         }
         let paths = match paths {
-            None => Vec::new(),
+            None => Box::default(),
             Some([]) => return Err("`paths` needs at least one pattern".into()),
             Some(patterns) => patterns
                 .iter()
                 .map(|pattern| {
                     PathPattern::compile(pattern).map_err(|e| format!("bad paths entry: {e}"))
                 })
-                .collect::<Result<_, _>>()?,
+                .collect::<Result<Vec<_>, _>>()
+                .map(|patterns| Box::new(PathList::new(patterns)))?,
         };
         Ok(ClassMatcher {
             classes,
@@ -80,22 +82,34 @@ impl ClassMatcher {
                 !segment.classes.is_empty()
                     && !segment.classes.contains(Class::Unknown)
                     && segment.classes.is_subset(self.classes)
-                    && segment.files.iter().all(|file| {
+                    && segment.files.iter().enumerate().all(|(index, file)| {
                         let Some(path) = &file.path else {
                             return false;
                         };
-                        let credential = self.table.credentials.iter().any(|pattern| {
-                            pattern
-                                .matches_resolved(path, file.tree, Side::Restrict, context)
-                                .unwrap_or(true)
+                        // One known file in a context where every pattern can be placed:
+                        // both sides ask the same question, already answered by the
+                        // classifier.
+                        let known = (!file.tree && self.table.credentials.resolvable(context))
+                            .then(|| segment.credential.get(index).copied())
+                            .flatten();
+                        let credential = known.unwrap_or_else(|| {
+                            self.table.credentials.any_resolved(
+                                path,
+                                file.tree,
+                                Side::Restrict,
+                                context,
+                                true,
+                            )
                         });
                         let placed = file.role == Role::Read
                             || self.paths.is_empty()
-                            || self.paths.iter().any(|pattern| {
-                                pattern
-                                    .matches_resolved(path, file.tree, Side::Allow, context)
-                                    .unwrap_or(false)
-                            });
+                            || self.paths.any_resolved(
+                                path,
+                                file.tree,
+                                Side::Allow,
+                                context,
+                                false,
+                            );
                         !credential && placed
                     })
             }),
@@ -108,11 +122,13 @@ impl ClassMatcher {
                             .filter(|file| file.role == Role::Change)
                             .any(|file| match &file.path {
                                 None => true,
-                                Some(path) => self.paths.iter().any(|pattern| {
-                                    pattern
-                                        .matches_resolved(path, file.tree, Side::Restrict, context)
-                                        .unwrap_or(true)
-                                }),
+                                Some(path) => self.paths.any_resolved(
+                                    path,
+                                    file.tree,
+                                    Side::Restrict,
+                                    context,
+                                    true,
+                                ),
                             }))
             }),
         }

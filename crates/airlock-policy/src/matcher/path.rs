@@ -9,6 +9,9 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
+mod list;
+pub use list::PathList;
+
 use super::Side;
 use crate::context::Context;
 
@@ -26,6 +29,12 @@ use crate::context::Context;
 pub fn normalize(path: &str) -> Option<String> {
     if path.is_empty() || path.contains('\0') {
         return None;
+    }
+    // Most paths are already normal (every command's files, the call's cwd and home):
+    // kept as they are without splitting and joining.
+    if path == "/" || (!path.starts_with('~') && is_normal(path.strip_prefix('/').unwrap_or(path)))
+    {
+        return Some(path.to_string());
     }
     let (root, rest) = if let Some(rest) = path.strip_prefix('/') {
         (Root::Absolute, rest)
@@ -62,6 +71,15 @@ pub fn normalize(path: &str) -> Option<String> {
         Root::Relative if joined.is_empty() => ".".to_string(),
         Root::Relative => joined,
     })
+}
+
+/// Whether a path (after its leading `/`) has no empty, `.` or `..` segment: then
+/// normalising it changes nothing.
+fn is_normal(rest: &str) -> bool {
+    !rest.is_empty()
+        && rest
+            .split('/')
+            .all(|segment| !matches!(segment, "" | "." | ".."))
 }
 
 /// Where a path starts, which decides what a `..` at its top does.
@@ -178,6 +196,75 @@ pub struct PathPattern {
     /// rejected before the glob runs. Lists of a hundred credential globs are tried on
     /// every file a command names, and most paths hold none of their names.
     needle: Option<String>,
+    /// The glob's answer without running it, for the shapes that are plain text (see
+    /// [`Literal`]); `None` runs the glob.
+    literal: Option<Literal>,
+    /// `root` when it is plain text: compared, not run.
+    root_text: Option<String>,
+}
+
+/// The directory a pattern ending in `/**` names, when it is plain text.
+fn root_text(glob: &str) -> Option<String> {
+    let directory = glob.strip_suffix("/**")?;
+    let directory = if directory.is_empty() && glob.starts_with('/') {
+        "/"
+    } else {
+        directory
+    };
+    (!directory.is_empty() && !directory.contains(['*', '?', '[', ']', '{', '}', '\\', ',']))
+        .then(|| directory.to_string())
+}
+
+/// A glob that is plain text around at most one `**`, matched with string comparisons:
+/// most patterns of the shipped lists are such (`{home}/.aws/credentials`, `**/.env`,
+/// `{project}/**`), and a glob engine costs a candidate allocation per try.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Literal {
+    /// `a/b`: exactly this text.
+    Exact(String),
+    /// `a/b/**` (or `**` alone, empty): below this directory, at any depth.
+    Below(String),
+    /// `**/a/b`: this text, or it after a `/`.
+    Ending(String),
+}
+
+impl Literal {
+    /// Recognises the plain-text shapes of a normalised glob (relative, or absolute when
+    /// `absolute`).
+    fn of(glob: &str, absolute: bool) -> Option<Literal> {
+        let plain = |text: &str| {
+            !text.is_empty()
+                && text.starts_with('/') == absolute
+                && !text.contains(['*', '?', '[', ']', '{', '}', '\\', ','])
+        };
+        if absolute && !glob.starts_with('/') {
+            return None;
+        }
+        if glob == "**" && !absolute {
+            return Some(Literal::Below(String::new()));
+        }
+        if let Some(directory) = glob.strip_suffix("/**") {
+            return plain(directory).then(|| Literal::Below(directory.to_string()));
+        }
+        if let Some(ending) = glob.strip_prefix("**/").filter(|_| !absolute) {
+            return plain(ending).then(|| Literal::Ending(ending.to_string()));
+        }
+        plain(glob).then(|| Literal::Exact(glob.to_string()))
+    }
+
+    /// Whether a non-empty relative path `rest` matches.
+    fn matches(&self, rest: &str) -> bool {
+        match self {
+            Literal::Exact(text) => rest == text,
+            Literal::Below(directory) if directory.is_empty() => true,
+            Literal::Below(directory) => rest
+                .strip_prefix(directory.as_str())
+                .is_some_and(|tail| tail.starts_with('/') && tail.len() > 1),
+            Literal::Ending(text) => rest
+                .strip_suffix(text.as_str())
+                .is_some_and(|head| head.is_empty() || head.ends_with('/')),
+        }
+    }
 }
 
 impl PathPattern {
@@ -232,6 +319,8 @@ impl PathPattern {
                 tree,
                 tilde: pattern.starts_with('~'),
                 needle: needle(&rest),
+                literal: Literal::of(&rest, false),
+                root_text: root_text(&rest),
             });
         }
         let normalized = normalize(pattern).ok_or_else(|| {
@@ -247,11 +336,13 @@ impl PathPattern {
         Ok(PathPattern {
             tree: normalized.ends_with("/**") || normalized == "**",
             needle: needle(&normalized),
-            normalized,
             anchor: None,
             glob: Some(glob),
             root,
             tilde: false,
+            literal: Literal::of(&normalized, true),
+            root_text: root_text(&normalized),
+            normalized,
         })
     }
 
@@ -276,12 +367,19 @@ impl PathPattern {
             None => rest.is_empty(),
             Some(glob) => {
                 (!rest.is_empty()
-                    && self
-                        .needle
-                        .as_deref()
-                        .is_none_or(|needle| rest.contains(needle))
-                    && glob.is_match(rest))
-                    || self.root.as_ref().is_some_and(|root| root.is_match(rest))
+                    && match &self.literal {
+                        Some(literal) => literal.matches(rest),
+                        None => {
+                            self.needle
+                                .as_deref()
+                                .is_none_or(|needle| rest.contains(needle))
+                                && glob.is_match(rest)
+                        }
+                    })
+                    || match &self.root_text {
+                        Some(directory) => rest == directory,
+                        None => self.root.as_ref().is_some_and(|root| root.is_match(rest)),
+                    }
                     || (rest.is_empty()
                         && self.tree
                         && self.root.is_none()

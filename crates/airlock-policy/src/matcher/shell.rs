@@ -304,9 +304,9 @@ fn strip_one_wrapper(words: &[Word]) -> Option<&[Word]> {
     if first.dynamic {
         return None;
     }
-    let &(_, options_with_value, operands) = WRAPPERS
-        .iter()
-        .find(|(name, _, _)| *name == basename(&first.text))?;
+    let program = basename(&first.text);
+    let &(_, options_with_value, operands) =
+        WRAPPERS.iter().find(|(name, _, _)| *name == program)?;
     let mut rest = rest;
     while let Some((option, after)) = rest.split_first() {
         if option.text == "--" {

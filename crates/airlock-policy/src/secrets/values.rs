@@ -164,3 +164,37 @@ fn is_identifier_path(value: &str) -> bool {
             && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
     })
 }
+
+/// Whether a value after `name:` is the first word of a sentence that says where or how a
+/// secret is kept (`Token: stored in .mcp.json`, `API key: provided by the user`), not the
+/// secret. Notes and memories an agent writes describe secrets this way all the time.
+///
+/// It takes all of: the `:` form of prose (never `=` or a command-line option, where a
+/// word followed by more words is a value and an argument); a value of letters only; a
+/// value that is a past participle (`stored`, `kept`) or a word that introduces a place or
+/// a source (`in`, `from`, `see`); and more words after it on the same line. A letters-only
+/// password followed by a comment (`password: letmein # prod`) or alone on its line stays
+/// secret.
+pub fn is_prose(separator: &str, value: &str, rest: &str) -> bool {
+    const INTRODUCERS: [&str; 14] = [
+        "in", "from", "see", "via", "kept", "set", "read", "held", "put", "not", "never", "use",
+        "ask", "lives",
+    ];
+    if !separator.contains(':') || separator.contains('=') {
+        return false;
+    }
+    if value.len() < 2 || !value.bytes().all(|byte| byte.is_ascii_alphabetic()) {
+        return false;
+    }
+    let lower = value.to_ascii_lowercase();
+    let participle = lower.len() > 4 && lower.ends_with("ed");
+    if !participle && !INTRODUCERS.contains(&lower.as_str()) {
+        return false;
+    }
+    let line = rest.split(['\n', '\r']).next().unwrap_or("");
+    let mut words = line.split([' ', '\t']).filter(|word| !word.is_empty());
+    line.starts_with([' ', '\t'])
+        && words
+            .next()
+            .is_some_and(|word| word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '.'))
+}

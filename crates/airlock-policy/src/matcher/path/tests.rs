@@ -308,3 +308,95 @@ fn needles_are_text_every_match_holds() {
         );
     }
 }
+
+/// The plain-text shortcut answers as the glob engine does on every shape it takes.
+#[test]
+fn literal_globs_answer_as_the_glob_engine() {
+    let globs = [
+        "**",
+        "a/**",
+        "a/b/**",
+        "**/a",
+        "**/a/b",
+        "a",
+        "a/b",
+        ".env",
+        "**/.env",
+        ".aws/credentials",
+        ".ssh",
+        "x.y/**",
+    ];
+    let rests = [
+        "a",
+        "a/b",
+        "a/b/c",
+        "b/a",
+        "ba",
+        "ab",
+        "x/a/b",
+        "a/bc",
+        ".env",
+        "x/.env",
+        "x.env",
+        ".aws/credentials",
+        "y/.aws/credentials",
+        ".ssh",
+        ".ssh/id",
+        "x.y",
+        "x.y/z",
+        "a/\u{1}",
+        "x/ya",
+        "b",
+    ];
+    for glob in globs {
+        let literal = Literal::of(glob, false).unwrap_or_else(|| panic!("{glob} is plain"));
+        let engine = compile_glob(glob, glob).unwrap();
+        for rest in rests {
+            assert_eq!(
+                literal.matches(rest),
+                engine.is_match(rest),
+                "{glob} on {rest}"
+            );
+        }
+    }
+    for glob in [
+        "*.pem", "a/*", "**/*.key", "a/**/b", "{a,b}", "a\\*b", "/etc/x", "a,b",
+    ] {
+        assert_eq!(Literal::of(glob, false), None, "{glob}");
+    }
+    let absolute = ["/etc/**", "/etc/shadow", "/var/run/secrets/**", "/a.b/**"];
+    let paths = [
+        "/etc",
+        "/etc/shadow",
+        "/etc/shadow-",
+        "/etc/a/b",
+        "/etcx",
+        "/var/run/secrets",
+        "/var/run/secrets/k",
+        "/a.b/c",
+        "/a.b",
+        "/",
+        "/\u{1}",
+        "/etc/\u{1}",
+    ];
+    for glob in absolute {
+        let literal = Literal::of(glob, true).unwrap_or_else(|| panic!("{glob} is plain"));
+        let engine = compile_glob(glob, glob).unwrap();
+        for path in paths {
+            assert_eq!(
+                literal.matches(path),
+                engine.is_match(path),
+                "{glob} on {path}"
+            );
+        }
+    }
+    for glob in ["**", "**/x", "/etc/*", "etc/**", "/**"] {
+        assert_eq!(Literal::of(glob, true), None, "{glob}");
+    }
+    // Roots: the directory of `dir/**`, compared as text.
+    assert_eq!(root_text("/etc/**").as_deref(), Some("/etc"));
+    assert_eq!(root_text("/**").as_deref(), Some("/"));
+    assert_eq!(root_text(".aws/sso/**").as_deref(), Some(".aws/sso"));
+    assert_eq!(root_text("**"), None);
+    assert_eq!(root_text("a/*/**"), None);
+}

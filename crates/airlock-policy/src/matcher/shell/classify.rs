@@ -61,6 +61,10 @@ pub struct SegmentFacts {
     pub text: String,
     pub classes: ClassSet,
     pub files: Vec<FileRef>,
+    /// For each of `files`: whether it is credential material, when it is one known file
+    /// (`false` for a tree or an unknown path). Computed once here, reused by the `class`
+    /// matcher's allow.
+    pub credential: Vec<bool>,
 }
 
 /// What a whole command line does.
@@ -77,6 +81,7 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
                 text: "(a command too long to read)".into(),
                 classes: ClassSet::of(&[Class::Unknown]),
                 files: Vec::new(),
+                credential: Vec::new(),
             }],
         };
     }
@@ -184,18 +189,22 @@ impl Judge<'_> {
             text: text.to_string(),
             classes: ClassSet::of(&[Class::Unknown]),
             files: Vec::new(),
+            credential: Vec::new(),
         });
     }
 
     /// Judges one segment; returns the working directory it moves to, for `cd`.
     fn segment(&mut self, segment: &Segment, cwd: Cwd, nesting: usize) -> Option<Cwd> {
+        let mut text =
+            String::with_capacity(segment.words.iter().map(|word| word.text.len() + 1).sum());
+        for (index, word) in segment.words.iter().enumerate() {
+            if index > 0 {
+                text.push(' ');
+            }
+            text.push_str(&word.text);
+        }
         let mut facts = SegmentFacts {
-            text: segment
-                .words
-                .iter()
-                .map(|word| word.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
+            text,
             ..SegmentFacts::default()
         };
         if segment.crude {
@@ -684,26 +693,27 @@ impl Judge<'_> {
 
     /// Credential material read, credential directories read, start-up files changed.
     fn check_files(&self, facts: &mut SegmentFacts) {
+        facts.credential.clear();
         for file in &facts.files {
             let Some(path) = &file.path else {
+                facts.credential.push(false);
                 continue;
             };
             // For one file (not a glob) both sides test the same path: one test is enough.
-            let matches = |patterns: &[crate::matcher::path::PathPattern]| {
-                patterns.iter().any(|pattern| {
-                    pattern
-                        .matches_resolved(
-                            path,
-                            file.tree,
-                            crate::matcher::Side::Allow,
-                            self.context,
-                        )
-                        .unwrap_or(false)
-                })
+            let matches = |patterns: &crate::matcher::path::PathList| {
+                patterns.any_resolved(
+                    path,
+                    file.tree,
+                    crate::matcher::Side::Allow,
+                    self.context,
+                    false,
+                )
             };
+            let credential = !file.tree && matches(&self.table.credentials);
+            facts.credential.push(credential);
             match file.role {
                 Role::Read => {
-                    if !file.tree && matches(&self.table.credentials) {
+                    if credential {
                         facts.classes.insert(Class::CredentialAccess);
                     } else if matches(&self.table.credential_dirs) {
                         facts.classes.insert(Class::CredentialSearch);

@@ -119,7 +119,10 @@ struct HereDocument {
 struct WordBuilder {
     text: String,
     /// The glob pattern: unquoted metacharacters as they are, everything else escaped.
-    pattern: String,
+    /// `None` until the first unquoted metacharacter: until then it is `text` with every
+    /// metacharacter escaped, built only if the word turns out to be a glob (most words
+    /// are not, and this runs for every character of every command).
+    pattern: Option<String>,
     /// Something was read, if only `""`.
     started: bool,
     /// Some of it was quoted or escaped (so `2>` is not a file descriptor, `<<'EOF'`
@@ -136,10 +139,7 @@ impl WordBuilder {
     fn push_literal(&mut self, c: char) {
         self.started = true;
         self.text.push(c);
-        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
-            self.pattern.push('\\');
-        }
-        self.pattern.push(c);
+        self.push_pattern_literal(c);
     }
 
     /// An unquoted ordinary character.
@@ -148,8 +148,17 @@ impl WordBuilder {
             '*' | '?' | '[' | ']' => {
                 self.started = true;
                 self.glob |= c != ']';
+                let text = &self.text;
+                self.pattern
+                    .get_or_insert_with(|| {
+                        let mut pattern = String::with_capacity(text.len() + 8);
+                        for c in text.chars() {
+                            escape_into(&mut pattern, c);
+                        }
+                        pattern
+                    })
+                    .push(c);
                 self.text.push(c);
-                self.pattern.push(c);
             }
             '{' => {
                 self.brace = true;
@@ -178,10 +187,9 @@ impl WordBuilder {
     }
 
     fn push_pattern_literal(&mut self, c: char) {
-        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
-            self.pattern.push('\\');
+        if let Some(pattern) = &mut self.pattern {
+            escape_into(pattern, c);
         }
-        self.pattern.push(c);
     }
 
     /// Digits (or `{name}`) right before `<` or `>`: a file descriptor, not a word.
@@ -203,7 +211,7 @@ impl WordBuilder {
     fn finish(self) -> Word {
         let glob = if self.glob && !self.dynamic {
             // A pattern that does not compile (`[` alone) is what bash leaves as it is.
-            compile_glob(&self.pattern)
+            self.pattern.as_deref().and_then(compile_glob)
         } else {
             None
         };
@@ -213,6 +221,14 @@ impl WordBuilder {
             glob,
         }
     }
+}
+
+/// Appends `c` to a glob pattern as a literal character.
+fn escape_into(pattern: &mut String, c: char) {
+    if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+        pattern.push('\\');
+    }
+    pattern.push(c);
 }
 
 /// What a redirection operator does with its target.
@@ -731,7 +747,10 @@ impl Lexer {
             let mut body = String::new();
             loop {
                 if self.position >= self.chars.len() {
-                    return Err(LexError::UnterminatedHereDocument);
+                    // Bash ends a here-document at the end of its input when the delimiter
+                    // never comes (with a warning) and runs the command: the rest of the
+                    // text is the body, data for the command, so no command hides there.
+                    break;
                 }
                 let end = self.chars[self.position..]
                     .iter()

@@ -93,7 +93,7 @@ fn allow_fails_closed() {
             ("echo $(ls", false),
             ("echo `ls", false),
             ("git status)", false),
-            ("cat <<EOF\nno end", false),
+            ("cat <<EOF", false),
             // Writing redirections.
             ("cat a > b", false),
             ("cat a >> b", false),
@@ -112,6 +112,11 @@ fn allow_fails_closed() {
             ("cat <<'EOF'\n$(rm -rf /)\nEOF", true),
             ("cat <<EOF\n$(rm -rf /)\nEOF", false),
             ("cat <<-EOF\n\thello $(git status)\n\tEOF\necho done", true),
+            // A here-document the input ends before its delimiter: bash reads the rest as
+            // its body (and runs the command), so the rest is never a command.
+            ("cat <<EOF\nno end", true),
+            ("cat <<'EOF'\nrm -rf /\nEOF2", true),
+            ("cat <<EOF\nno end $(rm -rf /)", false),
             // Words the shell computes.
             ("$CMD", false),
             ("git $SUB", false),

@@ -56,6 +56,16 @@ pub(super) fn replaces_checkout(segments: &mut [SegmentFacts]) {
 /// The folder names a clone may create: its explicit destination and the repository's own
 /// name (both, when it cannot be told which is which). Empty when the segment is no clone.
 fn clone_targets(text: &str) -> Vec<String> {
+    // Most segments are no clone: told from their first two words without collecting.
+    let mut head = text.split_whitespace();
+    let is_clone = match (head.next(), head.next()) {
+        (Some(git), Some("clone")) => basename(git) == "git",
+        (Some(gh), Some("repo")) => basename(gh) == "gh",
+        _ => false,
+    };
+    if !is_clone {
+        return Vec::new();
+    }
     let words: Vec<&str> = text.split_whitespace().collect();
     let rest = match words.as_slice() {
         [git, "clone", rest @ ..] if basename(git) == "git" => rest,
