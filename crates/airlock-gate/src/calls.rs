@@ -514,5 +514,8 @@ fn approval_for(
         decided_by: None,
         decision_reason: None,
         edited_binding_digest: None,
+        approvals_required: verdict.approvals.filter(|n| *n > 1),
+        approvers: verdict.approvers.clone(),
+        votes: Vec::new(),
     }
 }

@@ -355,6 +355,7 @@ impl Gate {
             task_id: None,
             external_id: None,
             created_at: self.now(),
+            created_by: Some(principal.actor()),
         };
         self.store()
             .create_session(&principal.workspace, &session)
@@ -393,6 +394,7 @@ impl Gate {
             task_id: None,
             external_id: Some(external_id.to_owned()),
             created_at: self.now(),
+            created_by: Some(principal.actor()),
         };
         match self.store().create_session(workspace, &session).await {
             Ok(()) => Ok((session, true)),

@@ -30,7 +30,7 @@ use utoipa::{Modify, OpenApi};
         runs::post_message, runs::list_messages, runs::get_run, runs::stream_events,
         runs::cancel_run, runs::list_outbox,
         tasks::create, tasks::list, tasks::get, tasks::update, tasks::run, tasks::insights, tasks::learned,
-        approvals::list, approvals::get, approvals::decide,
+        approvals::list, approvals::get, approvals::decide, approvals::decide_many,
         rules::list, rules::create, rules::revoke,
         audit::list, audit::verify, audit::export,
         events::stream,
@@ -208,6 +208,7 @@ mod tests {
         for path in [
             "/v1/calls",
             "/v1/approvals/{id}/decision",
+            "/v1/approvals/decisions",
             "/v1/events",
             "/v1/audit/export",
             "/v1/hooks/claude-code",

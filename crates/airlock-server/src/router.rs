@@ -62,6 +62,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/insights", get(tasks::learned))
         .route("/v1/insights/prompts", get(tasks::insights))
         .route("/v1/approvals", get(approvals::list))
+        .route("/v1/approvals/decisions", post(approvals::decide_many))
         .route("/v1/approvals/{id}", get(approvals::get))
         .route("/v1/approvals/{id}/decision", post(approvals::decide))
         .route("/v1/rules", get(rules::list).post(rules::create))

@@ -76,6 +76,9 @@ pub enum DecideError {
     /// The policy in force is not the one the call was evaluated under.
     #[error("the policy changed while the approval was pending")]
     StalePolicy,
+    /// Under the two-person rule: this person's vote is already counted.
+    #[error("this person already voted on the approval")]
+    AlreadyVoted,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -253,6 +256,13 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
     /// `pending`, so of concurrent deciders exactly one wins and the others get
     /// `AlreadyDecided`), inserts the grant on approve, the standing rule when asked
     /// (deduplicated: an identical live rule is reused), and appends `effects`.
+    ///
+    /// Under the two-person rule (`approvals_required` > 1) the decision is a vote: a
+    /// person who already voted gets `AlreadyVoted`; a rejection rejects; an approval that
+    /// leaves fewer approving votes than required is kept in `votes`, the approval stays
+    /// pending and `decision.vote` is appended instead of `effects`; the approval that
+    /// reaches the count approves, as above. Votes are counted under the same lock, so
+    /// of concurrent votes exactly one completes the count.
     async fn decide(
         &self,
         workspace: &str,

@@ -61,6 +61,7 @@ pub async fn page(
             }
             h1.summary { (approval.preview.summary) }
             (outcome(&approval, &people))
+            (layout::votes(&approval, &people))
             @if pending {
                 @if user.may_decide() {
                     section.panel { (decide::form(&approval, agent, &user.csrf)) }

@@ -153,6 +153,7 @@ async fn refused(
             | GateError::Expired
             | GateError::StalePolicy
             | GateError::BindingMismatch
+            | GateError::AlreadyVoted
     ) {
         return Err(error.into());
     }
@@ -194,6 +195,10 @@ fn explain(error: &GateError, approval: &Approval, people: &People) -> String {
         .map(|reason| format!(" (“{reason}”)"))
         .unwrap_or_default();
     match (error, approval.status) {
+        (GateError::AlreadyVoted, _) => "You already voted on this approval: it needs \
+            another person's vote, and a second one of yours does not count. Nothing was \
+            changed."
+            .to_owned(),
         (GateError::Expired, _) | (_, ApprovalStatus::Expired) => format!(
             "This approval expired: its deadline, {}, passed before your decision arrived, \
              and the agent was told so. Your decision was not recorded.",

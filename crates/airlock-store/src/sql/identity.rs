@@ -305,7 +305,7 @@ pub(crate) async fn create_session(
     session: &Session,
 ) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO sessions (id, workspace, agent_id, title, task_id, external_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO sessions (id, workspace, agent_id, title, task_id, external_id, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&session.id)
     .bind(workspace)
@@ -314,6 +314,7 @@ pub(crate) async fn create_session(
     .bind(&session.task_id)
     .bind(&session.external_id)
     .bind(millis(session.created_at))
+    .bind(&session.created_by)
     .execute(conn)
     .await
     .map_err(database)?;
@@ -326,7 +327,7 @@ pub(crate) async fn get_session(
     id: &str,
 ) -> StoreResult<Option<Session>> {
     let row = sqlx::query(
-        "SELECT id, agent_id, title, task_id, external_id, created_at FROM sessions WHERE workspace = $1 AND id = $2",
+        "SELECT id, agent_id, title, task_id, external_id, created_at, created_by FROM sessions WHERE workspace = $1 AND id = $2",
     )
     .bind(workspace)
     .bind(id)
@@ -342,6 +343,7 @@ pub(crate) async fn get_session(
             task_id: columns.opt_text("task_id")?,
             external_id: columns.opt_text("external_id")?,
             created_at: columns.time("created_at")?,
+            created_by: columns.opt_text("created_by")?,
         })
     })
     .transpose()

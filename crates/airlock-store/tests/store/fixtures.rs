@@ -105,6 +105,7 @@ pub async fn world(store: &dyn Store) -> World {
                 task_id: None,
                 external_id: None,
                 created_at: t(0),
+                created_by: None,
             },
         )
         .await
@@ -254,6 +255,9 @@ impl Spec {
             decided_by: None,
             decision_reason: None,
             edited_binding_digest: None,
+            approvals_required: None,
+            approvers: Vec::new(),
+            votes: Vec::new(),
         };
         NewCall {
             call,
@@ -309,6 +313,7 @@ impl Spec {
             }),
             standing_rule: None,
             edit: None,
+            vote: None,
         }
     }
 
@@ -346,6 +351,7 @@ pub async fn snapshot(ctx: &super::harness::Ctx, world: &World, specs: &[&Spec])
         let all = airlock_store::ApprovalFilter {
             status: None,
             session_id: None,
+            run_id: None,
             limit: 1000,
         };
         snapshot
@@ -381,6 +387,7 @@ impl World {
                     task_id: None,
                     external_id: None,
                     created_at: t(0),
+                    created_by: None,
                 },
             )
             .await

@@ -98,17 +98,22 @@
       }
     };
 
-    async function arrive(approval) {
-      const id = approval.id;
-      if (!id || gone.has(id) || document.getElementById("card-" + id)) return;
+    // The card of a pending approval as the server renders it, or null.
+    async function fetchCard(id) {
       const answer = await fetch("/web/cards/" + encodeURIComponent(id), {
         credentials: "same-origin",
         headers: { Accept: "text/html" },
       });
-      if (!answer.ok) return;
+      if (!answer.ok) return null;
       const template = document.createElement("template");
       template.innerHTML = (await answer.text()).trim();
-      const card = template.content.firstElementChild;
+      return template.content.firstElementChild;
+    }
+
+    async function arrive(approval) {
+      const id = approval.id;
+      if (!id || gone.has(id) || document.getElementById("card-" + id)) return;
+      const card = await fetchCard(id);
       // It may have been decided, or have arrived twice, while it was fetched.
       if (!card || gone.has(id) || document.getElementById("card-" + id)) return;
       card.classList.add("arrived");
@@ -131,8 +136,23 @@
       tally();
     }
 
+    // A vote under the two-person rule leaves the approval pending: its card is read
+    // again, to show who voted.
+    async function refresh(approval) {
+      const id = approval.id;
+      if (!id || gone.has(id) || !document.getElementById("card-" + id)) return;
+      const card = await fetchCard(id);
+      const shown = document.getElementById("card-" + id);
+      if (!card || gone.has(id) || !shown) return;
+      if (shown.classList.contains("selected")) card.classList.add("selected");
+      shown.replaceWith(card);
+      localTimes(card);
+      refreshDeadlines();
+    }
+
     stream(root.dataset.after, {
       "approval.requested": arrive,
+      "approval.voted": refresh,
       "approval.decided": leave,
       "approval.expired": leave,
       "approval.cancelled": leave,
