@@ -102,6 +102,7 @@ impl Runtime {
             external_id: None,
             created_at: now,
             created_by: None,
+            mode: None,
         };
         let run = Run {
             id: new_id("run"),

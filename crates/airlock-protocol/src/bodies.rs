@@ -76,6 +76,17 @@ pub struct NewRule {
     pub expires_in: Option<ExpiresIn>,
 }
 
+/// The body of `PATCH /v1/sessions/{id}`: the mode of this session's calls, overriding
+/// its agent's; `null` (or absent) goes back to the agent's mode.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"mode": "read_only"})))]
+#[serde(deny_unknown_fields)]
+pub struct SessionPatch {
+    #[serde(default)]
+    pub mode: Option<Mode>,
+}
+
 /// The body of `POST /v1/agents`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -20,8 +20,8 @@ pub use batch::{BatchItem, BatchResult, BatchResults, DecisionBatch};
 pub use bodies::{
     AgentCreated, AgentPatch, AgentSpec, Annotations, AuditHead, DecisionRequest, DecisionVerdict,
     EvaluateRequest, ExpiresIn, NewMessage, NewRule, NewSession, NewTask, NewUser, Permission,
-    PolicyUpdated, Redeemed, Remember, SessionSnapshot, Started, SubmitCall, TaskPatch,
-    UserCreated, VerifyReport,
+    PolicyUpdated, Redeemed, Remember, SessionPatch, SessionSnapshot, Started, SubmitCall,
+    TaskPatch, UserCreated, VerifyReport,
 };
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use identity::{Principal, Subject};

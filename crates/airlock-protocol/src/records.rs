@@ -322,6 +322,10 @@ pub struct Session {
     /// of a call asked in it (the two-person rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
+    /// The mode of this session's calls, instead of its agent's (DESIGN.md §4.4); absent:
+    /// the agent's mode applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<crate::Mode>,
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
 }

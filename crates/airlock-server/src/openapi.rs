@@ -23,7 +23,7 @@ use utoipa::{Modify, OpenApi};
         system::healthz, system::metrics, system::openapi,
         identity::create_user, identity::list_users,
         identity::create_agent, identity::list_agents, identity::get_agent, identity::get_own_agent, identity::update_agent,
-        identity::create_session, identity::get_session,
+        identity::create_session, identity::get_session, identity::update_session,
         policy::get_policy, policy::put_policy, policy::evaluate,
         calls::submit, calls::get_call, calls::redeem, runs::cancel_call,
         outcomes::report, outcomes::ambiguous, outcomes::reconcile,

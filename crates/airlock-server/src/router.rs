@@ -35,7 +35,10 @@ pub fn router(state: AppState) -> Router {
             get(identity::get_agent).patch(identity::update_agent),
         )
         .route("/v1/sessions", post(identity::create_session))
-        .route("/v1/sessions/{id}", get(identity::get_session))
+        .route(
+            "/v1/sessions/{id}",
+            get(identity::get_session).patch(identity::update_session),
+        )
         .route(
             "/v1/policy",
             get(policy::get_policy).put(policy::put_policy),

@@ -214,6 +214,17 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
 
     async fn get_session(&self, workspace: &str, id: &str) -> StoreResult<Option<Session>>;
 
+    /// Sets a session's own mode, or clears it (`None`: its agent's mode applies again),
+    /// and appends `effects`; `false` when the workspace has no such session (nothing
+    /// written).
+    async fn set_session_mode(
+        &self,
+        workspace: &str,
+        session_id: &str,
+        mode: Option<airlock_protocol::Mode>,
+        effects: &Effects,
+    ) -> StoreResult<bool>;
+
     /// The agent's session that another system names `external_id`, if any. Creating a
     /// second one with the same agent and external id is a `Conflict`.
     async fn session_by_external(

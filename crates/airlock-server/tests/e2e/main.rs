@@ -32,6 +32,7 @@ mod replay;
 mod retries;
 mod runtime;
 mod secrets;
+mod session_mode;
 mod slack;
 mod slack_fake;
 mod story;

@@ -176,6 +176,14 @@ fn rows() -> Vec<Row> {
             ],
         ),
         api(M::GET, "/v1/sessions/{session}", Body::Empty, READ_OWN),
+        api(
+            M::PATCH,
+            "/v1/sessions/{session}",
+            Body::Json(|_| json!({"mode": "read_only"})),
+            [
+                "200", "200", "403", "403", "403", "404", "403", "401", "401",
+            ],
+        ),
         api(M::GET, "/v1/policy", Body::Empty, READ_LIST),
         api(
             M::PUT,

@@ -106,6 +106,7 @@ pub async fn world(store: &dyn Store) -> World {
                 external_id: None,
                 created_at: t(0),
                 created_by: None,
+                mode: None,
             },
         )
         .await
@@ -388,6 +389,7 @@ impl World {
                     external_id: None,
                     created_at: t(0),
                     created_by: None,
+                    mode: None,
                 },
             )
             .await

@@ -302,6 +302,7 @@ pub async fn sessions_are_created_and_read(ctx: Ctx) {
         external_id: None,
         created_at: t(4),
         created_by: None,
+        mode: None,
     };
     store.create_session(&world.ws, &session).await.unwrap();
     assert_eq!(

@@ -48,6 +48,7 @@ fn session(id: &str, world: &World, task_id: &str) -> Session {
         external_id: None,
         created_at: t(100),
         created_by: None,
+        mode: None,
     }
 }
 
