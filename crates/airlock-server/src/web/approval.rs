@@ -64,7 +64,10 @@ pub async fn page(
             (layout::votes(&approval, &people))
             @if pending {
                 @if user.may_decide() {
-                    section.panel { (decide::form(&approval, agent, &user.csrf)) }
+                    section.panel {
+                        (decide::form(&approval, agent, &user.csrf))
+                        (decide::edit_form(&approval, &user.csrf))
+                    }
                 } @else {
                     p.notice.info { "You can see this approval; deciding needs the approver role." }
                 }

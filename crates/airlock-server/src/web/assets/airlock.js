@@ -195,7 +195,51 @@
     });
   }
 
+  // "Approve with edits": the keys the typed arguments change, shown as they are typed.
+  function editDiff() {
+    const area = document.getElementById("edit-arguments");
+    const out = document.getElementById("edit-diff");
+    if (!area || !out) return;
+    const original = JSON.parse(area.dataset.original || "{}");
+    const show = () => {
+      out.textContent = "";
+      let edited;
+      try {
+        edited = JSON.parse(area.value);
+      } catch (error) {
+        out.className = "edit-diff invalid";
+        out.textContent = "Not JSON: " + error.message;
+        return;
+      }
+      if (edited === null || typeof edited !== "object" || Array.isArray(edited)) {
+        out.className = "edit-diff invalid";
+        out.textContent = "The arguments must be one JSON object.";
+        return;
+      }
+      out.className = "edit-diff";
+      const keys = Array.from(new Set([...Object.keys(original), ...Object.keys(edited)])).sort();
+      const changed = keys.filter((key) => JSON.stringify(original[key]) !== JSON.stringify(edited[key]));
+      if (changed.length === 0) {
+        out.textContent = "No change yet.";
+        return;
+      }
+      for (const key of changed) {
+        const line = (sign, value) => {
+          const row = document.createElement("div");
+          row.className = sign === "-" ? "del" : "add";
+          row.textContent = sign + " " + key + ": " + JSON.stringify(value);
+          out.appendChild(row);
+        };
+        if (key in original) line("-", original[key]);
+        if (key in edited) line("+", edited[key]);
+      }
+    };
+    area.addEventListener("input", show);
+    show();
+  }
+
   function approvalPage(root) {
+    editDiff();
     const id = root.dataset.approvalId;
     const banner = document.getElementById("live-banner");
     const ended = (approval, kind) => {
