@@ -324,6 +324,7 @@ impl Runtime {
         let filter = ApprovalFilter {
             status: None,
             session_id: Some(ctx.run.session_id.clone()),
+            run_id: None,
             limit: 100,
         };
         let orphan = store

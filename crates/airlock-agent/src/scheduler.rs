@@ -101,6 +101,8 @@ impl Runtime {
             task_id: Some(task.id.clone()),
             external_id: None,
             created_at: now,
+            created_by: None,
+            mode: None,
         };
         let run = Run {
             id: new_id("run"),

@@ -19,3 +19,4 @@ pub mod replay;
 pub mod rules;
 pub mod serve;
 pub mod tasks;
+pub mod turn;

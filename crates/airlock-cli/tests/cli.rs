@@ -34,6 +34,8 @@ mod secrets;
 mod serving;
 #[path = "cli/support.rs"]
 mod support;
+#[path = "cli/turns.rs"]
+mod turns;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

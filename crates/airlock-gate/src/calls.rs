@@ -158,7 +158,11 @@ impl Gate {
                 tool: &submission.tool,
                 arguments: &submission.arguments,
                 agent: Some(agent_name),
-                mode: agent.mode,
+                // A session's own mode, when a person set one, instead of its agent's.
+                mode: session
+                    .as_ref()
+                    .and_then(|session| session.mode)
+                    .unwrap_or(agent.mode),
                 standing: &standing,
                 declared: submission.declared.as_ref(),
                 native_tool: submission.context.native_tool.as_deref(),
@@ -514,5 +518,8 @@ fn approval_for(
         decided_by: None,
         decision_reason: None,
         edited_binding_digest: None,
+        approvals_required: verdict.approvals.filter(|n| *n > 1),
+        approvers: verdict.approvers.clone(),
+        votes: Vec::new(),
     }
 }

@@ -10,6 +10,7 @@ use crate::edit::edit_data;
 use crate::effects::{approval_data, audit, event};
 use crate::identity::require_role;
 use crate::ids::new_id;
+use crate::votes;
 use crate::{Gate, GateError};
 use airlock_protocol::{Approval, ApprovalStatus, Call, Role, RuleScope, StandingRule};
 use airlock_store::{ApprovalFilter, Decision, Effects, Grant, Principal, Subject};
@@ -49,6 +50,34 @@ impl Gate {
                 &ApprovalFilter {
                     status,
                     session_id: None,
+                    run_id: None,
+                    limit: limit.clamp(1, 1000),
+                },
+            )
+            .await?)
+    }
+
+    /// Approvals of one run's calls, newest first (what `approve --run` decides at once).
+    pub async fn run_approvals(
+        &self,
+        principal: &Principal,
+        run_id: &str,
+        status: Option<ApprovalStatus>,
+        limit: u32,
+    ) -> Result<Vec<Approval>, GateError> {
+        require_role(principal, Role::Viewer, "list approvals")?;
+        let workspace = principal.workspace.as_str();
+        if self.store().get_run(workspace, run_id).await?.is_none() {
+            return Err(GateError::NotFound("run"));
+        }
+        Ok(self
+            .store()
+            .list_approvals(
+                workspace,
+                &ApprovalFilter {
+                    status,
+                    session_id: None,
+                    run_id: Some(run_id.to_owned()),
                     limit: limit.clamp(1, 1000),
                 },
             )
@@ -70,6 +99,7 @@ impl Gate {
                 &ApprovalFilter {
                     status: Some(ApprovalStatus::Pending),
                     session_id: Some(session_id.to_owned()),
+                    run_id: None,
                     limit: 1000,
                 },
             )
@@ -111,9 +141,25 @@ impl Gate {
             .get_approval(workspace, approval_id)
             .await?
             .ok_or(GateError::NotFound("approval"))?;
+        self.check_voter(principal, &approval).await?;
         let now = self.now();
         let actor = principal.actor();
         let approve = request.decision == Verdict::Approve;
+        // Under the two-person rule each person votes on the call as asked: an edit would
+        // have the others approve something else, a standing rule would let one person
+        // allow what needs several.
+        if let Some(required) = approval.approvals_required {
+            if request.arguments.is_some() {
+                return Err(GateError::Invalid(format!(
+                    "this approval needs {required} people, who each approve the call as asked: it cannot be approved with edits; reject it and let the agent ask again"
+                )));
+            }
+            if request.remember.is_some() {
+                return Err(GateError::Invalid(format!(
+                    "this approval needs {required} people: remember would let one person allow it from now on"
+                )));
+            }
+        }
 
         let edit = match (&request.arguments, approve) {
             (Some(_), false) => {
@@ -192,7 +238,22 @@ impl Gate {
         if let (Some(object), Some((edit, original))) = (data.as_object_mut(), &edit) {
             object.insert("edit".into(), edit_data(&approval, original, edit));
         }
-        let mut effects = Effects::none()
+        // Under the two-person rule every vote is its own audit record, the one that
+        // settles the approval too.
+        let voted = approval
+            .approvals_required
+            .map(|_| votes::with_vote(&approval, &actor, approve, now));
+        if let Some(voted) = &voted {
+            decided.votes = voted.votes.clone();
+        }
+        let vote = voted
+            .as_ref()
+            .map(|voted| votes::vote_effects(voted, &actor, approve, now));
+        let mut effects = voted
+            .as_ref()
+            .map_or_else(Effects::none, |voted| {
+                votes::vote_effects(voted, &actor, approve, now)
+            })
             .audit(audit(now, &actor, kind, &approval.id, data))
             .event(event(now, "approval.decided", &decided));
         if let Some(rule) = &standing_rule {
@@ -220,6 +281,7 @@ impl Gate {
                     grant,
                     standing_rule,
                     edit: edit.map(|(edit, _)| edit),
+                    vote,
                 },
                 &effects,
             )
@@ -227,7 +289,10 @@ impl Gate {
         match outcome {
             Ok(decided) => {
                 airlock_store::failpoint!("decision.committed");
-                self.settle(workspace, &decided.approval.call_id);
+                // A vote that leaves the approval pending settles nothing yet.
+                if decided.approval.status != ApprovalStatus::Pending {
+                    self.settle(workspace, &decided.approval.call_id);
+                }
                 self.poke(workspace);
                 Ok(decided.approval)
             }

@@ -85,7 +85,10 @@ impl Gate {
                 tool: &approval.tool,
                 arguments,
                 agent: Some(&agent.name),
-                mode: agent.mode,
+                mode: session
+                    .as_ref()
+                    .and_then(|session| session.mode)
+                    .unwrap_or(agent.mode),
                 standing: &standing,
                 // What a tool provider declared is not stored; it only ever sets a risk
                 // or a preview for a tool the policy does not list, never a decision.

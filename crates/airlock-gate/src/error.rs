@@ -30,6 +30,9 @@ pub enum GateError {
     Expired,
     #[error("the policy changed while the approval was pending")]
     StalePolicy,
+    /// Under the two-person rule: this person's vote is already counted.
+    #[error("you already voted on this approval")]
+    AlreadyVoted,
     /// A person's edit of the call that the policy in force denies (DESIGN.md §11.6).
     #[error("the policy denies the edited call: {0}")]
     EditDenied(String),
@@ -61,6 +64,7 @@ impl From<DecideError> for GateError {
             DecideError::Expired => GateError::Expired,
             DecideError::BindingMismatch => GateError::BindingMismatch,
             DecideError::StalePolicy => GateError::StalePolicy,
+            DecideError::AlreadyVoted => GateError::AlreadyVoted,
             DecideError::Store(error) => error.into(),
         }
     }

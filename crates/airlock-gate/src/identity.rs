@@ -6,7 +6,7 @@
 use crate::effects::{audit, event};
 use crate::ids::{new_id, new_token, token_hash};
 use crate::{Gate, GateError};
-use airlock_protocol::{Agent, Role, Session, User};
+use airlock_protocol::{Agent, Mode, Role, Session, User};
 use airlock_store::{Effects, Principal, Subject, Workspace};
 use serde_json::json;
 
@@ -355,6 +355,8 @@ impl Gate {
             task_id: None,
             external_id: None,
             created_at: self.now(),
+            created_by: Some(principal.actor()),
+            mode: None,
         };
         self.store()
             .create_session(&principal.workspace, &session)
@@ -393,6 +395,8 @@ impl Gate {
             task_id: None,
             external_id: Some(external_id.to_owned()),
             created_at: self.now(),
+            created_by: Some(principal.actor()),
+            mode: None,
         };
         match self.store().create_session(workspace, &session).await {
             Ok(()) => Ok((session, true)),
@@ -410,6 +414,38 @@ impl Gate {
     }
 
     /// A session, for its agent or for users.
+    /// Overrides the mode of one session's calls (DESIGN.md §4.4), or clears the override
+    /// (`None`). Owners and admins, as for an agent's own mode.
+    pub async fn set_session_mode(
+        &self,
+        principal: &Principal,
+        id: &str,
+        mode: Option<Mode>,
+    ) -> Result<Session, GateError> {
+        require_role(principal, Role::Admin, "change a session's mode")?;
+        let workspace = principal.workspace.as_str();
+        let mut session = self
+            .store()
+            .get_session(workspace, id)
+            .await?
+            .ok_or(GateError::NotFound("session"))?;
+        session.mode = mode;
+        let now = self.now();
+        let data = json!({"agent_id": session.agent_id, "mode": mode});
+        let effects = Effects::none()
+            .audit(audit(now, &principal.actor(), "session.updated", id, data))
+            .event(event(now, "session.updated", &session));
+        if !self
+            .store()
+            .set_session_mode(workspace, id, mode, &effects)
+            .await?
+        {
+            return Err(GateError::NotFound("session"));
+        }
+        self.poke(workspace);
+        Ok(session)
+    }
+
     pub async fn get_session(&self, principal: &Principal, id: &str) -> Result<Session, GateError> {
         let session = self
             .store()

@@ -59,6 +59,7 @@ impl Gate {
                 &ApprovalFilter {
                     status: None,
                     session_id: None,
+                    run_id: None,
                     limit: WINDOW,
                 },
             )

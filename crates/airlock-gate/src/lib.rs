@@ -6,7 +6,8 @@
 //! - [`policy`]: the policy in force per workspace, replacing it, dry runs.
 //! - [`calls`]: submit, long-poll, redeem.
 //! - [`decide`]: approvals and the decision on them (G2, G3, G4, G6); `edit`: a
-//!   person's edit of the arguments while approving (§11.6).
+//!   person's edit of the arguments while approving (§11.6); [`batch`]: several
+//!   decisions at once, each standing alone; `votes`: the two-person rule.
 //! - [`rules`]: standing rules.
 //! - [`tasks`]: scheduled tasks and their task-scoped rules; [`cron`]: their schedules.
 //! - [`expiry`]: the sweeper that moves overdue approvals to `expired`.
@@ -25,6 +26,7 @@
 //! subscribers *after* that operation committed.
 
 pub mod audit;
+pub mod batch;
 mod cache;
 pub mod calls;
 pub mod clock;
@@ -48,6 +50,7 @@ pub mod retries;
 pub mod rules;
 mod runs;
 pub mod tasks;
+mod votes;
 pub mod waiters;
 mod web;
 

@@ -267,6 +267,8 @@ impl Gate {
             )),
             standing_rule: None,
             deadline_seconds: None,
+            approvals: None,
+            approvers: Vec::new(),
             ..verdict
         })
     }

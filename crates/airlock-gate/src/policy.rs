@@ -273,6 +273,8 @@ impl Gate {
                 standing_rule: None,
                 secrets: Vec::new(),
                 deadline_seconds: None,
+                approvals: None,
+                approvers: Vec::new(),
             },
         }
     }

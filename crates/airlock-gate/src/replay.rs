@@ -3,11 +3,12 @@
 //! The history is the audit chain: every decided call is there (`call.allowed`,
 //! `call.denied`, `approval.requested`) with its redacted arguments, agent, session and
 //! place, beside the records that say which standing rules were live (`rule.created`,
-//! `rule.revoked`, each rule's `expires_at`) and what each agent was called and in which
-//! mode (`agent.created`, `agent.updated`). [`History`] reads the records in chain order,
-//! keeps that state as of each record, and hands every call in the window to the caller
-//! as an [`airlock_policy::replay::Recorded`], with the standing rules live in its scope
-//! at its time. The same reader serves the store (`Gate::replay_policy`, paging through
+//! `rule.revoked`, each rule's `expires_at`), what each agent was called and in which
+//! mode (`agent.created`, `agent.updated`), and which sessions had a mode of their own
+//! (`session.updated`). [`History`] reads the records in chain order, keeps that state
+//! as of each record, and hands every call in the window to the caller as an
+//! [`airlock_policy::replay::Recorded`], with the standing rules live in its scope at its
+//! time. The same reader serves the store (`Gate::replay_policy`, paging through
 //! the chain) and an export file (`airlock policy replay --from`), so both replay alike.
 //!
 //! A task's standing rules apply to the calls of its runs: a call record names its task
@@ -43,6 +44,8 @@ struct LiveRule {
 pub struct History {
     /// Agent id → (name, mode).
     agents: HashMap<String, (String, Mode)>,
+    /// Session id → the mode a person set for it, instead of its agent's.
+    session_modes: HashMap<String, Mode>,
     /// Standing rule id → the rule, while it is not revoked.
     standing: BTreeMap<String, LiveRule>,
     /// What trusted providers declare about their tools (the gate's own runtime).
@@ -101,6 +104,16 @@ impl History {
                 self.standing.remove(&record.subject);
                 return;
             }
+            "session.updated" => {
+                match data
+                    .get("mode")
+                    .and_then(|mode| serde_json::from_value(mode.clone()).ok())
+                {
+                    Some(mode) => self.session_modes.insert(record.subject.clone(), mode),
+                    None => self.session_modes.remove(&record.subject),
+                };
+                return;
+            }
             _ => return,
         };
         let at: Option<Timestamp> = record.at.parse().ok();
@@ -123,6 +136,10 @@ impl History {
             Some((name, mode)) => (Some(name.as_str()), *mode),
             None => (None, Mode::Ask),
         };
+        let mode = session_id
+            .and_then(|session| self.session_modes.get(session))
+            .copied()
+            .unwrap_or(mode);
         let standing: Vec<StandingRule> = self
             .standing
             .values()

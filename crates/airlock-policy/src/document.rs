@@ -108,6 +108,15 @@ pub struct RuleEntry {
     /// `false` keeps standing rules from turning this rule's `ask` into `allow`.
     #[serde(default)]
     pub standing: Option<Spanned<bool>>,
+    /// The two-person rule: how many distinct people must approve a call this rule asks
+    /// about (default 1). Left out of the digest's text when absent, so policies without it
+    /// keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<Spanned<i64>>,
+    /// Who may decide calls this rule asks about: roles (that role and above) or
+    /// `user:<name>`; absent means every approver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvers: Option<Spanned<Vec<String>>>,
     /// Argument sets that must (and must not) satisfy `when`, checked at load.
     #[serde(default)]
     pub examples: Option<Spanned<Examples>>,

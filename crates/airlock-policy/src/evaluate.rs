@@ -84,6 +84,10 @@ struct RuleOutcome<'p> {
     cited: Option<&'p CompiledRule>,
     /// Whether a matching ask rule forbids standing rules.
     standing_forbidden: bool,
+    /// The two-person rule of the matching ask rules: the largest `approvals`, and the
+    /// `approvers` of the first that names any.
+    approvals: u32,
+    approvers: Option<&'p [String]>,
 }
 
 impl Policy {
@@ -101,6 +105,8 @@ impl Policy {
                 standing_rule: None,
                 secrets: Vec::new(),
                 deadline_seconds: None,
+                approvals: None,
+                approvers: Vec::new(),
             },
         }
     }
@@ -138,6 +144,8 @@ impl Policy {
             standing_rule: None,
             secrets: found,
             deadline_seconds: None,
+            approvals: None,
+            approvers: Vec::new(),
         };
 
         // Step 3: standing rules, never for exec (or read, which needs none), never in
@@ -205,6 +213,11 @@ impl Policy {
                 .and_then(|rule| rule.deadline)
                 .unwrap_or(self.deadline);
             verdict.deadline_seconds = Some(deadline.as_secs());
+            verdict.approvals = (outcome.approvals > 1).then_some(outcome.approvals);
+            verdict.approvers = outcome
+                .approvers
+                .map(<[String]>::to_vec)
+                .unwrap_or_default();
         }
         verdict
     }
@@ -215,6 +228,8 @@ impl Policy {
             decision: self.default,
             cited: None,
             standing_forbidden: false,
+            approvals: 1,
+            approvers: None,
         };
         for &position in self.index.candidates(call.tool).iter() {
             let Some(rule) = self.rules.get(position) else {
@@ -231,8 +246,17 @@ impl Policy {
             if !rule.conditions_hold(call.arguments, context) {
                 continue;
             }
-            if rule.decision == Decision::Ask && !rule.standing {
-                outcome.standing_forbidden = true;
+            if rule.decision == Decision::Ask {
+                // A standing rule was made by one person: it never stands in for two, nor
+                // for a decider the rule names.
+                let two_person = rule.approvals > 1 || !rule.approvers.is_empty();
+                if !rule.standing || two_person {
+                    outcome.standing_forbidden = true;
+                }
+                outcome.approvals = outcome.approvals.max(rule.approvals);
+                if outcome.approvers.is_none() && !rule.approvers.is_empty() {
+                    outcome.approvers = Some(rule.approvers.as_slice());
+                }
             }
             let stricter = match outcome.cited {
                 None => true,

@@ -16,10 +16,12 @@
 //!   `{project}`, `{home}`, `{tmp}` use.
 //! - [`defaults`]: the built-in coding-agent policy ([`DEFAULT_POLICY`]).
 //!
-//! Beside evaluation: [`secrets`] (detection and redaction), [`preview`] (summary and body
+//! Beside evaluation: [`approvers`] (the two-person rule's `approvals` and `approvers`),
+//! [`secrets`] (detection and redaction), [`preview`] (summary and body
 //! templates), [`canonical`] (RFC 8785 JSON) and [`digest`] (policy, binding and audit
 //! digests), and [`cases`] (the `airlock policy test` cases file).
 
+pub mod approvers;
 pub mod cases;
 pub mod classes;
 pub mod condition;

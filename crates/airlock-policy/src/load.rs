@@ -117,6 +117,10 @@ pub struct CompiledRule {
     pub deadline: Option<Duration>,
     /// Whether standing rules may turn this rule's `ask` into `allow`.
     pub standing: bool,
+    /// The two-person rule: distinct people who must approve (1 when not set).
+    pub approvals: u32,
+    /// Who may decide (`approvers` as written); empty: every approver.
+    pub approvers: Vec<String>,
     /// Each `when` entry as written (`path=<matcher as JSON>`), sorted: how `lint` sees
     /// that one rule's conditions are a subset of another's.
     pub when_text: Vec<String>,
@@ -588,6 +592,8 @@ impl Loader<'_> {
                 ok = false;
             }
         }
+        let (approvals, approvers) = self.two_person_rule(rule, &label, decision);
+        ok &= approvals > 0;
         if !ok {
             return None;
         }
@@ -601,6 +607,8 @@ impl Loader<'_> {
             conditions,
             deadline,
             standing: rule.standing.as_ref().is_none_or(|s| *s.get_ref()),
+            approvals,
+            approvers,
             when_text: rule
                 .when
                 .iter()
@@ -620,6 +628,51 @@ impl Loader<'_> {
             self.check_examples(&compiled, examples.get_ref());
         }
         Some(compiled)
+    }
+
+    /// A rule's `approvals` and `approvers` (see `approvers.rs`): `(0, _)` when they are
+    /// wrong, each problem reported at its key.
+    fn two_person_rule(
+        &mut self,
+        rule: &RuleEntry,
+        label: &str,
+        decision: Decision,
+    ) -> (u32, Vec<String>) {
+        let spans = [
+            ("approvals", rule.approvals.as_ref().map(Spanned::span)),
+            ("approvers", rule.approvers.as_ref().map(Spanned::span)),
+        ];
+        let mut ok = true;
+        for (key, span) in spans.clone() {
+            if let (Some(span), true) = (span, decision != Decision::Ask) {
+                self.error(
+                    span,
+                    format!("rule `{label}`: `{key}` only applies to rules whose decision is ask"),
+                );
+                ok = false;
+            }
+        }
+        let checked = crate::approvers::check(
+            rule.approvals.as_ref().map(|n| *n.get_ref()),
+            rule.approvers
+                .as_ref()
+                .map(|list| list.get_ref().as_slice()),
+        );
+        match checked {
+            Ok(pair) if ok => pair,
+            Ok(_) => (0, Vec::new()),
+            Err(problems) => {
+                for (key, message) in problems {
+                    let span = spans
+                        .iter()
+                        .find(|(name, _)| *name == key)
+                        .and_then(|(_, span)| span.clone())
+                        .unwrap_or(0..0);
+                    self.error(span, format!("rule `{label}`: {message}"));
+                }
+                (0, Vec::new())
+            }
+        }
     }
 
     /// Each example must behave as stated against the rule's `when`.

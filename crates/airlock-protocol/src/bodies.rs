@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `approve` or `reject`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionVerdict {
@@ -74,6 +74,17 @@ pub struct NewRule {
     pub scope_id: String,
     #[serde(default)]
     pub expires_in: Option<ExpiresIn>,
+}
+
+/// The body of `PATCH /v1/sessions/{id}`: the mode of this session's calls, overriding
+/// its agent's; `null` (or absent) goes back to the agent's mode.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"mode": "read_only"})))]
+#[serde(deny_unknown_fields)]
+pub struct SessionPatch {
+    #[serde(default)]
+    pub mode: Option<Mode>,
 }
 
 /// The body of `POST /v1/agents`.

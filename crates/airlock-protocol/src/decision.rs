@@ -181,4 +181,12 @@ pub struct Verdict {
     /// policy's), in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_seconds: Option<u64>,
+    /// For an `ask` under the two-person rule: how many distinct people must approve
+    /// (DESIGN.md §11.6). Absent when one is enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<u32>,
+    /// For an `ask`: who may decide (`approvers` of the rule: roles or `user:<name>`).
+    /// Empty: every approver.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvers: Vec<String>,
 }

@@ -7,6 +7,7 @@
 //! their OpenAPI schemas. It knows nothing about storage, HTTP or policy parsing; every
 //! other crate depends on it, it depends on none of them.
 
+mod batch;
 mod bodies;
 mod decision;
 mod identity;
@@ -15,11 +16,12 @@ mod records;
 mod replay;
 mod runs;
 
+pub use batch::{BatchItem, BatchResult, BatchResults, DecisionBatch};
 pub use bodies::{
     AgentCreated, AgentPatch, AgentSpec, Annotations, AuditHead, DecisionRequest, DecisionVerdict,
     EvaluateRequest, ExpiresIn, NewMessage, NewRule, NewSession, NewTask, NewUser, Permission,
-    PolicyUpdated, Redeemed, Remember, SessionSnapshot, Started, SubmitCall, TaskPatch,
-    UserCreated, VerifyReport,
+    PolicyUpdated, Redeemed, Remember, SessionPatch, SessionSnapshot, Started, SubmitCall,
+    TaskPatch, UserCreated, VerifyReport,
 };
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use identity::{Principal, Subject};
@@ -28,7 +30,8 @@ pub use outcome::{
 };
 pub use records::{
     Agent, Approval, ApprovalStatus, AuditRecord, Call, CallStatus, LlmConfig, McpServerConfig,
-    PolicyInfo, Preview, Problem, Role, RuleScope, Session, StandingRule, User, WorkspaceEvent,
+    PolicyInfo, Preview, Problem, Role, RuleScope, Session, StandingRule, User, Vote,
+    WorkspaceEvent,
 };
 pub use replay::{ChangedCall, DecisionCounts, ReplayReport, Transition};
 pub use runs::{Message, OutboxItem, Run, RunEvent, RunState, Step, StepState, StepStatus, Task};

@@ -205,6 +205,30 @@ pub struct Approval {
     /// `user:<id>` for a person, `system` for an expiry or cancellation.
     pub decided_by: Option<String>,
     pub decision_reason: Option<String>,
+    /// The two-person rule (DESIGN.md §11.6): how many distinct people must approve.
+    /// Absent when one is enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals_required: Option<u32>,
+    /// Who may decide: roles (that role and above) or `user:<name>`. Empty: every
+    /// approver.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvers: Vec<String>,
+    /// The votes cast so far, oldest first; the approval stays `pending` until
+    /// `approvals_required` people approved, and one rejection rejects it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub votes: Vec<Vote>,
+}
+
+/// One person's vote on an approval under the two-person rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Vote {
+    /// `user:<id>`.
+    pub user: String,
+    /// `approve` or `reject`.
+    pub decision: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub at: Timestamp,
 }
 
 /// One record of the workspace's hash-chained audit log (DESIGN.md §6.3).
@@ -293,6 +317,15 @@ pub struct Session {
     /// What another system calls this session (a coding agent's session id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external_id: Option<String>,
+    /// Who opened it: `user:<id>` or `agent:<id>` (absent for sessions opened before
+    /// this was kept, and for a task's). That person never counts towards the approvals
+    /// of a call asked in it (the two-person rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    /// The mode of this session's calls, instead of its agent's (DESIGN.md §4.4); absent:
+    /// the agent's mode applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<crate::Mode>,
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
 }
@@ -346,8 +379,8 @@ pub struct WorkspaceEvent {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Problem {
-    /// Stable slug: `binding_mismatch`, `already_decided`, `expired`, `stale_policy`,
-    /// `edit_denied`,
+    /// Stable slug: `binding_mismatch`, `already_decided`, `already_voted`, `expired`,
+    /// `stale_policy`, `edit_denied`,
     /// `forbidden`, `not_found`, `invalid`, `grant_spent`, `payload_too_large`,
     /// `unauthorized`, and `unavailable` / `internal` for server trouble.
     #[serde(rename = "type")]

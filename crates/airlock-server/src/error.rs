@@ -41,6 +41,8 @@ pub enum ApiError {
     AlreadyDecided(ApprovalStatus),
     Expired,
     StalePolicy,
+    /// Under the two-person rule: this person already voted on the approval.
+    AlreadyVoted,
     /// A person's edit the policy denies (DESIGN.md §11.6): the reason.
     EditDenied(String),
     GrantSpent,
@@ -71,6 +73,7 @@ impl From<GateError> for ApiError {
             }
             GateError::AlreadyDecided(status) => ApiError::AlreadyDecided(status),
             GateError::StalePolicy => ApiError::StalePolicy,
+            GateError::AlreadyVoted => ApiError::AlreadyVoted,
             GateError::EditDenied(reason) => ApiError::EditDenied(reason),
             GateError::GrantSpent => ApiError::GrantSpent,
             GateError::Conflict(message) => ApiError::Conflict(message),
@@ -122,6 +125,7 @@ impl ApiError {
             }
             ApiError::Expired => (StatusCode::CONFLICT, "expired", "Expired"),
             ApiError::StalePolicy => (StatusCode::CONFLICT, "stale_policy", "Stale policy"),
+            ApiError::AlreadyVoted => (StatusCode::CONFLICT, "already_voted", "Already voted"),
             ApiError::EditDenied(_) => (StatusCode::CONFLICT, "edit_denied", "Edit denied"),
             ApiError::GrantSpent => (
                 StatusCode::CONFLICT,
@@ -174,6 +178,10 @@ impl ApiError {
             ApiError::StalePolicy => {
                 "the policy changed while the approval was pending; it cannot be decided".into()
             }
+            ApiError::AlreadyVoted => {
+                "you already voted on this approval; it needs another person's vote, and nothing was changed"
+                    .into()
+            }
             ApiError::EditDenied(reason) => {
                 format!("the policy denies the edited call: {reason}; nothing was changed")
             }
@@ -184,6 +192,18 @@ impl ApiError {
             ApiError::Internal => "the server failed to handle the request".into(),
         }
     }
+
+    /// The problem body this error answers (without a policy's load errors), also what
+    /// one refused item of a batch of decisions carries.
+    pub(crate) fn problem(&self) -> Problem {
+        let (status, kind, title) = self.status();
+        Problem {
+            kind: kind.to_owned(),
+            title: title.to_owned(),
+            status: status.as_u16(),
+            detail: self.detail(),
+        }
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -191,13 +211,8 @@ impl IntoResponse for ApiError {
         if let ApiError::Unavailable(message) = &self {
             tracing::error!(error = %message, "request failed: storage unavailable");
         }
-        let (status, kind, title) = self.status();
-        let problem = Problem {
-            kind: kind.to_owned(),
-            title: title.to_owned(),
-            status: status.as_u16(),
-            detail: self.detail(),
-        };
+        let status = self.status().0;
+        let problem = self.problem();
         let mut body = serde_json::to_value(&problem).unwrap_or(Value::Null);
         if let (ApiError::PolicyInvalid(errors), Some(object)) = (&self, body.as_object_mut()) {
             let errors: Vec<Value> = errors

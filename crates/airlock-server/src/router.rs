@@ -35,7 +35,10 @@ pub fn router(state: AppState) -> Router {
             get(identity::get_agent).patch(identity::update_agent),
         )
         .route("/v1/sessions", post(identity::create_session))
-        .route("/v1/sessions/{id}", get(identity::get_session))
+        .route(
+            "/v1/sessions/{id}",
+            get(identity::get_session).patch(identity::update_session),
+        )
         .route(
             "/v1/policy",
             get(policy::get_policy).put(policy::put_policy),
@@ -62,6 +65,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/insights", get(tasks::learned))
         .route("/v1/insights/prompts", get(tasks::insights))
         .route("/v1/approvals", get(approvals::list))
+        .route("/v1/approvals/decisions", post(approvals::decide_many))
         .route("/v1/approvals/{id}", get(approvals::get))
         .route("/v1/approvals/{id}/decision", post(approvals::decide))
         .route("/v1/rules", get(rules::list).post(rules::create))

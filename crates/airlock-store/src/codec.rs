@@ -280,6 +280,12 @@ pub(crate) fn approval_from_row<R: RawRow>(row: &R) -> StoreResult<Approval> {
         decided_by: columns.opt_text("decided_by")?,
         decision_reason: columns.opt_text("decision_reason")?,
         edited_binding_digest: columns.opt_text("edited_binding_digest")?,
+        approvals_required: match columns.unsigned("approvals_required")? {
+            0 | 1 => None,
+            n => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+        },
+        approvers: columns.opt_json("approvers")?.unwrap_or_default(),
+        votes: columns.opt_json("votes")?.unwrap_or_default(),
     })
 }
 

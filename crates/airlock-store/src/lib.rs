@@ -76,6 +76,9 @@ pub enum DecideError {
     /// The policy in force is not the one the call was evaluated under.
     #[error("the policy changed while the approval was pending")]
     StalePolicy,
+    /// Under the two-person rule: this person's vote is already counted.
+    #[error("this person already voted on the approval")]
+    AlreadyVoted,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -211,6 +214,17 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
 
     async fn get_session(&self, workspace: &str, id: &str) -> StoreResult<Option<Session>>;
 
+    /// Sets a session's own mode, or clears it (`None`: its agent's mode applies again),
+    /// and appends `effects`; `false` when the workspace has no such session (nothing
+    /// written).
+    async fn set_session_mode(
+        &self,
+        workspace: &str,
+        session_id: &str,
+        mode: Option<airlock_protocol::Mode>,
+        effects: &Effects,
+    ) -> StoreResult<bool>;
+
     /// The agent's session that another system names `external_id`, if any. Creating a
     /// second one with the same agent and external id is a `Conflict`.
     async fn session_by_external(
@@ -253,6 +267,13 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
     /// `pending`, so of concurrent deciders exactly one wins and the others get
     /// `AlreadyDecided`), inserts the grant on approve, the standing rule when asked
     /// (deduplicated: an identical live rule is reused), and appends `effects`.
+    ///
+    /// Under the two-person rule (`approvals_required` > 1) the decision is a vote: a
+    /// person who already voted gets `AlreadyVoted`; a rejection rejects; an approval that
+    /// leaves fewer approving votes than required is kept in `votes`, the approval stays
+    /// pending and `decision.vote` is appended instead of `effects`; the approval that
+    /// reaches the count approves, as above. Votes are counted under the same lock, so
+    /// of concurrent votes exactly one completes the count.
     async fn decide(
         &self,
         workspace: &str,

@@ -187,7 +187,8 @@ pub trait NotifyStore: Send + Sync {
 pub(crate) const APPROVAL_COLUMNS_A: &str = "a.id, a.call_id, a.agent_id, a.session_id, \
      a.status, a.tool, a.risk, a.preview_summary, a.preview_body, a.preview_arguments, \
      a.rule, a.reason, a.binding_digest, a.policy_digest, a.standing_target, a.deadline, \
-     a.created_at, a.decided_at, a.decided_by, a.decision_reason, a.edited_binding_digest";
+     a.created_at, a.decided_at, a.decided_by, a.decision_reason, a.edited_binding_digest, \
+     a.approvals_required, a.approvers, a.votes";
 
 pub(crate) const NOTIFICATION_COLUMNS: &str = "id, workspace, approval_id, channel, status, \
      attempts, next_at, delivered_at, last_error, created_at";

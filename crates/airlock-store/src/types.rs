@@ -112,6 +112,8 @@ pub struct NewCall {
 pub struct ApprovalFilter {
     pub status: Option<airlock_protocol::ApprovalStatus>,
     pub session_id: Option<String>,
+    /// Only the approvals of this run's calls (its steps).
+    pub run_id: Option<String>,
     pub limit: u32,
 }
 
@@ -132,6 +134,11 @@ pub struct Decision {
     pub standing_rule: Option<StandingRule>,
     /// A person's edit of the arguments, applied on approve (DESIGN.md §11.6).
     pub edit: Option<Edit>,
+    /// Under the two-person rule (an approval with `approvals_required` > 1): what to
+    /// append when this vote is an approval that leaves it still short of its people (the
+    /// vote's audit record and event). The decision's own effects are appended when the
+    /// vote settles it. Ignored for an approval one person decides.
+    pub vote: Option<Effects>,
 }
 
 /// The arguments a person approved instead of the asked ones. The gate evaluated them

@@ -47,6 +47,7 @@ mod store {
     pub mod sqlite;
     pub mod takeover;
     pub mod tasks;
+    pub mod votes;
     pub mod web;
 }
 
@@ -90,6 +91,14 @@ macro_rules! conformance_suite {
         behaviour!(
             $backend,
             decide::approve_writes_approval_call_grant_audit_and_events
+        );
+        behaviour!(
+            $backend,
+            votes::votes_count_each_person_once_and_the_last_one_approves
+        );
+        behaviour!(
+            $backend,
+            votes::one_rejection_rejects_an_approval_that_needs_several
         );
         behaviour!(
             $backend,

@@ -1,16 +1,17 @@
 //! `airlock approvals list | show | approve | reject | ambiguous | reconcile`: the inbox
 //! from a terminal. `list` also shows the ambiguous calls waiting for a person
-//! (DESIGN.md §11.8; see `ambiguous.rs`).
+//! (DESIGN.md §11.8; see `ambiguous.rs`); `approve --run` and `reject --run` decide a
+//! whole run's approvals at once (`turn.rs`).
 //!
 //! A decision always echoes the approval's `binding_digest` as fetched just before, so
 //! what is approved is exactly what was shown (G2): if the approval changed in between,
 //! the server refuses and the command exits 1.
 
-use super::ambiguous;
+use super::{ambiguous, turn};
 use crate::client::{encode, parse, print_json, Client, ClientArgs, Refused};
 use crate::table::{fields, or_dash, relative, truncate, when, Table};
 use crate::Outcome;
-use airlock_protocol::{Approval, ApprovalStatus, Resolution, RuleScope};
+use airlock_protocol::{Approval, ApprovalStatus, DecisionVerdict, Resolution, RuleScope};
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
@@ -39,31 +40,32 @@ enum ApprovalsCommand {
         #[command(flatten)]
         which: Which,
     },
-    /// Approve a pending approval: its call may then execute, once.
+    /// Approve a pending approval (or every one of a run): its call may then execute, once.
     Approve {
         #[command(flatten)]
-        which: Which,
+        which: Decided,
         /// Why (recorded in the audit log).
         #[arg(long)]
         reason: Option<String>,
         /// Also allow this tool for this target from now on: session, agent or task.
-        #[arg(long, value_name = "SCOPE")]
+        #[arg(long, value_name = "SCOPE", conflicts_with = "run")]
         remember: Option<RuleScope>,
         /// How long the remembered rule lasts, such as `8h` or `7d` (default: until revoked).
         #[arg(long, value_name = "DURATION", requires = "remember")]
         expires_in: Option<String>,
         /// Approve with edits: the whole arguments object to run instead of the asked one
         /// (JSON). The policy judges the edit; the grant binds to exactly it.
-        #[arg(long, value_name = "JSON", conflicts_with_all = ["args_file", "remember"])]
+        #[arg(long, value_name = "JSON", conflicts_with_all = ["args_file", "remember", "run"])]
         args: Option<String>,
         /// Approve with edits, the arguments read from a file (`-` for stdin).
-        #[arg(long, value_name = "FILE", conflicts_with = "remember")]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["remember", "run"])]
         args_file: Option<std::path::PathBuf>,
     },
-    /// Reject a pending approval: the call never executes and the agent is told why.
+    /// Reject a pending approval (or every one of a run): the call never executes and the
+    /// agent is told why.
     Reject {
         #[command(flatten)]
-        which: Which,
+        which: Decided,
         /// Why (shown to the agent and recorded in the audit log).
         #[arg(long)]
         reason: Option<String>,
@@ -94,6 +96,31 @@ struct Which {
     latest: bool,
 }
 
+/// What `approve` and `reject` decide: one approval, or every pending one of a run.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct Decided {
+    /// The approval's id (`apr_…`).
+    id: Option<String>,
+    /// The newest pending approval.
+    #[arg(long)]
+    latest: bool,
+    /// Every pending approval of this run (its turn's tool calls), decided at once; each
+    /// stands alone, and the command exits 1 if any was refused.
+    #[arg(long, value_name = "RUN_ID")]
+    run: Option<String>,
+}
+
+impl Decided {
+    /// The one approval named (when no run is).
+    fn one(self) -> Which {
+        Which {
+            id: self.id,
+            latest: self.latest,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct StatusFilter(Option<ApprovalStatus>);
 
@@ -118,6 +145,16 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<Outcome> {
             }
             Ok(Outcome::Ok)
         }
+        // A whole run's approvals at once (`--run`).
+        ApprovalsCommand::Approve {
+            which: Decided { run: Some(run), .. },
+            reason,
+            ..
+        } => turn::decide_run(&client, &run, DecisionVerdict::Approve, reason, as_json),
+        ApprovalsCommand::Reject {
+            which: Decided { run: Some(run), .. },
+            reason,
+        } => turn::decide_run(&client, &run, DecisionVerdict::Reject, reason, as_json),
         ApprovalsCommand::Approve {
             which,
             reason,
@@ -126,6 +163,7 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<Outcome> {
             args,
             args_file,
         } => {
+            let which = which.one();
             let remember = remember.map(|scope| match &expires_in {
                 Some(expires_in) => json!({"scope": scope, "expires_in": expires_in}),
                 None => json!({"scope": scope}),
@@ -140,6 +178,7 @@ pub fn run(args: ApprovalsArgs) -> anyhow::Result<Outcome> {
             decide(&client, &which, decision, as_json)
         }
         ApprovalsCommand::Reject { which, reason } => {
+            let which = which.one();
             let decision = Decision {
                 verdict: "reject",
                 reason,

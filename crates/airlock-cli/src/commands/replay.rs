@@ -87,6 +87,8 @@ fn untranslatable() -> Verdict {
         standing_rule: None,
         secrets: Vec::new(),
         deadline_seconds: None,
+        approvals: None,
+        approvers: Vec::new(),
     }
 }
 

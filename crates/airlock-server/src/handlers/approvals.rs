@@ -1,11 +1,14 @@
-//! Approvals: the inbox, one approval, and the decision on it (G2, G3, G6).
+//! Approvals: the inbox, one approval, the decision on it (G2, G3, G6), and several
+//! decisions at once (DESIGN.md §11.6).
 
 use super::Items;
 use crate::auth::Auth;
 use crate::body::{JsonBody, PathId, Query};
 use crate::error::ApiError;
 use crate::AppState;
-use airlock_protocol::{Approval, ApprovalStatus, DecisionRequest, Problem};
+use airlock_protocol::{
+    Approval, ApprovalStatus, BatchResult, BatchResults, DecisionBatch, DecisionRequest, Problem,
+};
 use axum::extract::State;
 use axum::Json;
 use serde::Deserialize;
@@ -27,12 +30,16 @@ pub struct ListQuery {
     /// At most this many, 1 to 1000 (default 100).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only the approvals of this run's tool calls (its turn).
+    #[serde(default)]
+    pub run_id: Option<String>,
 }
 
 /// Approvals of the workspace, newest first.
 #[utoipa::path(get, path = "/v1/approvals", operation_id = "list_approvals", tag = "approvals", params(ListQuery),
     responses(
         (status = 200, description = "Approvals, newest first", body = Items<Approval>),
+        (status = 404, description = "No such run here (`run_id`)", body = Problem),
         (status = 422, description = "Unknown status or limit out of range", body = Problem)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -43,10 +50,20 @@ pub async fn list(
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(ApiError::Invalid(format!("limit must be 1 to {MAX_LIMIT}")));
     }
-    let approvals = state
-        .gate
-        .list_approvals(&principal, query.status, limit)
-        .await?;
+    let approvals = match &query.run_id {
+        Some(run_id) => {
+            state
+                .gate
+                .run_approvals(&principal, run_id, query.status, limit)
+                .await?
+        }
+        None => {
+            state
+                .gate
+                .list_approvals(&principal, query.status, limit)
+                .await?
+        }
+    };
     Ok(Json(Items::new(approvals)))
 }
 
@@ -85,4 +102,48 @@ pub async fn decide(
     let approval = state.gate.decide(&principal, &id, request).await?;
     crate::telemetry::decided(&state, &approval).await;
     Ok(Json(approval))
+}
+
+/// Decides several approvals at once (users with role ≥ approver). Each item stands
+/// alone, decided or refused exactly as `POST /v1/approvals/{id}/decision` would in its
+/// own transaction: a refused item carries its problem and changed nothing, and never
+/// changes another item's outcome. The request is 200 whenever its body is well formed.
+#[utoipa::path(post, path = "/v1/approvals/decisions", operation_id = "decide_approvals", tag = "approvals",
+    request_body = DecisionBatch,
+    responses(
+        (status = 200, description = "One result per item, in order: `{id, status}` or `{id, problem}`", body = BatchResults),
+        (status = 403, description = "Agents and viewers do not decide", body = Problem),
+        (status = 422, description = "No items, more than 1000, or an item that is not a decision", body = Problem)))]
+pub async fn decide_many(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    JsonBody(batch): JsonBody<DecisionBatch>,
+) -> Result<Json<BatchResults>, ApiError> {
+    let outcomes = state.gate.decide_batch(&principal, batch.items).await?;
+    let mut results = Vec::with_capacity(outcomes.len());
+    for (id, outcome) in outcomes {
+        let result = match outcome {
+            Ok(approval) => {
+                crate::telemetry::decided(&state, &approval).await;
+                BatchResult {
+                    id,
+                    status: Some(approval.status),
+                    problem: None,
+                }
+            }
+            Err(error) => {
+                let error = ApiError::from(error);
+                if let ApiError::Unavailable(message) = &error {
+                    tracing::error!(error = %message, approval = %id, "a batch decision failed: storage unavailable");
+                }
+                BatchResult {
+                    id,
+                    status: None,
+                    problem: Some(error.problem()),
+                }
+            }
+        };
+        results.push(result);
+    }
+    Ok(Json(BatchResults { results }))
 }

@@ -8,7 +8,7 @@ use crate::error::ApiError;
 use crate::AppState;
 use airlock_protocol::{
     Agent, AgentCreated, AgentPatch, AgentSpec, NewSession, NewUser, Problem, Session,
-    SessionSnapshot, User, UserCreated,
+    SessionPatch, SessionSnapshot, User, UserCreated,
 };
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -162,4 +162,28 @@ pub async fn get_session(
         runs,
         pending_approvals,
     }))
+}
+
+/// Overrides the mode of one session's calls, instead of its agent's (DESIGN.md §4.4);
+/// `{"mode": null}` goes back to the agent's mode (owner or admin).
+#[utoipa::path(patch, path = "/v1/sessions/{id}", operation_id = "update_session", tag = "sessions",
+    request_body = SessionPatch,
+    params(("id" = String, Path, description = "Session id")),
+    responses(
+        (status = 200, description = "The session as changed", body = Session),
+        (status = 403, description = "Only owners and admins change a session's mode", body = Problem),
+        (status = 404, description = "No such session here", body = Problem),
+        (status = 422, description = "An unknown mode or field", body = Problem)))]
+pub async fn update_session(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+    JsonBody(patch): JsonBody<SessionPatch>,
+) -> Result<Json<Session>, ApiError> {
+    Ok(Json(
+        state
+            .gate
+            .set_session_mode(&principal, &id, patch.mode)
+            .await?,
+    ))
 }

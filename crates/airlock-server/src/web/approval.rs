@@ -61,9 +61,13 @@ pub async fn page(
             }
             h1.summary { (approval.preview.summary) }
             (outcome(&approval, &people))
+            (layout::votes(&approval, &people))
             @if pending {
                 @if user.may_decide() {
-                    section.panel { (decide::form(&approval, agent, &user.csrf)) }
+                    section.panel {
+                        (decide::form(&approval, agent, &user.csrf))
+                        (decide::edit_form(&approval, &user.csrf))
+                    }
                 } @else {
                     p.notice.info { "You can see this approval; deciding needs the approver role." }
                 }

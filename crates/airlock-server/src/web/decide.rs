@@ -8,6 +8,9 @@
 //! expired or cancelled meanwhile, the policy changed, the call not the one shown — gets
 //! a 409 page that says which, and nothing changes.
 //!
+//! The approval page also offers "approve with edits" (`edit_form`): the same decision
+//! with `arguments`, judged by the gate exactly as the API's.
+//!
 //! In the form, the reason field and Reject come before Approve: pressing Enter in the
 //! reason submits the first button, and someone who typed a reason means to reject.
 
@@ -48,6 +51,42 @@ pub struct DecisionForm {
     /// `1h`, `7d`…; empty for a rule that does not expire.
     #[serde(default)]
     expires_in: Option<String>,
+    /// With `edit`: the whole arguments object to run instead of the asked one (JSON).
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+/// "Approve with edits" (DESIGN.md §11.6): the asked arguments as JSON to change, the
+/// change shown as it is typed (by the page's script), and one button that approves the
+/// edited call. Not offered where each of several people approves the call as asked.
+pub fn edit_form(approval: &Approval, csrf: &str) -> Markup {
+    if approval.approvals_required.is_some() {
+        return html! {};
+    }
+    let asked = serde_json::to_string_pretty(&approval.preview.arguments)
+        .unwrap_or_else(|_| approval.preview.arguments.to_string());
+    html! {
+        details.edit #edit {
+            summary { "Approve with edits…" }
+            form.edit-form method="post" action=(format!("/approvals/{}/decision", approval.id)) {
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="binding_digest" value=(approval.binding_digest);
+                label for="edit-arguments" {
+                    "The arguments to run (JSON); the policy judges the edit, and the grant binds to exactly it."
+                }
+                textarea #edit-arguments name="arguments" rows="10" spellcheck="false"
+                    data-original=(approval.preview.arguments.to_string()) { (asked) }
+                div #edit-diff .edit-diff aria-live="polite" { "No change yet." }
+                div.decide-row {
+                    input.reason type="text" name="reason" maxlength="2000" autocomplete="off"
+                        placeholder="Reason (recorded)" aria-label="Reason for the edit";
+                    button.approve type="submit" name="decision" value="edit" {
+                        "Approve with these arguments"
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The decision form of a pending approval (for users who may decide).
@@ -102,8 +141,19 @@ pub async fn decide(
     Path(id): Path<String>,
     Posted { user, form }: Posted<DecisionForm>,
 ) -> Result<Response, WebError> {
+    let edited = match (form.decision.as_str(), filled(form.arguments)) {
+        ("edit", Some(text)) => Some(serde_json::from_str::<serde_json::Value>(&text).map_err(
+            |error| WebError::BadRequest(format!("the edited arguments are not JSON: {error}")),
+        )?),
+        ("edit", None) => {
+            return Err(WebError::BadRequest(
+                "an approval with edits needs the arguments to run".into(),
+            ))
+        }
+        _ => None,
+    };
     let (decision, remember) = match form.decision.as_str() {
-        "approve" => (Verdict::Approve, None),
+        "approve" | "edit" => (Verdict::Approve, None),
         "reject" => (Verdict::Reject, None),
         "remember" => {
             let scope = match filled(form.scope).as_deref() {
@@ -129,7 +179,7 @@ pub async fn decide(
         binding_digest: form.binding_digest,
         reason: filled(form.reason),
         remember,
-        arguments: None,
+        arguments: edited,
     };
     match state.gate.decide(&user.principal, &id, request).await {
         Ok(approval) => {
@@ -153,6 +203,7 @@ async fn refused(
             | GateError::Expired
             | GateError::StalePolicy
             | GateError::BindingMismatch
+            | GateError::AlreadyVoted
     ) {
         return Err(error.into());
     }
@@ -194,6 +245,10 @@ fn explain(error: &GateError, approval: &Approval, people: &People) -> String {
         .map(|reason| format!(" (“{reason}”)"))
         .unwrap_or_default();
     match (error, approval.status) {
+        (GateError::AlreadyVoted, _) => "You already voted on this approval: it needs \
+            another person's vote, and a second one of yours does not count. Nothing was \
+            changed."
+            .to_owned(),
         (GateError::Expired, _) | (_, ApprovalStatus::Expired) => format!(
             "This approval expired: its deadline, {}, passed before your decision arrived, \
              and the agent was told so. Your decision was not recorded.",

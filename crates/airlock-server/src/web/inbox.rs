@@ -161,6 +161,7 @@ fn card_markup(approval: &Approval, people: &People, user: &WebUser, now: Timest
             @if let Some(reason) = &approval.reason {
                 p.why { "Asks because: " (reason) }
             }
+            (layout::votes(approval, people))
             @if user.may_decide() {
                 (decide::form(approval, agent, &user.csrf))
             }
@@ -180,6 +181,9 @@ fn decided_notice(approval: &Approval, people: &People) -> Markup {
         ApprovalStatus::Rejected => ("notice warn", "Rejected"),
         ApprovalStatus::Expired => ("notice warn", "Expired"),
         ApprovalStatus::Cancelled => ("notice warn", "Cancelled"),
+        ApprovalStatus::Pending if approval.approvals_required.is_some() => {
+            ("notice ok", "Your vote is counted; still pending")
+        }
         ApprovalStatus::Pending => ("notice info", "Still pending"),
     };
     html! {

@@ -1,5 +1,5 @@
 //! The page shell and the pieces every page shares: risk and status badges, times,
-//! the names behind ids.
+//! the names behind ids, the two-person rule's votes.
 //!
 //! Every value reaches HTML through maud's escaping; nothing here builds markup from
 //! strings by hand.
@@ -8,7 +8,7 @@ use crate::web::assets;
 use crate::web::error::WebError;
 use crate::web::session::WebUser;
 use crate::AppState;
-use airlock_protocol::{ApprovalStatus, Risk};
+use airlock_protocol::{Approval, ApprovalStatus, Risk};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use jiff::Timestamp;
@@ -168,6 +168,35 @@ impl People {
             _ if actor == "system" => "the system".to_owned(),
             _ if actor == "policy" => "the policy".to_owned(),
             _ => actor.to_owned(),
+        }
+    }
+}
+
+/// The two-person rule's progress on an approval: "1 of 2 approvals", who voted how,
+/// and who may decide when the rule names them. Nothing for an approval one person
+/// decides.
+pub fn votes(approval: &Approval, people: &People) -> Markup {
+    let Some(required) = approval.approvals_required else {
+        if approval.approvers.is_empty() {
+            return html! {};
+        }
+        return html! { p.votes { "Only " (approval.approvers.join(", ")) " may decide." } };
+    };
+    let approving = approval
+        .votes
+        .iter()
+        .filter(|vote| vote.decision == "approve")
+        .count();
+    html! {
+        p.votes data-required=(required) data-approving=(approving) {
+            strong { (approving) " of " (required) " approvals" }
+            @for vote in &approval.votes {
+                " · " (people.actor(&vote.user))
+                @if vote.decision == "approve" { " approved" } @else { " rejected" }
+            }
+            @if !approval.approvers.is_empty() {
+                " · only " (approval.approvers.join(", ")) " may decide"
+            }
         }
     }
 }

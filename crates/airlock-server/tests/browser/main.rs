@@ -92,6 +92,60 @@ async fn the_newest_comes_first_and_keyboard_decisions_hand_a_rejections_reason_
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn approve_with_edits_from_the_page_at_desktop_and_phone_width_runs_the_edited_call() {
+    let fixture = Fixture::start().await;
+    let (desktop_call, desktop) = fixture
+        .ask(
+            "email.send",
+            json!({"to": "bob@acme.test", "body": "the report"}),
+        )
+        .await;
+    let (phone_call, phone) = fixture
+        .ask(
+            "email.send",
+            json!({"to": "eve@acme.test", "body": "the plan"}),
+        )
+        .await;
+    let input = json!({
+        "desktop": {"id": desktop["id"], "to": "carol@acme.test"},
+        "phone": {"id": phone["id"], "to": "dan@acme.test"},
+    });
+    Scenario::start("edit", &fixture.server, &fixture.approver, input)
+        .finish()
+        .await;
+
+    for (call, approval, to, body) in [
+        (&desktop_call, &desktop, "carol@acme.test", "the report"),
+        (&phone_call, &phone, "dan@acme.test", "the plan"),
+    ] {
+        let decided = fixture.approval(approval["id"].as_str().unwrap()).await;
+        assert_eq!(decided["status"], "approved", "{decided}");
+        assert!(decided["edited_binding_digest"].is_string(), "{decided}");
+        let path = format!("/v1/calls/{}", call["id"].as_str().unwrap());
+        let stored = fixture
+            .server
+            .client
+            .get(&path, &fixture.server.owner_token)
+            .await
+            .unwrap()
+            .expect_status(200)
+            .unwrap();
+        assert_eq!(
+            stored["arguments"],
+            json!({"to": to, "body": body}),
+            "{stored}"
+        );
+        assert_eq!(stored["original_arguments"], call["arguments"]);
+    }
+    // The same gate call as the API: each approval's record holds the change.
+    let approved = fixture.audit("approval.approved").await;
+    assert_eq!(approved.len(), 2, "{approved:?}");
+    for record in &approved {
+        assert_eq!(record["data"]["edit"]["changed"], json!(["to"]), "{record}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_stale_page_is_told_live_and_its_click_is_refused_without_a_change() {
     let fixture = Fixture::start().await;
     let (_, mail) = fixture

@@ -304,31 +304,7 @@ async fn an_unreported_call_turns_ambiguous_and_a_person_reconciles_it() {
 
 /// The inbox page as the owner sees it, signed in with a cookie.
 async fn inbox_page(server: &TestServer) -> String {
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let signed_in = http
-        .post(server.client.url("/login"))
-        .form(&[("token", server.owner_token.as_str())])
-        .send()
-        .await
-        .unwrap();
-    let cookie = signed_in.headers()[reqwest::header::SET_COOKIE]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let page = http
-        .get(server.client.url("/"))
-        .header(reqwest::header::COOKIE, cookie)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(page.status(), 200);
-    page.text().await.unwrap()
+    crate::support::page_as(server, &server.owner_token, "/").await
 }
 
 /// A Claude Code hook payload of `event` for one tool use.

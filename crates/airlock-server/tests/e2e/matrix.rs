@@ -176,6 +176,14 @@ fn rows() -> Vec<Row> {
             ],
         ),
         api(M::GET, "/v1/sessions/{session}", Body::Empty, READ_OWN),
+        api(
+            M::PATCH,
+            "/v1/sessions/{session}",
+            Body::Json(|_| json!({"mode": "read_only"})),
+            [
+                "200", "200", "403", "403", "403", "404", "403", "401", "401",
+            ],
+        ),
         api(M::GET, "/v1/policy", Body::Empty, READ_LIST),
         api(
             M::PUT,
@@ -305,6 +313,18 @@ fn rows() -> Vec<Row> {
             "/v1/approvals/{approval}/decision",
             Body::Json(|c| json!({"decision": "approve", "binding_digest": c.digest})),
             APPROVER_CHANGE,
+        ),
+        // A batch is refused whole only for callers who may not decide at all; another
+        // workspace's owner gets 200 with the item's own `not_found` problem.
+        api(
+            M::POST,
+            "/v1/approvals/decisions",
+            Body::Json(
+                |c| json!({"items": [{"id": c.approval, "binding_digest": c.digest, "decision": "approve"}]}),
+            ),
+            [
+                "200", "200", "200", "403", "403", "200", "403", "401", "401",
+            ],
         ),
         api(M::GET, "/v1/rules", Body::Empty, READ_LIST),
         api(
@@ -558,7 +578,9 @@ impl Fixture {
             ..Cell::default()
         };
         let path = row.path;
-        if path.contains("{approval}") || path.contains("{pending_call}") {
+        // A batch names its approval in the body.
+        let batch = path == "/v1/approvals/decisions";
+        if path.contains("{approval}") || path.contains("{pending_call}") || batch {
             let call = self
                 .server
                 .submit(

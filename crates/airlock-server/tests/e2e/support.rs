@@ -147,6 +147,35 @@ pub async fn audit_records(server: &TestServer) -> Vec<Value> {
     }
 }
 
+/// A web page as the holder of `token` sees it, signed in with a cookie.
+pub async fn page_as(server: &TestServer, token: &str, path: &str) -> String {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let signed_in = http
+        .post(server.client.url("/login"))
+        .form(&[("token", token)])
+        .send()
+        .await
+        .unwrap();
+    let cookie = signed_in.headers()[reqwest::header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let page = http
+        .get(server.client.url(path))
+        .header(reqwest::header::COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200, "{path}");
+    page.text().await.unwrap()
+}
+
 /// Waits, within [`PATIENCE`], until `count` callers are long-polling.
 pub async fn until_waiting(server: &TestServer, count: usize) {
     let start = Instant::now();

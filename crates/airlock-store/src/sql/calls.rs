@@ -26,7 +26,7 @@ pub(crate) const CALL_COLUMNS: &str =
 pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, status, tool, risk, \
      preview_summary, preview_body, preview_arguments, rule, reason, binding_digest, \
      policy_digest, standing_target, deadline, created_at, decided_at, decided_by, \
-     decision_reason, edited_binding_digest";
+     decision_reason, edited_binding_digest, approvals_required, approvers, votes";
 
 /// Rows per multi-row `INSERT`: far below either database's limit on bound values.
 const ROWS_PER_STATEMENT: usize = 256;
@@ -193,8 +193,9 @@ async fn insert_approval(conn: &mut Conn, workspace: &str, approval: &Approval) 
         "INSERT INTO approvals (id, workspace, call_id, agent_id, session_id, status, tool, risk,
                                 preview_summary, preview_body, preview_arguments, rule, reason,
                                 binding_digest, policy_digest, standing_target, deadline,
-                                created_at, decided_at, decided_by, decision_reason)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
+                                created_at, decided_at, decided_by, decision_reason,
+                                approvals_required, approvers)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)",
     )
     .bind(&approval.id)
     .bind(workspace)
@@ -217,6 +218,12 @@ async fn insert_approval(conn: &mut Conn, workspace: &str, approval: &Approval) 
     .bind(opt_millis(approval.decided_at))
     .bind(&approval.decided_by)
     .bind(&approval.decision_reason)
+    .bind(i64::from(approval.approvals_required.unwrap_or(1)))
+    .bind(if approval.approvers.is_empty() {
+        None
+    } else {
+        Some(json_text(&approval.approvers)?)
+    })
     .execute(conn)
     .await
     .map_err(database)?;
@@ -285,6 +292,12 @@ pub(crate) async fn list_approvals(
     if filter.session_id.is_some() {
         sql.push_str(&format!(" AND session_id = {}", placeholder()));
     }
+    if filter.run_id.is_some() {
+        sql.push_str(&format!(
+            " AND call_id IN (SELECT s.call_id FROM run_steps s WHERE s.workspace = $1 AND s.run_id = {})",
+            placeholder()
+        ));
+    }
     // Insertion order (ORD) breaks ties between approvals created in the same millisecond: later insert,
     // newer approval.
     sql.push_str(&format!(
@@ -297,6 +310,9 @@ pub(crate) async fn list_approvals(
     }
     if let Some(session_id) = &filter.session_id {
         query = query.bind(session_id);
+    }
+    if let Some(run_id) = &filter.run_id {
+        query = query.bind(run_id);
     }
     let rows = query
         .bind(i64::from(filter.limit))

@@ -19,7 +19,7 @@ use super::policy::digest_in_force;
 use super::rules::mint_or_reuse;
 use crate::codec::{approval_from_row, database, json_text, millis};
 use crate::{DecideError, Decided, Decision, Edit, Effects, StoreError};
-use airlock_protocol::{Approval, ApprovalStatus, CallStatus};
+use airlock_protocol::{Approval, ApprovalStatus, CallStatus, Vote};
 
 pub(crate) async fn decide(
     conn: &mut Conn,
@@ -66,13 +66,27 @@ pub(crate) async fn decide(
         return Err(DecideError::StalePolicy);
     }
 
+    // The two-person rule: the decision is one person's vote.
+    let votes = match approval.approvals_required {
+        Some(required) => {
+            let votes = with_vote(&approval, decision)?;
+            let approving = votes.iter().filter(|v| v.decision == "approve").count();
+            if decision.approve && approving < required as usize {
+                return record_vote(conn, workspace, &approval, &votes, decision).await;
+            }
+            Some(votes)
+        }
+        None => None,
+    };
+
     let (status, call_status) = if decision.approve {
         (ApprovalStatus::Approved, CallStatus::Approved)
     } else {
         (ApprovalStatus::Rejected, CallStatus::Rejected)
     };
     let updated = sqlx::query(
-        "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decision_reason = $4
+        "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decision_reason = $4,
+                              votes = COALESCE($7, votes)
          WHERE id = $5 AND workspace = $6 AND status = 'pending'",
     )
     .bind(status.as_str())
@@ -81,6 +95,7 @@ pub(crate) async fn decide(
     .bind(&decision.reason)
     .bind(&approval.id)
     .bind(workspace)
+    .bind(votes.as_ref().map(json_text).transpose()?)
     .execute(&mut *conn)
     .await
     .map_err(database)?;
@@ -146,6 +161,75 @@ pub(crate) async fn decide(
         call,
         grant,
         standing_rule,
+    })
+}
+
+/// The approval's votes with `decision`'s added, or `AlreadyVoted` when this person's
+/// vote is already among them (one person counts once, however many times they click).
+fn with_vote(approval: &Approval, decision: &Decision) -> Result<Vec<Vote>, DecideError> {
+    if approval
+        .votes
+        .iter()
+        .any(|vote| vote.user == decision.decided_by)
+    {
+        return Err(DecideError::AlreadyVoted);
+    }
+    let mut votes = approval.votes.clone();
+    votes.push(Vote {
+        user: decision.decided_by.clone(),
+        decision: if decision.approve {
+            "approve"
+        } else {
+            "reject"
+        }
+        .to_owned(),
+        at: decision.at,
+    });
+    Ok(votes)
+}
+
+/// Keeps an approving vote that leaves the approval short of its people: the approval
+/// stays pending, nothing else changes, and the vote's effects are appended.
+async fn record_vote(
+    conn: &mut Conn,
+    workspace: &str,
+    approval: &Approval,
+    votes: &[Vote],
+    decision: &Decision,
+) -> Result<Decided, DecideError> {
+    let updated = sqlx::query(
+        "UPDATE approvals SET votes = $1 WHERE id = $2 AND workspace = $3 AND status = 'pending'",
+    )
+    .bind(json_text(votes)?)
+    .bind(&approval.id)
+    .bind(workspace)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    if updated.rows_affected() != 1 {
+        return Err(DecideError::AlreadyDecided(ApprovalStatus::Cancelled));
+    }
+    if let Some(effects) = &decision.vote {
+        append_effects(conn, workspace, effects).await?;
+    }
+    let missing = || StoreError::Corrupt {
+        table: "approvals",
+        detail: format!(
+            "row of approval {} vanished inside its transaction",
+            approval.id
+        ),
+    };
+    let approval = fetch_approval(&mut *conn, workspace, &approval.id)
+        .await?
+        .ok_or_else(missing)?;
+    let call = fetch_call(&mut *conn, workspace, &approval.call_id)
+        .await?
+        .ok_or_else(missing)?;
+    Ok(Decided {
+        approval,
+        call,
+        grant: None,
+        standing_rule: None,
     })
 }
 

@@ -305,7 +305,7 @@ pub(crate) async fn create_session(
     session: &Session,
 ) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO sessions (id, workspace, agent_id, title, task_id, external_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO sessions (id, workspace, agent_id, title, task_id, external_id, created_at, created_by, mode) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(&session.id)
     .bind(workspace)
@@ -314,6 +314,8 @@ pub(crate) async fn create_session(
     .bind(&session.task_id)
     .bind(&session.external_id)
     .bind(millis(session.created_at))
+    .bind(&session.created_by)
+    .bind(session.mode.map(|mode| mode.as_str()))
     .execute(conn)
     .await
     .map_err(database)?;
@@ -326,7 +328,7 @@ pub(crate) async fn get_session(
     id: &str,
 ) -> StoreResult<Option<Session>> {
     let row = sqlx::query(
-        "SELECT id, agent_id, title, task_id, external_id, created_at FROM sessions WHERE workspace = $1 AND id = $2",
+        "SELECT id, agent_id, title, task_id, external_id, created_at, created_by, mode FROM sessions WHERE workspace = $1 AND id = $2",
     )
     .bind(workspace)
     .bind(id)
@@ -342,9 +344,35 @@ pub(crate) async fn get_session(
             task_id: columns.opt_text("task_id")?,
             external_id: columns.opt_text("external_id")?,
             created_at: columns.time("created_at")?,
+            created_by: columns.opt_text("created_by")?,
+            mode: columns.opt_enumeration("mode")?,
         })
     })
     .transpose()
+}
+
+/// Sets (or clears, `None`) a session's own mode; `false` when the workspace has no such
+/// session (nothing written then).
+pub(crate) async fn set_session_mode(
+    conn: &mut Conn,
+    workspace: &str,
+    session_id: &str,
+    mode: Option<airlock_protocol::Mode>,
+    effects: &Effects,
+) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
+    let updated = sqlx::query("UPDATE sessions SET mode = $1 WHERE id = $2 AND workspace = $3")
+        .bind(mode.map(|mode| mode.as_str()))
+        .bind(session_id)
+        .bind(workspace)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    if updated.rows_affected() != 1 {
+        return Ok(false);
+    }
+    append_effects(conn, workspace, effects).await?;
+    Ok(true)
 }
 
 pub(crate) async fn session_by_external(

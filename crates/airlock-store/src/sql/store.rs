@@ -129,6 +129,18 @@ impl Store for Backend {
         ))
     }
 
+    async fn set_session_mode(
+        &self,
+        workspace: &str,
+        session_id: &str,
+        mode: Option<airlock_protocol::Mode>,
+        effects: &Effects,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| identity::set_session_mode(
+            conn, workspace, session_id, mode, effects
+        ))
+    }
+
     async fn session_by_external(
         &self,
         workspace: &str,

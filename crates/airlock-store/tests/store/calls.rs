@@ -161,6 +161,7 @@ pub async fn list_approvals_filters_and_orders_newest_first(ctx: Ctx) {
         let filter = ApprovalFilter {
             status,
             session_id: session_id.map(str::to_owned),
+            run_id: None,
             limit,
         };
         async move {

@@ -32,6 +32,7 @@ pub async fn pending_approval_survives_a_restart(ctx: Ctx) {
     let pending = ApprovalFilter {
         status: Some(ApprovalStatus::Pending),
         session_id: None,
+        run_id: None,
         limit: 10,
     };
     assert_eq!(

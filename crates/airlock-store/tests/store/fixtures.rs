@@ -105,6 +105,8 @@ pub async fn world(store: &dyn Store) -> World {
                 task_id: None,
                 external_id: None,
                 created_at: t(0),
+                created_by: None,
+                mode: None,
             },
         )
         .await
@@ -254,6 +256,9 @@ impl Spec {
             decided_by: None,
             decision_reason: None,
             edited_binding_digest: None,
+            approvals_required: None,
+            approvers: Vec::new(),
+            votes: Vec::new(),
         };
         NewCall {
             call,
@@ -309,6 +314,7 @@ impl Spec {
             }),
             standing_rule: None,
             edit: None,
+            vote: None,
         }
     }
 
@@ -346,6 +352,7 @@ pub async fn snapshot(ctx: &super::harness::Ctx, world: &World, specs: &[&Spec])
         let all = airlock_store::ApprovalFilter {
             status: None,
             session_id: None,
+            run_id: None,
             limit: 1000,
         };
         snapshot
@@ -381,6 +388,8 @@ impl World {
                     task_id: None,
                     external_id: None,
                     created_at: t(0),
+                    created_by: None,
+                    mode: None,
                 },
             )
             .await

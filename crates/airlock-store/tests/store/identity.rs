@@ -301,6 +301,8 @@ pub async fn sessions_are_created_and_read(ctx: Ctx) {
         task_id: None,
         external_id: None,
         created_at: t(4),
+        created_by: None,
+        mode: None,
     };
     store.create_session(&world.ws, &session).await.unwrap();
     assert_eq!(
@@ -379,6 +381,7 @@ pub async fn another_workspace_sees_nothing(ctx: Ctx) {
     let all = ApprovalFilter {
         status: None,
         session_id: None,
+        run_id: None,
         limit: 100,
     };
     assert!(store.list_approvals(other, &all).await.unwrap().is_empty());

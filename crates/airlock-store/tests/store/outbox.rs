@@ -241,6 +241,8 @@ pub async fn outbox_lists_newest_first_and_delivers_what_is_due(ctx: Ctx) {
                 task_id: None,
                 external_id: None,
                 created_at: t(0),
+                created_by: None,
+                mode: None,
             },
         )
         .await

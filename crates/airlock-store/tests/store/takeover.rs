@@ -279,6 +279,8 @@ pub async fn stalled_runs_are_the_ones_that_should_move(ctx: Ctx) {
                 task_id: None,
                 external_id: None,
                 created_at: t(0),
+                created_by: None,
+                mode: None,
             },
         )
         .await

@@ -47,6 +47,8 @@ fn session(id: &str, world: &World, task_id: &str) -> Session {
         task_id: Some(task_id.into()),
         external_id: None,
         created_at: t(100),
+        created_by: None,
+        mode: None,
     }
 }
 

@@ -98,17 +98,22 @@
       }
     };
 
-    async function arrive(approval) {
-      const id = approval.id;
-      if (!id || gone.has(id) || document.getElementById("card-" + id)) return;
+    // The card of a pending approval as the server renders it, or null.
+    async function fetchCard(id) {
       const answer = await fetch("/web/cards/" + encodeURIComponent(id), {
         credentials: "same-origin",
         headers: { Accept: "text/html" },
       });
-      if (!answer.ok) return;
+      if (!answer.ok) return null;
       const template = document.createElement("template");
       template.innerHTML = (await answer.text()).trim();
-      const card = template.content.firstElementChild;
+      return template.content.firstElementChild;
+    }
+
+    async function arrive(approval) {
+      const id = approval.id;
+      if (!id || gone.has(id) || document.getElementById("card-" + id)) return;
+      const card = await fetchCard(id);
       // It may have been decided, or have arrived twice, while it was fetched.
       if (!card || gone.has(id) || document.getElementById("card-" + id)) return;
       card.classList.add("arrived");
@@ -131,8 +136,23 @@
       tally();
     }
 
+    // A vote under the two-person rule leaves the approval pending: its card is read
+    // again, to show who voted.
+    async function refresh(approval) {
+      const id = approval.id;
+      if (!id || gone.has(id) || !document.getElementById("card-" + id)) return;
+      const card = await fetchCard(id);
+      const shown = document.getElementById("card-" + id);
+      if (!card || gone.has(id) || !shown) return;
+      if (shown.classList.contains("selected")) card.classList.add("selected");
+      shown.replaceWith(card);
+      localTimes(card);
+      refreshDeadlines();
+    }
+
     stream(root.dataset.after, {
       "approval.requested": arrive,
+      "approval.voted": refresh,
       "approval.decided": leave,
       "approval.expired": leave,
       "approval.cancelled": leave,
@@ -175,7 +195,51 @@
     });
   }
 
+  // "Approve with edits": the keys the typed arguments change, shown as they are typed.
+  function editDiff() {
+    const area = document.getElementById("edit-arguments");
+    const out = document.getElementById("edit-diff");
+    if (!area || !out) return;
+    const original = JSON.parse(area.dataset.original || "{}");
+    const show = () => {
+      out.textContent = "";
+      let edited;
+      try {
+        edited = JSON.parse(area.value);
+      } catch (error) {
+        out.className = "edit-diff invalid";
+        out.textContent = "Not JSON: " + error.message;
+        return;
+      }
+      if (edited === null || typeof edited !== "object" || Array.isArray(edited)) {
+        out.className = "edit-diff invalid";
+        out.textContent = "The arguments must be one JSON object.";
+        return;
+      }
+      out.className = "edit-diff";
+      const keys = Array.from(new Set([...Object.keys(original), ...Object.keys(edited)])).sort();
+      const changed = keys.filter((key) => JSON.stringify(original[key]) !== JSON.stringify(edited[key]));
+      if (changed.length === 0) {
+        out.textContent = "No change yet.";
+        return;
+      }
+      for (const key of changed) {
+        const line = (sign, value) => {
+          const row = document.createElement("div");
+          row.className = sign === "-" ? "del" : "add";
+          row.textContent = sign + " " + key + ": " + JSON.stringify(value);
+          out.appendChild(row);
+        };
+        if (key in original) line("-", original[key]);
+        if (key in edited) line("+", edited[key]);
+      }
+    };
+    area.addEventListener("input", show);
+    show();
+  }
+
   function approvalPage(root) {
+    editDiff();
     const id = root.dataset.approvalId;
     const banner = document.getElementById("live-banner");
     const ended = (approval, kind) => {
