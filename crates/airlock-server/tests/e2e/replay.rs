@@ -39,6 +39,21 @@ async fn submit(
         .unwrap()
 }
 
+/// The owner decides the approval `id` as its page shows it (its binding digest).
+async fn decide_by_id(server: &airlock_testkit::TestServer, id: &str, decision: &str) {
+    let approval = server
+        .client
+        .get(&format!("/v1/approvals/{id}"), &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    decide(server, &server.owner_token, &approval, decision)
+        .await
+        .expect_status(200)
+        .unwrap();
+}
+
 #[tokio::test]
 async fn a_dry_run_replays_under_the_standing_rules_live_at_each_call_and_saves_nothing() {
     let (server, agent) = manual_server(POLICY).await;
@@ -263,13 +278,6 @@ async fn insights_learn_an_exec_rule_from_repeated_approvals_and_drop_one_that_w
     }
     let mut rejected_once = false;
     for (command, id) in &decide_all {
-        let approval = server
-            .client
-            .get(&format!("/v1/approvals/{id}"), &server.owner_token)
-            .await
-            .unwrap()
-            .expect_status(200)
-            .unwrap();
         // One `make deploy` is rejected: no rule may be learned for it.
         let decision = if command.starts_with("make") && !rejected_once {
             rejected_once = true;
@@ -277,17 +285,7 @@ async fn insights_learn_an_exec_rule_from_repeated_approvals_and_drop_one_that_w
         } else {
             "approve"
         };
-        server
-            .client
-            .post(
-                &format!("/v1/approvals/{id}/decision"),
-                &server.owner_token,
-                &json!({"decision": decision, "binding_digest": approval["binding_digest"]}),
-            )
-            .await
-            .unwrap()
-            .expect_status(200)
-            .unwrap();
+        decide_by_id(&server, id, decision).await;
     }
     let learned = server
         .client
@@ -403,17 +401,7 @@ async fn insights_learn_class_and_folder_patterns_and_never_a_class_that_needs_a
         asked.push(call["approval_id"].as_str().unwrap().to_owned());
     }
     for id in &asked {
-        let approval = server
-            .client
-            .get(&format!("/v1/approvals/{id}"), &server.owner_token)
-            .await
-            .unwrap()
-            .expect_status(200)
-            .unwrap();
-        decide(&server, &server.owner_token, &approval, "approve")
-            .await
-            .expect_status(200)
-            .unwrap();
+        decide_by_id(&server, id, "approve").await;
     }
     let learned = server
         .client
