@@ -174,6 +174,7 @@ impl History {
             at: Some(&record.at),
             before,
             rule_before: text("rule").or_else(|| text("standing_rule")),
+            prepared: None,
         };
         visit(&recorded);
     }

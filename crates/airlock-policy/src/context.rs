@@ -14,16 +14,23 @@ use std::rc::Rc;
 /// What `~` stands for when the call's home is unknown.
 pub const UNKNOWN_HOME: &str = "/~";
 
+/// Which command line (its text: a command built from an argv array is a temporary whose
+/// address a later one may reuse), classified by which class table (its address, alive
+/// for as long as the policy that holds it).
+type CacheKey = (String, usize);
+
 /// The call's place, as the matchers see it.
 #[derive(Debug, Default)]
 pub struct Context {
     cwd: Option<String>,
     project: Option<String>,
     home: Option<String>,
-    /// The last command line classified during this evaluation, keyed by its address and
-    /// length: every class rule of a policy looks at the same `command` argument, and
-    /// classifying it once keeps evaluation within its budget.
-    cache: RefCell<Option<(usize, usize, Rc<CommandFacts>)>>,
+    /// The last command line classified during this evaluation, keyed by its text and the
+    /// class table that judged it: every class rule of a policy looks at
+    /// the same `command` argument, and classifying it once keeps evaluation within its
+    /// budget. A replay judging one call under two policies shares the context, and so the
+    /// classification when both use the same table.
+    cache: RefCell<Option<(CacheKey, Rc<CommandFacts>)>>,
 }
 
 impl Context {
@@ -99,16 +106,16 @@ impl Context {
     pub(crate) fn command_facts(
         &self,
         command: &str,
+        table: usize,
         compute: impl FnOnce() -> CommandFacts,
     ) -> Rc<CommandFacts> {
-        let key = (command.as_ptr() as usize, command.len());
-        if let Some((address, length, facts)) = self.cache.borrow().as_ref() {
-            if (*address, *length) == key {
+        if let Some(((text, cached_table), facts)) = self.cache.borrow().as_ref() {
+            if *cached_table == table && text == command {
                 return facts.clone();
             }
         }
         let facts = Rc::new(compute());
-        *self.cache.borrow_mut() = Some((key.0, key.1, facts.clone()));
+        *self.cache.borrow_mut() = Some(((command.to_string(), table), facts.clone()));
         facts
     }
 }

@@ -90,10 +90,39 @@ struct RuleOutcome<'p> {
     approvers: Option<&'p [String]>,
 }
 
+/// What judging a call computes whatever the policy: the secrets in its arguments and its
+/// place (with the classification of its command line, per class table). A replay that
+/// judges each call under a baseline and a candidate prepares it once for both.
+#[derive(Debug)]
+pub struct Prepared {
+    secrets: Vec<SecretFinding>,
+    context: Context,
+}
+
+impl Prepared {
+    /// Prepares `call`; use it only with that call.
+    pub fn new(call: &Call) -> Prepared {
+        Prepared {
+            secrets: secrets::scan(call.arguments),
+            context: Context::new(call.cwd, call.project, call.home),
+        }
+    }
+}
+
 impl Policy {
     /// Decides one call. Always returns a verdict.
     pub fn evaluate(&self, call: &Call) -> Verdict {
-        match catch_unwind(AssertUnwindSafe(|| self.evaluate_inner(call))) {
+        self.guarded(|| self.evaluate_inner(call, &Prepared::new(call)))
+    }
+
+    /// [`Policy::evaluate`] with the policy-free work already done for this call.
+    pub fn evaluate_prepared(&self, call: &Call, prepared: &Prepared) -> Verdict {
+        self.guarded(|| self.evaluate_inner(call, prepared))
+    }
+
+    /// Runs an evaluation, turning a panic inside into a deny (fail closed, G4).
+    fn guarded(&self, evaluate: impl FnOnce() -> Verdict) -> Verdict {
+        match catch_unwind(AssertUnwindSafe(evaluate)) {
             Ok(verdict) => verdict,
             Err(_) => Verdict {
                 decision: Decision::Deny,
@@ -111,16 +140,15 @@ impl Policy {
         }
     }
 
-    fn evaluate_inner(&self, call: &Call) -> Verdict {
-        let found = secrets::scan(call.arguments);
+    fn evaluate_inner(&self, call: &Call, prepared: &Prepared) -> Verdict {
+        let found = prepared.secrets.clone();
         let tool = self.tool_or_declared(call.tool, call.declared);
         let risk = tool.map_or(Risk::Exec, |tool| tool.risk);
         let target = tool
             .and_then(|tool| tool.target.as_deref())
             .and_then(|name| target_value(call.arguments, name));
 
-        let context = Context::new(call.cwd, call.project, call.home);
-        let outcome = self.match_rules(call, &context);
+        let outcome = self.match_rules(call, &prepared.context);
         let mut verdict = Verdict {
             decision: outcome.decision,
             decided_by: if outcome.cited.is_some() {

@@ -44,5 +44,5 @@ pub use airlock_digest::{canonical, digest};
 
 pub use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use defaults::DEFAULT_POLICY;
-pub use evaluate::{Call, StandingRule};
+pub use evaluate::{Call, Prepared, StandingRule};
 pub use load::{CompiledTool, LoadError, LoadErrors, LoadOptions, Policy, DEFAULT_OUTCOME_TIMEOUT};

@@ -6,7 +6,7 @@
 //! changed calls, so a million recorded calls replay in flat memory; where the calls come
 //! from (a calls file, an audit export, the store) is its callers' business.
 
-use crate::evaluate::Call;
+use crate::evaluate::{Call, Prepared};
 use crate::load::Policy;
 use airlock_protocol::{ChangedCall, DecidedBy, Decision, ReplayReport, Transition, Verdict};
 use std::collections::BTreeMap;
@@ -23,6 +23,8 @@ pub struct Recorded<'a> {
     pub before: Decision,
     /// The rule (or standing rule) the recorded decision cited.
     pub rule_before: Option<&'a str>,
+    /// The call already prepared (see [`Prepared`]) when another policy judged it first.
+    pub prepared: Option<&'a Prepared>,
 }
 
 /// The running tally of a replay.
@@ -51,7 +53,10 @@ impl Replay {
 
     /// Evaluates one recorded call under `policy` and counts it; returns the new verdict.
     pub fn push(&mut self, policy: &Policy, recorded: &Recorded) -> Verdict {
-        let verdict = policy.evaluate(&recorded.call);
+        let verdict = match recorded.prepared {
+            Some(prepared) => policy.evaluate_prepared(&recorded.call, prepared),
+            None => policy.evaluate(&recorded.call),
+        };
         self.count(recorded, &verdict);
         verdict
     }
@@ -225,6 +230,7 @@ decision = "deny"
                         at: None,
                         before: *before,
                         rule_before: None,
+                        prepared: None,
                     },
                 );
             }
@@ -279,6 +285,7 @@ decision = "deny"
                         at: None,
                         before: *before,
                         rule_before: None,
+                        prepared: None,
                     },
                 );
             }
@@ -314,6 +321,7 @@ decision = "deny"
             at: None,
             before,
             rule_before: None,
+            prepared: None,
         };
         replay.push(
             &policy,

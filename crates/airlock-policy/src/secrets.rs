@@ -476,6 +476,12 @@ fn secret_spans(text: &str) -> Vec<Span> {
             kind: UNSCANNED,
         }];
     };
+    // Most texts hold no secret: one search that stops at the first match of any pattern
+    // settles them, where collecting every matching pattern walks the whole text in the
+    // costlier overlapping mode.
+    if !compiled.any.is_match(text) {
+        return Vec::new();
+    }
     let mut spans = Vec::new();
     for index in compiled.any.matches(text).iter() {
         let (Some(pattern), Some(regex)) = (PATTERNS.get(index), compiled.each.get(index)) else {

@@ -12,6 +12,7 @@ mod policy {
     pub mod default;
     pub mod example;
     pub mod load_errors;
+    pub mod prepared;
     pub mod properties;
     pub mod secrets_corpus;
     pub mod tables;

@@ -21,7 +21,7 @@ use airlock_gate::replay::{decided_by, History};
 use airlock_hooks::payload::{home_from_transcript, launch_folder};
 use airlock_hooks::{canonical, Agent};
 use airlock_policy::replay::{Recorded, Replay};
-use airlock_policy::{Call, Decision, Mode, Policy, StandingRule};
+use airlock_policy::{Call, Decision, Mode, Policy, Prepared, StandingRule};
 use airlock_protocol::{AuditRecord, VerifyReport};
 use anyhow::{anyhow, bail, Context};
 use serde::Deserialize;
@@ -298,15 +298,19 @@ fn read_line(
             at: line.at.as_deref(),
             before: line.decision.unwrap_or(Decision::Deny),
             rule_before: line.rule.as_deref(),
+            prepared: None,
         };
         visit(&recorded, Some("untranslatable"));
         return Ok(true);
     }
+    // Prepared once for the baseline and the candidate: the secrets scan and the command's
+    // classification do not depend on the policy.
+    let prepared = Prepared::new(&policy_call);
     let baseline_verdict;
     let (before, rule_before) = match line.decision {
         Some(decision) => (decision, line.rule.as_deref()),
         None => {
-            baseline_verdict = baseline.evaluate(&policy_call);
+            baseline_verdict = baseline.evaluate_prepared(&policy_call, &prepared);
             (baseline_verdict.decision, baseline_verdict.rule.as_deref())
         }
     };
@@ -316,6 +320,7 @@ fn read_line(
         at: line.at.as_deref(),
         before,
         rule_before,
+        prepared: Some(&prepared),
     };
     visit(&recorded, None);
     Ok(true)

@@ -68,7 +68,9 @@ impl ClassMatcher {
 
     /// Whether the command line matches for a rule on `side`.
     pub fn matches(&self, command: &str, side: Side, context: &Context) -> bool {
-        let facts = context.command_facts(command, || classify(command, &self.table, context));
+        let table = Arc::as_ptr(&self.table) as usize;
+        let facts =
+            context.command_facts(command, table, || classify(command, &self.table, context));
         self.matches_facts(&facts, side, context)
     }
 

@@ -76,10 +76,22 @@ pub fn normalize(path: &str) -> Option<String> {
 /// Whether a path (after its leading `/`) has no empty, `.` or `..` segment: then
 /// normalising it changes nothing.
 fn is_normal(rest: &str) -> bool {
-    !rest.is_empty()
-        && rest
-            .split('/')
-            .all(|segment| !matches!(segment, "" | "." | ".."))
+    // One pass over the bytes (this runs for every path a call names): a segment is
+    // abnormal when it is empty, `.` or `..`, i.e. when it has at most two bytes, all dots.
+    let mut length = 0usize;
+    let mut dots = true;
+    for &byte in rest.as_bytes().iter().chain(std::iter::once(&b'/')) {
+        if byte == b'/' {
+            if length == 0 || (dots && length <= 2) {
+                return false;
+            }
+            (length, dots) = (0, true);
+        } else {
+            length += 1;
+            dots &= byte == b'.';
+        }
+    }
+    true
 }
 
 /// Where a path starts, which decides what a `..` at its top does.
@@ -168,6 +180,28 @@ impl<'a> Directories<'a> {
 
     fn iter(self) -> impl Iterator<Item = &'a str> {
         self.0.into_iter().flatten()
+    }
+}
+
+/// A path argument as every pattern sees it: normalised as written and, when the context
+/// allows, resolved to where it points (see [`Context::resolve`]).
+#[derive(Debug, Clone)]
+pub struct PathValue {
+    lexical: String,
+    resolved: Option<String>,
+}
+
+impl PathValue {
+    /// `value` normalised and resolved, or `None` when it cannot be normalised.
+    pub fn new(value: &str, context: &Context) -> Option<PathValue> {
+        let lexical = normalize(value)?;
+        // An absolute value resolves to its own normal form: no second pass over it.
+        let resolved = if value.starts_with('/') {
+            Some(lexical.clone())
+        } else {
+            context.resolve(value)
+        };
+        Some(PathValue { lexical, resolved })
     }
 }
 
@@ -390,25 +424,26 @@ impl PathPattern {
 
     /// Whether the path `value` matches, in `context`: `Some(answer)`, or `None` when that
     /// cannot be known (an anchor the context does not resolve, a relative path without an
-    /// absolute working directory).
+    /// absolute working directory, or a value that cannot be normalised).
     pub fn matches(&self, value: &str, context: &Context) -> Option<bool> {
-        let lexical = normalize(value)?;
+        self.matches_value(&PathValue::new(value, context)?, context)
+    }
+
+    /// [`PathPattern::matches`] for a value already normalised and resolved.
+    pub fn matches_value(&self, value: &PathValue, context: &Context) -> Option<bool> {
+        let lexical = value.lexical.as_str();
+        let resolved = value.resolved.as_deref();
         let Some(anchor) = self.anchor else {
             if self.normalized.starts_with('/') {
                 // An absolute pattern: judged by where the value points; a value that
                 // cannot be resolved is judged as written (a relative path is not under `/`).
-                return Some(match context.resolve(value) {
-                    Some(resolved) => self.is_match_rest(&resolved),
-                    None => self.is_match_rest(&lexical),
-                });
+                return Some(self.is_match_rest(resolved.unwrap_or(lexical)));
             }
             // A relative pattern (`docs/**`, `**/.env`) is about the value as written and,
             // when it resolves, also about where it points.
             return Some(
-                self.is_match_rest(&lexical)
-                    || context
-                        .resolve(value)
-                        .is_some_and(|resolved| self.is_match_rest(&resolved)),
+                self.is_match_rest(lexical)
+                    || resolved.is_some_and(|resolved| self.is_match_rest(resolved)),
             );
         };
         // `~/…` against a `{home}` pattern is decidable without knowing the home.
@@ -419,15 +454,12 @@ impl PathPattern {
                 .trim_start_matches('/');
             return Some(self.is_match_rest(rest));
         }
-        let (Some(resolved), false) = (
-            context.resolve(value),
-            anchor.directories(context).is_empty(),
-        ) else {
+        let directories = anchor.directories(context);
+        let (Some(resolved), false) = (resolved, directories.is_empty()) else {
             return if self.tilde { Some(false) } else { None };
         };
-        let directories = anchor.directories(context);
         Some(directories.iter().any(|directory| {
-            below(&resolved, directory).is_some_and(|rest| self.is_match_rest(rest))
+            below(resolved, directory).is_some_and(|rest| self.is_match_rest(rest))
         }))
     }
 
@@ -474,34 +506,29 @@ impl PathPattern {
     /// Whether the pattern's literal beginning lies strictly below `directory` (so a glob
     /// expanding inside `directory` may reach what the pattern names).
     fn starts_below(&self, directory: &str, context: &Context) -> bool {
-        let literal: String = self
-            .normalized
-            .chars()
-            .take_while(|c| !matches!(c, '*' | '?' | '[' | '{'))
-            .collect();
-        let bases: Vec<String> = match self.anchor {
-            None => vec![literal],
+        // Compared piece by piece, without building the strings: this runs for every
+        // tree-shaped pattern tried against every directory a command names.
+        let literal =
+            |text: &'_ str| -> usize { text.find(['*', '?', '[', '{']).unwrap_or(text.len()) };
+        let (prefix, slash) = if directory == "/" {
+            ("/", "")
+        } else {
+            (directory, "/")
+        };
+        match self.anchor {
+            None => {
+                let base = &self.normalized[..literal(&self.normalized)];
+                concat_starts_with((base, ""), (prefix, slash))
+            }
             Some(anchor) => {
-                let rest = self
-                    .normalized
-                    .split_once('}')
-                    .map_or("", |(_, rest)| rest)
-                    .chars()
-                    .take_while(|c| !matches!(c, '*' | '?' | '[' | '{'))
-                    .collect::<String>();
+                let rest = self.normalized.split_once('}').map_or("", |(_, rest)| rest);
+                let rest = &rest[..literal(rest)];
                 anchor
                     .directories(context)
                     .iter()
-                    .map(|directory| format!("{directory}{rest}"))
-                    .collect()
+                    .any(|base| concat_starts_with((base, rest), (prefix, slash)))
             }
-        };
-        let prefix = if directory == "/" {
-            "/".to_string()
-        } else {
-            format!("{directory}/")
-        };
-        bases.iter().any(|base| base.starts_with(&prefix))
+        }
     }
 }
 
@@ -579,18 +606,31 @@ fn compile_glob(glob: &str, pattern: &str) -> Result<GlobMatcher, String> {
         .map_err(|error| format!("invalid path pattern {pattern:?}: {error}"))
 }
 
+/// Whether the text `a.0 + a.1` starts with the text `b.0 + b.1`.
+fn concat_starts_with(a: (&str, &str), b: (&str, &str)) -> bool {
+    let needed = b.0.len() + b.1.len();
+    a.0.len() + a.1.len() >= needed
+        && a.0
+            .bytes()
+            .chain(a.1.bytes())
+            .zip(b.0.bytes().chain(b.1.bytes()))
+            .all(|(x, y)| x == y)
+}
+
 /// Whether the path `value` matches any of `patterns` in `context`.
 ///
 /// A value that cannot be normalised, or that an anchored pattern cannot place (no `cwd`,
 /// no project, no home), never satisfies an allow rule and always satisfies a deny or ask
 /// rule (fail closed, see [`Side`]).
 pub fn path_matches(value: &str, patterns: &[PathPattern], side: Side, context: &Context) -> bool {
-    if normalize(value).is_none() {
+    // Normalised and resolved once for the whole list: both allocate, and a rule's list
+    // may hold dozens of patterns.
+    let Some(value) = PathValue::new(value, context) else {
         return side == Side::Restrict;
-    }
+    };
     patterns
         .iter()
-        .any(|pattern| match pattern.matches(value, context) {
+        .any(|pattern| match pattern.matches_value(&value, context) {
             Some(answer) => answer,
             None => side == Side::Restrict,
         })

@@ -400,3 +400,54 @@ fn literal_globs_answer_as_the_glob_engine() {
     assert_eq!(root_text("**"), None);
     assert_eq!(root_text("a/*/**"), None);
 }
+
+/// The one-pass `is_normal` answers as the definition does (no empty, `.` or `..`
+/// segment), on every string of up to seven bytes over `a`, `.` and `/`.
+#[test]
+fn is_normal_agrees_with_its_definition() {
+    let by_definition = |rest: &str| {
+        !rest.is_empty()
+            && rest
+                .split('/')
+                .all(|segment| !matches!(segment, "" | "." | ".."))
+    };
+    let mut strings = vec![String::new()];
+    let mut checked = 0;
+    for _ in 0..7 {
+        let mut longer = Vec::new();
+        for text in &strings {
+            for byte in ['a', '.', '/'] {
+                let candidate = format!("{text}{byte}");
+                assert_eq!(
+                    super::is_normal(&candidate),
+                    by_definition(&candidate),
+                    "{candidate:?}"
+                );
+                checked += 1;
+                longer.push(candidate);
+            }
+        }
+        strings = longer;
+    }
+    assert!(!super::is_normal(""));
+    assert!(checked > 3000, "{checked}");
+}
+
+/// `concat_starts_with` answers as joining the strings and asking `starts_with` does.
+#[test]
+fn concat_starts_with_agrees_with_joined_strings() {
+    let pieces = ["", "/", "a", "/a", "a/", "/a/b", "ab", "/ab/"];
+    for a0 in pieces {
+        for a1 in pieces {
+            for b0 in pieces {
+                for b1 in ["", "/"] {
+                    assert_eq!(
+                        super::concat_starts_with((a0, a1), (b0, b1)),
+                        format!("{a0}{a1}").starts_with(&format!("{b0}{b1}")),
+                        "{a0:?}+{a1:?} vs {b0:?}+{b1:?}"
+                    );
+                }
+            }
+        }
+    }
+}
