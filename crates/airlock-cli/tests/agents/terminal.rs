@@ -30,7 +30,7 @@ const COLUMNS: u16 = 120;
 
 /// An agent running under a pseudo-terminal; killed, with its process group, when dropped.
 pub struct Terminal {
-    child: Child,
+    child: Mutex<Child>,
     keyboard: Arc<Mutex<File>>,
     screen: Arc<Mutex<Screen>>,
 }
@@ -67,7 +67,7 @@ impl Terminal {
         let (shown, answer) = (screen.clone(), keyboard.clone());
         std::thread::spawn(move || read_screen(master, &shown, &answer));
         Terminal {
-            child,
+            child: Mutex::new(child),
             keyboard,
             screen,
         }
@@ -76,8 +76,14 @@ impl Terminal {
     /// Types `keys` (a control key is its byte: `"\r"` is Enter).
     pub fn keys(&self, keys: &str) {
         let mut keyboard = self.keyboard.lock().unwrap();
-        keyboard.write_all(keys.as_bytes()).unwrap();
-        keyboard.flush().unwrap();
+        // A write fails only once the agent is gone, which the waits report.
+        let _ = keyboard.write_all(keys.as_bytes());
+        let _ = keyboard.flush();
+    }
+
+    /// Whether the agent has exited.
+    pub fn exited(&self) -> bool {
+        matches!(self.child.lock().unwrap().try_wait(), Ok(Some(_)))
     }
 
     /// Pastes `text` as a terminal does (bracketed paste), so that the TUI takes it as one
@@ -109,14 +115,18 @@ impl Terminal {
 
     /// Types `keys` until the screen shows `text`, again every second: for keys that are
     /// harmless to repeat, typed at a TUI that may not be reading its keyboard yet.
-    pub fn press_until(&self, limit: Duration, keys: &str, text: &str) {
+    /// `false`: the agent exited first.
+    pub fn press_until(&self, limit: Duration, keys: &str, text: &str) -> bool {
         let until = Instant::now() + limit;
         loop {
+            if self.exited() {
+                return false;
+            }
             self.keys(keys);
             let again = Instant::now() + Duration::from_secs(1);
             while Instant::now() < again {
                 if self.shows(text) {
-                    return;
+                    return true;
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
@@ -128,16 +138,38 @@ impl Terminal {
         }
     }
 
-    /// Waits for `condition`, failing with `what` and the screen after `limit`.
-    pub fn wait_until(&self, limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    /// Waits for `condition`, failing with `what` and the screen after `limit` or when
+    /// the agent exits first.
+    pub fn wait_until(&self, limit: Duration, what: &str, condition: impl FnMut() -> bool) {
+        assert!(
+            self.until_or_exit(limit, what, condition),
+            "the agent exited while waiting for {what}; the screen:\n{}",
+            self.screen()
+        );
+    }
+
+    /// Waits for `condition`; `false` when the agent exited first. Fails with `what` and
+    /// the screen after `limit`.
+    pub fn until_or_exit(
+        &self,
+        limit: Duration,
+        what: &str,
+        mut condition: impl FnMut() -> bool,
+    ) -> bool {
         let until = Instant::now() + limit;
-        while !condition() {
-            if Instant::now() > until {
-                panic!(
-                    "timed out waiting for {what}; the screen:\n{}",
-                    self.screen()
-                );
+        loop {
+            if condition() {
+                return true;
             }
+            if self.exited() {
+                // What it wrote last may be what was waited for.
+                return condition();
+            }
+            assert!(
+                Instant::now() < until,
+                "timed out waiting for {what}; the screen:\n{}",
+                self.screen()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -145,11 +177,14 @@ impl Terminal {
 
 impl Drop for Terminal {
     fn drop(&mut self) {
-        if let Ok(id) = i32::try_from(self.child.id()) {
+        let Ok(child) = self.child.get_mut() else {
+            return;
+        };
+        if let Ok(id) = i32::try_from(child.id()) {
             let _ = killpg(Pid::from_raw(id), Signal::SIGKILL);
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
