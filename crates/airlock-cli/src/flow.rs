@@ -163,3 +163,71 @@ pub fn submit_hook(
         Ok(HookAnswer { answer, undecided })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::client::{is_not_sent, ClientArgs};
+
+    /// A client of a gateway that is down: any request fails with nothing sent.
+    fn down() -> Client {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        Client::new(&ClientArgs {
+            url: format!("http://127.0.0.1:{port}"),
+            token: Some("al_agent_test".into()),
+            data_dir: "no-such-dir".into(),
+            json: false,
+        })
+    }
+
+    fn answered(status: &str) -> Answered {
+        let value = serde_json::json!({
+            "id": "call_1", "agent_id": "agt_1", "session_id": null, "tool": "shell.exec",
+            "arguments": {"command": "ls"}, "risk": "exec", "status": status,
+            "decided_by": "rule", "rule": null, "reason": null, "approval_id": null,
+            "grant_id": null, "created_at": "2026-12-02T02:38:10.802Z", "decided_at": null
+        });
+        Answered::read(value).unwrap()
+    }
+
+    #[test]
+    fn a_decided_call_is_not_waited_on() {
+        let waited = wait(
+            &down(),
+            answered("allowed"),
+            Instant::now() + Duration::from_secs(60),
+        );
+        assert_eq!(waited.unwrap().call.status, CallStatus::Allowed);
+    }
+
+    #[test]
+    fn a_pending_call_past_the_deadline_stays_pending() {
+        let waited = wait(&down(), answered("pending"), Instant::now());
+        assert_eq!(waited.unwrap().call.status, CallStatus::Pending);
+    }
+
+    #[test]
+    fn a_pending_call_is_polled_and_an_unreachable_gateway_is_an_error() {
+        let until = Instant::now() + Duration::from_secs(5);
+        let error = wait(&down(), answered("pending"), until).err().unwrap();
+        assert!(is_not_sent(&error), "{error:#}");
+        // `wait_for` knows nothing of the call yet: it polls even at the deadline.
+        let error = wait_for(&down(), "call_1", Instant::now()).err().unwrap();
+        assert!(is_not_sent(&error), "{error:#}");
+    }
+
+    #[test]
+    fn a_redeem_that_could_not_be_sent_is_not_retried() {
+        let started = Instant::now();
+        let error = redeem(&down(), "call_1").err().unwrap();
+        assert!(is_not_sent(&error), "{error:#}");
+        assert!(
+            started.elapsed() < RETRY_FOR,
+            "a gateway that is down is a refusal now"
+        );
+    }
+}
