@@ -14,7 +14,7 @@
 
 mod client;
 mod commands;
-mod redeem;
+mod flow;
 mod table;
 
 use clap::{Parser, Subcommand};

@@ -1,7 +1,8 @@
 //! The real coding agents as test peers: Claude Code, Codex and Gemini CLI, installed
 //! from npm (pinned, by `install_agent_peers` in scripts/services.sh), each run
-//! non-interactively and offline against a fake model that speaks its wire format
-//! (`agents/model.rs`), with airlock's hook configured exactly as its guide in
+//! non-interactively (Codex also interactively, its TUI under a pseudo-terminal:
+//! `agents/terminal.rs`, `agents/screen.rs`) and offline against a fake model that
+//! speaks its wire format (`agents/model.rs`), with airlock's hook configured exactly as its guide in
 //! docs/integrations/ shows (the tests read the configuration out of the guide), against
 //! a real `airlock serve`.
 //!
@@ -23,6 +24,8 @@ mod captured;
 mod claude_code;
 #[path = "agents/codex.rs"]
 mod codex;
+#[path = "agents/codex_tui.rs"]
+mod codex_tui;
 #[path = "agents/gemini.rs"]
 mod gemini;
 #[path = "agents/harness.rs"]
@@ -31,6 +34,10 @@ mod harness;
 mod model;
 #[path = "agents/scenarios.rs"]
 mod scenarios;
+#[path = "agents/screen.rs"]
+mod screen;
+#[path = "agents/terminal.rs"]
+mod terminal;
 // The `cli` binary's server harness; this binary uses part of it.
 #[allow(dead_code)]
 #[path = "cli/support.rs"]

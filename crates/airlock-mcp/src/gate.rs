@@ -1,6 +1,7 @@
 //! What the proxy asks the airlock gate about a `tools/call`, and what it gets back.
 //!
-//! The binary implements [`Gate`] over HTTP. The proxy drives the steps itself, because
+//! The binary implements [`Gate`] over HTTP with the client flow every airlock client
+//! shares (`airlock-cli/src/flow.rs`). The proxy drives the steps itself, because
 //! only it knows what the MCP client is doing meanwhile:
 //!
 //! 1. [`Gate::submit`] the call (with the server's [`Hints`] about the tool);

@@ -10,8 +10,8 @@
 //! same key), runs the command, and reports its outcome (`succeeded` on exit 0, else
 //! `failed`); the exit code is then 0 when the command succeeded, 1 when it failed.
 
-use crate::client::{encode, parse, print_json, Client, ClientArgs};
-use crate::redeem;
+use crate::client::{print_json, Client, ClientArgs};
+use crate::flow::{self, MAX_POLL_SECONDS};
 use crate::table::{fields, or_dash};
 use crate::Outcome;
 use airlock_protocol::{Call, CallStatus};
@@ -19,9 +19,6 @@ use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-/// The longest one request may wait on the server (DESIGN.md §6.1).
-const MAX_POLL_SECONDS: u64 = 60;
 
 #[derive(Debug, Args)]
 pub struct CallArgs {
@@ -58,30 +55,18 @@ pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
     if args.wait > 0 {
         body["wait_s"] = args.wait.min(MAX_POLL_SECONDS).into();
     }
-    let mut value = client.post("/v1/calls", &body)?;
-    let mut call: Call = parse(&value, "a call")?;
-    if call.status == CallStatus::Pending && args.wait > 0 {
+    let mut answered = flow::submit(&client, &body)?;
+    if answered.call.status == CallStatus::Pending && args.wait > 0 {
         if !args.client.json {
             eprintln!(
                 "waiting up to {}s for a person to decide approval {} …",
                 args.wait,
-                or_dash(call.approval_id.as_deref())
+                or_dash(answered.call.approval_id.as_deref())
             );
         }
-        loop {
-            let left = until.saturating_duration_since(Instant::now()).as_secs();
-            if call.status != CallStatus::Pending || left == 0 {
-                break;
-            }
-            let path = format!(
-                "/v1/calls/{}?wait_s={}",
-                encode(&call.id),
-                left.min(MAX_POLL_SECONDS)
-            );
-            value = client.get(&path)?;
-            call = parse(&value, "a call")?;
-        }
+        answered = flow::wait(&client, answered, until)?;
     }
+    let flow::Answered { value, call } = answered;
 
     if args.client.json {
         print_json(&value)?;
@@ -125,8 +110,7 @@ fn execute(client: &Client, call: &Call, command: &[String]) -> anyhow::Result<O
         );
         return Ok(Outcome::Refused);
     }
-    let key = redeem::new_key();
-    let redeemed = redeem::redeem(client, &call.id, &key)?;
+    let redeemed = flow::redeem(client, &call.id)?;
     if redeemed.replayed {
         eprintln!(
             "the grant of {} was consumed by this airlock call (answer replayed)",
@@ -148,7 +132,7 @@ fn execute(client: &Client, call: &Call, command: &[String]) -> anyhow::Result<O
         ),
         Err(error) => (false, Some(format!("cannot run `{program}`: {error}"))),
     };
-    redeem::report(client, &call.id, succeeded, detail.clone())
+    flow::report(client, &call.id, succeeded, detail.clone())
         .context("the command ran, but its outcome could not be reported")?;
     if let Some(detail) = detail {
         eprintln!("the command failed: {detail}");

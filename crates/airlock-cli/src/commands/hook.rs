@@ -26,25 +26,21 @@
 //! No approved call silently lost (DESIGN.md §11.8): the hook sends an `Idempotency-Key`
 //! (`<agent>:<tool_use_id>`, else a fresh one) and, when the answer does not come (the
 //! server restarting), sends the same request again under the same key, within the
-//! agent's hook timeout; a call whose grant the first attempt consumed is answered again,
+//! agent's hook timeout ([`crate::flow::submit_hook`]); a call whose grant the first attempt consumed is answered again,
 //! not submitted twice. After-the-fact events (`PostToolUse`, `AfterTool`) report the
 //! call's outcome; they decide nothing, so a failure there is a warning, never a block.
 
-use crate::client::{read_json, Client, ClientArgs, Transient};
-use crate::redeem::{self, RETRY_FOR};
+use crate::client::{Client, ClientArgs};
+use crate::flow;
 use crate::Outcome;
 use airlock_hooks::{Agent, HookEvent, Verdict};
 use airlock_server::handlers::hooks::place::{work_tree_of, HOME_HEADER, PROJECT_HEADER};
-use airlock_server::handlers::hooks::UNDECIDED_HEADER;
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
-use std::time::{Duration, Instant};
-
-/// The longest one request may wait on the server (DESIGN.md §6.1).
-const MAX_WAIT_SECONDS: u64 = 60;
+use std::time::Duration;
 
 /// Hook inputs larger than this are refused (the server takes 1 MiB bodies).
 const MAX_INPUT: u64 = 1024 * 1024;
@@ -165,26 +161,16 @@ fn forward(args: &HookArgs, agent: Agent, text: &str) -> anyhow::Result<Forwarde
     }
     headers.push((
         "Idempotency-Key",
-        airlock_hooks::tool_use_key(&call).unwrap_or_else(redeem::new_key),
+        airlock_hooks::tool_use_key(&call).unwrap_or_else(flow::new_key),
     ));
     let client = Client::new(&args.client);
-    let started = Instant::now();
-    // Every attempt waits only for what is left of the hook's time, so that the agent
-    // hears from the hook before its own timeout.
-    let attempt = || {
-        let left = Duration::from_secs(args.wait).saturating_sub(started.elapsed());
-        let path = format!(
-            "/v1/hooks/{}?wait_s={}",
-            agent.name(),
-            left.as_secs().min(MAX_WAIT_SECONDS)
-        );
-        let mut response = client.post_text(&path, text, &headers)?;
-        let undecided = response.headers().contains_key(UNDECIDED_HEADER);
-        let answer = read_json(&mut response)
-            .map_err(|error| anyhow::Error::new(Transient(format!("{error:#}"))))?;
-        Ok((undecided, answer))
-    };
-    let (undecided, answer) = redeem::with_retries(RETRY_FOR, attempt)?;
+    let flow::HookAnswer { answer, undecided } = flow::submit_hook(
+        &client,
+        agent.name(),
+        text,
+        &headers,
+        Duration::from_secs(args.wait),
+    )?;
     if undecided {
         return Ok(Forwarded::Undecided(answer));
     }

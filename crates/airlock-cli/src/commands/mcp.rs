@@ -5,8 +5,8 @@
 //! the protocol and asks the [`HttpGate`] below about every `tools/call`, as the agent
 //! whose token is given.
 //!
-//! The gate's steps are the hook's flow over the HTTP API — submit, long-poll an asked
-//! call, redeem the grant before allowing — plus what only an MCP client can do: cancel
+//! The gate's steps are the client flow every airlock client shares ([`crate::flow`]) —
+//! submit, long-poll an asked call, redeem the grant before allowing — plus what only an MCP client can do: cancel
 //! the approval of a call the client gave up on, look at an asked call without waiting
 //! (a 2026-07-28 client's retry), and record a person's inline answer with the person's
 //! own token (`--approver-token-env`). Anything that prevents a verdict is a
@@ -16,7 +16,7 @@
 //! agent, and the approver token is not an agent's.
 
 use crate::client::{encode, parse, Client, ClientArgs, Refused};
-use crate::redeem;
+use crate::flow::{self, verdict, Answer};
 use crate::Outcome;
 use airlock_mcp::gate::server_name;
 use airlock_mcp::upstream::{Command, Endpoint};
@@ -25,15 +25,11 @@ use airlock_mcp::{
     Waited,
 };
 use airlock_protocol::{Agent, Approval, Call, CallStatus};
-use airlock_server::handlers::hooks::{answer, Answer};
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The longest one request may wait on the server (DESIGN.md §6.1).
-const MAX_POLL_SECONDS: u64 = 60;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -234,7 +230,7 @@ async fn blocking<T: Send + 'static>(
 
 /// A decided (or closed) call: approved, or why not.
 fn settled(call: &Call) -> Waited {
-    match answer(call) {
+    match verdict(call) {
         Answer::RedeemThenAllow { .. } => Waited::Approved,
         Answer::Deny { reason } => Waited::Closed {
             reason,
@@ -269,8 +265,7 @@ impl Gate for HttpGate {
             body["annotations"] = Value::Object(annotations);
         }
         let client = self.agent.clone();
-        let submitted =
-            blocking(move || parse::<Call>(&client.post("/v1/calls", &body)?, "a call")).await;
+        let submitted = blocking(move || Ok(flow::submit(&client, &body)?.call)).await;
         let call = match submitted {
             Ok(call) => call,
             Err(error) => {
@@ -284,7 +279,7 @@ impl Gate for HttpGate {
                 call_id: call.id,
                 approval_id,
             }),
-            _ => match answer(&call) {
+            _ => match verdict(&call) {
                 Answer::RedeemThenAllow { .. } => Submitted::Allowed { call_id: call.id },
                 Answer::Deny { reason } => Submitted::Denied { reason },
             },
@@ -295,18 +290,7 @@ impl Gate for HttpGate {
         let (client, wait) = (self.agent.clone(), self.wait);
         let waited = blocking(move || {
             let until = Instant::now() + Duration::from_secs(wait);
-            loop {
-                let left = until.saturating_duration_since(Instant::now()).as_secs();
-                let path = format!(
-                    "/v1/calls/{}?wait_s={}",
-                    encode(&call_id),
-                    left.min(MAX_POLL_SECONDS)
-                );
-                let call: Call = parse(&client.get(&path)?, "a call")?;
-                if call.status != CallStatus::Pending || left == 0 {
-                    return Ok(call);
-                }
-            }
+            Ok(flow::wait_for(&client, &call_id, until)?.call)
         })
         .await;
         let call = match waited {
@@ -334,8 +318,7 @@ impl Gate for HttpGate {
 
     async fn check(&self, call_id: String) -> Option<Waited> {
         let client = self.agent.clone();
-        let path = format!("/v1/calls/{}", encode(&call_id));
-        match blocking(move || parse::<Call>(&client.get(&path)?, "a call")).await {
+        match blocking(move || flow::look(&client, &call_id)).await {
             Ok(call) if call.status == CallStatus::Pending => None,
             Ok(call) => Some(settled(&call)),
             Err(error) => Some(Waited::Closed {
@@ -352,8 +335,7 @@ impl Gate for HttpGate {
     async fn redeem(&self, call_id: String) -> Verdict {
         let client = self.agent.clone();
         // One key per call, kept across the retries of a lost answer (DESIGN.md §11.8).
-        let key = redeem::new_key();
-        match blocking(move || redeem::redeem(&client, &call_id, &key)).await {
+        match blocking(move || flow::redeem(&client, &call_id)).await {
             Ok(redeemed) => Verdict::Allow {
                 edited: match redeemed.arguments {
                     Some(Value::Object(edited)) => Some(edited),
@@ -375,8 +357,7 @@ impl Gate for HttpGate {
     async fn report(&self, call_id: String, succeeded: bool, detail: Option<String>) {
         let client = self.agent.clone();
         let id = call_id.clone();
-        if let Err(error) = blocking(move || redeem::report(&client, &id, succeeded, detail)).await
-        {
+        if let Err(error) = blocking(move || flow::report(&client, &id, succeeded, detail)).await {
             // The MCP server's stderr is its log; the call turns ambiguous in the inbox.
             eprintln!("airlock mcp proxy: cannot report the outcome of {call_id}: {error:#}");
         }

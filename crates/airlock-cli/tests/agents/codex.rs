@@ -27,13 +27,23 @@ fn codex_exec(setup: &Setup) -> Command {
     codex_exec_with(setup, &["--sandbox", "workspace-write"])
 }
 
-/// `codex exec` with `mode` (its sandbox or approval flags).
-fn codex_exec_with(setup: &Setup, mode: &[&str]) -> Command {
+/// Writes the guide's `hooks.json` and the fake model's provider in `~/.codex`, and
+/// gives a `codex` command that uses them.
+pub fn codex(setup: &Setup) -> Command {
     let codex_home = setup.place.home.join(".codex");
     let hooks = setup.with_wait(&guide_block(GUIDE, "`~/.codex/hooks.json`", "json"));
     Place::write(&codex_home, "hooks.json", &hooks);
     Place::write(&codex_home, "config.toml", &config(&setup.model.url));
     let mut command = setup.command("codex");
+    command
+        .env("CODEX_HOME", &codex_home)
+        .env("FAKE_MODEL_KEY", "sk-fake");
+    command
+}
+
+/// `codex exec` with `mode` (its sandbox or approval flags).
+fn codex_exec_with(setup: &Setup, mode: &[&str]) -> Command {
+    let mut command = codex(setup);
     command
         .args([
             "exec",
@@ -41,9 +51,7 @@ fn codex_exec_with(setup: &Setup, mode: &[&str]) -> Command {
             "--skip-git-repo-check",
         ])
         .args(mode)
-        .arg("run the scripted command")
-        .env("CODEX_HOME", &codex_home)
-        .env("FAKE_MODEL_KEY", "sk-fake");
+        .arg("run the scripted command");
     command
 }
 
@@ -58,13 +66,7 @@ fn exec_escalation_is_gated_by_both_hooks() {
         escalate: true,
         ..Script::call("touch allowed.txt")
     });
-    let setup = Setup {
-        place: &place,
-        model: &model,
-        url: gateway.server.url.clone(),
-        token: gateway.token.clone(),
-        wait: 55,
-    };
+    let setup = scenarios::setup(&place, &model, &gateway, 55);
     let finished = run(codex_exec_with(&setup, &["--approve-for-me"]));
     let why = format!(
         "{}\n{}\n{:?}",

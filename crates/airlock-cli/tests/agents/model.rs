@@ -30,6 +30,10 @@ pub struct Script {
     /// Codex only: the call asks to run outside the sandbox (`require_escalated`), which
     /// is what makes Codex send `PermissionRequest`.
     pub escalate: bool,
+    /// OpenAI Responses only: the command is the person's newest prompt after `run: `
+    /// (so one interactive session can ask for several commands), one call per prompt;
+    /// `command` and `calls` are then unused.
+    pub prompted: bool,
     pub on_result: Option<OnResult>,
 }
 
@@ -39,7 +43,16 @@ impl Script {
             command: command.to_owned(),
             calls: 1,
             escalate: false,
+            prompted: false,
             on_result: None,
+        }
+    }
+
+    /// A model that runs whatever the person's newest prompt says after `run: `.
+    pub fn prompted() -> Script {
+        Script {
+            prompted: true,
+            ..Script::call("")
         }
     }
 }
@@ -144,6 +157,9 @@ async fn answer(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
 }
 
 fn respond(shared: &Shared, wire: Wire, request: &Value) -> Response {
+    if shared.script.prompted {
+        return prompted(shared, request);
+    }
     let turn = if has_tools(wire, request) {
         let result = tool_result(wire, request);
         if let Some(result) = &result {
@@ -179,6 +195,34 @@ fn respond(shared: &Shared, wire: Wire, request: &Value) -> Response {
             }
         }
     }
+}
+
+/// [`Script::prompted`]: a tool call of the command in the newest `run: ` prompt, or, once
+/// its result is back (recorded), a text that ends the turn.
+fn prompted(shared: &Shared, request: &Value) -> Response {
+    let last = request["input"].as_array().and_then(|input| input.last());
+    let prompt = last
+        .filter(|item| item["role"] == "user")
+        .and_then(|item| item["content"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|part| part["text"].as_str())
+        .find_map(|text| text.trim().strip_prefix("run: ").map(str::to_owned));
+    let turn = match prompt {
+        Some(command) if has_tools(Wire::OpenAi, request) => {
+            let mut made = shared.made.lock().unwrap();
+            *made += 1;
+            let turn = Turn::Call(*made);
+            return sse(openai(request, &turn, command.trim(), false));
+        }
+        _ => {
+            if let Some(result) = tool_result(Wire::OpenAi, request) {
+                shared.results.lock().unwrap().push(result);
+            }
+            Turn::Text
+        }
+    };
+    sse(openai(request, &turn, "", false))
 }
 
 fn sse(text: String) -> Response {

@@ -25,7 +25,12 @@ fn context(finished: &Finished, model: &FakeModel) -> String {
     )
 }
 
-fn setup<'a>(place: &'a Place, model: &'a FakeModel, gateway: &Gateway, wait: u64) -> Setup<'a> {
+pub fn setup<'a>(
+    place: &'a Place,
+    model: &'a FakeModel,
+    gateway: &Gateway,
+    wait: u64,
+) -> Setup<'a> {
     Setup {
         place,
         model,
@@ -96,6 +101,7 @@ pub fn late_approval_then_retry(launch: Launch) {
         command: "touch late.txt".into(),
         calls: 2,
         escalate: false,
+        prompted: false,
         on_result: Some(Box::new(move |result: &str| {
             // Between the hook's deny and the model's retry: the person approves.
             if result.contains("still pending") && !flag.swap(true, Ordering::SeqCst) {
@@ -118,7 +124,7 @@ pub fn late_approval_then_retry(launch: Launch) {
 }
 
 /// Whether a tool result is a refusal by airlock rather than the tool's own output.
-fn refused(result: &str) -> bool {
+pub fn refused(result: &str) -> bool {
     [
         "still pending",
         "could not decide",

@@ -1,0 +1,233 @@
+//! The client side of one gated call, written once: submit → wait for a person → redeem
+//! the grant → report the outcome (DESIGN.md §11.8). `airlock call`, `airlock hook` and
+//! the MCP proxy's HTTP gate (`commands/mcp.rs`) all go through these steps; each only
+//! says how a verdict or a failure reaches its own caller (exit codes, the agent's hook
+//! answer, an MCP result).
+//!
+//! - [`submit`] `POST /v1/calls` once: the endpoint takes no `Idempotency-Key`, so a
+//!   request whose answer was lost is not sent again (that could open a second call); a
+//!   failure is the caller's fail-closed deny.
+//! - [`submit_hook`] `POST /v1/hooks/{agent}` under the call's key, again while the answer
+//!   is lost: the server waits and redeems there, and answers a retried key with the same
+//!   verdict instead of a second call.
+//! - [`wait`] long-polls an asked call until it is decided or the caller's deadline
+//!   passes, each poll at most [`MAX_POLL_SECONDS`].
+//! - [`redeem`] consumes the grant under one fresh key per call, retried while the
+//!   answer is lost, so that a lost answer is never a lost (or a second) run.
+//! - [`report`] records what happened when the tool ran.
+//! - [`verdict`] is what a call's status means to a gate (anything but allowed or approved
+//!   is a deny), shared with the server's in-process hook handler.
+//!
+//! The server's hook handler (`airlock-server/src/handlers/hooks.rs`) runs the same steps
+//! in-process through the gate, not over HTTP; what it shares with this flow is the
+//! meaning of a call's status ([`verdict`]).
+
+mod retry;
+
+pub use retry::{with_retries, RETRY_FOR};
+
+use crate::client::{encode, parse, read_json, Client, Transient};
+use airlock_protocol::{Call, CallStatus, OutcomeReport, OutcomeStatus, Redeemed};
+use airlock_server::handlers::hooks::UNDECIDED_HEADER;
+pub use airlock_server::handlers::hooks::{answer as verdict, Answer};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// The longest one request may wait on the server (DESIGN.md §6.1).
+pub const MAX_POLL_SECONDS: u64 = 60;
+
+/// A call as the server answered it: the JSON as it came (for `--json`) and its reading.
+pub struct Answered {
+    pub value: Value,
+    pub call: Call,
+}
+
+impl Answered {
+    fn read(value: Value) -> anyhow::Result<Answered> {
+        let call = parse(&value, "a call")?;
+        Ok(Answered { value, call })
+    }
+}
+
+/// `POST /v1/calls` with `body` (sent once; see the module's notes).
+pub fn submit(client: &Client, body: &Value) -> anyhow::Result<Answered> {
+    Answered::read(client.post("/v1/calls", body)?)
+}
+
+/// `GET /v1/calls/{id}`: where the call stands now, without waiting.
+pub fn look(client: &Client, call_id: &str) -> anyhow::Result<Call> {
+    parse(
+        &client.get(&format!("/v1/calls/{}", encode(call_id)))?,
+        "a call",
+    )
+}
+
+/// Polls `answered`'s call while it is pending and `until` has not passed, each poll
+/// waiting for what is left (at most [`MAX_POLL_SECONDS`]).
+pub fn wait(client: &Client, mut answered: Answered, until: Instant) -> anyhow::Result<Answered> {
+    loop {
+        let left = seconds_until(until);
+        if answered.call.status != CallStatus::Pending || left == 0 {
+            return Ok(answered);
+        }
+        answered = poll_for(client, &answered.call.id, left)?;
+    }
+}
+
+/// Waits for the call `call_id` as [`wait`] does, polling it at least once.
+pub fn wait_for(client: &Client, call_id: &str, until: Instant) -> anyhow::Result<Answered> {
+    let first = poll_for(client, call_id, seconds_until(until))?;
+    wait(client, first, until)
+}
+
+/// One long poll of at most `left` seconds (always with `wait_s`, even `0`).
+fn poll_for(client: &Client, call_id: &str, left: u64) -> anyhow::Result<Answered> {
+    let path = format!(
+        "/v1/calls/{}?wait_s={}",
+        encode(call_id),
+        left.min(MAX_POLL_SECONDS)
+    );
+    Answered::read(client.get(&path)?)
+}
+
+fn seconds_until(until: Instant) -> u64 {
+    until.saturating_duration_since(Instant::now()).as_secs()
+}
+
+/// A fresh `Idempotency-Key` for one call.
+pub fn new_key() -> String {
+    airlock_gate::ids::new_id("idem")
+}
+
+/// Consumes the grant of an allowed or approved call: `POST /v1/calls/{id}/redeem` under
+/// one fresh key, sent again under that key while the answer is lost.
+pub fn redeem(client: &Client, call_id: &str) -> anyhow::Result<Redeemed> {
+    let path = format!("/v1/calls/{}/redeem", encode(call_id));
+    let headers = [("Idempotency-Key", new_key())];
+    let value = with_retries(RETRY_FOR, || {
+        client.post_with(&path, &serde_json::json!({}), &headers)
+    })?;
+    parse(&value, "a redeemed grant")
+}
+
+/// `POST /v1/calls/{id}/outcome`, retried while the answer is lost (the server stores an
+/// outcome once and answers the same report again without storing it twice).
+pub fn report(
+    client: &Client,
+    call_id: &str,
+    succeeded: bool,
+    detail: Option<String>,
+) -> anyhow::Result<()> {
+    let path = format!("/v1/calls/{}/outcome", encode(call_id));
+    let body = OutcomeReport {
+        status: if succeeded {
+            OutcomeStatus::Succeeded
+        } else {
+            OutcomeStatus::Failed
+        },
+        detail,
+    };
+    with_retries(RETRY_FOR, || client.post(&path, &body)).map(|_| ())
+}
+
+/// What the server's hook endpoint answered.
+pub struct HookAnswer {
+    /// The answer in the agent's own shape.
+    pub answer: Value,
+    /// The server could not decide (its deny is fail-closed, not a verdict).
+    pub undecided: bool,
+}
+
+/// `POST /v1/hooks/{agent}` with the agent's payload `text` and `headers` (which carry
+/// the call's `Idempotency-Key`), sent again while the answer is lost. Every attempt asks
+/// the server to wait only for what is left of `wait`, so that the agent hears from its
+/// hook before its own timeout.
+pub fn submit_hook(
+    client: &Client,
+    agent: &str,
+    text: &str,
+    headers: &[(&str, String)],
+    wait: Duration,
+) -> anyhow::Result<HookAnswer> {
+    let started = Instant::now();
+    with_retries(RETRY_FOR, || {
+        let left = wait.saturating_sub(started.elapsed());
+        let path = format!(
+            "/v1/hooks/{agent}?wait_s={}",
+            left.as_secs().min(MAX_POLL_SECONDS)
+        );
+        let mut response = client.post_text(&path, text, headers)?;
+        let undecided = response.headers().contains_key(UNDECIDED_HEADER);
+        let answer = read_json(&mut response)
+            .map_err(|error| anyhow::Error::new(Transient(format!("{error:#}"))))?;
+        Ok(HookAnswer { answer, undecided })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::client::{is_not_sent, ClientArgs};
+
+    /// A client of a gateway that is down: any request fails with nothing sent.
+    fn down() -> Client {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        Client::new(&ClientArgs {
+            url: format!("http://127.0.0.1:{port}"),
+            token: Some("al_agent_test".into()),
+            data_dir: "no-such-dir".into(),
+            json: false,
+        })
+    }
+
+    fn answered(status: &str) -> Answered {
+        let value = serde_json::json!({
+            "id": "call_1", "agent_id": "agt_1", "session_id": null, "tool": "shell.exec",
+            "arguments": {"command": "ls"}, "risk": "exec", "status": status,
+            "decided_by": "rule", "rule": null, "reason": null, "approval_id": null,
+            "grant_id": null, "created_at": "2026-12-02T02:38:10.802Z", "decided_at": null
+        });
+        Answered::read(value).unwrap()
+    }
+
+    #[test]
+    fn a_decided_call_is_not_waited_on() {
+        let waited = wait(
+            &down(),
+            answered("allowed"),
+            Instant::now() + Duration::from_secs(60),
+        );
+        assert_eq!(waited.unwrap().call.status, CallStatus::Allowed);
+    }
+
+    #[test]
+    fn a_pending_call_past_the_deadline_stays_pending() {
+        let waited = wait(&down(), answered("pending"), Instant::now());
+        assert_eq!(waited.unwrap().call.status, CallStatus::Pending);
+    }
+
+    #[test]
+    fn a_pending_call_is_polled_and_an_unreachable_gateway_is_an_error() {
+        let until = Instant::now() + Duration::from_secs(5);
+        let error = wait(&down(), answered("pending"), until).err().unwrap();
+        assert!(is_not_sent(&error), "{error:#}");
+        // `wait_for` knows nothing of the call yet: it polls even at the deadline.
+        let error = wait_for(&down(), "call_1", Instant::now()).err().unwrap();
+        assert!(is_not_sent(&error), "{error:#}");
+    }
+
+    #[test]
+    fn a_redeem_that_could_not_be_sent_is_not_retried() {
+        let started = Instant::now();
+        let error = redeem(&down(), "call_1").err().unwrap();
+        assert!(is_not_sent(&error), "{error:#}");
+        assert!(
+            started.elapsed() < RETRY_FOR,
+            "a gateway that is down is a refusal now"
+        );
+    }
+}
