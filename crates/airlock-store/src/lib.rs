@@ -510,6 +510,33 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
         closing: &ClosingApprovals<'_>,
     ) -> StoreResult<Option<(Run, Vec<Approval>)>>;
 
+    /// Pauses a live run whoever holds it, applying `update` (its `run_paused` event), and
+    /// closes, as `closing` says, the pending approvals of its gated steps and of the calls
+    /// its agent made in its session since it started that no step names yet (a leg that
+    /// was between the gate and its step): all in one transaction. The holder keeps its
+    /// lease only to journal a tool already executing. `None` when the run is unknown or
+    /// not running or awaiting approval.
+    async fn pause_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        update: &RunUpdate,
+        closing: &ClosingApprovals<'_>,
+    ) -> StoreResult<Option<(Run, Vec<Approval>)>>;
+
+    /// Resumes a paused run: it becomes `awaiting_approval` with no lease (so any node may
+    /// claim it), and each gated step whose approval was cancelled loses its call, so that
+    /// the leg asks again (a new approval; the old one stays cancelled). `Conflict` while a
+    /// tool the run started before the pause may still be executing (its holder's lease is
+    /// live at `now`); `None` when the run is unknown or not paused.
+    async fn resume_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        now: Timestamp,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>>;
+
     /// Runs that should be moving and are not, with their workspace, at most `limit`:
     /// runs awaiting approval none of whose gated calls is still pending, and running runs
     /// whose lease ran out before `now`.

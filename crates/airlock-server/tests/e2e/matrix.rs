@@ -277,6 +277,24 @@ fn rows() -> Vec<Row> {
                 "200", "200", "200", "403", "200", "404", "404", "401", "401",
             ],
         ),
+        api(
+            M::POST,
+            "/v1/runs/{run}/pause",
+            Body::Empty,
+            [
+                "200", "200", "200", "403", "200", "404", "404", "401", "401",
+            ],
+        ),
+        // The cell's run is suspended, not paused: the role check comes first (403), then
+        // the run's state (409).
+        api(
+            M::POST,
+            "/v1/runs/{run}/resume",
+            Body::Empty,
+            [
+                "409", "409", "409", "403", "409", "404", "404", "401", "401",
+            ],
+        ),
         api(M::GET, "/v1/outbox", Body::Empty, READ_LIST),
         api(
             M::POST,
