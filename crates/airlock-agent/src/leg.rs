@@ -38,7 +38,16 @@ impl Runtime {
             match outcome {
                 Ok(()) => {}
                 Err(LegError::LeaseLost) => {
-                    tracing::info!(%run_id, "the run was cancelled or taken over; this leg stops");
+                    tracing::info!(%run_id, "the run was paused, cancelled or taken over; this leg stops");
+                    // Paused: this leg has stopped for good, so the run may be resumed
+                    // (a no-op for a cancelled or taken-over run).
+                    let released = runtime
+                        .runs()
+                        .release_paused(&workspace, &run_id, &runtime.inner.node)
+                        .await;
+                    if let Err(error) = released {
+                        tracing::warn!(%run_id, %error, "cannot release a paused run; it can be resumed once its lease ran out");
+                    }
                 }
                 Err(LegError::Store(error)) => {
                     tracing::warn!(%run_id, %error, "a run's leg stopped on a storage error; the sweeper will take it over");
@@ -55,6 +64,10 @@ impl Runtime {
             let Some(run) = store.get_run(workspace, run_id).await? else {
                 return Ok(());
             };
+            if run.state == RunState::Paused {
+                // Stopped by a person: the caller lets go of the lease.
+                return Err(LegError::LeaseLost);
+            }
             if run.state != RunState::Running {
                 return Ok(());
             }

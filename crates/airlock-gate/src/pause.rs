@@ -55,8 +55,8 @@ impl Gate {
 
     /// Resumes a paused run for `principal`: it becomes `awaiting_approval`, ready for a
     /// node to claim, and each step whose approval the pause cancelled will be asked
-    /// again. `None` when the run is unknown or not paused; `Conflict` while a tool it
-    /// started before the pause may still be executing.
+    /// again. `None` when the run is unknown or not paused; `Conflict` while the leg that
+    /// held it when it was paused is still finishing its step.
     pub async fn resume_run(
         &self,
         principal: &Principal,

@@ -205,6 +205,16 @@ impl Runs {
             .await
     }
 
+    /// A leg of a paused run stopped: lets go of its lease so that the run may be resumed.
+    pub async fn release_paused(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        owner: &str,
+    ) -> StoreResult<bool> {
+        self.store.release_paused(workspace, run_id, owner).await
+    }
+
     pub async fn stalled_runs(
         &self,
         now: Timestamp,

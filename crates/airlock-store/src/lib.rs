@@ -526,9 +526,9 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
 
     /// Resumes a paused run: it becomes `awaiting_approval` with no lease (so any node may
     /// claim it), and each gated step whose approval was cancelled loses its call, so that
-    /// the leg asks again (a new approval; the old one stays cancelled). `Conflict` while a
-    /// tool the run started before the pause may still be executing (its holder's lease is
-    /// live at `now`); `None` when the run is unknown or not paused.
+    /// the leg asks again (a new approval; the old one stays cancelled). `Conflict` while
+    /// the leg that held it when it was paused may still be in a step (its lease is still
+    /// there and live at `now`); `None` when the run is unknown or not paused.
     async fn resume_run(
         &self,
         workspace: &str,
@@ -536,6 +536,11 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
         now: Timestamp,
         update: &RunUpdate,
     ) -> StoreResult<Option<Run>>;
+
+    /// The leg of a paused run stopped: `owner` lets go of its lease, so the run may be
+    /// resumed. `false` (nothing written) unless the run is paused and held by `owner`.
+    async fn release_paused(&self, workspace: &str, run_id: &str, owner: &str)
+        -> StoreResult<bool>;
 
     /// Runs that should be moving and are not, with their workspace, at most `limit`:
     /// runs awaiting approval none of whose gated calls is still pending, and running runs

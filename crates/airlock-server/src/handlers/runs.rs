@@ -151,7 +151,7 @@ pub async fn pause_run(
         (status = 200, description = "The run, resumed", body = Run),
         (status = 403, description = "Viewers cannot resume runs", body = Problem),
         (status = 404, description = "No such run here", body = Problem),
-        (status = 409, description = "The run is not paused, or a tool it started before the pause is still executing", body = Problem)))]
+        (status = 409, description = "The run is not paused, or the step it was in when paused is still finishing", body = Problem)))]
 pub async fn resume_run(
     State(state): State<AppState>,
     Auth(principal): Auth,

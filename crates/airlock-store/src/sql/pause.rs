@@ -69,16 +69,14 @@ pub(crate) async fn resume_run(
     update: &RunUpdate,
 ) -> StoreResult<Option<Run>> {
     lock_workspace(conn, workspace).await?;
-    // A tool started before the pause whose holder is alive may still be executing: a leg
-    // started now would find its step `started` and report an unknown outcome for a tool
-    // that is about to report its own.
-    let executing: Option<i64> = sqlx::query_scalar(
+    // The leg that held the run when it was paused may still be in a step (a tool running,
+    // the model answering): until it has stopped and let go (`release_paused`), or its
+    // lease ran out because its node died, a new leg would drive the run beside it (both
+    // legs' owner is the node).
+    let held: Option<i64> = sqlx::query_scalar(
         "SELECT CAST(1 AS BIGINT) FROM runs r
          WHERE r.id = $1 AND r.workspace = $2 AND r.state = 'paused'
-           AND r.lease_owner IS NOT NULL AND r.lease_until >= $3
-           AND EXISTS (SELECT 1 FROM run_steps s
-                       WHERE s.run_id = r.id AND s.workspace = r.workspace
-                         AND s.state = 'started')",
+           AND r.lease_owner IS NOT NULL AND r.lease_until >= $3",
     )
     .bind(run_id)
     .bind(workspace)
@@ -86,9 +84,9 @@ pub(crate) async fn resume_run(
     .fetch_optional(&mut *conn)
     .await
     .map_err(database)?;
-    if executing.is_some() {
+    if held.is_some() {
         return Err(StoreError::Conflict(
-            "a tool the run started before it was paused is still executing; resume the run once it has finished".into(),
+            "the run was paused in the middle of a step, which is still finishing (a tool running, or the model answering); resume it in a moment".into(),
         ));
     }
     // `awaiting_approval` with no lease: the node that resumes it (or any node's sweeper,
@@ -121,4 +119,25 @@ pub(crate) async fn resume_run(
     .map_err(database)?;
     apply(conn, workspace, run_id, update).await?;
     fetch_run(&mut *conn, workspace, run_id).await
+}
+
+/// See `Store::release_paused`.
+pub(crate) async fn release_paused(
+    conn: &mut Conn,
+    workspace: &str,
+    run_id: &str,
+    owner: &str,
+) -> StoreResult<bool> {
+    lock_workspace(conn, workspace).await?;
+    let released = sqlx::query(
+        "UPDATE runs SET lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND workspace = $2 AND state = 'paused' AND lease_owner = $3",
+    )
+    .bind(run_id)
+    .bind(workspace)
+    .bind(owner)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    Ok(released.rows_affected() == 1)
 }

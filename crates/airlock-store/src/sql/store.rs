@@ -495,6 +495,17 @@ impl Store for Backend {
         ))
     }
 
+    async fn release_paused(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        owner: &str,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| pause::release_paused(
+            conn, workspace, run_id, owner
+        ))
+    }
+
     async fn stalled_runs(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<(String, String)>> {
         runs::stalled_runs(self.reads(), now, limit).await
     }

@@ -1,8 +1,8 @@
 //! Pausing and resuming a run (DESIGN.md §11.6): the pause closes the pending approvals
 //! of its steps and of calls its agent made in its session since it started, in its
 //! transaction; a paused run takes no write but a running tool's result, is neither
-//! claimed nor stalled; a resume refuses while a tool may still run, then leaves the run
-//! for any node to claim, with each cancelled step ready to be asked again.
+//! claimed nor stalled; a resume refuses until the leg that held it let go, then leaves
+//! the run for any node to claim, with each cancelled step ready to be asked again.
 
 use super::fixtures::{effects, gated_step, lease, run_events, start_run_held, t, world};
 use super::fixtures::{finished_step, writes_nothing};
@@ -156,6 +156,24 @@ pub async fn pause_closes_what_the_run_asked_and_resume_asks_again(ctx: Ctx) {
         RunState::Paused
     );
 
+    // The leg keeps the lease until it has stopped and let go; only its owner can.
+    let still = store
+        .resume_run(
+            &world.ws,
+            "run_1",
+            t(17),
+            &run_events(17, &["run_unpaused"]),
+        )
+        .await;
+    assert!(matches!(still, Err(StoreError::Conflict(_))), "{still:?}");
+    assert!(!store
+        .release_paused(&world.ws, "run_1", "node_b")
+        .await
+        .unwrap());
+    assert!(store
+        .release_paused(&world.ws, "run_1", "node_a")
+        .await
+        .unwrap());
     let resumed = store
         .resume_run(
             &world.ws,

@@ -1,11 +1,13 @@
 //! Pausing and resuming a run (DESIGN.md §11.6, §10 item 11): a pause cancels the run's
 //! pending approvals in its transaction, so a later click is refused; a resume asks again
-//! with a new approval which, once approved, runs the tool exactly once; and a crowd of
-//! pauses, resumes and decisions on one run ends consistent.
+//! with a new approval which, once approved, runs the tool exactly once; a tool running at
+//! the pause finishes and is journalled but no next turn starts; and a crowd of pauses,
+//! resumes and decisions on one run ends consistent.
 
 use super::support::{
-    approval, approvals_required, decide, journal_until, kinds, outbox, pending_approvals, run,
-    runtime_server, say, scripted_agent, until_state, whole_journal,
+    approval, approvals_required, decide, journal_until, kinds, new_session, outbox,
+    pending_approvals, run, runtime_server, say, scripted_agent, until_state, whole_journal,
+    RUNTIME_POLICY,
 };
 use crate::support::PATIENCE;
 use airlock_testkit::{Reply, TestServer};
@@ -236,4 +238,96 @@ async fn pause_resume_and_decisions_race_to_a_consistent_end() {
         "each email exactly once: {sent:#?}"
     );
     assert!(pending_approvals(&server).await.is_empty());
+}
+
+/// A tool already executing when the run is paused finishes and its result is journalled,
+/// but the next model turn does not start; the resume waits until that leg let go, then
+/// continues without running the tool again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_running_at_the_pause_finishes_and_the_next_turn_waits() {
+    let server = runtime_server().await;
+    server
+        .put_policy(&format!(
+            "{RUNTIME_POLICY}\n[[rules]]\ntool = \"shell.exec\"\ndecision = \"allow\"\n"
+        ))
+        .await
+        .unwrap();
+    let scenarios = server.data_dir().join("gated.toml");
+    // The command runs until the test creates `release` in the agent's folder.
+    std::fs::write(
+        &scenarios,
+        r##"
+[[scenario]]
+marker = "#held"
+[[scenario.turn]]
+events = [{ type = "tool_use", name = "shell.exec", arguments = { command = "echo run >> count.txt; while [ ! -f release ]; do sleep 0.02; done; echo released" } }]
+[[scenario.turn]]
+events = [{ type = "text", text = "After the command." }]
+"##,
+    )
+    .unwrap();
+    let workspace = server.data_dir().join("held-workspace");
+    let created = server
+        .client
+        .post(
+            "/v1/agents",
+            &server.owner_token,
+            &serde_json::json!({
+                "name": "held",
+                "workspace_dir": workspace.display().to_string(),
+                "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
+            }),
+        )
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    let session = new_session(&server, created["agent"]["id"].as_str().unwrap()).await;
+    let run_id = say(&server, &session, "#held").await;
+    journal_until(&server, &run_id, "tool_started").await;
+
+    let paused = post(&server, &format!("/v1/runs/{run_id}/pause")).await;
+    assert_eq!(paused.status, 200, "{}", paused.text);
+    // The leg is still in its step: a resume now is refused, precisely.
+    let early = post(&server, &format!("/v1/runs/{run_id}/resume")).await;
+    assert_eq!(early.status, 409, "{}", early.text);
+    assert!(early.text.contains("still finishing"), "{}", early.text);
+
+    std::fs::write(workspace.join("release"), "").unwrap();
+    let journal = journal_until(&server, &run_id, "tool_finished").await;
+    let finished = journal.last().unwrap();
+    assert!(
+        finished["data"]["output"].to_string().contains("released"),
+        "{finished}"
+    );
+    // Once the leg let go, the resume is accepted; until then it is a precise 409.
+    let start = Instant::now();
+    loop {
+        let resumed = post(&server, &format!("/v1/runs/{run_id}/resume")).await;
+        if resumed.status == 200 {
+            break;
+        }
+        assert_eq!(resumed.status, 409, "{}", resumed.text);
+        assert!(
+            start.elapsed() < PATIENCE,
+            "never resumable: {}",
+            resumed.text
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    until_state(&server, &run_id, "completed").await;
+    let journal = whole_journal(&server, &run_id).await;
+    let kinds = kinds(&journal);
+    // Between the tool's result and the resume nothing moved: no model turn started.
+    let after_result = kinds.iter().position(|k| k == "tool_finished").unwrap();
+    let unpaused = kinds.iter().position(|k| k == "run_unpaused").unwrap();
+    assert_eq!(
+        &kinds[after_result + 1..unpaused],
+        &[] as &[String],
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.iter().filter(|k| *k == "tool_started").count(), 1);
+    let runs = std::fs::read_to_string(workspace.join("count.txt")).unwrap();
+    assert_eq!(runs.lines().count(), 1, "the command ran again: {runs:?}");
+    assert!(kinds.contains(&"run_completed".to_owned()), "{kinds:?}");
 }
