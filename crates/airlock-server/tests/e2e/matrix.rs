@@ -432,6 +432,16 @@ fn rows() -> Vec<Row> {
             }),
             PAGE_APPROVER_POST,
         ),
+        // The turn form names its approvals in the body; another workspace's is refused
+        // item by item (its problem shown), so that page is a 200 too.
+        page(
+            M::POST,
+            "/turns/decision",
+            Body::Form(|c| vec![("item", format!("{} {}", c.approval, c.digest))]),
+            [
+                "200", "200", "200", "403", "303", "200", "303", "303", "303",
+            ],
+        ),
         page(
             M::POST,
             "/calls/{allowed_call}/reconcile",
@@ -597,7 +607,7 @@ impl Fixture {
         };
         let path = row.path;
         // A batch names its approval in the body.
-        let batch = path == "/v1/approvals/decisions";
+        let batch = path == "/v1/approvals/decisions" || path == "/turns/decision";
         if path.contains("{approval}") || path.contains("{pending_call}") || batch {
             let call = self
                 .server
