@@ -20,6 +20,16 @@ fn approval(client: &Http, url: &str, owner: &str, id: &str) -> Value {
     )
 }
 
+/// Waits until the run is suspended: its leg has stopped, so a pause leaves no step of it
+/// finishing, and the resume after it is never told to wait for one.
+fn suspended(client: &Http, url: &str, owner: &str, run_id: &str) {
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while run_state(client, url, owner, run_id).unwrap() != "awaiting_approval" {
+        assert!(std::time::Instant::now() < until, "the run never suspended");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
 /// Posts `verb` to the run, expecting the node to die at its failpoint on the way.
 fn dies_at(node: &mut Node, client: &Http, run_id: &str, verb: &str) {
     let (url, owner) = (node.url.clone(), node.owner_token());
@@ -78,6 +88,7 @@ fn crash_after_pause(backend: fn() -> Backend) {
     let (url, owner) = (node.url.clone(), node.owner_token());
     let run_id = start_run(&client, &url, &owner).unwrap();
     let first = wait_for_run_approval(&client, &url, &owner, &run_id).unwrap();
+    suspended(&client, &url, &owner, &run_id);
     let before = approval(&client, &url, &owner, &first);
     dies_at(&mut node, &client, &run_id, "pause");
     drop(node);
@@ -123,6 +134,7 @@ fn crash_after_resume(backend: fn() -> Backend) {
     let (url, owner) = (node.url.clone(), node.owner_token());
     let run_id = start_run(&client, &url, &owner).unwrap();
     let first = wait_for_run_approval(&client, &url, &owner, &run_id).unwrap();
+    suspended(&client, &url, &owner, &run_id);
     let paused = client
         .post_empty(&format!("{url}/v1/runs/{run_id}/pause"), &owner)
         .unwrap();
