@@ -38,7 +38,16 @@ impl Runtime {
             match outcome {
                 Ok(()) => {}
                 Err(LegError::LeaseLost) => {
-                    tracing::info!(%run_id, "the run was cancelled or taken over; this leg stops");
+                    tracing::info!(%run_id, "the run was paused, cancelled or taken over; this leg stops");
+                    // Paused: this leg has stopped for good, so the run may be resumed
+                    // (a no-op for a cancelled or taken-over run).
+                    let released = runtime
+                        .runs()
+                        .release_paused(&workspace, &run_id, &runtime.inner.node)
+                        .await;
+                    if let Err(error) = released {
+                        tracing::warn!(%run_id, %error, "cannot release a paused run; it can be resumed once its lease ran out");
+                    }
                 }
                 Err(LegError::Store(error)) => {
                     tracing::warn!(%run_id, %error, "a run's leg stopped on a storage error; the sweeper will take it over");
@@ -55,6 +64,10 @@ impl Runtime {
             let Some(run) = store.get_run(workspace, run_id).await? else {
                 return Ok(());
             };
+            if run.state == RunState::Paused {
+                // Stopped by a person: the caller lets go of the lease.
+                return Err(LegError::LeaseLost);
+            }
             if run.state != RunState::Running {
                 return Ok(());
             }
@@ -112,6 +125,33 @@ impl Runtime {
                         steps.push(stored);
                     }
                 }
+            }
+
+            // Steps whose approval a pause cancelled lost their call when the run was
+            // resumed: ask again (a new call and approval, never the old one).
+            for position in 0..steps.len() {
+                let stored = &steps[position];
+                if stored.step.state != StepState::Gated || stored.step.call_id.is_some() {
+                    continue;
+                }
+                let tool_call = json!({
+                    "id": stored.step.tool_call_id, "tool": stored.step.tool,
+                    "arguments": stored.step.arguments, "exact": stored.exact,
+                });
+                let orphan = match messages
+                    .iter()
+                    .rev()
+                    .find(|m| m.run_id == run_id && m.role == "assistant")
+                {
+                    Some(last) if !exact.contains_key(&stored.step.tool_call_id) => {
+                        self.orphan_call(&ctx, last, &tool_call, &steps).await?
+                    }
+                    _ => None,
+                };
+                let index = stored.step.index;
+                steps[position] = self
+                    .gate_tool_call(&ctx, index, &tool_call, &exact, orphan)
+                    .await?;
             }
 
             let open: Vec<&StoredStep> = steps
@@ -332,7 +372,10 @@ impl Runtime {
             .await?
             .into_iter()
             .find(|approval| {
+                // A cancelled one was closed by a pause (or a policy change): asking
+                // again is the point, so it is never adopted.
                 approval.agent_id == ctx.agent.id
+                    && approval.status != airlock_protocol::ApprovalStatus::Cancelled
                     && Some(approval.tool.as_str()) == tool
                     && Some(&approval.preview.arguments) == arguments
                     && approval.created_at >= turn.created_at
@@ -427,6 +470,7 @@ impl Runtime {
         }
         let arguments = arguments.unwrap_or_default();
         let declared = ctx.toolset.tools.get(tool).and_then(|t| t.declared.clone());
+        let fresh = orphan.is_none();
         let submitted = match orphan {
             Some(call) => Ok(call),
             None => {
@@ -491,15 +535,32 @@ impl Runtime {
                 ));
             }
         }
-        self.write(
-            ctx,
-            RunUpdate {
-                events,
-                steps: vec![step.clone()],
-                ..RunUpdate::default()
-            },
-        )
-        .await?;
+        let written = self
+            .write(
+                ctx,
+                RunUpdate {
+                    events,
+                    steps: vec![step.clone()],
+                    ..RunUpdate::default()
+                },
+            )
+            .await;
+        if let (Err(LegError::LeaseLost), true) = (&written, fresh) {
+            // Paused (or cancelled) between the gate and this write: the approval just
+            // asked for belongs to no step, and must not stay askable while the run does
+            // not advance. A crash right here leaves it to the pause's own sweep of the
+            // session (which already ran) or to the resumed leg, which adopts it.
+            if call.status == airlock_protocol::CallStatus::Pending {
+                if let Err(error) = self
+                    .gate()
+                    .cancel_call(&ctx.principal, &call.id, "the run was paused")
+                    .await
+                {
+                    tracing::info!(%error, call_id = %call.id, "closing the approval of a paused run's call");
+                }
+            }
+        }
+        written?;
         Ok(step)
     }
 

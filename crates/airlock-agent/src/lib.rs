@@ -10,6 +10,7 @@
 //! - `steps`: executing an allowed call exactly once, or telling the model why not.
 //! - `background`: resuming runs when their approvals are decided (here or on another
 //!   node), taking over runs whose node died, delivering the outbox.
+//! - `pause`: pausing and resuming a run for a person.
 //! - `scheduler`: starting runs of scheduled tasks (overlap guard claimed at dispatch).
 //! - `toolset`: an agent's provider and tools.
 //!
@@ -26,6 +27,7 @@ mod background;
 mod ctx;
 mod execute;
 mod leg;
+mod pause;
 mod scheduler;
 mod steps;
 pub mod toolset;

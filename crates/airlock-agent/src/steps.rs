@@ -264,8 +264,14 @@ impl Runtime {
         } else {
             StepStatus::Error
         };
-        self.finish_step(ctx, step, status, output, approver, Vec::new())
-            .await
+        // The tool ran: its result is journalled even if a person paused the run while it
+        // ran (the next write of this leg then stops it).
+        let (mut update, finished) =
+            self.finished_update(ctx, step, status, output, approver, Vec::new());
+        update.while_paused = true;
+        self.write(ctx, update).await?;
+        *step = finished;
+        Ok(())
     }
 
     /// Records the outcome of a tool the runtime ran (DESIGN.md §11.8), in its own

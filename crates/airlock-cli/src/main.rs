@@ -53,6 +53,8 @@ enum Command {
     Rules(commands::rules::RulesArgs),
     /// List, create, run and revoke scheduled tasks.
     Tasks(commands::tasks::TasksArgs),
+    /// Pause and resume a built-in agent's run.
+    Runs(commands::runs::RunsArgs),
     /// How often people were asked, and the standing rules that would ask them less.
     Insights(commands::insights::InsightsArgs),
 }
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
         Command::Chat(args) => commands::chat::run(args),
         Command::Rules(args) => commands::rules::run(args),
         Command::Tasks(args) => commands::tasks::run(args),
+        Command::Runs(args) => commands::runs::run(args),
         Command::Insights(args) => commands::insights::run(args),
     };
     match result {

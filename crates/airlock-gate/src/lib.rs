@@ -44,6 +44,7 @@ mod listen;
 mod notifications;
 mod operator;
 pub mod outcomes;
+mod pause;
 pub mod policy;
 pub mod replay;
 pub mod retries;

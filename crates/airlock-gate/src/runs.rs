@@ -48,17 +48,7 @@ impl Gate {
         let actor = principal.actor();
         let at = update.at.unwrap_or_else(|| self.now());
         let reason = format!("cancelled by {actor}: the run was cancelled");
-        let effects = |closed: &Approval| {
-            Effects::none()
-                .audit(audit(
-                    at,
-                    &actor,
-                    "approval.cancelled",
-                    &closed.id,
-                    approval_data(closed),
-                ))
-                .event(event(at, "approval.cancelled", closed))
-        };
+        let effects = |closed: &Approval| closing_effects(at, &actor, closed);
         let closing = ClosingApprovals {
             at,
             reason: &reason,
@@ -78,6 +68,19 @@ impl Gate {
         self.poke(workspace);
         Ok(Some(run))
     }
+}
+
+/// The audit record and event of an approval a run's cancel or pause closed.
+pub(crate) fn closing_effects(at: Timestamp, actor: &str, closed: &Approval) -> Effects {
+    Effects::none()
+        .audit(audit(
+            at,
+            actor,
+            "approval.cancelled",
+            &closed.id,
+            approval_data(closed),
+        ))
+        .event(event(at, "approval.cancelled", closed))
 }
 
 impl Runs {
@@ -200,6 +203,16 @@ impl Runs {
         self.store
             .claim_run(workspace, run_id, now, lease, update)
             .await
+    }
+
+    /// A leg of a paused run stopped: lets go of its lease so that the run may be resumed.
+    pub async fn release_paused(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        owner: &str,
+    ) -> StoreResult<bool> {
+        self.store.release_paused(workspace, run_id, owner).await
     }
 
     pub async fn stalled_runs(

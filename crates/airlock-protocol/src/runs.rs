@@ -14,6 +14,9 @@ string_enum! {
         Running => "running",
         /// Suspended: at least one of its tool calls waits for a person.
         AwaitingApproval => "awaiting_approval",
+        /// Paused by a person (DESIGN.md §11.6): it does not advance, and nothing of it is
+        /// pending, until someone resumes it.
+        Paused => "paused",
         Completed => "completed",
         Failed => "failed",
         Cancelled => "cancelled",
@@ -21,9 +24,12 @@ string_enum! {
 }
 
 impl RunState {
-    /// Whether the run can still change.
+    /// Whether the run can still change (a paused run can: it may be resumed).
     pub fn is_live(self) -> bool {
-        matches!(self, RunState::Running | RunState::AwaitingApproval)
+        matches!(
+            self,
+            RunState::Running | RunState::AwaitingApproval | RunState::Paused
+        )
     }
 }
 

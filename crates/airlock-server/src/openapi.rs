@@ -28,7 +28,7 @@ use utoipa::{Modify, OpenApi};
         calls::submit, calls::get_call, calls::redeem, runs::cancel_call,
         outcomes::report, outcomes::ambiguous, outcomes::reconcile,
         runs::post_message, runs::list_messages, runs::get_run, runs::stream_events,
-        runs::cancel_run, runs::list_outbox,
+        runs::cancel_run, runs::pause_run, runs::resume_run, runs::list_outbox,
         tasks::create, tasks::list, tasks::get, tasks::update, tasks::run, tasks::insights, tasks::learned,
         approvals::list, approvals::get, approvals::decide, approvals::decide_many,
         rules::list, rules::create, rules::revoke,

@@ -58,6 +58,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/runs/{id}", get(runs::get_run))
         .route("/v1/runs/{id}/events", get(runs::stream_events))
         .route("/v1/runs/{id}/cancel", post(runs::cancel_run))
+        .route("/v1/runs/{id}/pause", post(runs::pause_run))
+        .route("/v1/runs/{id}/resume", post(runs::resume_run))
         .route("/v1/outbox", get(runs::list_outbox))
         .route("/v1/tasks", post(tasks::create).get(tasks::list))
         .route("/v1/tasks/{id}", get(tasks::get).patch(tasks::update))

@@ -21,6 +21,8 @@
 //! | `run.suspended`     | runtime: a run committed `awaiting_approval`                          |
 //! | `run.resumed`       | runtime: a node claimed a run (`run_resumed`), its leg not started    |
 //! | `run.cancelled`     | a run cancelled with its pending approvals closed                     |
+//! | `run.paused`        | a run paused with its pending approvals closed, no answer sent yet    |
+//! | `run.unpaused`      | a paused run resumed (`awaiting_approval`), not yet claimed by a node |
 
 /// Every point a test may name; a name outside this list is a typo, and the process
 /// refuses to start rather than run a crash test that can never crash.
@@ -33,6 +35,8 @@ pub const POINTS: &[&str] = &[
     "run.suspended",
     "run.resumed",
     "run.cancelled",
+    "run.paused",
+    "run.unpaused",
 ];
 
 /// Marks a failure-injection point. Expands to nothing unless `airlock-store` is built

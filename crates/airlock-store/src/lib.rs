@@ -510,6 +510,38 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
         closing: &ClosingApprovals<'_>,
     ) -> StoreResult<Option<(Run, Vec<Approval>)>>;
 
+    /// Pauses a live run whoever holds it, applying `update` (its `run_paused` event), and
+    /// closes, as `closing` says, the pending approvals of its gated steps and of the calls
+    /// its agent made in its session since it started that no step names yet (a leg that
+    /// was between the gate and its step): all in one transaction. The holder keeps its
+    /// lease only to journal a tool already executing. `None` when the run is unknown or
+    /// not running or awaiting approval.
+    async fn pause_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        update: &RunUpdate,
+        closing: &ClosingApprovals<'_>,
+    ) -> StoreResult<Option<(Run, Vec<Approval>)>>;
+
+    /// Resumes a paused run: it becomes `awaiting_approval` with no lease (so any node may
+    /// claim it), and each gated step whose approval was cancelled loses its call, so that
+    /// the leg asks again (a new approval; the old one stays cancelled). `Conflict` while
+    /// the leg that held it when it was paused may still be in a step (its lease is still
+    /// there and live at `now`); `None` when the run is unknown or not paused.
+    async fn resume_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        now: Timestamp,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>>;
+
+    /// The leg of a paused run stopped: `owner` lets go of its lease, so the run may be
+    /// resumed. `false` (nothing written) unless the run is paused and held by `owner`.
+    async fn release_paused(&self, workspace: &str, run_id: &str, owner: &str)
+        -> StoreResult<bool>;
+
     /// Runs that should be moving and are not, with their workspace, at most `limit`:
     /// runs awaiting approval none of whose gated calls is still pending, and running runs
     /// whose lease ran out before `now`.

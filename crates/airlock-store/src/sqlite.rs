@@ -51,6 +51,37 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+/// Runs the pending migrations with foreign keys off, as SQLite's procedure for
+/// rebuilding a table requires (a migration cannot turn them off itself: sqlx runs each in
+/// a transaction, where the pragma is a no-op), then checks every foreign key and turns
+/// them on again. A violation fails the open rather than serve a broken database.
+async fn migrate(bootstrap: &sqlx::SqlitePool) -> StoreResult<()> {
+    let failed = |error: String| StoreError::Database(format!("migrating the schema: {error}"));
+    sqlx::query("PRAGMA foreign_keys = OFF")
+        .execute(bootstrap)
+        .await
+        .map_err(database)?;
+    MIGRATOR
+        .run(bootstrap)
+        .await
+        .map_err(|error| failed(error.to_string()))?;
+    let violations = sqlx::query("PRAGMA foreign_key_check")
+        .fetch_all(bootstrap)
+        .await
+        .map_err(database)?;
+    if !violations.is_empty() {
+        return Err(failed(format!(
+            "{} rows break a foreign key after the migrations",
+            violations.len()
+        )));
+    }
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(bootstrap)
+        .await
+        .map_err(database)?;
+    Ok(())
+}
+
 impl SqliteStore {
     /// Opens (creating the file and its folder if missing) and migrates the database at
     /// `path`.
@@ -85,10 +116,7 @@ impl SqliteStore {
             )
             .await
             .map_err(database)?;
-        MIGRATOR
-            .run(&bootstrap)
-            .await
-            .map_err(|error| StoreError::Database(format!("migrating the schema: {error}")))?;
+        migrate(&bootstrap).await?;
         let writer = bootstrap.acquire().await.map_err(database)?.detach();
         bootstrap.close().await;
         let readers = SqlitePoolOptions::new()
@@ -151,5 +179,7 @@ impl SqliteStore {
 #[path = "sql/mod.rs"]
 mod sql;
 
+#[cfg(test)]
+mod rebuild_tests;
 #[cfg(test)]
 mod tests;

@@ -243,6 +243,9 @@ pub struct RunUpdate {
     pub steps: Vec<StoredStep>,
     /// Audit records and workspace events of the same change.
     pub effects: Effects,
+    /// The result of a tool that was already executing when a person paused the run: the
+    /// holder may still write it to the paused run (DESIGN.md §11.6), and nothing else.
+    pub while_paused: bool,
 }
 
 /// A step as the runtime stores it: the trace entry plus whether its stored arguments

@@ -39,6 +39,7 @@ mod store {
     pub mod notify;
     pub mod outbox;
     pub mod outcomes;
+    pub mod pause;
     pub mod policy;
     pub mod postgres;
     pub mod rules;
@@ -189,6 +190,10 @@ macro_rules! conformance_suite {
         );
         behaviour!($backend, takeover::concurrent_claims_have_one_winner);
         behaviour!($backend, runs::cancel_run_ends_a_live_run_whoever_holds_it);
+        behaviour!(
+            $backend,
+            pause::pause_closes_what_the_run_asked_and_resume_asks_again
+        );
         behaviour!(
             $backend,
             takeover::stalled_runs_are_the_ones_that_should_move

@@ -197,6 +197,16 @@ fn show(event: &Value) {
         "run_cancelled" => {
             let _ = writeln!(out, "\nthe run was cancelled");
         }
+        "run_paused" => {
+            let _ = writeln!(
+                out,
+                "\n  (paused by {}; its approvals were closed)",
+                text("by")
+            );
+        }
+        "run_unpaused" => {
+            let _ = writeln!(out, "  (resumed by {})", text("by"));
+        }
         _ => {}
     }
     let _ = out.flush();

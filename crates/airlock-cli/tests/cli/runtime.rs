@@ -2,7 +2,7 @@
 //! driven by `airlock chat` with an inline approval, a run that survives `kill -9`, and a
 //! run resumed by another node on a shared PostgreSQL.
 
-use crate::support::{eventually, stdout, Server};
+use crate::support::{eventually, stderr as stderr_of, stdout, Server};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::Stdio;
@@ -270,4 +270,68 @@ fn an_approved_email_is_delivered_over_smtp() {
     assert!(mail.contains("bob@elsewhere.test"), "{mail}");
     assert!(mail.contains("Weekly report"), "{mail}");
     assert_eq!(mail.matches("Subject: Weekly report").count(), 1, "{mail}");
+}
+
+/// `airlock runs pause ID` and `runs resume ID` (with `--json`): the pause closes the
+/// run's approval, a second pause is a refusal (exit 1), a viewer is refused (exit 1), a
+/// missing id is a usage error (exit 2); the resume asks again and the run completes once
+/// the new approval is approved.
+#[test]
+fn runs_pause_and_resume_from_the_cli() {
+    let work = tempfile::tempdir().unwrap();
+    let server = Server::start(work.path(), &["--demo"]);
+    let owner = server.owner_token();
+    let run_id = start_run(&server, &owner, "assistant", "email Bob");
+    eventually(Duration::from_secs(10), "the run waits", || {
+        run_state(&server, &owner, &run_id) == "awaiting_approval"
+    });
+    let first = server.pending();
+    assert_eq!(first.len(), 1, "{first:?}");
+
+    let paused = server.client(&["runs", "pause", &run_id]);
+    assert_eq!(paused.status.code(), Some(0), "{}", stderr_of(&paused));
+    assert_eq!(
+        stdout(&paused).trim(),
+        format!("paused {run_id} (now paused)")
+    );
+    assert!(server.pending().is_empty(), "the pause closed the approval");
+    let again = server.client(&["runs", "pause", &run_id, "--json"]);
+    assert_eq!(again.status.code(), Some(1), "{}", stdout(&again));
+    assert!(
+        stderr_of(&again).contains("the run is paused"),
+        "{}",
+        stderr_of(&again)
+    );
+    let viewer = call(
+        "POST",
+        &format!("{}/v1/users", server.url),
+        &owner,
+        Some(&json!({"name": "vic", "role": "viewer"})),
+    );
+    let viewer_token = viewer["token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{viewer}"));
+    let refused = server.client_as(viewer_token, &["runs", "resume", &run_id]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr_of(&refused));
+    let usage = server.client(&["runs", "resume"]);
+    assert_eq!(usage.status.code(), Some(2), "{}", stderr_of(&usage));
+
+    let resumed = server.client(&["runs", "resume", &run_id, "--json"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr_of(&resumed));
+    let body: Value = serde_json::from_str(&stdout(&resumed)).unwrap();
+    assert_eq!(body["id"], run_id.as_str());
+    let mut second = Vec::new();
+    eventually(Duration::from_secs(10), "the run asks again", || {
+        second = server.pending();
+        second.len() == 1
+    });
+    assert_ne!(second, first, "a new approval, never the old one");
+    let approved = server.client(&["approvals", "approve", &second[0]]);
+    assert_eq!(approved.status.code(), Some(0), "{}", stdout(&approved));
+    eventually(Duration::from_secs(10), "the run completes", || {
+        run_state(&server, &owner, &run_id) == "completed"
+    });
+    assert_eq!(outbox(&server, &owner).len(), 1);
+    let ended = server.client(&["runs", "resume", &run_id]);
+    assert_eq!(ended.status.code(), Some(1), "{}", stderr_of(&ended));
 }

@@ -126,6 +126,40 @@ pub async fn cancel_run(
     Ok(Json(state.runtime.cancel_run(&principal, &id).await?))
 }
 
+/// Pauses a running or suspended run: it does not advance, and its pending approvals are
+/// cancelled in the same transaction, so a later decision is refused (DESIGN.md §11.6).
+#[utoipa::path(post, path = "/v1/runs/{id}/pause", operation_id = "pause_run", tag = "runs",
+    params(("id" = String, Path, description = "Run id")),
+    responses(
+        (status = 200, description = "The run, paused", body = Run),
+        (status = 403, description = "Viewers cannot pause runs", body = Problem),
+        (status = 404, description = "No such run here", body = Problem),
+        (status = 409, description = "The run is neither running nor awaiting approval", body = Problem)))]
+pub async fn pause_run(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(state.runtime.pause_run(&principal, &id).await?))
+}
+
+/// Resumes a paused run from its journal; a call whose approval the pause cancelled is
+/// asked again, as a new approval.
+#[utoipa::path(post, path = "/v1/runs/{id}/resume", operation_id = "resume_run", tag = "runs",
+    params(("id" = String, Path, description = "Run id")),
+    responses(
+        (status = 200, description = "The run, resumed", body = Run),
+        (status = 403, description = "Viewers cannot resume runs", body = Problem),
+        (status = 404, description = "No such run here", body = Problem),
+        (status = 409, description = "The run is not paused, or the step it was in when paused is still finishing", body = Problem)))]
+pub async fn resume_run(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    PathId(id): PathId,
+) -> Result<Json<Run>, ApiError> {
+    Ok(Json(state.runtime.resume_run(&principal, &id).await?))
+}
+
 /// Closes a pending call's approval without a decision (its agent gave up on it, e.g. an
 /// MCP client cancelled the request). The call's agent, or a user with role ≥ approver.
 #[utoipa::path(post, path = "/v1/calls/{id}/cancel", operation_id = "cancel_call", tag = "calls",

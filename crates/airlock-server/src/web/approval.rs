@@ -6,11 +6,11 @@
 //! and the decision form. The page's script shows a banner when the approval is decided
 //! elsewhere meanwhile — the form stays, and the gate refuses a click on it.
 
-use crate::web::decide;
 use crate::web::diff::{self, Line};
 use crate::web::error::WebError;
 use crate::web::layout::{self, risk_badge, shorten, status_badge, time_left, when, People};
 use crate::web::session::WebUser;
+use crate::web::{decide, turn};
 use crate::AppState;
 use airlock_protocol::{Approval, ApprovalStatus, Message};
 use axum::extract::{Path, State};
@@ -44,6 +44,11 @@ pub async fn page(
     let now = state.gate.now();
     let agent = people.agent(&approval.agent_id);
     let pending = approval.status == ApprovalStatus::Pending;
+    let turn_form = if pending && user.may_decide() {
+        turn::form(&state, &user, &approval).await
+    } else {
+        maud::html! {}
+    };
     let arguments = &approval.preview.arguments;
     let body = html! {
         article #approval .approval data-approval-id=(approval.id) data-after=(after) {
@@ -67,6 +72,7 @@ pub async fn page(
                     section.panel {
                         (decide::form(&approval, agent, &user.csrf))
                         (decide::edit_form(&approval, &user.csrf))
+                        (turn_form)
                     }
                 } @else {
                     p.notice.info { "You can see this approval; deciding needs the approver role." }

@@ -13,6 +13,7 @@
 //!   the cookie-authenticated event stream `GET /web/events`.
 //! - [`approval`]: `GET /approvals/{id}`: arguments, diff, the rule, session context.
 //! - [`decide`]: `POST /approvals/{id}/decision`, through the same gate call as the API.
+//! - [`turn`]: "approve all of this turn" on an approval's page, `POST /turns/decision`.
 //! - [`diff`]: the line diff of edit-style tools.
 //! - [`sessions`], [`audit`], [`rules`], [`policy`]: the other pages; [`policy_change`]:
 //!   the policy's edit form, its 7-day replay preview and the save after it.
@@ -43,6 +44,7 @@ pub mod policy_change;
 pub mod rules;
 pub mod session;
 pub mod sessions;
+pub mod turn;
 
 use crate::AppState;
 use axum::http::header::{self, HeaderName, HeaderValue};
@@ -66,6 +68,7 @@ pub fn routes() -> Router<AppState> {
         .route("/l/{token}", get(link::open))
         .route("/approvals/{id}", get(approval::page))
         .route("/approvals/{id}/decision", post(decide::decide))
+        .route("/turns/decision", post(turn::decide))
         .route("/calls/{id}/reconcile", post(ambiguous::reconcile))
         .route("/sessions/{id}", get(sessions::page))
         .route("/audit", get(audit::page))

@@ -167,3 +167,97 @@ async fn a_person_of_another_workspace_sees_nothing_of_this_one() {
         assert_eq!(reply.status(), 404, "{path}");
     }
 }
+
+/// The turn form without a browser: it lists the run's pending calls; a posted item whose
+/// approval was decided meanwhile shows its problem and leaves the others decided; an
+/// approval of no run, or the only one of its run, gets no turn form.
+#[tokio::test]
+async fn a_stale_item_of_a_turn_is_refused_alone() {
+    let fixture = Fixture::start().await;
+    fixture.start_run("trio", "#three").await;
+    let pending = fixture.pending(3).await;
+    let cookie = fixture.sign_in(&fixture.approver).await;
+    let id = |n: usize| pending[n]["id"].as_str().unwrap().to_owned();
+    let page = fixture
+        .page(&format!("/approvals/{}", id(0)), &cookie)
+        .await;
+    assert!(
+        page.contains("Approve all of this turn (3 calls)"),
+        "{page}"
+    );
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    // The third is rejected elsewhere before the form is posted.
+    fixture
+        .server
+        .client
+        .post(
+            &format!("/v1/approvals/{}/decision", id(2)),
+            &fixture.server.owner_token,
+            &serde_json::json!({"decision": "reject", "binding_digest": pending[2]["binding_digest"]}),
+        )
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let mut form = vec![
+        ("csrf".to_owned(), csrf),
+        ("decision".into(), "approve".into()),
+    ];
+    for approval in &pending {
+        let (id, digest) = (&approval["id"], &approval["binding_digest"]);
+        form.push((
+            "item".into(),
+            format!("{} {}", id.as_str().unwrap(), digest.as_str().unwrap()),
+        ));
+    }
+    let reply = client()
+        .post(format!("{}/turns/decision", fixture.server.url))
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string(&form).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    let results = reply.text().await.unwrap();
+    assert!(results.contains("Decided 2 of 3"), "{results}");
+    assert!(
+        results.contains(&format!(
+            "data-approval-id=\"{}\" data-problem=\"already_decided\"",
+            id(2)
+        )),
+        "{results}"
+    );
+    for (n, status) in [(0, "approved"), (1, "approved"), (2, "rejected")] {
+        assert_eq!(fixture.approval(&id(n)).await["status"], status);
+    }
+    // Nothing checked is a precise 400, and nothing changes.
+    let empty = client()
+        .post(format!("{}/turns/decision", fixture.server.url))
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string([("csrf", form[0].1.as_str())]).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(empty.status(), 400);
+    // An approval asked outside any run has no turn to offer.
+    let (_, alone) = fixture
+        .ask(
+            "email.send",
+            serde_json::json!({"to": "x@acme.test", "body": "1"}),
+        )
+        .await;
+    let page = fixture
+        .page(
+            &format!("/approvals/{}", alone["id"].as_str().unwrap()),
+            &cookie,
+        )
+        .await;
+    assert!(!page.contains("Approve all of this turn"), "{page}");
+}

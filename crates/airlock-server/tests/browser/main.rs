@@ -450,3 +450,43 @@ async fn the_policy_page_shows_what_would_change_before_a_save() {
         "the starter's, the fixture's and the page's: {updated:?}"
     );
 }
+
+/// "Approve all of this turn" with one call opted out, at desktop and phone width: three
+/// parallel calls of one model turn, two approved through the form, one still pending.
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_all_of_a_turn_but_one_from_the_page() {
+    let fixture = Fixture::start().await;
+    let run_id = fixture.start_run("trio", "#three").await;
+    let pending = fixture.pending(3).await;
+    let ids: Vec<&str> = pending.iter().map(|a| a["id"].as_str().unwrap()).collect();
+    let input = json!({"first": ids[0], "skip": ids[1], "ids": ids});
+    Scenario::start("turn", &fixture.server, &fixture.approver, input)
+        .finish()
+        .await;
+
+    for (id, status) in [
+        (ids[0], "approved"),
+        (ids[1], "pending"),
+        (ids[2], "approved"),
+    ] {
+        let approval = fixture.approval(id).await;
+        assert_eq!(approval["status"], status, "{approval}");
+        if status == "approved" {
+            assert_eq!(
+                approval["decided_by"],
+                format!("user:{}", fixture.approver_id)
+            );
+            assert_eq!(approval["decision_reason"], "the turn, but not that one");
+        }
+    }
+    let run = fixture
+        .server
+        .client
+        .get(&format!("/v1/runs/{run_id}"), &fixture.server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(run["state"], "awaiting_approval", "{run}");
+    assert_eq!(fixture.audit("approval.approved").await.len(), 2);
+}

@@ -276,8 +276,19 @@ pub fn artifacts() -> PathBuf {
 }
 
 /// Scripted model turns for [`Fixture::scripted_agent`]: a message with `#email` makes the
-/// agent send a mail, then say so.
+/// agent send a mail, then say so; `#three` sends three mails in one turn.
 const SCENARIOS: &str = r##"
+[[scenario]]
+marker = "#three"
+[[scenario.turn]]
+events = [
+  { type = "tool_use", name = "email.send", arguments = { to = "ann@example.com", subject = "One", body = "first" } },
+  { type = "tool_use", name = "email.send", arguments = { to = "bob@example.com", subject = "Two", body = "second" } },
+  { type = "tool_use", name = "email.send", arguments = { to = "cid@example.com", subject = "Three", body = "third" } },
+]
+[[scenario.turn]]
+events = [{ type = "text", text = "All three handled." }]
+
 [[scenario]]
 marker = "#email"
 [[scenario.turn]]
@@ -343,6 +354,50 @@ impl Fixture {
             assert!(start.elapsed() < Duration::from_secs(20), "nothing asked");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// The pending approvals, oldest first, once there are `count`.
+    pub async fn pending(&self, count: usize) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let list = self
+                .server
+                .client
+                .get("/v1/approvals?status=pending", &self.server.owner_token)
+                .await
+                .unwrap()
+                .expect_status(200)
+                .unwrap();
+            let mut items = list["items"].as_array().unwrap().clone();
+            if items.len() == count {
+                items.reverse();
+                return items;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "never {count} pending: {list}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Starts a run of the scripted agent `name` on `text`; returns the run id.
+    pub async fn start_run(&self, name: &str, text: &str) -> String {
+        let (agent, session_id) = self.scripted_agent(name).await;
+        self.server
+            .client
+            .post(
+                &format!("/v1/sessions/{session_id}/messages"),
+                &agent,
+                &json!({ "text": text }),
+            )
+            .await
+            .unwrap()
+            .expect_status(202)
+            .unwrap()["run_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     /// The run once it has ended.

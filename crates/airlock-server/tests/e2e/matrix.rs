@@ -277,6 +277,24 @@ fn rows() -> Vec<Row> {
                 "200", "200", "200", "403", "200", "404", "404", "401", "401",
             ],
         ),
+        api(
+            M::POST,
+            "/v1/runs/{run}/pause",
+            Body::Empty,
+            [
+                "200", "200", "200", "403", "200", "404", "404", "401", "401",
+            ],
+        ),
+        // The cell's run is suspended, not paused: the role check comes first (403), then
+        // the run's state (409).
+        api(
+            M::POST,
+            "/v1/runs/{run}/resume",
+            Body::Empty,
+            [
+                "409", "409", "409", "403", "409", "404", "404", "401", "401",
+            ],
+        ),
         api(M::GET, "/v1/outbox", Body::Empty, READ_LIST),
         api(
             M::POST,
@@ -413,6 +431,16 @@ fn rows() -> Vec<Row> {
                 ]
             }),
             PAGE_APPROVER_POST,
+        ),
+        // The turn form names its approvals in the body; another workspace's is refused
+        // item by item (its problem shown), so that page is a 200 too.
+        page(
+            M::POST,
+            "/turns/decision",
+            Body::Form(|c| vec![("item", format!("{} {}", c.approval, c.digest))]),
+            [
+                "200", "200", "200", "403", "303", "200", "303", "303", "303",
+            ],
         ),
         page(
             M::POST,
@@ -579,7 +607,7 @@ impl Fixture {
         };
         let path = row.path;
         // A batch names its approval in the body.
-        let batch = path == "/v1/approvals/decisions";
+        let batch = path == "/v1/approvals/decisions" || path == "/turns/decision";
         if path.contains("{approval}") || path.contains("{pending_call}") || batch {
             let call = self
                 .server

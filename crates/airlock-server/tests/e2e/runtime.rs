@@ -5,6 +5,7 @@ mod behaviours;
 mod latency;
 mod llm;
 mod mcp;
+mod pause;
 mod restarts;
 mod standing;
 mod support;

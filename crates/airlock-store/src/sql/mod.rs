@@ -22,7 +22,7 @@
 //! - `rules`: standing rules.
 //! - `web`: the browser inbox's sessions (cookie hash → principal).
 //! - `runs`, `tasks`: the built-in runtime's runs, journal, steps, messages, outbox, and
-//!   scheduled tasks.
+//!   scheduled tasks; `pause`: pausing and resuming a run.
 
 // What the files below reach as `super::dialect` and `super::Backend`.
 use super::{dialect, Backend};
@@ -66,6 +66,7 @@ mod identity;
 mod integrations;
 mod notify;
 mod outcomes;
+mod pause;
 mod policy;
 mod retries;
 mod rules;

@@ -32,7 +32,7 @@ where
 }
 
 /// Writes `update` to a run whose right to be written was checked by the caller.
-async fn apply(
+pub(super) async fn apply(
     conn: &mut Conn,
     workspace: &str,
     run_id: &str,
@@ -126,12 +126,15 @@ async fn apply(
         Some((state, error)) => (*state, error.clone()),
         None => (run.state, run.error.clone()),
     };
-    // The lease only lives while the run runs.
+    // The lease only lives while the run runs, or is paused with a tool still executing
+    // (its holder journals the result under it; resuming drops it).
     let lease = update.lease.as_ref().filter(|_| state == RunState::Running);
     sqlx::query(
         "UPDATE runs SET last_seq = $1, updated_at = $2, state = $3, error = $4,
-            lease_owner = CASE WHEN $5 = 'running' THEN COALESCE($6, lease_owner) END,
-            lease_until = CASE WHEN $7 = 'running' THEN COALESCE($8, lease_until) END
+            lease_owner = CASE WHEN $5 = 'running' THEN COALESCE($6, lease_owner)
+                               WHEN $5 = 'paused' THEN lease_owner END,
+            lease_until = CASE WHEN $7 = 'running' THEN COALESCE($8, lease_until)
+                               WHEN $7 = 'paused' THEN lease_until END
          WHERE id = $9 AND workspace = $10",
     )
     .bind(to_i64(seq)?)
@@ -162,20 +165,23 @@ async fn apply(
     Ok(appended)
 }
 
-/// `LeaseLost` unless the run is running and held by `owner`.
+/// `LeaseLost` unless the run is held by `owner` and running (or paused, for a write
+/// `while_paused`: the result of a tool that was executing when the run was paused).
 async fn check_held(
     conn: &mut Conn,
     workspace: &str,
     run_id: &str,
     owner: &str,
+    while_paused: bool,
 ) -> StoreResult<()> {
     let held: Option<i64> = sqlx::query_scalar(
-        "SELECT CAST(1 AS BIGINT) FROM runs WHERE id = $1 AND workspace = $2 AND state = 'running'
-            AND lease_owner = $3",
+        "SELECT CAST(1 AS BIGINT) FROM runs WHERE id = $1 AND workspace = $2
+            AND (state = 'running' OR (state = 'paused' AND $4)) AND lease_owner = $3",
     )
     .bind(run_id)
     .bind(workspace)
     .bind(owner)
+    .bind(while_paused)
     .fetch_optional(&mut *conn)
     .await
     .map_err(database)?;
@@ -192,7 +198,7 @@ pub(crate) async fn start_run(
     lock_workspace(conn, workspace).await?;
     let live: Option<String> = sqlx::query_scalar(
         "SELECT id FROM runs WHERE workspace = $1 AND session_id = $2
-            AND state IN ('running', 'awaiting_approval') LIMIT 1",
+            AND state IN ('running', 'awaiting_approval', 'paused') LIMIT 1",
     )
     .bind(workspace)
     .bind(&run.session_id)
@@ -231,7 +237,7 @@ pub(crate) async fn update_run(
     update: &RunUpdate,
 ) -> StoreResult<Vec<RunEvent>> {
     lock_workspace(conn, workspace).await?;
-    check_held(conn, workspace, run_id, owner).await?;
+    check_held(conn, workspace, run_id, owner, update.while_paused).await?;
     apply(conn, workspace, run_id, update).await
 }
 
@@ -248,7 +254,8 @@ pub(crate) async fn redeem_for_run(
     update: &RunUpdate,
 ) -> Result<Grant, RedeemError> {
     lock_workspace(conn, workspace).await?;
-    check_held(conn, workspace, run_id, owner).await?;
+    // Never while paused: a paused run executes nothing new.
+    check_held(conn, workspace, run_id, owner, false).await?;
     // No key: the runtime never crosses HTTP to redeem, and its grant is consumed in the
     // same transaction as its effect or `tool_started`, so no answer can be lost between
     // them. No outcome deadline either: a leg that dies mid-tool leaves `tool_started`
@@ -323,12 +330,10 @@ pub(crate) async fn cancel_run(
     update: &RunUpdate,
     closing: &crate::ClosingApprovals<'_>,
 ) -> StoreResult<Option<(Run, Vec<airlock_protocol::Approval>)>> {
-    use super::calls::{close_by_system, SystemClose};
-    use airlock_protocol::{ApprovalStatus, CallStatus};
     lock_workspace(conn, workspace).await?;
     let cancelled = sqlx::query(
         "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
-         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval')",
+         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval', 'paused')",
     )
     .bind(run_id)
     .bind(workspace)
@@ -350,6 +355,23 @@ pub(crate) async fn cancel_run(
     .fetch_all(&mut *conn)
     .await
     .map_err(database)?;
+    let closed = close_approvals(conn, workspace, pending, closing).await?;
+    let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
+        return Ok(None);
+    };
+    Ok(Some((run, closed)))
+}
+
+/// Cancels each of `pending` still pending, with the effects `closing` gives; returns
+/// the approvals closed, as they are afterwards.
+pub(super) async fn close_approvals(
+    conn: &mut Conn,
+    workspace: &str,
+    pending: Vec<String>,
+    closing: &crate::ClosingApprovals<'_>,
+) -> StoreResult<Vec<airlock_protocol::Approval>> {
+    use super::calls::{close_by_system, SystemClose};
+    use airlock_protocol::{ApprovalStatus, CallStatus};
     let mut closed = Vec::with_capacity(pending.len());
     for approval_id in pending {
         let close = SystemClose {
@@ -363,10 +385,7 @@ pub(crate) async fn cancel_run(
             closed.push(approval);
         }
     }
-    let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
-        return Ok(None);
-    };
-    Ok(Some((run, closed)))
+    Ok(closed)
 }
 
 pub(crate) async fn stalled_runs(

@@ -5,8 +5,8 @@
 
 use super::identity::AgentKey;
 use super::{
-    audit, calls, decide, expiry, grants, identity, outcomes, policy, retries, rules, runs, tasks,
-    web, Backend,
+    audit, calls, decide, expiry, grants, identity, outcomes, pause, policy, retries, rules, runs,
+    tasks, web, Backend,
 };
 use crate::{
     ApprovalFilter, Change, ClosingApprovals, DecideError, Decided, Decision, Effects, Grant,
@@ -468,6 +468,41 @@ impl Store for Backend {
     ) -> StoreResult<Option<(Run, Vec<Approval>)>> {
         write_transaction!(self, |conn| runs::cancel_run(
             conn, workspace, run_id, update, closing
+        ))
+    }
+
+    async fn pause_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        update: &RunUpdate,
+        closing: &ClosingApprovals<'_>,
+    ) -> StoreResult<Option<(Run, Vec<Approval>)>> {
+        write_transaction!(self, |conn| pause::pause_run(
+            conn, workspace, run_id, update, closing
+        ))
+    }
+
+    async fn resume_run(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        now: Timestamp,
+        update: &RunUpdate,
+    ) -> StoreResult<Option<Run>> {
+        write_transaction!(self, |conn| pause::resume_run(
+            conn, workspace, run_id, now, update
+        ))
+    }
+
+    async fn release_paused(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        owner: &str,
+    ) -> StoreResult<bool> {
+        write_transaction!(self, |conn| pause::release_paused(
+            conn, workspace, run_id, owner
         ))
     }
 

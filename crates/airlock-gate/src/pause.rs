@@ -1,0 +1,87 @@
+//! Pausing and resuming a run for a person (DESIGN.md §11.6, §10 item 11): the store
+//! changes the run and closes its pending approvals in one transaction; the gate says who
+//! did it (audit records) and wakes whoever waits on a closed approval.
+
+use crate::effects::audit;
+use crate::runs::closing_effects;
+use crate::{Gate, GateError};
+use airlock_protocol::{Approval, Run};
+use airlock_store::{ClosingApprovals, Principal, RunUpdate};
+use serde_json::json;
+
+impl Gate {
+    /// Pauses a running or suspended run for `principal` and closes the pending approvals
+    /// its steps (or its leg, between the gate and the step) asked for, in the same
+    /// transaction, then wakes their waiters. `None` when the run is unknown or neither
+    /// running nor awaiting approval.
+    pub async fn pause_run(
+        &self,
+        principal: &Principal,
+        run_id: &str,
+        update: &RunUpdate,
+    ) -> Result<Option<Run>, GateError> {
+        let workspace = principal.workspace.as_str();
+        let actor = principal.actor();
+        let at = update.at.unwrap_or_else(|| self.now());
+        let reason = format!("cancelled by {actor}: the run was paused");
+        let effects = |closed: &Approval| closing_effects(at, &actor, closed);
+        let closing = ClosingApprovals {
+            at,
+            reason: &reason,
+            effects: &effects,
+        };
+        let mut update = update.clone();
+        update.effects = update.effects.audit(audit(
+            at,
+            &actor,
+            "run.paused",
+            run_id,
+            json!({"run_id": run_id}),
+        ));
+        let Some((run, closed)) = self
+            .store()
+            .pause_run(workspace, run_id, &update, &closing)
+            .await?
+        else {
+            return Ok(None);
+        };
+        airlock_store::failpoint!("run.paused");
+        for approval in &closed {
+            self.settle(workspace, &approval.call_id);
+        }
+        self.poke(workspace);
+        Ok(Some(run))
+    }
+
+    /// Resumes a paused run for `principal`: it becomes `awaiting_approval`, ready for a
+    /// node to claim, and each step whose approval the pause cancelled will be asked
+    /// again. `None` when the run is unknown or not paused; `Conflict` while the leg that
+    /// held it when it was paused is still finishing its step.
+    pub async fn resume_run(
+        &self,
+        principal: &Principal,
+        run_id: &str,
+        update: &RunUpdate,
+    ) -> Result<Option<Run>, GateError> {
+        let workspace = principal.workspace.as_str();
+        let actor = principal.actor();
+        let at = update.at.unwrap_or_else(|| self.now());
+        let mut update = update.clone();
+        update.effects = update.effects.audit(audit(
+            at,
+            &actor,
+            "run.resumed",
+            run_id,
+            json!({"run_id": run_id}),
+        ));
+        let resumed = self
+            .store()
+            .resume_run(workspace, run_id, at, &update)
+            .await?;
+        if resumed.is_some() {
+            airlock_store::failpoint!("run.unpaused");
+            self.poke(workspace);
+        }
+        Ok(resumed)
+    }
+}
