@@ -9,4 +9,5 @@ mod gate {
     pub mod cache;
     pub mod guarantees;
     pub mod harness;
+    pub mod redeeming;
 }
