@@ -5,6 +5,7 @@
 
 mod gate {
     pub mod ambiguous;
+    pub mod audit_pages;
     pub mod boundary;
     pub mod cache;
     pub mod guarantees;
