@@ -67,7 +67,7 @@ mod integrations;
 mod notify;
 mod outcomes;
 mod policy;
-mod retries;
+pub(crate) mod retries;
 mod rules;
 mod runs;
 mod store;
