@@ -89,6 +89,26 @@ impl CallContext {
     }
 }
 
+/// What a caller that redeems the moment its call is allowed (a coding agent's hook)
+/// adds to a submission ([`Gate::submit_redeeming`]).
+#[derive(Debug, Clone, Default)]
+pub struct Redeeming {
+    /// The call's session as the caller has just read it (`Gate::session_for_external`):
+    /// used instead of reading it again when it is the submission's session.
+    pub session: Option<Session>,
+    /// When the call is allowed, its grant is consumed in the commit that records it.
+    pub redeem: Option<RedeemOnAllow>,
+}
+
+/// How the grant of an allowed call is consumed as it is recorded.
+#[derive(Debug, Clone, Default)]
+pub struct RedeemOnAllow {
+    /// The `Idempotency-Key` it is consumed under (a retry under it is `replayed`).
+    pub key: Option<String>,
+    /// The key the call is then held under, as [`Gate::hold_for_escalation`] would.
+    pub hold: Option<String>,
+}
+
 impl Gate {
     /// Submits a call for the agent the token belongs to.
     pub async fn submit_call(
@@ -96,6 +116,30 @@ impl Gate {
         principal: &Principal,
         submission: Submission,
     ) -> Result<Call, GateError> {
+        self.submit_redeeming(principal, submission, &Redeeming::default())
+            .await
+            .map(|(call, _)| call)
+    }
+
+    /// [`Gate::submit_call`] for a caller that redeems an allowed call's grant at once:
+    /// when the call is allowed, the call's record and its grant's consumption (the
+    /// `grant.consumed` record after `call.allowed`) are one commit instead of two, and
+    /// the redemption comes back with the call. Anything else is recorded as
+    /// [`Gate::submit_call`] records it, and comes back with no redemption.
+    pub async fn submit_redeeming(
+        &self,
+        principal: &Principal,
+        submission: Submission,
+        redeeming: &Redeeming,
+    ) -> Result<(Call, Option<Redemption>), GateError> {
+        // A key that would be refused is left to the separate redeem, which refuses it as
+        // it always did.
+        let redeem = redeeming.redeem.as_ref().filter(|redeem| {
+            redeem
+                .key
+                .as_deref()
+                .is_none_or(|key| check_idempotency_key(key).is_ok())
+        });
         let submission = Submission {
             context: submission.context.checked(),
             ..submission
@@ -112,7 +156,8 @@ impl Gate {
         loop {
             let attempt = {
                 let _submitting = turn.read().await;
-                self.submit_once(principal, &submission).await
+                self.submit_once(principal, &submission, redeeming.session.as_ref(), redeem)
+                    .await
             };
             match attempt {
                 Err(GateError::StalePolicy) if std::time::Instant::now() < budget => {
@@ -135,11 +180,21 @@ impl Gate {
         &self,
         principal: &Principal,
         submission: &Submission,
-    ) -> Result<Call, GateError> {
+        known_session: Option<&Session>,
+        redeem: Option<&RedeemOnAllow>,
+    ) -> Result<(Call, Option<Redemption>), GateError> {
         let (agent_id, agent_name) = require_agent(principal, "submit calls")?;
         let workspace = principal.workspace.as_str();
         check_submission(submission)?;
         let session = match &submission.session_id {
+            // The caller's own read of this agent's session, a moment ago.
+            Some(session_id)
+                if known_session.is_some_and(|known| {
+                    known.id == *session_id && known.agent_id.as_deref() == Some(agent_id)
+                }) =>
+            {
+                known_session.cloned()
+            }
             // Another agent's session is as invisible as another workspace's.
             Some(session_id) => Some(self.get_session(principal, session_id).await?),
             None => None,
@@ -225,13 +280,13 @@ impl Gate {
                     id: new_id("grt"),
                     call_id: call_id.clone(),
                     created_at: now,
-                    consumed_at: None,
+                    consumed_at: redeem.map(|_| now),
                 };
                 call.status = CallStatus::Allowed;
                 call.grant_id = Some(grant.id.clone());
                 call.decided_at = Some(now);
                 new_call.grant = Some(grant);
-                Effects::none()
+                let mut effects = Effects::none()
                     .audit(audit(
                         now,
                         &actor,
@@ -239,7 +294,15 @@ impl Gate {
                         &call.id,
                         call_data(&call, verdict.standing_rule.as_deref(), task_id),
                     ))
-                    .event(event(now, "call.decided", &call))
+                    .event(event(now, "call.decided", &call));
+                if redeem.is_some() {
+                    // The records the separate redeem would have appended next.
+                    effects
+                        .audit
+                        .extend(redeem_effects(principal, &call, now).audit);
+                    call.redeemed_at = Some(now);
+                }
+                effects
             }
             Decision::Deny => {
                 call.status = CallStatus::Denied;
@@ -285,15 +348,42 @@ impl Gate {
         };
         new_call.call = call.clone();
         airlock_store::failpoint!("call.submitted");
-        self.store()
-            .record_call(workspace, &new_call, &effects)
-            .await?;
+        let redemption = match (redeem, &new_call.grant) {
+            (Some(redeem), Some(grant)) => {
+                let request = RedeemRequest {
+                    at: now,
+                    key: redeem.key.as_deref(),
+                    outcome_due: Some(self.outcome_due(workspace, now)),
+                };
+                self.store()
+                    .record_call_redeemed(
+                        workspace,
+                        &new_call,
+                        &request,
+                        redeem.hold.as_deref(),
+                        &effects,
+                    )
+                    .await?;
+                airlock_store::failpoint!("grant.redeemed");
+                Some(Redemption {
+                    grant: grant.clone(),
+                    replayed: false,
+                    arguments: None,
+                })
+            }
+            _ => {
+                self.store()
+                    .record_call(workspace, &new_call, &effects)
+                    .await?;
+                None
+            }
+        };
         if new_call.approval.is_some() {
             airlock_store::failpoint!("approval.created");
             self.inner.sweeper_wake.notify_one();
         }
         self.poke(workspace);
-        Ok(call)
+        Ok((call, redemption))
     }
 
     /// The live standing rules that may apply to a call of this agent: its own, its

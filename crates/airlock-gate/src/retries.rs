@@ -29,7 +29,7 @@
 //! `description`, plus the turn id), and the `PermissionRequest` that follows takes it,
 //! once: allowed without a second question or grant (`call.adopted`, `"escalation": true`).
 
-use crate::calls::Submission;
+use crate::calls::{Redeeming, Submission};
 use crate::effects::audit;
 use crate::identity::require_agent;
 use crate::{Gate, GateError};
@@ -46,6 +46,9 @@ pub struct Taken {
     pub retry_key: Option<String>,
     /// Whether `call` is an earlier call this retry adopted.
     pub adopted: bool,
+    /// The grant of a call allowed and redeemed in the commit that recorded it
+    /// ([`Gate::submit_or_adopt_redeeming`]).
+    pub redemption: Option<Redemption>,
 }
 
 impl Gate {
@@ -55,6 +58,19 @@ impl Gate {
         &self,
         principal: &Principal,
         submission: Submission,
+    ) -> Result<Taken, GateError> {
+        self.submit_or_adopt_redeeming(principal, submission, &Redeeming::default())
+            .await
+    }
+
+    /// [`Gate::submit_or_adopt`], submitting as [`Gate::submit_redeeming`] does: a call
+    /// submitted afresh and allowed comes back with its grant already consumed. An adopted
+    /// call is redeemed as before ([`Gate::redeem_adopted`]).
+    pub async fn submit_or_adopt_redeeming(
+        &self,
+        principal: &Principal,
+        submission: Submission,
+        redeeming: &Redeeming,
     ) -> Result<Taken, GateError> {
         let submission = Submission {
             context: submission.context.checked(),
@@ -67,14 +83,18 @@ impl Gate {
                     call,
                     retry_key,
                     adopted: true,
+                    redemption: None,
                 });
             }
         }
-        let call = self.submit_call(principal, submission).await?;
+        let (call, redemption) = self
+            .submit_redeeming(principal, submission, redeeming)
+            .await?;
         Ok(Taken {
             call,
             retry_key,
             adopted: false,
+            redemption,
         })
     }
 

@@ -5,8 +5,10 @@
 
 mod gate {
     pub mod ambiguous;
+    pub mod audit_pages;
     pub mod boundary;
     pub mod cache;
     pub mod guarantees;
     pub mod harness;
+    pub mod redeeming;
 }

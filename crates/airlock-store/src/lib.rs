@@ -247,6 +247,28 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
         effects: &Effects,
     ) -> StoreResult<()>;
 
+    /// Records an allowed call and consumes its grant in one transaction, as
+    /// [`Store::record_call`] then [`Store::redeem_keyed`] would in two (for a caller that
+    /// redeems the moment its call is allowed: a coding agent's hook). The grant is written
+    /// already consumed, with `request.key`; the call with its redeem time and outcome
+    /// deadline, and held under `hold` as [`Store::hold_for_retry`] would. No one else
+    /// can have seen the grant unconsumed, so it is consumed exactly once (G1), and a
+    /// retry under the key replays it through [`Store::redeem_keyed`]. `effects` carry the
+    /// records of both steps, in that order. A call that is not allowed (an approval, no
+    /// grant) is refused with `Conflict` and nothing is written.
+    async fn record_call_redeemed(
+        &self,
+        workspace: &str,
+        call: &NewCall,
+        request: &RedeemRequest<'_>,
+        hold: Option<&str>,
+        effects: &Effects,
+    ) -> StoreResult<()>;
+
+    /// Write transactions this store has committed since it was opened, on this node:
+    /// what tests and benchmarks count to see how many commits an operation costs.
+    fn commits(&self) -> u64;
+
     async fn get_call(&self, workspace: &str, id: &str) -> StoreResult<Option<Call>>;
 
     async fn get_approval(&self, workspace: &str, id: &str) -> StoreResult<Option<Approval>>;

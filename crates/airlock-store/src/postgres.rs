@@ -78,6 +78,8 @@ pub struct PostgresStore {
     pool: PgPool,
     /// Group commit of the calls that need no approval (`batch.rs`).
     batcher: batch::Batcher,
+    /// Transactions this node committed (`Store::commits`), shared with the batcher.
+    commits: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -131,8 +133,13 @@ impl PostgresStore {
             .run(&pool)
             .await
             .map_err(|error| StoreError::Database(format!("migrating the schema: {error}")))?;
-        let batcher = batch::Batcher::new(pool.clone());
-        Ok(PostgresStore { pool, batcher })
+        let commits = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let batcher = batch::Batcher::new(pool.clone(), std::sync::Arc::clone(&commits));
+        Ok(PostgresStore {
+            pool,
+            batcher,
+            commits,
+        })
     }
 
     /// Closes every connection (and ends every [`crate::Store::listen`] task).
@@ -156,6 +163,9 @@ macro_rules! write_transaction {
         match outcome {
             Ok(value) => {
                 transaction.commit().await.map_err($crate::codec::database)?;
+                $store
+                    .commits
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Ok(value)
             }
             Err(error) => {
@@ -175,6 +185,11 @@ impl PostgresStore {
     /// Other nodes' changes, as they commit.
     async fn changes(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
         listen::listen(&self.pool).await.map(Some)
+    }
+
+    /// Write transactions committed since the store connected.
+    fn committed(&self) -> u64 {
+        self.commits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Records a call that needs no approval in this node's next batch.

@@ -163,6 +163,11 @@ impl SqliteStore {
         &self.readers
     }
 
+    /// Write transactions committed since the store opened.
+    fn committed(&self) -> u64 {
+        self.writer.commits()
+    }
+
     /// Records a call that needs no approval in the writer's next batch.
     async fn record_batched(&self, write: CallWrite<'_>) -> StoreResult<()> {
         self.writer.record_call(write).await

@@ -144,6 +144,10 @@ macro_rules! conformance_suite {
         behaviour!($backend, grants::a_grant_is_redeemed_once);
         behaviour!($backend, grants::redeem_refusals_say_why);
         behaviour!($backend, grants::a_held_call_is_released_once);
+        behaviour!(
+            $backend,
+            grants::an_allowed_call_is_redeemed_in_the_commit_that_records_it
+        );
         behaviour!($backend, expiry::expire_due_moves_only_due_approvals);
         behaviour!(
             $backend,

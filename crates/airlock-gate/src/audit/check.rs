@@ -58,6 +58,7 @@ impl Checked<'_> {
 pub(crate) struct Scratch {
     canonicalizer: Canonicalizer,
     data: Vec<u8>,
+    /// One escaped member at a time, on its way to the hasher.
     record: Vec<u8>,
 }
 
@@ -70,10 +71,15 @@ enum Text<'a> {
 }
 
 impl Text<'_> {
-    fn write(self, out: &mut Vec<u8>) {
+    /// Feeds its canonical JSON to `hasher`; `scratch` holds an escaped column.
+    fn hash(self, hasher: &mut Sha256, scratch: &mut Vec<u8>) {
         match self {
-            Text::Json(json) => out.extend_from_slice(json),
-            Text::Plain(plain) => write_string(out, plain),
+            Text::Json(json) => hasher.update(json),
+            Text::Plain(plain) => {
+                scratch.clear();
+                write_string(scratch, plain);
+                hasher.update(&scratch[..]);
+            }
         }
     }
 }
@@ -89,29 +95,30 @@ struct Members<'a> {
 }
 
 impl Scratch {
-    /// Whether `hash` is the hash of the members with `self.data` as `data`.
+    /// Whether `hash` is the hash of the members with `self.data` as `data`. The
+    /// canonical text is fed to SHA-256 piece by piece, in the order it would be written
+    /// (no record buffer: `data`, most of the bytes, is hashed where it lies).
     fn hash_matches(&mut self, members: &Members<'_>, hash: &str) -> bool {
-        let out = &mut self.record;
-        out.clear();
-        out.extend_from_slice(b"{\"actor\":");
-        members.actor.write(out);
-        out.extend_from_slice(b",\"at\":");
-        members.at.write(out);
-        out.extend_from_slice(b",\"data\":");
-        out.extend_from_slice(&self.data);
-        out.extend_from_slice(b",\"kind\":");
-        members.kind.write(out);
-        out.extend_from_slice(b",\"prev_hash\":");
-        write_string(out, members.prev_hash);
-        out.extend_from_slice(b",\"seq\":");
-        write_u64(out, members.seq);
-        out.extend_from_slice(b",\"subject\":");
-        members.subject.write(out);
-        out.push(b'}');
         let mut hasher = Sha256::new();
+        let piece = &mut self.record;
         hasher.update(members.prev_hash.as_bytes());
-        hasher.update(b"\n");
-        hasher.update(&self.record);
+        hasher.update(b"\n{\"actor\":");
+        members.actor.hash(&mut hasher, piece);
+        hasher.update(b",\"at\":");
+        members.at.hash(&mut hasher, piece);
+        hasher.update(b",\"data\":");
+        hasher.update(&self.data);
+        hasher.update(b",\"kind\":");
+        members.kind.hash(&mut hasher, piece);
+        hasher.update(b",\"prev_hash\":");
+        Text::Plain(members.prev_hash).hash(&mut hasher, piece);
+        piece.clear();
+        piece.extend_from_slice(b",\"seq\":");
+        write_u64(piece, members.seq);
+        piece.extend_from_slice(b",\"subject\":");
+        hasher.update(&piece[..]);
+        members.subject.hash(&mut hasher, piece);
+        hasher.update(b"}");
         hex_equals(&hasher.finalize(), hash)
     }
 

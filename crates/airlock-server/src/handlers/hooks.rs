@@ -8,7 +8,9 @@
 //!
 //! A hook answers `allow` or `deny`, nothing else, and fails closed (G4):
 //! - allowed / approved → the grant is redeemed first (G1: consumed exactly once, before
-//!   the agent runs the tool); only a successful redeem answers `allow`;
+//!   the agent runs the tool); only a successful redeem answers `allow`. A call the
+//!   policy allows has its grant consumed in the commit that records it (one commit per
+//!   allowed hook call, `Gate::submit_or_adopt_redeeming`);
 //! - denied, rejected (with the person's reason), expired, cancelled → `deny`;
 //! - still pending when the wait is over → `deny`, saying which approval to decide; the
 //!   call is held, and the agent's identical retry in the same session adopts it
@@ -27,7 +29,7 @@ use crate::auth::Auth;
 use crate::body::{JsonBody, Query};
 use crate::error::ApiError;
 use crate::AppState;
-use airlock_gate::calls::{CallContext, Submission, MAX_WAIT};
+use airlock_gate::calls::{CallContext, RedeemOnAllow, Redeeming, Submission, MAX_WAIT};
 use airlock_gate::retries::escalation_key;
 use airlock_hooks::{Agent, HookCall, HookEvent, Verdict};
 use airlock_protocol::{Call, CallStatus, DecidedBy};
@@ -326,7 +328,7 @@ async fn gate(
     let key = after::redeem_key(headers, &call)?;
     let place = place::Place::of(&call, headers);
     // Calls of one agent session share one airlock session.
-    let session_id = match call.session_id.as_deref() {
+    let session = match call.session_id.as_deref() {
         Some(external) => Some(
             state
                 .gate
@@ -336,11 +338,11 @@ async fn gate(
                     Some(session_title(call.agent, call.cwd.as_deref())),
                 )
                 .await?
-                .0
-                .id,
+                .0,
         ),
         None => None,
     };
+    let session_id = session.as_ref().map(|session| session.id.clone());
     // A retry of a hook whose grant was consumed and whose answer was lost (§11.8).
     if let Some(verdict) =
         after::replayed(state, &principal, key.as_deref(), &canonical, &session_id).await?
@@ -384,7 +386,22 @@ async fn gate(
         }
     }
     let submitted = submission.clone();
-    let taken = state.gate.submit_or_adopt(&principal, submission).await?;
+    // An allowed call is redeemed as it is recorded: one commit, not two (the grant is
+    // consumed by that commit, under the same key a separate redeem would use, and held
+    // for Codex's escalation as it would be after one).
+    let redeeming = Redeeming {
+        session,
+        redeem: Some(RedeemOnAllow {
+            key: key.clone(),
+            hold: escalation
+                .clone()
+                .filter(|_| event == HookEvent::PreToolUse),
+        }),
+    };
+    let mut taken = state
+        .gate
+        .submit_or_adopt_redeeming(&principal, submission, &redeeming)
+        .await?;
     if !taken.adopted {
         state.metrics.call(taken.call.status);
     }
@@ -426,8 +443,11 @@ async fn gate(
     Ok(match answer(&call) {
         Answer::Deny { reason } => Verdict::Deny { reason },
         Answer::RedeemThenAllow { reason } => {
-            let redeemed = match (&taken.retry_key, taken.adopted) {
-                (Some(retry), true) => {
+            let at_record = taken.redemption.take();
+            let held = at_record.is_some();
+            let redeemed = match (at_record, &taken.retry_key, taken.adopted) {
+                (Some(redemption), _, _) => Ok(redemption),
+                (None, Some(retry), true) => {
                     state
                         .gate
                         .redeem_adopted(&principal, &call, retry, key.as_deref())
@@ -440,8 +460,8 @@ async fn gate(
                         .await
                 }
             };
-            if let (Ok(_), Some(escalation), HookEvent::PreToolUse) =
-                (&redeemed, &escalation, event)
+            if let (Ok(_), Some(escalation), HookEvent::PreToolUse, false) =
+                (&redeemed, &escalation, event, held)
             {
                 state
                     .gate

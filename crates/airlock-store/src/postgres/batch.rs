@@ -13,6 +13,7 @@ use super::sql::calls::{record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
 use sqlx::{Acquire, PgPool};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -26,13 +27,16 @@ pub(super) struct Batcher {
 struct Shared {
     queue: Mutex<Vec<QueuedCall>>,
     wake: Notify,
+    /// The store's count of committed transactions.
+    commits: Arc<AtomicU64>,
 }
 
 impl Batcher {
-    pub(super) fn new(pool: PgPool) -> Batcher {
+    pub(super) fn new(pool: PgPool, commits: Arc<AtomicU64>) -> Batcher {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Vec::new()),
             wake: Notify::new(),
+            commits,
         });
         let committer = tokio::spawn(commit_loop(Arc::clone(&shared), pool));
         Batcher { shared, committer }
@@ -61,7 +65,7 @@ async fn commit_loop(shared: Arc<Shared>, pool: PgPool) {
         if queued.is_empty() {
             continue;
         }
-        let outcomes = record_batch(&pool, &queued).await;
+        let outcomes = record_batch(&pool, &queued, &shared.commits).await;
         for (queued, outcome) in queued.into_iter().zip(outcomes) {
             // A caller that stopped waiting no longer needs its answer.
             let _ = queued.reply.send(outcome);
@@ -70,7 +74,11 @@ async fn commit_loop(shared: Arc<Shared>, pool: PgPool) {
 }
 
 /// Records `queued` in one transaction; one outcome per call, final once committed.
-async fn record_batch(pool: &PgPool, queued: &[QueuedCall]) -> Vec<StoreResult<()>> {
+async fn record_batch(
+    pool: &PgPool,
+    queued: &[QueuedCall],
+    commits: &AtomicU64,
+) -> Vec<StoreResult<()>> {
     let writes: Vec<CallWrite<'_>> = queued.iter().map(QueuedCall::write).collect();
     let fail_all = |error: StoreError| {
         let text = error.to_string();
@@ -101,7 +109,10 @@ async fn record_batch(pool: &PgPool, queued: &[QueuedCall]) -> Vec<StoreResult<(
         Err(error) => return fail_all(error),
     };
     match transaction.commit().await {
-        Ok(()) => outcomes,
+        Ok(()) => {
+            commits.fetch_add(1, Ordering::Relaxed);
+            outcomes
+        }
         Err(error) => fail_all(database(error)),
     }
 }

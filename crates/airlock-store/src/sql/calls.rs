@@ -36,6 +36,19 @@ pub(crate) struct CallWrite<'a> {
     pub workspace: &'a str,
     pub call: &'a NewCall,
     pub effects: &'a Effects,
+    /// Its grant consumed as it is recorded ([`crate::Store::record_call_redeemed`]).
+    pub redeemed: Option<&'a Redeemed>,
+}
+
+/// How an allowed call's grant is consumed in the transaction that records it: what
+/// [`super::grants::redeem`] would write afterwards, written with the rows instead.
+#[derive(Debug, Clone)]
+pub(crate) struct Redeemed {
+    pub at: Timestamp,
+    pub key: Option<String>,
+    pub outcome_due: Option<Timestamp>,
+    /// The key the call is held under for its agent's next question about it.
+    pub hold: Option<String>,
 }
 
 /// A call waiting for SQLite's committer or PostgreSQL's batcher, with where its outcome
@@ -44,6 +57,7 @@ pub(crate) struct QueuedCall {
     pub workspace: String,
     pub call: NewCall,
     pub effects: Effects,
+    pub redeemed: Option<Redeemed>,
     pub reply: tokio::sync::oneshot::Sender<StoreResult<()>>,
 }
 
@@ -60,6 +74,7 @@ impl QueuedCall {
             workspace: write.workspace.to_owned(),
             call: write.call.clone(),
             effects: write.effects.clone(),
+            redeemed: write.redeemed.cloned(),
             reply,
         };
         queue
@@ -78,6 +93,7 @@ impl QueuedCall {
             workspace: &self.workspace,
             call: &self.call,
             effects: &self.effects,
+            redeemed: self.redeemed.as_ref(),
         }
     }
 }
@@ -94,6 +110,7 @@ pub(crate) async fn record_call(
             workspace,
             call: new_call,
             effects,
+            redeemed: None,
         }],
     )
     .await
@@ -134,10 +151,12 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
         let mut insert = QueryBuilder::<Db>::new(
             "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
                                 decided_by, rule, reason, approval_id, grant_id, created_at,
-                                decided_at, native_tool, cwd, project) ",
+                                decided_at, native_tool, cwd, project, redeemed_at,
+                                outcome_due_at, retry_key) ",
         );
         insert.push_values(chunk, |mut row, (write, arguments, decided_by)| {
             let call = &write.call.call;
+            let redeemed = write.redeemed;
             row.push_bind(&call.id)
                 .push_bind(write.workspace)
                 .push_bind(&call.agent_id)
@@ -155,7 +174,10 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
                 .push_bind(opt_millis(call.decided_at))
                 .push_bind(&call.native_tool)
                 .push_bind(&call.cwd)
-                .push_bind(&call.project);
+                .push_bind(&call.project)
+                .push_bind(redeemed.map(|redeemed| millis(redeemed.at)))
+                .push_bind(redeemed.and_then(|redeemed| opt_millis(redeemed.outcome_due)))
+                .push_bind(redeemed.and_then(|redeemed| redeemed.hold.as_deref()));
         });
         insert.build().execute(&mut *conn).await.map_err(database)?;
     }
@@ -164,20 +186,24 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
             insert_approval(&mut *conn, write.workspace, approval).await?;
         }
     }
-    let grants: Vec<(&str, &Grant)> = writes
+    let grants: Vec<(&str, &Grant, Option<&Redeemed>)> = writes
         .iter()
-        .filter_map(|write| Some((write.workspace, write.call.grant.as_ref()?)))
+        .filter_map(|write| Some((write.workspace, write.call.grant.as_ref()?, write.redeemed)))
         .collect();
     for chunk in grants.chunks(ROWS_PER_STATEMENT) {
         let mut insert = QueryBuilder::<Db>::new(
-            "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at) ",
+            "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at, idempotency_key) ",
         );
-        insert.push_values(chunk, |mut row, (workspace, grant)| {
+        insert.push_values(chunk, |mut row, (workspace, grant, redeemed)| {
+            // Consumed in the statement that creates it: no one can have redeemed it
+            // before (G1).
+            let consumed_at = redeemed.map_or(grant.consumed_at, |redeemed| Some(redeemed.at));
             row.push_bind(&grant.id)
                 .push_bind(*workspace)
                 .push_bind(&grant.call_id)
                 .push_bind(millis(grant.created_at))
-                .push_bind(opt_millis(grant.consumed_at));
+                .push_bind(opt_millis(consumed_at))
+                .push_bind(redeemed.and_then(|redeemed| redeemed.key.as_deref()));
         });
         insert.build().execute(&mut *conn).await.map_err(database)?;
     }

@@ -68,7 +68,7 @@ mod notify;
 mod outcomes;
 mod pause;
 mod policy;
-mod retries;
+pub(crate) mod retries;
 mod rules;
 mod runs;
 mod store;

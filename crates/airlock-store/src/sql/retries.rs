@@ -33,16 +33,27 @@ pub(crate) async fn hold(
 
 /// The newest call held under `key`, if any.
 pub(crate) async fn held(pool: &Pool, workspace: &str, key: &str) -> StoreResult<Option<Call>> {
-    let sql = format!(
-        "SELECT {CALL_COLUMNS} FROM calls WHERE workspace = $1 AND retry_key = $2
-         ORDER BY created_at DESC, id DESC LIMIT 1"
-    );
+    let sql = held_sql();
     optional(
         sqlx::query(&sql).bind(workspace).bind(key),
         pool,
         call_from_row,
     )
     .await
+}
+
+/// [`held`]'s query. The held calls are found through `calls_retry_key` in a subquery
+/// and only they are sorted: written as one `WHERE workspace = $1 AND retry_key = $2
+/// ORDER BY created_at`, SQLite walked `calls_by_workspace` for the order instead, every
+/// call of the workspace for each hook call (a cost that grew with the history: in
+/// release, a hook call's median was 2.4 ms over its first 1,000 calls, 3.9 ms over the
+/// third thousand).
+pub(crate) fn held_sql() -> String {
+    format!(
+        "SELECT {CALL_COLUMNS} FROM calls
+         WHERE id IN (SELECT id FROM calls WHERE workspace = $1 AND retry_key = $2)
+         ORDER BY created_at DESC, id DESC LIMIT 1"
+    )
 }
 
 /// Ends the hold of `call_id` under `key`, appending `effects` only when this caller is

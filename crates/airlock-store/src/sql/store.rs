@@ -167,12 +167,47 @@ impl Store for Backend {
                 workspace,
                 call,
                 effects,
+                redeemed: None,
             };
             return self.record_batched(write).await;
         }
         write_transaction!(self, |conn| calls::record_call(
             conn, workspace, call, effects
         ))
+    }
+
+    async fn record_call_redeemed(
+        &self,
+        workspace: &str,
+        call: &NewCall,
+        request: &RedeemRequest<'_>,
+        hold: Option<&str>,
+        effects: &Effects,
+    ) -> StoreResult<()> {
+        if call.approval.is_some() || call.grant.is_none() {
+            return Err(crate::StoreError::Conflict(
+                "only an allowed call (a grant, no approval) is redeemed as it is recorded".into(),
+            ));
+        }
+        let redeemed = calls::Redeemed {
+            at: request.at,
+            key: request.key.map(str::to_owned),
+            outcome_due: request.outcome_due,
+            hold: hold.map(str::to_owned),
+        };
+        // Batched like any allowed call: the grant's consumption rides in the same
+        // multi-row statements and the same commit.
+        self.record_batched(calls::CallWrite {
+            workspace,
+            call,
+            effects,
+            redeemed: Some(&redeemed),
+        })
+        .await
+    }
+
+    fn commits(&self) -> u64 {
+        self.committed()
     }
 
     async fn get_call(&self, workspace: &str, id: &str) -> StoreResult<Option<Call>> {

@@ -170,3 +170,32 @@ async fn a_bad_call_in_a_batch_fails_alone() {
         assert_eq!(pair[1].prev_hash, pair[0].hash);
     }
 }
+
+/// A hook's lookup of a held call goes through the retry-key index, whatever the number
+/// of calls: SQLite once answered it by walking every call of the workspace in creation
+/// order (for the `ORDER BY`), so every hook call cost more as the history grew.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_held_call_lookup_uses_the_retry_key_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("airlock.db"))
+        .await
+        .unwrap();
+    let plan: Vec<String> =
+        sqlx::query(&format!("EXPLAIN QUERY PLAN {}", sql::retries::held_sql()))
+            .bind("ws_a")
+            .bind("key")
+            .fetch_all(&store.readers)
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
+            .collect();
+    assert!(
+        plan.iter().any(|step| step.contains("calls_retry_key")),
+        "{plan:?}"
+    );
+    assert!(
+        !plan.iter().any(|step| step.contains("calls_by_workspace")),
+        "{plan:?}"
+    );
+}

@@ -53,9 +53,9 @@ struct Shared {
     wake: Notify,
     /// Calls waiting for the committer to record them ([`Writer::record_call`]).
     queue: std::sync::Mutex<Vec<QueuedCall>>,
-    /// Transactions committed, for the tests of the batching.
-    #[cfg(test)]
-    commits: std::sync::atomic::AtomicU64,
+    /// Transactions committed ([`Writer::commits`]); counted by [`State::commit`] before
+    /// it answers the batch, so a caller that was answered sees its commit counted.
+    commits: Arc<std::sync::atomic::AtomicU64>,
     /// Operations waiting for the writer, so that the tests of the batching wait until
     /// their writes have queued instead of sleeping.
     #[cfg(test)]
@@ -72,6 +72,8 @@ struct State {
     /// Transactions abandoned so far ([`State::abort`]): a write made before the count
     /// moved is lost.
     aborts: u64,
+    /// [`Shared::commits`].
+    commits: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl State {
@@ -206,6 +208,8 @@ impl State {
         };
         match committed {
             Ok(()) => {
+                self.commits
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 batch.send_replace(Some(Ok(())));
                 Ok(())
             }
@@ -224,17 +228,18 @@ fn lost() -> StoreError {
 
 impl Writer {
     pub(super) fn new(conn: SqliteConnection) -> Writer {
+        let commits = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 conn: Some(conn),
                 batch: None,
                 dangling: false,
                 aborts: 0,
+                commits: Arc::clone(&commits),
             }),
             wake: Notify::new(),
             queue: std::sync::Mutex::new(Vec::new()),
-            #[cfg(test)]
-            commits: std::sync::atomic::AtomicU64::new(0),
+            commits,
             #[cfg(test)]
             waiting: std::sync::atomic::AtomicUsize::new(0),
         });
@@ -314,8 +319,8 @@ impl Writer {
         }
     }
 
-    /// Transactions committed so far.
-    #[cfg(test)]
+    /// Transactions committed so far (counted for tests and benchmarks: it costs one
+    /// relaxed add per commit).
     pub(super) fn commits(&self) -> u64 {
         self.shared
             .commits
@@ -361,12 +366,6 @@ async fn run_batch(shared: &Shared, state: &mut State) {
     } else {
         state.record_queued(&queued).await
     };
-    #[cfg(test)]
-    if state.batch.is_some() {
-        shared
-            .commits
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
     let committed = state.commit().await;
     for (queued, recorded) in queued.into_iter().zip(recorded) {
         let outcome = match (recorded, &committed) {

@@ -2,7 +2,7 @@
 
 use super::fixtures::{effects, t, world};
 use super::harness::Ctx;
-use airlock_store::{Effects, Grant, RedeemError};
+use airlock_store::{Effects, Grant, RedeemError, RedeemRequest};
 
 pub async fn a_grant_is_redeemed_once(ctx: Ctx) {
     let store = ctx.store.as_ref();
@@ -189,4 +189,107 @@ pub async fn a_held_call_is_released_once(ctx: Ctx) {
         .await
         .unwrap()
         .is_none());
+}
+
+/// An allowed call recorded with its grant already consumed (a hook's call): one commit
+/// writes the call (redeemed, with its outcome deadline, held under `hold`), the grant
+/// consumed under the key, and both steps' records in order; a redeem under that key
+/// replays the same grant, any other is `Spent`. A call that is not allowed is refused
+/// whole.
+pub async fn an_allowed_call_is_redeemed_in_the_commit_that_records_it(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let allowed = world.spec("allowed");
+    let mut both = effects("call.allowed", "call_allowed", t(5));
+    both.audit
+        .extend(effects("grant.consumed", "grt_allowed", t(5)).audit);
+    let request = RedeemRequest {
+        at: t(5),
+        key: Some("hook:toolu_1"),
+        outcome_due: Some(t(65)),
+    };
+    let commits = store.commits();
+    store
+        .record_call_redeemed(
+            &world.ws,
+            &allowed.allowed(),
+            &request,
+            Some("esc_1"),
+            &both,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.commits() - commits,
+        1,
+        "one commit for call and redeem"
+    );
+
+    let call = store
+        .get_call(&world.ws, "call_allowed")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(call.redeemed_at, Some(t(5)));
+    let held = store.held_for_retry(&world.ws, "esc_1").await.unwrap();
+    assert_eq!(held.map(|call| call.id), Some("call_allowed".to_owned()));
+    assert_eq!(
+        store
+            .call_redeemed_under(&world.ws, &world.agent, "hook:toolu_1")
+            .await
+            .unwrap(),
+        Some("call_allowed".to_owned())
+    );
+    let kinds: Vec<String> = store
+        .audit_after(&world.ws, 0, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|record| record.kind)
+        .collect();
+    assert_eq!(kinds, ["call.allowed", "grant.consumed"]);
+
+    let before = ctx.row_counts().await;
+    let replay = RedeemRequest {
+        at: t(9),
+        key: Some("hook:toolu_1"),
+        outcome_due: Some(t(69)),
+    };
+    let replayed = store
+        .redeem_keyed(
+            &world.ws,
+            "call_allowed",
+            &replay,
+            &effects("grant.consumed", "x", t(9)),
+        )
+        .await
+        .unwrap();
+    assert!(replayed.replayed);
+    assert_eq!(
+        replayed.grant,
+        Grant {
+            consumed_at: Some(t(5)),
+            ..allowed.grant()
+        }
+    );
+    for key in [Some("hook:toolu_2"), None] {
+        let other = RedeemRequest { key, ..replay };
+        let spent = store
+            .redeem_keyed(&world.ws, "call_allowed", &other, &Effects::none())
+            .await;
+        assert!(matches!(spent, Err(RedeemError::Spent)), "{spent:?}");
+    }
+    assert_eq!(
+        ctx.row_counts().await,
+        before,
+        "replays and refusals write nothing"
+    );
+
+    // Only an allowed call has a grant to consume.
+    let asked = world.spec("asked");
+    let refused = store
+        .record_call_redeemed(&world.ws, &asked.asked(), &request, None, &both)
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(ctx.row_counts().await, before);
 }
