@@ -521,8 +521,9 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
     ) -> StoreResult<Option<Run>>;
 
     /// Cancels a live run whoever holds it, applying `update` (its `run_cancelled` event),
-    /// and closes the pending approvals of its gated steps as `closing` says, all in one
-    /// transaction. Returns the run and the approvals it closed; `None` when the run is
+    /// and closes, as `closing` says, the pending approvals a pause closes (those of its
+    /// gated steps, and of the calls its agent made in its session since it started that no
+    /// step names yet), all in one transaction. Returns the run and the approvals it closed; `None` when the run is
     /// unknown or already ended.
     async fn cancel_run(
         &self,

@@ -198,6 +198,7 @@ macro_rules! conformance_suite {
             $backend,
             pause::pause_closes_what_the_run_asked_and_resume_asks_again
         );
+        behaviour!($backend, pause::cancel_closes_what_a_pause_closes);
         behaviour!(
             $backend,
             takeover::stalled_runs_are_the_ones_that_should_move

@@ -33,10 +33,24 @@ pub(crate) async fn pause_run(
         return Ok(None);
     }
     apply(conn, workspace, run_id, update).await?;
-    // The approvals of its gated steps, and those of calls its agent put to the gate in
-    // its session since it started that no step names (its leg was between the gate and
-    // writing the step; the leg's write now fails, and the call must not stay askable).
-    let pending: Vec<String> = sqlx::query_scalar(
+    let pending = pending_of_run(conn, workspace, run_id).await?;
+    let closed = close_approvals(conn, workspace, pending, closing).await?;
+    let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
+        return Ok(None);
+    };
+    Ok(Some((run, closed)))
+}
+
+/// The pending approvals of a run: those of its gated steps, and those of calls its agent
+/// put to the gate in its session since the run started that no step names (its leg was
+/// between the gate and writing the step; the leg's write now fails, and the call must not
+/// stay askable). Pause and cancel close them all.
+pub(super) async fn pending_of_run(
+    conn: &mut Conn,
+    workspace: &str,
+    run_id: &str,
+) -> StoreResult<Vec<String>> {
+    sqlx::query_scalar(
         "SELECT a.id FROM approvals a JOIN runs r ON r.id = $1 AND r.workspace = $2
          WHERE a.workspace = $2 AND a.status = 'pending'
            AND (a.call_id IN (SELECT s.call_id FROM run_steps s
@@ -52,12 +66,7 @@ pub(crate) async fn pause_run(
     .bind(workspace)
     .fetch_all(&mut *conn)
     .await
-    .map_err(database)?;
-    let closed = close_approvals(conn, workspace, pending, closing).await?;
-    let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
-        return Ok(None);
-    };
-    Ok(Some((run, closed)))
+    .map_err(database)
 }
 
 /// See `Store::resume_run`.

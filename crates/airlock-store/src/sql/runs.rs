@@ -344,17 +344,8 @@ pub(crate) async fn cancel_run(
         return Ok(None);
     }
     apply(conn, workspace, run_id, update).await?;
-    let pending: Vec<String> = sqlx::query_scalar(
-        "SELECT a.id FROM approvals a JOIN run_steps s
-           ON s.call_id = a.call_id AND s.workspace = a.workspace
-         WHERE s.run_id = $1 AND s.workspace = $2 AND a.status = 'pending'
-         ORDER BY a.id",
-    )
-    .bind(run_id)
-    .bind(workspace)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(database)?;
+    // The same approvals a pause closes, the one a leg had not yet tied to a step too.
+    let pending = super::pause::pending_of_run(conn, workspace, run_id).await?;
     let closed = close_approvals(conn, workspace, pending, closing).await?;
     let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
         return Ok(None);

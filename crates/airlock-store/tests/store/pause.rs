@@ -15,24 +15,7 @@ pub async fn pause_closes_what_the_run_asked_and_resume_asks_again(ctx: Ctx) {
     let world = world(store).await;
     world.add_session(store, "ses_b").await;
     start_run_held(store, &world, "run_1", &world.session, 10, "node_a").await;
-    // A step's call, a call the leg made but wrote no step for yet, a call of another
-    // session, and one of this session from before the run.
-    let mut specs = Vec::new();
-    for (id, session, at) in [
-        ("step", world.session.as_str(), 11),
-        ("orphan", world.session.as_str(), 12),
-        ("other", "ses_b", 12),
-        ("before", world.session.as_str(), 5),
-    ] {
-        let mut spec = world.spec(id);
-        spec.session = Some(session.to_owned());
-        spec.created_at = t(at);
-        store
-            .record_call(&world.ws, &spec.asked(), &airlock_store::Effects::none())
-            .await
-            .unwrap();
-        specs.push(spec);
-    }
+    let specs = four_asked_calls(store, &world).await;
     let mut running = gated_step(1, None);
     running.step.state = StepState::Started;
     store
@@ -65,21 +48,7 @@ pub async fn pause_closes_what_the_run_asked_and_resume_asks_again(ctx: Ctx) {
         .unwrap()
         .unwrap();
     assert_eq!((run.state, run.last_seq), (RunState::Paused, 3));
-    let closed: Vec<&str> = closed.iter().map(|a| a.id.as_str()).collect();
-    assert_eq!(closed, ["apr_orphan", "apr_step"]);
-    for (spec, status) in specs.iter().zip([
-        ApprovalStatus::Cancelled,
-        ApprovalStatus::Cancelled,
-        ApprovalStatus::Pending,
-        ApprovalStatus::Pending,
-    ]) {
-        let approval = store
-            .get_approval(&world.ws, &spec.approval_id())
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(approval.status, status, "{}", spec.id);
-    }
+    only_the_runs_closed(store, &world, &specs, &closed).await;
     // Pausing again changes nothing.
     let again = writes_nothing(
         &ctx,
@@ -241,4 +210,98 @@ pub async fn pause_closes_what_the_run_asked_and_resume_asks_again(ctx: Ctx) {
         .await
         .unwrap()
         .is_some());
+}
+
+/// A cancel closes the same approvals as a pause, the one of a call its leg had not yet
+/// tied to a step too (DESIGN.md §10 item 11: a later click is refused), and leaves other
+/// sessions' and earlier calls' approvals alone.
+pub async fn cancel_closes_what_a_pause_closes(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    world.add_session(store, "ses_b").await;
+    start_run_held(store, &world, "run_1", &world.session, 10, "node_a").await;
+    let specs = four_asked_calls(store, &world).await;
+    store
+        .update_run(
+            &world.ws,
+            "run_1",
+            "node_a",
+            &RunUpdate {
+                steps: vec![gated_step(0, Some("call_step"))],
+                lease: Some(lease("node_a", 40)),
+                ..run_events(13, &["tool_gated"])
+            },
+        )
+        .await
+        .unwrap();
+    let close = |approval: &Approval| effects("approval.cancelled", &approval.id, t(14));
+    let closing = ClosingApprovals {
+        at: t(14),
+        reason: "the run was cancelled",
+        effects: &close,
+    };
+    let (run, closed) = store
+        .cancel_run(
+            &world.ws,
+            "run_1",
+            &RunUpdate {
+                effects: effects("run.cancelled", "run_1", t(14)),
+                ..run_events(14, &["run_cancelled"])
+            },
+            &closing,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(run.state, RunState::Cancelled);
+    only_the_runs_closed(store, &world, &specs, &closed).await;
+}
+
+/// A step's call, a call the leg made but wrote no step for yet, a call of another
+/// session, and one of this session from before the run (started at 10), all asked.
+async fn four_asked_calls(
+    store: &dyn airlock_store::Store,
+    world: &super::fixtures::World,
+) -> Vec<super::fixtures::Spec> {
+    let mut specs = Vec::new();
+    for (id, session, at) in [
+        ("step", world.session.as_str(), 11),
+        ("orphan", world.session.as_str(), 12),
+        ("other", "ses_b", 12),
+        ("before", world.session.as_str(), 5),
+    ] {
+        let mut spec = world.spec(id);
+        spec.session = Some(session.to_owned());
+        spec.created_at = t(at);
+        store
+            .record_call(&world.ws, &spec.asked(), &airlock_store::Effects::none())
+            .await
+            .unwrap();
+        specs.push(spec);
+    }
+    specs
+}
+
+/// The run's two approvals (its step's and the orphan's) were closed, and only they.
+async fn only_the_runs_closed(
+    store: &dyn airlock_store::Store,
+    world: &super::fixtures::World,
+    specs: &[super::fixtures::Spec],
+    closed: &[Approval],
+) {
+    let closed: Vec<&str> = closed.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(closed, ["apr_orphan", "apr_step"]);
+    for (spec, status) in specs.iter().zip([
+        ApprovalStatus::Cancelled,
+        ApprovalStatus::Cancelled,
+        ApprovalStatus::Pending,
+        ApprovalStatus::Pending,
+    ]) {
+        let approval = store
+            .get_approval(&world.ws, &spec.approval_id())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(approval.status, status, "{}", spec.id);
+    }
 }
