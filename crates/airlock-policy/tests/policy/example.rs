@@ -34,12 +34,15 @@ fn the_integration_guides_show_one_policy_that_loads() {
     let mut texts = Vec::new();
     for guide in ["claude-code.md", "codex.md", "gemini.md"] {
         let page = std::fs::read_to_string(guides.join(guide)).unwrap();
-        let start = page
-            .find("```toml\n")
-            .unwrap_or_else(|| panic!("{guide} shows no policy"))
-            + "```toml\n".len();
-        let end = start + page[start..].find("```").unwrap();
-        texts.push(page[start..end].to_owned());
+        // The policy is the guide's TOML block that starts with `version`; others (Codex's
+        // saved hook trust) are configuration of the agent.
+        let policy = page
+            .split("```toml\n")
+            .skip(1)
+            .map(|block| &block[..block.find("```").unwrap()])
+            .find(|block| block.starts_with("version"))
+            .unwrap_or_else(|| panic!("{guide} shows no policy"));
+        texts.push(policy.to_owned());
     }
     assert!(
         texts.windows(2).all(|pair| pair[0] == pair[1]),
