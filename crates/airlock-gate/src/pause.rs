@@ -3,10 +3,10 @@
 //! did it (audit records) and wakes whoever waits on a closed approval.
 
 use crate::effects::audit;
-use crate::runs::closing_effects;
+use crate::runs::RunClose;
 use crate::{Gate, GateError};
-use airlock_protocol::{Approval, Run};
-use airlock_store::{ClosingApprovals, Principal, RunUpdate};
+use airlock_protocol::Run;
+use airlock_store::{Principal, RunUpdate};
 use serde_json::json;
 
 impl Gate {
@@ -20,37 +20,17 @@ impl Gate {
         run_id: &str,
         update: &RunUpdate,
     ) -> Result<Option<Run>, GateError> {
-        let workspace = principal.workspace.as_str();
-        let actor = principal.actor();
         let at = update.at.unwrap_or_else(|| self.now());
-        let reason = format!("cancelled by {actor}: the run was paused");
-        let effects = |closed: &Approval| closing_effects(at, &actor, closed);
-        let closing = ClosingApprovals {
-            at,
-            reason: &reason,
-            effects: &effects,
-        };
         let mut update = update.clone();
         update.effects = update.effects.audit(audit(
             at,
-            &actor,
+            &principal.actor(),
             "run.paused",
             run_id,
             json!({"run_id": run_id}),
         ));
-        let Some((run, closed)) = self
-            .store()
-            .pause_run(workspace, run_id, &update, &closing)
-            .await?
-        else {
-            return Ok(None);
-        };
-        airlock_store::failpoint!("run.paused");
-        for approval in &closed {
-            self.settle(workspace, &approval.call_id);
-        }
-        self.poke(workspace);
-        Ok(Some(run))
+        self.close_run(principal, run_id, &update, RunClose::Pause)
+            .await
     }
 
     /// Resumes a paused run for `principal`: it becomes `awaiting_approval`, ready for a

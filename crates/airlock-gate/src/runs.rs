@@ -34,6 +34,14 @@ impl Gate {
     }
 }
 
+/// How a person ends a run's wait for approvals: both close its pending approvals in the
+/// transaction that changes the run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunClose {
+    Cancel,
+    Pause,
+}
+
 impl Gate {
     /// Cancels a live run for `principal` and closes the pending approvals of its gated
     /// steps in the same transaction (so a later click on one is refused, even after a
@@ -44,24 +52,53 @@ impl Gate {
         run_id: &str,
         update: &RunUpdate,
     ) -> Result<Option<Run>, GateError> {
+        self.close_run(principal, run_id, update, RunClose::Cancel)
+            .await
+    }
+
+    /// Cancels or pauses the run in the store, the approvals it closes saying who did it
+    /// and why, then wakes their waiters and the event stream.
+    pub(crate) async fn close_run(
+        &self,
+        principal: &Principal,
+        run_id: &str,
+        update: &RunUpdate,
+        how: RunClose,
+    ) -> Result<Option<Run>, GateError> {
         let workspace = principal.workspace.as_str();
         let actor = principal.actor();
         let at = update.at.unwrap_or_else(|| self.now());
-        let reason = format!("cancelled by {actor}: the run was cancelled");
+        let why = match how {
+            RunClose::Cancel => "cancelled",
+            RunClose::Pause => "paused",
+        };
+        let reason = format!("cancelled by {actor}: the run was {why}");
         let effects = |closed: &Approval| closing_effects(at, &actor, closed);
         let closing = ClosingApprovals {
             at,
             reason: &reason,
             effects: &effects,
         };
-        let Some((run, closed)) = self
-            .store()
-            .cancel_run(workspace, run_id, update, &closing)
-            .await?
-        else {
+        let store = self.store();
+        let closed = match how {
+            RunClose::Cancel => {
+                store
+                    .cancel_run(workspace, run_id, update, &closing)
+                    .await?
+            }
+            RunClose::Pause => store.pause_run(workspace, run_id, update, &closing).await?,
+        };
+        let Some((run, closed)) = closed else {
             return Ok(None);
         };
-        airlock_store::failpoint!("run.cancelled");
+        match how {
+            RunClose::Cancel => {
+                airlock_store::failpoint!("run.cancelled");
+            }
+            RunClose::Pause => {
+                airlock_store::failpoint!("run.paused");
+            }
+        }
         for approval in &closed {
             self.settle(workspace, &approval.call_id);
         }
