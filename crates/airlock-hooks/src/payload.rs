@@ -181,6 +181,15 @@ struct Fields {
 impl Agent {
     /// Reads a hook payload from its JSON text.
     pub fn parse(self, text: &str) -> Result<HookCall, PayloadError> {
+        // The fields straight from the text: no tree of the whole payload is built only to
+        // be taken apart (a replay reads a million payloads). An object the direct read
+        // refuses (a repeated key, which a tree keeps the last of) takes the tree's route,
+        // so both routes accept and word errors alike.
+        if text.trim_start().starts_with('{') {
+            if let Ok(fields) = serde_json::from_str::<Fields>(text) {
+                return self.call_of(fields);
+            }
+        }
         let value: Value = serde_json::from_str(text).map_err(|error| {
             PayloadError(format!("the hook input is not the expected JSON: {error}"))
         })?;
@@ -197,6 +206,10 @@ impl Agent {
         let fields: Fields = serde_json::from_value(value).map_err(|error| {
             PayloadError(format!("the hook input is not the expected JSON: {error}"))
         })?;
+        self.call_of(fields)
+    }
+
+    fn call_of(self, fields: Fields) -> Result<HookCall, PayloadError> {
         let event = match fields.hook_event_name.as_deref() {
             None => self.default_event(),
             Some(name) => self.event(name).ok_or_else(|| {
@@ -304,23 +317,27 @@ pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
 pub fn launch_folder(transcript_path: &str, cwd: &str) -> Option<String> {
     let (_, rest) = transcript_path.split_once("/.claude/projects/")?;
     let (name, _) = rest.split_once('/')?;
-    let encode = |path: &str| -> String {
-        path.chars()
-            .map(|c| {
-                if matches!(c, '/' | '.' | '_' | ' ') {
-                    '-'
-                } else {
-                    c
-                }
-            })
-            .collect()
+    // The characters written as `-` are ASCII, so the encoding keeps every byte in place
+    // and two texts encode alike exactly when their bytes do, byte by byte.
+    let encode = |byte: u8| {
+        if matches!(byte, b'/' | b'.' | b'_' | b' ') {
+            b'-'
+        } else {
+            byte
+        }
     };
-    let wanted = encode(name);
+    let encodes_as_name = |folder: &str| {
+        folder.len() == name.len()
+            && folder
+                .bytes()
+                .zip(name.bytes())
+                .all(|(a, b)| encode(a) == encode(b))
+    };
     std::path::Path::new(cwd)
         .ancestors()
         .filter_map(|folder| folder.to_str())
         .filter(|folder| folder.len() > 1)
-        .find(|folder| encode(folder) == wanted)
+        .find(|folder| encodes_as_name(folder))
         .map(str::to_owned)
 }
 
@@ -328,6 +345,37 @@ pub fn launch_folder(transcript_path: &str, cwd: &str) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_the_text_and_reading_its_tree_agree() {
+        let texts = [
+            r#"{"session_id":"s1","transcript_path":"/home/a/.claude/projects/-home-a-p/s1.jsonl",
+                "cwd":"/home/a/p","hook_event_name":"PreToolUse","tool_name":"Bash",
+                "tool_input":{"command":"ls -la","timeout":1.5e3},"tool_use_id":"toolu_1","extra":[1,{"x":null}]}"#,
+            // A repeated key: the tree keeps the last one.
+            r#"{"tool_name":"Bash","tool_name":"Read","tool_input":{"file_path":"/etc/hosts"}}"#,
+            r#"{"tool_name":"Bash","tool_args":{"command":"ls"},"arguments":{"command":"rm"}}"#,
+            r#" {"tool_name":"run_shell_command","tool_input":{"command":"ls"},"session_id":42,"turn_id":7}"#,
+            r#"{"tool_name":"Bash","tool_input":null}"#,
+            r#"{"tool_name":"Bash","tool_input":"ls"}"#,
+            r#"{"tool_name":"  ","tool_input":{}}"#,
+            r#"{"tool_name":"Bash","tool_input":{}} trailing"#,
+            r#"{"tool_name":"Bash","hook_event_name":"Stop","tool_input":{}}"#,
+            r#"{"tool_name":7,"tool_input":{}}"#,
+            r#"["Bash",{"command":"ls"}]"#,
+            "",
+        ];
+        for agent in [Agent::ClaudeCode, Agent::Codex, Agent::Gemini] {
+            for text in texts {
+                let through_tree = serde_json::from_str::<Value>(text)
+                    .map_err(|error| {
+                        PayloadError(format!("the hook input is not the expected JSON: {error}"))
+                    })
+                    .and_then(|value| agent.read(value));
+                assert_eq!(agent.parse(text), through_tree, "{agent:?}: {text}");
+            }
+        }
+    }
 
     #[test]
     fn each_agent_reads_its_documented_payloads() {

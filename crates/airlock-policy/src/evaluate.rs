@@ -20,10 +20,11 @@
 
 use crate::context::Context;
 use crate::document::SecretsMode;
-use crate::load::{CompiledRule, CompiledTool, Policy};
+use crate::load::{CompiledRule, CompiledTool, ConditionKey, Policy};
 use crate::secrets;
 use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 use serde_json::Value;
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A live standing rule in the call's scope (session, agent or task), as the gate knows it.
@@ -90,13 +91,19 @@ struct RuleOutcome<'p> {
     approvers: Option<&'p [String]>,
 }
 
-/// What judging a call computes whatever the policy: the secrets in its arguments and its
-/// place (with the classification of its command line, per class table). A replay that
-/// judges each call under a baseline and a candidate prepares it once for both.
+/// What judging a call computes whatever the policy: the secrets in its arguments, its
+/// place (with the classification of its command line, per class table), and whether each
+/// rule's conditions held, by [`ConditionKey`]. A replay that judges each call under a
+/// baseline and a candidate prepares it once for both: the rules the two policies share
+/// are tested once.
 #[derive(Debug)]
 pub struct Prepared {
     secrets: Vec<SecretFinding>,
     context: Context,
+    /// The arguments it was prepared for (their address): the tested conditions are
+    /// trusted only for those.
+    arguments: usize,
+    tested: RefCell<Vec<(ConditionKey, bool)>>,
 }
 
 impl Prepared {
@@ -105,7 +112,31 @@ impl Prepared {
         Prepared {
             secrets: secrets::scan(call.arguments),
             context: Context::new(call.cwd, call.project, call.home),
+            arguments: std::ptr::from_ref(call.arguments) as usize,
+            tested: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Whether `rule`'s conditions hold for `arguments`: remembered by the rule's key, so
+    /// a rule of another policy with the same key is answered without testing again.
+    fn conditions_hold(&self, rule: &CompiledRule, arguments: &Value) -> bool {
+        let key = rule
+            .condition_key
+            .filter(|_| std::ptr::from_ref(arguments) as usize == self.arguments);
+        let Some(key) = key else {
+            return rule.conditions_hold(arguments, &self.context);
+        };
+        let known = self
+            .tested
+            .borrow()
+            .iter()
+            .find(|(tested, _)| *tested == key)
+            .map(|&(_, held)| held);
+        known.unwrap_or_else(|| {
+            let held = rule.conditions_hold(arguments, &self.context);
+            self.tested.borrow_mut().push((key, held));
+            held
+        })
     }
 }
 
@@ -148,7 +179,7 @@ impl Policy {
             .and_then(|tool| tool.target.as_deref())
             .and_then(|name| target_value(call.arguments, name));
 
-        let outcome = self.match_rules(call, &prepared.context);
+        let outcome = self.match_rules(call, prepared);
         let mut verdict = Verdict {
             decision: outcome.decision,
             decided_by: if outcome.cited.is_some() {
@@ -251,7 +282,7 @@ impl Policy {
     }
 
     /// Step 2: the strictest matching rule, first in file order on a tie.
-    fn match_rules(&self, call: &Call, context: &Context) -> RuleOutcome<'_> {
+    fn match_rules(&self, call: &Call, prepared: &Prepared) -> RuleOutcome<'_> {
         let mut outcome = RuleOutcome {
             decision: self.default,
             cited: None,
@@ -271,7 +302,7 @@ impl Policy {
             if !rule.native_tool_admits(call.native_tool) {
                 continue;
             }
-            if !rule.conditions_hold(call.arguments, context) {
+            if !prepared.conditions_hold(rule, call.arguments) {
                 continue;
             }
             if rule.decision == Decision::Ask {

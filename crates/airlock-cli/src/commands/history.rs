@@ -25,18 +25,21 @@ use airlock_policy::{Call, Decision, Mode, Policy, Prepared, StandingRule};
 use airlock_protocol::{AuditRecord, VerifyReport};
 use anyhow::{anyhow, bail, Context};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::io::BufRead;
 use std::sync::{mpsc, Arc, Mutex};
 
 /// One line of a calls file.
 #[derive(Debug, Deserialize)]
-struct Line {
+struct Line<'a> {
     /// Hook shape: the agent kind. Canonical shape: the agent's name.
     #[serde(default)]
     agent: Option<String>,
-    #[serde(default)]
-    payload: Option<Value>,
+    /// Kept as its text, which the agent's reader takes apart itself (as the hook
+    /// endpoints do), rather than built as a tree first.
+    #[serde(default, borrow)]
+    payload: Option<&'a RawValue>,
     #[serde(default)]
     tool: Option<String>,
     #[serde(default)]
@@ -82,13 +85,13 @@ struct Canon {
     untranslatable: Option<String>,
 }
 
-fn canon(mut line: Line) -> Result<(Canon, Line), String> {
+fn canon(mut line: Line<'_>) -> Result<(Canon, Line<'_>), String> {
     if let Some(payload) = line.payload.take() {
         let kind = line.agent.as_deref().unwrap_or_default();
         let agent = Agent::from_name(kind).ok_or_else(|| {
             format!("`agent` must be claude-code, codex or gemini beside a `payload`, not `{kind}`")
         })?;
-        let hook = agent.read(payload).map_err(|e| e.to_string())?;
+        let hook = agent.parse(payload.get()).map_err(|e| e.to_string())?;
         let transcript = hook.transcript_path.clone().unwrap_or_default();
         let cwd = hook.cwd.clone().filter(|cwd| cwd.starts_with('/'));
         let project = cwd

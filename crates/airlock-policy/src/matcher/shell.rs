@@ -30,6 +30,8 @@ mod lex;
 mod tests;
 
 use globset::{GlobBuilder, GlobMatcher};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use self::lex::{LexError, Lexer, Segment, Word};
 use super::Side;
@@ -245,7 +247,34 @@ fn basename_glob(glob: &GlobMatcher) -> Option<GlobMatcher> {
     }
 }
 
+/// How many compiled word globs a thread keeps (see [`compile_glob`]).
+const GLOBS_KEPT: usize = 256;
+
+thread_local! {
+    /// Word globs already compiled on this thread, by pattern.
+    static GLOBS: RefCell<HashMap<String, Option<GlobMatcher>>> = RefCell::new(HashMap::new());
+}
+
+/// A word's glob (`*.rs` in `ls *.rs`), compiled. Compiling one costs far more than
+/// matching it and commands repeat their globs, so each thread keeps the last ones it
+/// compiled (all forgotten at once when the store is full: simple, and bounded).
 fn compile_glob(pattern: &str) -> Option<GlobMatcher> {
+    let kept = GLOBS.with(|globs| globs.borrow().get(pattern).cloned());
+    if let Some(glob) = kept {
+        return glob;
+    }
+    let glob = compile_glob_now(pattern);
+    GLOBS.with(|globs| {
+        let mut globs = globs.borrow_mut();
+        if globs.len() >= GLOBS_KEPT {
+            globs.clear();
+        }
+        globs.insert(pattern.to_owned(), glob.clone());
+    });
+    glob
+}
+
+fn compile_glob_now(pattern: &str) -> Option<GlobMatcher> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)

@@ -134,3 +134,48 @@ fn the_classification_table_judged_under_two_policies() {
     assert!(count >= 300, "only {count} commands");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The same `when` in an allow rule of one policy and a deny rule of another tests
+/// different things (every segment within the classes, against any segment in them): the
+/// second policy's rule is tested, not answered with the first's result.
+#[test]
+fn one_condition_on_two_sides_is_tested_on_each() {
+    let rule = |decision: &str| {
+        format!(
+            "version = 1\ndefault = \"ask\"\n[[rules]]\nname = \"r\"\ntool = \"shell.exec\"\n\
+             decision = \"{decision}\"\nwhen = {{ command = {{ class = [\"read_only\"] }} }}\n"
+        )
+    };
+    let allowing = load(&rule("allow"));
+    let denying = load(&rule("deny"));
+    let arguments = json!({"command": "ls && rm -rf build"});
+    let call = shell_call(&arguments);
+    assert_eq!(
+        allowing.evaluate(&call).decision,
+        airlock_policy::Decision::Ask
+    );
+    assert_eq!(
+        denying.evaluate(&call).decision,
+        airlock_policy::Decision::Deny
+    );
+    same_as_alone(&[&allowing, &denying], &call).unwrap();
+    same_as_alone(&[&denying, &allowing], &call).unwrap();
+}
+
+/// A prepared call judged with other arguments (a misuse) is judged on those arguments:
+/// what it remembers of its own call is not carried over.
+#[test]
+fn a_preparation_remembers_only_for_its_own_arguments() {
+    let policy = load(DEFAULT_POLICY);
+    let listing = json!({"command": "ls"});
+    let deleting = json!({"command": "rm -rf /"});
+    let prepared = Prepared::new(&shell_call(&listing));
+    let first = policy.evaluate_prepared(&shell_call(&listing), &prepared);
+    let other = policy.evaluate_prepared(&shell_call(&deleting), &prepared);
+    assert_eq!(first.decision, airlock_policy::Decision::Allow);
+    assert_eq!(
+        other.decision,
+        policy.evaluate(&shell_call(&deleting)).decision
+    );
+    assert_ne!(other.decision, airlock_policy::Decision::Allow);
+}
