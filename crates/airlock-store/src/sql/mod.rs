@@ -10,9 +10,12 @@
 //! pooled PostgreSQL transaction) and `Backend` with `reads`, `record_batched` and
 //! `changes`.
 //!
-//! - `store.rs`: the [`crate::Store`] impl, each method one operation of the modules below.
-//! - `notify.rs`: the [`crate::NotifyStore`] impl.
-//! - `integrations.rs`: the [`crate::IntegrationStore`] impl (Slack, trace context).
+//! - `store.rs`: the [`crate::Store`] impl, made from the list of its operations
+//!   (`store_operations!` in `lib.rs`, see `operations.rs`): each method one function of
+//!   the modules below.
+//! - `notify.rs`: the [`crate::NotifyStore`] impl and its operations.
+//! - `integrations.rs`: the [`crate::IntegrationStore`] impl and its operations (Slack,
+//!   trace context).
 //! - `audit`: appending effects (hash chain, events) and reading them back.
 //! - `identity`: workspaces, users, agents, tokens, sessions.
 //! - `policy`: policy versions and the cancellation of stale approvals.
