@@ -30,7 +30,6 @@ mod integrations;
 mod notify;
 mod audit_rows;
 pub(crate) mod codec;
-pub mod failpoint;
 mod types;
 
 pub use audit_rows::{AuditRow, AuditRows};
