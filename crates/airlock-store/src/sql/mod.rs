@@ -60,6 +60,17 @@ async fn optional<'e, T>(
     row.as_ref().map(decode).transpose()
 }
 
+/// Decodes a row of `table` that carries the `workspace` it belongs to beside the record
+/// `decode` reads: what the operations that span every workspace return.
+fn with_workspace<T>(
+    row: &Row,
+    table: &'static str,
+    decode: fn(&Row) -> StoreResult<T>,
+) -> StoreResult<(String, T)> {
+    let workspace = crate::codec::Columns::new(row, table).text("workspace")?;
+    Ok((workspace, decode(row)?))
+}
+
 pub(crate) mod audit;
 pub(crate) mod calls;
 mod decide;

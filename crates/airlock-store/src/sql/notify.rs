@@ -9,8 +9,8 @@
 //! the workspace's write queue. Using a link
 //! opens a web session and appends audit records, so it does lock the workspace first.
 
-use super::all;
 use super::dialect::{lock_workspace, Conn, Pool};
+use super::{all, with_workspace};
 use super::{web, Backend};
 use crate::codec::{approval_from_row, database, millis, opt_millis, Columns};
 use crate::notify::{
@@ -53,13 +53,10 @@ async fn approvals_to_notify(
     for channel in channels {
         query = query.bind(channel);
     }
-    let rows = query.fetch_all(readers).await.map_err(database)?;
-    rows.iter()
-        .map(|row| {
-            let workspace = Columns::new(row, "approvals").text("workspace")?;
-            Ok((workspace, approval_from_row(row)?))
-        })
-        .collect()
+    all(query, readers, |row| {
+        with_workspace(row, "approvals", approval_from_row)
+    })
+    .await
 }
 
 async fn notifications_due(
@@ -80,30 +77,20 @@ async fn approval_notifications(
     workspace: &str,
     approval_id: &str,
 ) -> StoreResult<Vec<(Notification, Vec<NotificationAttempt>)>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT {NOTIFICATION_COLUMNS} FROM notifications
          WHERE workspace = $1 AND approval_id = $2 ORDER BY channel"
-    ))
-    .bind(workspace)
-    .bind(approval_id)
-    .fetch_all(readers)
-    .await
-    .map_err(database)?;
-    let mut found = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let notification = notification_from_row(row)?;
-        let attempts = sqlx::query(
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(approval_id);
+    let notifications = all(query, readers, notification_from_row).await?;
+    let mut found = Vec::with_capacity(notifications.len());
+    for notification in notifications {
+        let query = sqlx::query(
             "SELECT at, status_code, error FROM notification_attempts
              WHERE notification_id = $1 ORDER BY attempt",
         )
-        .bind(&notification.id)
-        .fetch_all(readers)
-        .await
-        .map_err(database)?;
-        let attempts = attempts
-            .iter()
-            .map(attempt_from_row)
-            .collect::<StoreResult<Vec<_>>>()?;
+        .bind(&notification.id);
+        let attempts = all(query, readers, attempt_from_row).await?;
         found.push((notification, attempts));
     }
     Ok(found)

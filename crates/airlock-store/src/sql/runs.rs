@@ -4,7 +4,7 @@
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
 use super::grants;
-use super::{all, optional};
+use super::{all, optional, with_workspace};
 use crate::codec::{
     database, enum_text, json_text, message_from_row, millis, opt_json_text, opt_millis,
     outbox_from_row, run_event_from_row, run_from_row, step_from_row, to_i64, MESSAGE_COLUMNS,
@@ -487,22 +487,16 @@ pub(crate) async fn outbox_due(
     now: Timestamp,
     limit: u32,
 ) -> StoreResult<Vec<(String, OutboxItem)>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT workspace, {OUTBOX_COLUMNS} FROM outbox
          WHERE delivered_at IS NULL AND next_attempt_at <= $1
          ORDER BY next_attempt_at, {ORD} LIMIT $2"
-    ))
-    .bind(millis(now))
-    .bind(i64::from(limit))
-    .fetch_all(readers)
+    );
+    let query = sqlx::query(&sql).bind(millis(now)).bind(i64::from(limit));
+    all(query, readers, |row| {
+        with_workspace(row, "outbox", outbox_from_row)
+    })
     .await
-    .map_err(database)?;
-    rows.iter()
-        .map(|row| {
-            let workspace: String = sqlx::Row::try_get(row, "workspace").map_err(database)?;
-            Ok((workspace, outbox_from_row(row)?))
-        })
-        .collect()
 }
 
 pub(crate) async fn outbox_attempt(
