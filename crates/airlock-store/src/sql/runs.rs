@@ -330,21 +330,35 @@ pub(crate) async fn cancel_run(
     update: &RunUpdate,
     closing: &crate::ClosingApprovals<'_>,
 ) -> StoreResult<Option<(Run, Vec<airlock_protocol::Approval>)>> {
+    let cancel = "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval', 'paused')";
+    stop_run(conn, workspace, run_id, cancel, update, closing).await
+}
+
+/// Moves a run with `transition` (an `UPDATE runs` bound to the run's id and workspace,
+/// matching only the states it may leave), applies `update`, and closes, as `closing`
+/// says, the approvals a stopped run leaves pending (`pending_of_run`): cancel and pause
+/// are the same step but for the transition. `None` (nothing written) when the run was in
+/// none of those states.
+pub(super) async fn stop_run(
+    conn: &mut Conn,
+    workspace: &str,
+    run_id: &str,
+    transition: &str,
+    update: &RunUpdate,
+    closing: &crate::ClosingApprovals<'_>,
+) -> StoreResult<Option<(Run, Vec<airlock_protocol::Approval>)>> {
     lock_workspace(conn, workspace).await?;
-    let cancelled = sqlx::query(
-        "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
-         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval', 'paused')",
-    )
-    .bind(run_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
-    if cancelled.rows_affected() != 1 {
+    let moved = sqlx::query(transition)
+        .bind(run_id)
+        .bind(workspace)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    if moved.rows_affected() != 1 {
         return Ok(None);
     }
     apply(conn, workspace, run_id, update).await?;
-    // The same approvals a pause closes, the one a leg had not yet tied to a step too.
     let pending = super::pause::pending_of_run(conn, workspace, run_id).await?;
     let closed = close_approvals(conn, workspace, pending, closing).await?;
     let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
@@ -355,7 +369,7 @@ pub(crate) async fn cancel_run(
 
 /// Cancels each of `pending` still pending, with the effects `closing` gives; returns
 /// the approvals closed, as they are afterwards.
-pub(super) async fn close_approvals(
+async fn close_approvals(
     conn: &mut Conn,
     workspace: &str,
     pending: Vec<String>,
