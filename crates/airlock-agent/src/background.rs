@@ -127,7 +127,7 @@ impl Runtime {
             .await
         {
             Ok(Some(_)) => {
-                airlock_store::failpoint!("run.resumed");
+                airlock_gate::failpoint!("run.resumed");
                 self.journal_grew(run_id);
                 self.spawn_leg(workspace.to_owned(), run_id.to_owned(), None);
             }

@@ -577,7 +577,7 @@ impl Runtime {
             },
         )
         .await?;
-        airlock_store::failpoint!("run.suspended");
+        airlock_gate::failpoint!("run.suspended");
         // A decision that landed between the check and the suspension found the run
         // still running and could not resume it: look again.
         self.try_resume(ctx.workspace, &ctx.run.id).await;

@@ -216,7 +216,7 @@ impl Runtime {
                 .await;
             return match redeemed {
                 Ok(_) => {
-                    airlock_store::failpoint!("effect.written");
+                    airlock_gate::failpoint!("effect.written");
                     // Its effect is the outbox row, written with the consumption.
                     self.report_outcome(ctx, &call.id, true, &Value::Null).await;
                     *step = finished;
@@ -253,7 +253,7 @@ impl Runtime {
         if let Err(error) = redeemed {
             return self.redeem_refused(ctx, step, error, approver).await;
         }
-        airlock_store::failpoint!("effect.written");
+        airlock_gate::failpoint!("effect.written");
         self.journal_grew(&ctx.run.id);
         *step = started_step;
         let (ok, output) = self.run_tool(ctx, agent_tool.kind, &tool, arguments).await;

@@ -347,7 +347,7 @@ impl Gate {
             }
         };
         new_call.call = call.clone();
-        airlock_store::failpoint!("call.submitted");
+        crate::failpoint!("call.submitted");
         let redemption = match (redeem, &new_call.grant) {
             (Some(redeem), Some(grant)) => {
                 let request = RedeemRequest {
@@ -364,7 +364,7 @@ impl Gate {
                         &effects,
                     )
                     .await?;
-                airlock_store::failpoint!("grant.redeemed");
+                crate::failpoint!("grant.redeemed");
                 Some(Redemption {
                     grant: grant.clone(),
                     replayed: false,
@@ -379,7 +379,7 @@ impl Gate {
             }
         };
         if new_call.approval.is_some() {
-            airlock_store::failpoint!("approval.created");
+            crate::failpoint!("approval.created");
             self.inner.sweeper_wake.notify_one();
         }
         self.poke(workspace);
@@ -520,7 +520,7 @@ impl Gate {
             .redeem_keyed(&principal.workspace, call_id, &request, &effects)
             .await?;
         if !redemption.replayed {
-            airlock_store::failpoint!("grant.redeemed");
+            crate::failpoint!("grant.redeemed");
         }
         Ok(redemption)
     }

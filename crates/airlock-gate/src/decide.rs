@@ -288,7 +288,7 @@ impl Gate {
             .await;
         match outcome {
             Ok(decided) => {
-                airlock_store::failpoint!("decision.committed");
+                crate::failpoint!("decision.committed");
                 // A vote that leaves the approval pending settles nothing yet.
                 if decided.approval.status != ApprovalStatus::Pending {
                     self.settle(workspace, &decided.approval.call_id);

@@ -17,6 +17,8 @@
 //! - [`audit`]: listing and verifying the hash chain.
 //! - [`replay`]: the recorded history replayed under a candidate policy (§11.5).
 //! - [`waiters`], [`clock`], [`ids`], [`effects`]: the small parts the others share.
+//! - [`failpoint`]: the crash tests' failure-injection points, on the gate's and the
+//!   runtime's durable steps.
 //! - `web`: the inbox's sign-in sessions; `operator`: the start-up reads of `serve`.
 //! - [`Runs`], [`Notifications`]: the narrow handles the runtime and the notifier get
 //!   instead of the store, which stays private to the gate.
@@ -36,6 +38,7 @@ mod edit;
 pub mod effects;
 mod error;
 pub mod expiry;
+pub mod failpoint;
 pub mod identity;
 pub mod ids;
 pub mod insights;

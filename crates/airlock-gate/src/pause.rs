@@ -59,7 +59,7 @@ impl Gate {
             .resume_run(workspace, run_id, at, &update)
             .await?;
         if resumed.is_some() {
-            airlock_store::failpoint!("run.unpaused");
+            crate::failpoint!("run.unpaused");
             self.poke(workspace);
         }
         Ok(resumed)

@@ -93,10 +93,10 @@ impl Gate {
         };
         match how {
             RunClose::Cancel => {
-                airlock_store::failpoint!("run.cancelled");
+                crate::failpoint!("run.cancelled");
             }
             RunClose::Pause => {
-                airlock_store::failpoint!("run.paused");
+                crate::failpoint!("run.paused");
             }
         }
         for approval in &closed {

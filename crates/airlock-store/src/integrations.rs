@@ -3,7 +3,8 @@
 //! trace context of asked calls.
 //!
 //! [`IntegrationStore`] is a supertrait of [`crate::Store`], so every backend implements
-//! it (once, in `sql/integrations.rs`) and every `dyn Store` offers it.
+//! it (once, in `sql/integrations.rs`, from the list `integration_operations!` below) and
+//! every `dyn Store` offers it.
 //!
 //! INVARIANT: everything a Slack action needs is here, never in a node's memory: a
 //! message's address and the binding digest its buttons showed are recorded before it
@@ -13,7 +14,6 @@
 
 use crate::StoreResult;
 use airlock_protocol::Approval;
-use async_trait::async_trait;
 use jiff::Timestamp;
 
 /// A message the notifier posted to Slack for an approval.
@@ -34,62 +34,81 @@ pub struct SlackMessage {
     pub closed_at: Option<Timestamp>,
 }
 
-/// The integration half of the store. Every method is one transaction.
-#[async_trait]
-pub trait IntegrationStore: Send + Sync {
-    /// Records a posted message; a second record of one approval and channel keeps the
-    /// first.
-    async fn record_slack_message(&self, message: &SlackMessage) -> StoreResult<()>;
+/// The operations of [`IntegrationStore`], listed once: `operations.rs` says how an entry
+/// becomes a method of the trait and of each backend's implementation.
+macro_rules! integration_operations {
+    ($then:ident $($args:tt)*) => { $then! { $($args)*
+        /// Records a posted message; a second record of one approval and channel keeps the
+        /// first.
+        async fn record_slack_message(&self, message: &SlackMessage) -> StoreResult<()>
+            = write record_message(message);
 
-    /// The message of `approval_id` on `channel`, if one was posted.
-    async fn slack_message(
-        &self,
-        approval_id: &str,
-        channel: &str,
-    ) -> StoreResult<Option<SlackMessage>>;
+        /// The message of `approval_id` on `channel`, if one was posted.
+        async fn slack_message(
+            &self,
+            approval_id: &str,
+            channel: &str,
+        ) -> StoreResult<Option<SlackMessage>>
+            = read slack_message(approval_id, channel);
 
-    /// Open messages on `channel` whose approval is no longer pending and that no node holds at `now`,
-    /// with the approval as it ended, oldest first, at most `limit`.
-    async fn slack_messages_to_close(
-        &self,
-        channel: &str,
-        now: Timestamp,
-        limit: u32,
-    ) -> StoreResult<Vec<(SlackMessage, Approval)>>;
+        /// Open messages on `channel` whose approval is no longer pending and that no node
+        /// holds at `now`, with the approval as it ended, oldest first, at most `limit`.
+        async fn slack_messages_to_close(
+            &self,
+            channel: &str,
+            now: Timestamp,
+            limit: u32,
+        ) -> StoreResult<Vec<(SlackMessage, Approval)>>
+            = read slack_messages_to_close(channel, now, limit);
 
-    /// Claims an open message for one update until `until`: of several nodes, one gets
-    /// `true`; a node that dies mid-update leaves it to another after `until`.
-    async fn claim_slack_message(
-        &self,
-        approval_id: &str,
-        channel: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> StoreResult<bool>;
+        /// Claims an open message for one update until `until`: of several nodes, one gets
+        /// `true`; a node that dies mid-update leaves it to another after `until`.
+        async fn claim_slack_message(
+            &self,
+            approval_id: &str,
+            channel: &str,
+            now: Timestamp,
+            until: Timestamp,
+        ) -> StoreResult<bool>
+            = write claim_message(approval_id, channel, now, until);
 
-    /// Marks a message updated for good.
-    async fn close_slack_message(
-        &self,
-        approval_id: &str,
-        channel: &str,
-        at: Timestamp,
-    ) -> StoreResult<()>;
+        /// Marks a message updated for good.
+        async fn close_slack_message(
+            &self,
+            approval_id: &str,
+            channel: &str,
+            at: Timestamp,
+        ) -> StoreResult<()>
+            = write close_message(approval_id, channel, at);
 
-    /// Records the signature of a verified Slack request at `at`: `true` the first time,
-    /// `false` for a replay. Forgets signatures seen before `forget_before`.
-    async fn first_slack_request(
-        &self,
-        signature: &str,
-        at: Timestamp,
-        forget_before: Timestamp,
-    ) -> StoreResult<bool>;
+        /// Records the signature of a verified Slack request at `at`: `true` the first time,
+        /// `false` for a replay. Forgets signatures seen before `forget_before`.
+        async fn first_slack_request(
+            &self,
+            signature: &str,
+            at: Timestamp,
+            forget_before: Timestamp,
+        ) -> StoreResult<bool>
+            = write first_request(signature, at, forget_before);
 
-    /// Keeps the `traceparent` of an asked call's span (the first one recorded stays).
-    async fn record_approval_trace(&self, approval_id: &str, traceparent: &str) -> StoreResult<()>;
+        /// Keeps the `traceparent` of an asked call's span (the first one recorded stays).
+        async fn record_approval_trace(
+            &self,
+            approval_id: &str,
+            traceparent: &str,
+        ) -> StoreResult<()>
+            = write record_trace(approval_id, traceparent);
 
-    /// The `traceparent` kept for an approval's call, if any.
-    async fn approval_trace(&self, approval_id: &str) -> StoreResult<Option<String>>;
+        /// The `traceparent` kept for an approval's call, if any.
+        async fn approval_trace(&self, approval_id: &str) -> StoreResult<Option<String>>
+            = read approval_trace(approval_id);
+    } };
 }
+
+integration_operations!(declare [
+    /// The integration half of the store. Every method is one transaction.
+    pub trait IntegrationStore: Send + Sync
+] {});
 
 pub(crate) const SLACK_MESSAGE_COLUMNS: &str = "m.approval_id, m.channel, m.workspace, \
      m.slack_channel, m.ts, m.binding_digest AS shown_digest, m.posted_at, m.closed_at";

@@ -3,7 +3,8 @@
 //! were used, and the server's link-signing secret.
 //!
 //! [`NotifyStore`] is a supertrait of [`crate::Store`], so every backend implements it
-//! (in `sqlite/notify.rs` and `postgres/notify.rs`) and every `dyn Store` offers it.
+//! (once, in `sql/notify.rs`, from the list `notify_operations!` below) and every
+//! `dyn Store` offers it.
 //!
 //! INVARIANT: enqueueing is idempotent (one row per approval and channel), claiming is a
 //! conditional update that exactly one node wins, and a used link's nonce is inserted in
@@ -11,7 +12,6 @@
 
 use crate::{Effects, StoreError, StoreResult, WebSession};
 use airlock_protocol::Approval;
-use async_trait::async_trait;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -105,81 +105,96 @@ pub enum LinkError {
     Store(#[from] StoreError),
 }
 
-/// The notification half of the store. Every method is one transaction.
-#[async_trait]
-pub trait NotifyStore: Send + Sync {
-    /// The server secret named `name`: the stored one, or `candidate` after storing it
-    /// when there is none yet (of several nodes starting at once, the first one's wins).
-    async fn server_secret(
-        &self,
-        name: &str,
-        candidate: &str,
-        at: Timestamp,
-    ) -> StoreResult<String>;
+/// The operations of [`NotifyStore`], listed once: `operations.rs` says how an entry
+/// becomes a method of the trait and of each backend's implementation.
+macro_rules! notify_operations {
+    ($then:ident $($args:tt)*) => { $then! { $($args)*
+        /// The server secret named `name`: the stored one, or `candidate` after storing it
+        /// when there is none yet (of several nodes starting at once, the first one's wins).
+        async fn server_secret(
+            &self,
+            name: &str,
+            candidate: &str,
+            at: Timestamp,
+        ) -> StoreResult<String>
+            = write server_secret(name, candidate, at);
 
-    /// Pending approvals of every workspace created at or after `since` that have no
-    /// notification yet on at least one of `channels`, newest first, at most `limit`,
-    /// with their workspace.
-    async fn approvals_to_notify(
-        &self,
-        channels: &[String],
-        since: Timestamp,
-        limit: u32,
-    ) -> StoreResult<Vec<(String, Approval)>>;
+        /// Pending approvals of every workspace created at or after `since` that have no
+        /// notification yet on at least one of `channels`, newest first, at most `limit`,
+        /// with their workspace.
+        async fn approvals_to_notify(
+            &self,
+            channels: &[String],
+            since: Timestamp,
+            limit: u32,
+        ) -> StoreResult<Vec<(String, Approval)>>
+            = read approvals_to_notify(channels, since, limit);
 
-    /// Inserts the notifications an approval of `workspace` lacks; those whose approval
-    /// and channel already have one are left as they are. A pending one is due at its
-    /// `created_at`. Returns how many were inserted.
-    async fn enqueue_notifications(
-        &self,
-        workspace: &str,
-        items: &[NewNotification],
-    ) -> StoreResult<u32>;
+        /// Inserts the notifications an approval of `workspace` lacks; those whose approval
+        /// and channel already have one are left as they are. A pending one is due at its
+        /// `created_at`. Returns how many were inserted.
+        async fn enqueue_notifications(
+            &self,
+            workspace: &str,
+            items: &[NewNotification],
+        ) -> StoreResult<u32>
+            = write enqueue(workspace, items);
 
-    /// Pending notifications of every workspace due at `now`, oldest due first, at most
-    /// `limit`.
-    async fn notifications_due(&self, now: Timestamp, limit: u32)
-        -> StoreResult<Vec<Notification>>;
+        /// Pending notifications of every workspace due at `now`, oldest due first, at most
+        /// `limit`.
+        async fn notifications_due(&self, now: Timestamp, limit: u32)
+            -> StoreResult<Vec<Notification>>
+            = read notifications_due(now, limit);
 
-    /// Claims a notification for one attempt: moves its `next_at` to `until` if it is
-    /// pending and due at `now`. Of several nodes claiming it, exactly one gets `true`; a
-    /// node that dies mid-attempt leaves it to be retried at `until`.
-    async fn claim_notification(
-        &self,
-        id: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> StoreResult<bool>;
+        /// Claims a notification for one attempt: moves its `next_at` to `until` if it is
+        /// pending and due at `now`. Of several nodes claiming it, exactly one gets `true`; a
+        /// node that dies mid-attempt leaves it to be retried at `until`.
+        async fn claim_notification(
+            &self,
+            id: &str,
+            now: Timestamp,
+            until: Timestamp,
+        ) -> StoreResult<bool>
+            = write claim(id, now, until);
 
-    /// Records an attempt (when one was made) and what follows from it. A notification
-    /// that is not pending any more is left as it is.
-    async fn record_notification(
-        &self,
-        id: &str,
-        attempt: Option<&NotificationAttempt>,
-        outcome: &NotificationOutcome,
-    ) -> StoreResult<()>;
+        /// Records an attempt (when one was made) and what follows from it. A notification
+        /// that is not pending any more is left as it is.
+        async fn record_notification(
+            &self,
+            id: &str,
+            attempt: Option<&NotificationAttempt>,
+            outcome: &NotificationOutcome,
+        ) -> StoreResult<()>
+            = write record(id, attempt, outcome);
 
-    /// The notifications of an approval with their attempts, by channel.
-    async fn approval_notifications(
-        &self,
-        workspace: &str,
-        approval_id: &str,
-    ) -> StoreResult<Vec<(Notification, Vec<NotificationAttempt>)>>;
+        /// The notifications of an approval with their attempts, by channel.
+        async fn approval_notifications(
+            &self,
+            workspace: &str,
+            approval_id: &str,
+        ) -> StoreResult<Vec<(Notification, Vec<NotificationAttempt>)>>
+            = read approval_notifications(workspace, approval_id);
 
-    /// Uses a signed link, in one transaction: records its nonce (refused with
-    /// `AlreadyUsed` if it was used before), and opens `session` as the link's user,
-    /// through the user's newest unrevoked token (`UnknownUser` when there is none);
-    /// `session.token_hash` is chosen here. Appends `effects`. Also forgets the nonces of
-    /// links that expired before `link.used_at`. Returns the session as stored.
-    async fn use_link(
-        &self,
-        workspace: &str,
-        link: &LinkUse,
-        session: &WebSession,
-        effects: &Effects,
-    ) -> Result<WebSession, LinkError>;
+        /// Uses a signed link, in one transaction: records its nonce (refused with
+        /// `AlreadyUsed` if it was used before), and opens `session` as the link's user,
+        /// through the user's newest unrevoked token (`UnknownUser` when there is none);
+        /// `session.token_hash` is chosen here. Appends `effects`. Also forgets the nonces of
+        /// links that expired before `link.used_at`. Returns the session as stored.
+        async fn use_link(
+            &self,
+            workspace: &str,
+            link: &LinkUse,
+            session: &WebSession,
+            effects: &Effects,
+        ) -> Result<WebSession, LinkError>
+            = write use_link(workspace, link, session, effects);
+    } };
 }
+
+notify_operations!(declare [
+    /// The notification half of the store. Every method is one transaction.
+    pub trait NotifyStore: Send + Sync
+] {});
 
 // ---------------------------------------------------------------- shared by the backends
 

@@ -185,6 +185,4 @@ impl SqliteStore {
 mod sql;
 
 #[cfg(test)]
-mod rebuild_tests;
-#[cfg(test)]
 mod tests;

@@ -65,7 +65,7 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
     init_logging();
-    airlock_store::failpoint::check_env().map_err(|error| anyhow!(error))?;
+    airlock_gate::failpoint::check_env().map_err(|error| anyhow!(error))?;
     let database = database_location(args.db.as_deref(), &args.data_dir)?;
     let policy = match &args.policy {
         Some(file) => Some((file.clone(), read_policy(file)?)),

@@ -7,8 +7,8 @@
 
 use super::audit::append_many;
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
-use super::optional;
 use super::policy::digest_in_force;
+use super::{all, optional};
 use crate::codec::{
     approval_from_row, call_from_row, database, enum_text, json_text, millis, opt_millis,
 };
@@ -340,12 +340,7 @@ pub(crate) async fn list_approvals(
     if let Some(run_id) = &filter.run_id {
         query = query.bind(run_id);
     }
-    let rows = query
-        .bind(i64::from(filter.limit))
-        .fetch_all(pool)
-        .await
-        .map_err(database)?;
-    rows.iter().map(approval_from_row).collect()
+    all(query.bind(i64::from(filter.limit)), pool, approval_from_row).await
 }
 
 /// How the system (not a person) closes a pending approval.

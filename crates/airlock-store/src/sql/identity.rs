@@ -13,20 +13,17 @@ use airlock_protocol::{Agent, Session, User};
 use jiff::Timestamp;
 
 pub(crate) async fn workspace_by_name(pool: &Pool, name: &str) -> StoreResult<Option<Workspace>> {
-    let row = sqlx::query("SELECT id, name, created_at FROM workspaces WHERE name = $1")
-        .bind(name)
-        .fetch_optional(pool)
-        .await
-        .map_err(database)?;
-    row.map(|row| {
-        let columns = Columns::new(&row, "workspaces");
+    let query =
+        sqlx::query("SELECT id, name, created_at FROM workspaces WHERE name = $1").bind(name);
+    optional(query, pool, |row| {
+        let columns = Columns::new(row, "workspaces");
         Ok(Workspace {
             id: columns.text("id")?,
             name: columns.text("name")?,
             created_at: columns.time("created_at")?,
         })
     })
-    .transpose()
+    .await
 }
 
 pub(crate) async fn create_workspace(conn: &mut Conn, workspace: &Workspace) -> StoreResult<()> {
@@ -95,25 +92,20 @@ pub(crate) async fn create_user(
 }
 
 pub(crate) async fn list_users(pool: &Pool, workspace: &str) -> StoreResult<Vec<User>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT id, name, role, created_at FROM users WHERE workspace = $1
          ORDER BY created_at, {ORD}"
-    ))
-    .bind(workspace)
-    .fetch_all(pool)
-    .await
-    .map_err(database)?;
-    rows.iter()
-        .map(|row| {
-            let columns = Columns::new(row, "users");
-            Ok(User {
-                id: columns.text("id")?,
-                name: columns.text("name")?,
-                role: columns.enumeration("role")?,
-                created_at: columns.time("created_at")?,
-            })
+    );
+    all(sqlx::query(&sql).bind(workspace), pool, |row| {
+        let columns = Columns::new(row, "users");
+        Ok(User {
+            id: columns.text("id")?,
+            name: columns.text("name")?,
+            role: columns.enumeration("role")?,
+            created_at: columns.time("created_at")?,
         })
-        .collect()
+    })
+    .await
 }
 
 pub(crate) async fn create_agent(
@@ -327,16 +319,14 @@ pub(crate) async fn get_session(
     workspace: &str,
     id: &str,
 ) -> StoreResult<Option<Session>> {
-    let row = sqlx::query(
-        "SELECT id, agent_id, title, task_id, external_id, created_at, created_by, mode FROM sessions WHERE workspace = $1 AND id = $2",
+    let query = sqlx::query(
+        "SELECT id, agent_id, title, task_id, external_id, created_at, created_by, mode
+         FROM sessions WHERE workspace = $1 AND id = $2",
     )
     .bind(workspace)
-    .bind(id)
-    .fetch_optional(pool)
-    .await
-    .map_err(database)?;
-    row.map(|row| {
-        let columns = Columns::new(&row, "sessions");
+    .bind(id);
+    optional(query, pool, |row| {
+        let columns = Columns::new(row, "sessions");
         Ok(Session {
             id: columns.text("id")?,
             agent_id: columns.opt_text("agent_id")?,
@@ -348,7 +338,7 @@ pub(crate) async fn get_session(
             mode: columns.opt_enumeration("mode")?,
         })
     })
-    .transpose()
+    .await
 }
 
 /// Sets (or clears, `None`) a session's own mode; `false` when the workspace has no such

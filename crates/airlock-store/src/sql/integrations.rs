@@ -6,112 +6,63 @@
 //! is a conditional update that exactly one node wins; a replayed request is an insert
 //! that finds its signature already there.
 
-use super::dialect::Conn;
+use super::dialect::{Conn, Pool};
 use super::{all, optional, Backend};
 use crate::codec::{database, millis};
 use crate::integrations::{slack_message_from_row, SLACK_MESSAGE_COLUMNS};
 use crate::notify::APPROVAL_COLUMNS_A;
 use crate::{IntegrationStore, SlackMessage, StoreResult};
 use airlock_protocol::Approval;
-use async_trait::async_trait;
 use jiff::Timestamp;
 
-#[async_trait]
-impl IntegrationStore for Backend {
-    async fn record_slack_message(&self, message: &SlackMessage) -> StoreResult<()> {
-        write_transaction!(self, |conn| record_message(conn, message))
-    }
+integration_operations!(implement [impl IntegrationStore for Backend] {});
 
-    async fn slack_message(
-        &self,
-        approval_id: &str,
-        channel: &str,
-    ) -> StoreResult<Option<SlackMessage>> {
-        let sql = format!(
-            "SELECT {SLACK_MESSAGE_COLUMNS} FROM slack_messages m
-             WHERE m.approval_id = $1 AND m.channel = $2"
-        );
-        let query = sqlx::query(&sql).bind(approval_id).bind(channel);
-        optional(query, self.reads(), slack_message_from_row).await
-    }
+async fn slack_message(
+    readers: &Pool,
+    approval_id: &str,
+    channel: &str,
+) -> StoreResult<Option<SlackMessage>> {
+    let sql = format!(
+        "SELECT {SLACK_MESSAGE_COLUMNS} FROM slack_messages m
+         WHERE m.approval_id = $1 AND m.channel = $2"
+    );
+    let query = sqlx::query(&sql).bind(approval_id).bind(channel);
+    optional(query, readers, slack_message_from_row).await
+}
 
-    async fn slack_messages_to_close(
-        &self,
-        channel: &str,
-        now: Timestamp,
-        limit: u32,
-    ) -> StoreResult<Vec<(SlackMessage, Approval)>> {
-        let sql = format!(
-            "SELECT {SLACK_MESSAGE_COLUMNS}, {APPROVAL_COLUMNS_A}
-             FROM slack_messages m JOIN approvals a ON a.id = m.approval_id
-             WHERE m.closed_at IS NULL AND m.channel = $3 AND a.status <> 'pending'
-               AND (m.claimed_until IS NULL OR m.claimed_until <= $1)
-             ORDER BY m.posted_at LIMIT $2"
-        );
-        let query = sqlx::query(&sql)
-            .bind(millis(now))
-            .bind(i64::from(limit))
-            .bind(channel);
-        all(query, self.reads(), |row| {
-            Ok((
-                slack_message_from_row(row)?,
-                crate::codec::approval_from_row(row)?,
-            ))
-        })
-        .await
-    }
-
-    async fn claim_slack_message(
-        &self,
-        approval_id: &str,
-        channel: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> StoreResult<bool> {
-        write_transaction!(self, |conn| claim_message(
-            conn,
-            approval_id,
-            channel,
-            now,
-            until
+async fn slack_messages_to_close(
+    readers: &Pool,
+    channel: &str,
+    now: Timestamp,
+    limit: u32,
+) -> StoreResult<Vec<(SlackMessage, Approval)>> {
+    let sql = format!(
+        "SELECT {SLACK_MESSAGE_COLUMNS}, {APPROVAL_COLUMNS_A}
+         FROM slack_messages m JOIN approvals a ON a.id = m.approval_id
+         WHERE m.closed_at IS NULL AND m.channel = $3 AND a.status <> 'pending'
+           AND (m.claimed_until IS NULL OR m.claimed_until <= $1)
+         ORDER BY m.posted_at LIMIT $2"
+    );
+    let query = sqlx::query(&sql)
+        .bind(millis(now))
+        .bind(i64::from(limit))
+        .bind(channel);
+    all(query, readers, |row| {
+        Ok((
+            slack_message_from_row(row)?,
+            crate::codec::approval_from_row(row)?,
         ))
-    }
+    })
+    .await
+}
 
-    async fn close_slack_message(
-        &self,
-        approval_id: &str,
-        channel: &str,
-        at: Timestamp,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| close_message(conn, approval_id, channel, at))
-    }
-
-    async fn first_slack_request(
-        &self,
-        signature: &str,
-        at: Timestamp,
-        forget_before: Timestamp,
-    ) -> StoreResult<bool> {
-        write_transaction!(self, |conn| first_request(
-            conn,
-            signature,
-            at,
-            forget_before
-        ))
-    }
-
-    async fn record_approval_trace(&self, approval_id: &str, traceparent: &str) -> StoreResult<()> {
-        write_transaction!(self, |conn| record_trace(conn, approval_id, traceparent))
-    }
-
-    async fn approval_trace(&self, approval_id: &str) -> StoreResult<Option<String>> {
-        let query = sqlx::query("SELECT traceparent FROM approval_traces WHERE approval_id = $1")
-            .bind(approval_id);
-        optional(query, self.reads(), |row| {
-            crate::codec::Columns::new(row, "approval_traces").text("traceparent")
-        })
-        .await
-    }
+async fn approval_trace(readers: &Pool, approval_id: &str) -> StoreResult<Option<String>> {
+    let query = sqlx::query("SELECT traceparent FROM approval_traces WHERE approval_id = $1")
+        .bind(approval_id);
+    optional(query, readers, |row| {
+        crate::codec::Columns::new(row, "approval_traces").text("traceparent")
+    })
+    .await
 }
 
 async fn record_message(conn: &mut Conn, message: &SlackMessage) -> StoreResult<()> {

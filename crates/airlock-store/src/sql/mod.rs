@@ -10,9 +10,12 @@
 //! pooled PostgreSQL transaction) and `Backend` with `reads`, `record_batched` and
 //! `changes`.
 //!
-//! - `store.rs`: the [`crate::Store`] impl, each method one operation of the modules below.
-//! - `notify.rs`: the [`crate::NotifyStore`] impl.
-//! - `integrations.rs`: the [`crate::IntegrationStore`] impl (Slack, trace context).
+//! - `store.rs`: the [`crate::Store`] impl, made from the list of its operations
+//!   (`store_operations!` in `lib.rs`, see `operations.rs`): each method one function of
+//!   the modules below.
+//! - `notify.rs`: the [`crate::NotifyStore`] impl and its operations.
+//! - `integrations.rs`: the [`crate::IntegrationStore`] impl and its operations (Slack,
+//!   trace context).
 //! - `audit`: appending effects (hash chain, events) and reading them back.
 //! - `identity`: workspaces, users, agents, tokens, sessions.
 //! - `policy`: policy versions and the cancellation of stale approvals.
@@ -55,6 +58,17 @@ async fn optional<'e, T>(
 ) -> StoreResult<Option<T>> {
     let row = query.fetch_optional(executor).await.map_err(database)?;
     row.as_ref().map(decode).transpose()
+}
+
+/// Decodes a row of `table` that carries the `workspace` it belongs to beside the record
+/// `decode` reads: what the operations that span every workspace return.
+fn with_workspace<T>(
+    row: &Row,
+    table: &'static str,
+    decode: fn(&Row) -> StoreResult<T>,
+) -> StoreResult<(String, T)> {
+    let workspace = crate::codec::Columns::new(row, table).text("workspace")?;
+    Ok((workspace, decode(row)?))
 }
 
 pub(crate) mod audit;

@@ -3,13 +3,14 @@
 //!
 //! On PostgreSQL several nodes run the notifier at once. Enqueueing is `ON CONFLICT DO
 //! NOTHING` on (approval, channel); claiming is a conditional update of `next_at`, which
-//! row locks make exactly one node win (SQLite's one writer already serialises them). These writes do not take the workspace lock
-//! (`lock_workspace`): no other transaction locks notification rows, so there is no lock
-//! order to keep, and notifications stay off the workspace's write queue. Using a link
+//! row locks make exactly one node win (SQLite's one writer already serialises them).
+//! These writes do not take the workspace lock (`lock_workspace`): no other transaction
+//! locks notification rows, so there is no lock order to keep, and notifications stay off
+//! the workspace's write queue. Using a link
 //! opens a web session and appends audit records, so it does lock the workspace first.
 
-use super::all;
-use super::dialect::{lock_workspace, Conn};
+use super::dialect::{lock_workspace, Conn, Pool};
+use super::{all, with_workspace};
 use super::{web, Backend};
 use crate::codec::{approval_from_row, database, millis, opt_millis, Columns};
 use crate::notify::{
@@ -21,140 +22,78 @@ use crate::{
     NotificationOutcome, NotifyStore, StoreResult, WebSession,
 };
 use airlock_protocol::Approval;
-use async_trait::async_trait;
 use jiff::Timestamp;
 
-#[async_trait]
-impl NotifyStore for Backend {
-    async fn server_secret(
-        &self,
-        name: &str,
-        candidate: &str,
-        at: Timestamp,
-    ) -> StoreResult<String> {
-        write_transaction!(self, |conn| server_secret(conn, name, candidate, at))
-    }
+notify_operations!(implement [impl NotifyStore for Backend] {});
 
-    async fn approvals_to_notify(
-        &self,
-        channels: &[String],
-        since: Timestamp,
-        limit: u32,
-    ) -> StoreResult<Vec<(String, Approval)>> {
-        if channels.is_empty() {
-            return Ok(Vec::new());
-        }
-        let placeholders: Vec<String> = (0..channels.len())
-            .map(|index| format!("${}", index + 4))
-            .collect();
-        let sql = format!(
-            "SELECT a.workspace, {APPROVAL_COLUMNS_A} FROM approvals a
-             WHERE a.status = 'pending' AND a.created_at >= $1
-               AND (SELECT COUNT(*) FROM notifications n
-                    WHERE n.approval_id = a.id AND n.channel IN ({})) < $2
-             ORDER BY a.created_at DESC LIMIT $3",
-            placeholders.join(", ")
-        );
-        let mut query = sqlx::query(&sql)
-            .bind(millis(since))
-            .bind(i64::try_from(channels.len()).unwrap_or(i64::MAX))
-            .bind(i64::from(limit));
-        for channel in channels {
-            query = query.bind(channel);
-        }
-        let rows = query.fetch_all(self.reads()).await.map_err(database)?;
-        rows.iter()
-            .map(|row| {
-                let workspace = Columns::new(row, "approvals").text("workspace")?;
-                Ok((workspace, approval_from_row(row)?))
-            })
-            .collect()
+async fn approvals_to_notify(
+    readers: &Pool,
+    channels: &[String],
+    since: Timestamp,
+    limit: u32,
+) -> StoreResult<Vec<(String, Approval)>> {
+    if channels.is_empty() {
+        return Ok(Vec::new());
     }
+    let placeholders: Vec<String> = (0..channels.len())
+        .map(|index| format!("${}", index + 4))
+        .collect();
+    let sql = format!(
+        "SELECT a.workspace, {APPROVAL_COLUMNS_A} FROM approvals a
+         WHERE a.status = 'pending' AND a.created_at >= $1
+           AND (SELECT COUNT(*) FROM notifications n
+                WHERE n.approval_id = a.id AND n.channel IN ({})) < $2
+         ORDER BY a.created_at DESC LIMIT $3",
+        placeholders.join(", ")
+    );
+    let mut query = sqlx::query(&sql)
+        .bind(millis(since))
+        .bind(i64::try_from(channels.len()).unwrap_or(i64::MAX))
+        .bind(i64::from(limit));
+    for channel in channels {
+        query = query.bind(channel);
+    }
+    all(query, readers, |row| {
+        with_workspace(row, "approvals", approval_from_row)
+    })
+    .await
+}
 
-    async fn enqueue_notifications(
-        &self,
-        workspace: &str,
-        items: &[NewNotification],
-    ) -> StoreResult<u32> {
-        write_transaction!(self, |conn| enqueue(conn, workspace, items))
-    }
+async fn notifications_due(
+    readers: &Pool,
+    now: Timestamp,
+    limit: u32,
+) -> StoreResult<Vec<Notification>> {
+    let sql = format!(
+        "SELECT {NOTIFICATION_COLUMNS} FROM notifications
+         WHERE status = 'pending' AND next_at <= $1 ORDER BY next_at, id LIMIT $2"
+    );
+    let query = sqlx::query(&sql).bind(millis(now)).bind(i64::from(limit));
+    all(query, readers, notification_from_row).await
+}
 
-    async fn notifications_due(
-        &self,
-        now: Timestamp,
-        limit: u32,
-    ) -> StoreResult<Vec<Notification>> {
-        let sql = format!(
-            "SELECT {NOTIFICATION_COLUMNS} FROM notifications
-             WHERE status = 'pending' AND next_at <= $1 ORDER BY next_at, id LIMIT $2"
-        );
-        let query = sqlx::query(&sql).bind(millis(now)).bind(i64::from(limit));
-        all(query, self.reads(), notification_from_row).await
+async fn approval_notifications(
+    readers: &Pool,
+    workspace: &str,
+    approval_id: &str,
+) -> StoreResult<Vec<(Notification, Vec<NotificationAttempt>)>> {
+    let sql = format!(
+        "SELECT {NOTIFICATION_COLUMNS} FROM notifications
+         WHERE workspace = $1 AND approval_id = $2 ORDER BY channel"
+    );
+    let query = sqlx::query(&sql).bind(workspace).bind(approval_id);
+    let notifications = all(query, readers, notification_from_row).await?;
+    let mut found = Vec::with_capacity(notifications.len());
+    for notification in notifications {
+        let query = sqlx::query(
+            "SELECT at, status_code, error FROM notification_attempts
+             WHERE notification_id = $1 ORDER BY attempt",
+        )
+        .bind(&notification.id);
+        let attempts = all(query, readers, attempt_from_row).await?;
+        found.push((notification, attempts));
     }
-
-    async fn claim_notification(
-        &self,
-        id: &str,
-        now: Timestamp,
-        until: Timestamp,
-    ) -> StoreResult<bool> {
-        write_transaction!(self, |conn| claim(conn, id, now, until))
-    }
-
-    async fn record_notification(
-        &self,
-        id: &str,
-        attempt: Option<&NotificationAttempt>,
-        outcome: &NotificationOutcome,
-    ) -> StoreResult<()> {
-        write_transaction!(self, |conn| record(conn, id, attempt, outcome))
-    }
-
-    async fn approval_notifications(
-        &self,
-        workspace: &str,
-        approval_id: &str,
-    ) -> StoreResult<Vec<(Notification, Vec<NotificationAttempt>)>> {
-        let rows = sqlx::query(&format!(
-            "SELECT {NOTIFICATION_COLUMNS} FROM notifications
-             WHERE workspace = $1 AND approval_id = $2 ORDER BY channel"
-        ))
-        .bind(workspace)
-        .bind(approval_id)
-        .fetch_all(self.reads())
-        .await
-        .map_err(database)?;
-        let mut found = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let notification = notification_from_row(row)?;
-            let attempts = sqlx::query(
-                "SELECT at, status_code, error FROM notification_attempts
-                 WHERE notification_id = $1 ORDER BY attempt",
-            )
-            .bind(&notification.id)
-            .fetch_all(self.reads())
-            .await
-            .map_err(database)?;
-            let attempts = attempts
-                .iter()
-                .map(attempt_from_row)
-                .collect::<StoreResult<Vec<_>>>()?;
-            found.push((notification, attempts));
-        }
-        Ok(found)
-    }
-
-    async fn use_link(
-        &self,
-        workspace: &str,
-        link: &LinkUse,
-        session: &WebSession,
-        effects: &Effects,
-    ) -> Result<WebSession, LinkError> {
-        write_transaction!(self, |conn| use_link(
-            conn, workspace, link, session, effects
-        ))
-    }
+    Ok(found)
 }
 
 async fn server_secret(

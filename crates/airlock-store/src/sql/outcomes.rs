@@ -5,6 +5,7 @@
 //! effect once however many nodes or retries race: an outcome only over no outcome, a
 //! mark only over no mark, a reconciliation only over none.
 
+use super::all;
 use super::audit::append_effects;
 use super::calls::{fetch_call, CALL_COLUMNS};
 use super::dialect::{lock_workspace, Conn, Pool};
@@ -158,13 +159,8 @@ pub(crate) async fn list_ambiguous(
            AND outcome_status IS NULL
          ORDER BY ambiguous_at, id LIMIT $2"
     );
-    let rows = sqlx::query(&sql)
-        .bind(workspace)
-        .bind(i64::from(limit))
-        .fetch_all(pool)
-        .await
-        .map_err(database)?;
-    rows.iter().map(call_from_row).collect()
+    let query = sqlx::query(&sql).bind(workspace).bind(i64::from(limit));
+    all(query, pool, call_from_row).await
 }
 
 /// An unreconciled ambiguous call of `agent_id` with exactly this tool and these
@@ -176,19 +172,9 @@ pub(crate) async fn ambiguous_twin(
     tool: &str,
     arguments: &str,
 ) -> StoreResult<Option<String>> {
-    sqlx::query_scalar(
-        "SELECT id FROM calls
-         WHERE workspace = $1 AND agent_id = $2 AND tool = $3 AND arguments = $4
-           AND ambiguous_at IS NOT NULL AND reconciled IS NULL AND outcome_status IS NULL
-         ORDER BY ambiguous_at LIMIT 1",
-    )
-    .bind(workspace)
-    .bind(agent_id)
-    .bind(tool)
-    .bind(arguments)
-    .fetch_optional(pool)
-    .await
-    .map_err(database)
+    let which = "ambiguous_at IS NOT NULL AND reconciled IS NULL AND outcome_status IS NULL
+         ORDER BY ambiguous_at";
+    same_call(pool, workspace, (agent_id, tool, arguments), which).await
 }
 
 /// The call of `agent_id` whose grant was consumed under `key`, if any.
@@ -221,17 +207,29 @@ pub(crate) async fn awaiting_outcome(
     tool: &str,
     arguments: &str,
 ) -> StoreResult<Option<String>> {
-    sqlx::query_scalar(
+    let which = "redeemed_at IS NOT NULL AND outcome_status IS NULL ORDER BY redeemed_at DESC";
+    same_call(pool, workspace, (agent_id, tool, arguments), which).await
+}
+
+/// The first call, in the order `which` ends with, of this agent with exactly this tool
+/// and these (redacted) arguments that also meets `which`'s condition.
+async fn same_call(
+    pool: &Pool,
+    workspace: &str,
+    (agent_id, tool, arguments): (&str, &str, &str),
+    which: &str,
+) -> StoreResult<Option<String>> {
+    let sql = format!(
         "SELECT id FROM calls
          WHERE workspace = $1 AND agent_id = $2 AND tool = $3 AND arguments = $4
-           AND redeemed_at IS NOT NULL AND outcome_status IS NULL
-         ORDER BY redeemed_at DESC LIMIT 1",
-    )
-    .bind(workspace)
-    .bind(agent_id)
-    .bind(tool)
-    .bind(arguments)
-    .fetch_optional(pool)
-    .await
-    .map_err(database)
+           AND {which} LIMIT 1"
+    );
+    sqlx::query_scalar(&sql)
+        .bind(workspace)
+        .bind(agent_id)
+        .bind(tool)
+        .bind(arguments)
+        .fetch_optional(pool)
+        .await
+        .map_err(database)
 }

@@ -3,7 +3,7 @@
 //! it), nor a resumed run that no node will claim.
 
 use super::dialect::{lock_workspace, Conn};
-use super::runs::{apply, close_approvals, fetch_run};
+use super::runs::{apply, fetch_run, stop_run};
 use crate::codec::{database, millis};
 use crate::{ClosingApprovals, RunUpdate, StoreError, StoreResult};
 use airlock_protocol::{Approval, Run};
@@ -17,28 +17,11 @@ pub(crate) async fn pause_run(
     update: &RunUpdate,
     closing: &ClosingApprovals<'_>,
 ) -> StoreResult<Option<(Run, Vec<Approval>)>> {
-    lock_workspace(conn, workspace).await?;
     // The lease stays: a tool the holder is executing right now finishes, and its result
     // is journalled under it (`RunUpdate::while_paused`); nothing else is written.
-    let paused = sqlx::query(
-        "UPDATE runs SET state = 'paused'
-         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval')",
-    )
-    .bind(run_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
-    if paused.rows_affected() != 1 {
-        return Ok(None);
-    }
-    apply(conn, workspace, run_id, update).await?;
-    let pending = pending_of_run(conn, workspace, run_id).await?;
-    let closed = close_approvals(conn, workspace, pending, closing).await?;
-    let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
-        return Ok(None);
-    };
-    Ok(Some((run, closed)))
+    let pause = "UPDATE runs SET state = 'paused'
+         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval')";
+    stop_run(conn, workspace, run_id, pause, update, closing).await
 }
 
 /// The pending approvals of a run: those of its gated steps, and those of calls its agent

@@ -5,8 +5,8 @@
 use super::audit::append_effects;
 use super::calls::{close_by_system, SystemClose};
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
-use super::optional;
-use crate::codec::{database, millis, policy_from_row, to_i64, Columns};
+use super::{all, optional, with_workspace};
+use crate::codec::{database, millis, policy_from_row, to_i64};
 use crate::{Effects, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, CallStatus, PolicyInfo};
 use sqlx::Executor;
@@ -91,20 +91,15 @@ pub(crate) async fn current_policy(
 }
 
 pub(crate) async fn current_policies(pool: &Pool) -> StoreResult<Vec<(String, PolicyInfo)>> {
-    let rows = sqlx::query(
+    let query = sqlx::query(
         "SELECT p.workspace, p.version, p.digest, p.source, p.created_at FROM policies p
          WHERE p.version = (SELECT MAX(version) FROM policies WHERE workspace = p.workspace)
          ORDER BY p.workspace",
-    )
-    .fetch_all(pool)
+    );
+    all(query, pool, |row| {
+        with_workspace(row, "policies", policy_from_row)
+    })
     .await
-    .map_err(database)?;
-    rows.iter()
-        .map(|row| {
-            let workspace = Columns::new(row, "policies").text("workspace")?;
-            Ok((workspace, policy_from_row(row)?))
-        })
-        .collect()
 }
 
 /// The digest of the policy in force, read inside a transaction. A workspace without a

@@ -147,6 +147,5 @@ pub(crate) async fn live_standing_rules(
     for (scope, scope_id) in scopes {
         query = query.bind(scope.as_str()).bind(scope_id);
     }
-    let rows = query.fetch_all(pool).await.map_err(database)?;
-    rows.iter().map(rule_from_row).collect()
+    all(query, pool, rule_from_row).await
 }

@@ -4,7 +4,7 @@
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
 use super::grants;
-use super::{all, optional};
+use super::{all, optional, with_workspace};
 use crate::codec::{
     database, enum_text, json_text, message_from_row, millis, opt_json_text, opt_millis,
     outbox_from_row, run_event_from_row, run_from_row, step_from_row, to_i64, MESSAGE_COLUMNS,
@@ -330,21 +330,35 @@ pub(crate) async fn cancel_run(
     update: &RunUpdate,
     closing: &crate::ClosingApprovals<'_>,
 ) -> StoreResult<Option<(Run, Vec<airlock_protocol::Approval>)>> {
+    let cancel = "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval', 'paused')";
+    stop_run(conn, workspace, run_id, cancel, update, closing).await
+}
+
+/// Moves a run with `transition` (an `UPDATE runs` bound to the run's id and workspace,
+/// matching only the states it may leave), applies `update`, and closes, as `closing`
+/// says, the approvals a stopped run leaves pending (`pending_of_run`): cancel and pause
+/// are the same step but for the transition. `None` (nothing written) when the run was in
+/// none of those states.
+pub(super) async fn stop_run(
+    conn: &mut Conn,
+    workspace: &str,
+    run_id: &str,
+    transition: &str,
+    update: &RunUpdate,
+    closing: &crate::ClosingApprovals<'_>,
+) -> StoreResult<Option<(Run, Vec<airlock_protocol::Approval>)>> {
     lock_workspace(conn, workspace).await?;
-    let cancelled = sqlx::query(
-        "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
-         WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval', 'paused')",
-    )
-    .bind(run_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
-    if cancelled.rows_affected() != 1 {
+    let moved = sqlx::query(transition)
+        .bind(run_id)
+        .bind(workspace)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    if moved.rows_affected() != 1 {
         return Ok(None);
     }
     apply(conn, workspace, run_id, update).await?;
-    // The same approvals a pause closes, the one a leg had not yet tied to a step too.
     let pending = super::pause::pending_of_run(conn, workspace, run_id).await?;
     let closed = close_approvals(conn, workspace, pending, closing).await?;
     let Some(run) = fetch_run(&mut *conn, workspace, run_id).await? else {
@@ -355,7 +369,7 @@ pub(crate) async fn cancel_run(
 
 /// Cancels each of `pending` still pending, with the effects `closing` gives; returns
 /// the approvals closed, as they are afterwards.
-pub(super) async fn close_approvals(
+async fn close_approvals(
     conn: &mut Conn,
     workspace: &str,
     pending: Vec<String>,
@@ -487,22 +501,16 @@ pub(crate) async fn outbox_due(
     now: Timestamp,
     limit: u32,
 ) -> StoreResult<Vec<(String, OutboxItem)>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT workspace, {OUTBOX_COLUMNS} FROM outbox
          WHERE delivered_at IS NULL AND next_attempt_at <= $1
          ORDER BY next_attempt_at, {ORD} LIMIT $2"
-    ))
-    .bind(millis(now))
-    .bind(i64::from(limit))
-    .fetch_all(readers)
+    );
+    let query = sqlx::query(&sql).bind(millis(now)).bind(i64::from(limit));
+    all(query, readers, |row| {
+        with_workspace(row, "outbox", outbox_from_row)
+    })
     .await
-    .map_err(database)?;
-    rows.iter()
-        .map(|row| {
-            let workspace: String = sqlx::Row::try_get(row, "workspace").map_err(database)?;
-            Ok((workspace, outbox_from_row(row)?))
-        })
-        .collect()
 }
 
 pub(crate) async fn outbox_attempt(

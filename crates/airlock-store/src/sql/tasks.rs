@@ -6,7 +6,7 @@ use super::dialect::{lock_workspace, Conn, Pool, ORD};
 use super::identity::create_session;
 use super::rules::mint_or_reuse;
 use super::runs::start_run;
-use super::{all, optional};
+use super::{all, optional, with_workspace};
 use crate::codec::{database, millis, opt_millis, task_from_row, TASK_COLUMNS};
 use crate::{Effects, Lease, RunUpdate, StoreResult};
 use airlock_protocol::{Run, Session, StandingRule, Task};
@@ -112,23 +112,17 @@ pub(crate) async fn due_tasks(
     now: Timestamp,
     limit: u32,
 ) -> StoreResult<Vec<(String, Task)>> {
-    let rows = sqlx::query(&format!(
+    let sql = format!(
         "SELECT workspace, {TASK_COLUMNS} FROM tasks
          WHERE enabled = 1 AND revoked_at IS NULL AND next_run_at IS NOT NULL
            AND next_run_at <= $1
          ORDER BY next_run_at, {ORD} LIMIT $2"
-    ))
-    .bind(millis(now))
-    .bind(i64::from(limit))
-    .fetch_all(readers)
+    );
+    let query = sqlx::query(&sql).bind(millis(now)).bind(i64::from(limit));
+    all(query, readers, |row| {
+        with_workspace(row, "tasks", task_from_row)
+    })
     .await
-    .map_err(database)?;
-    rows.iter()
-        .map(|row| {
-            let workspace: String = sqlx::Row::try_get(row, "workspace").map_err(database)?;
-            Ok((workspace, task_from_row(row)?))
-        })
-        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -2,6 +2,9 @@
 //! build of airlock kills itself, as `kill -9` would, to prove that every durable step
 //! survives a crash at the worst moment.
 //!
+//! It lives in the gate, the lowest crate that has a point (the gate's and the runtime's
+//! steps); the store has none.
+//!
 //! Compiled only with the cargo feature `failpoints` (off by default). Without it,
 //! [`failpoint!`](crate::failpoint!) expands to nothing: no code, no environment read.
 //! With it, `AIRLOCK_FAILPOINT=<name>[:<nth>]` names one point; the process aborts
@@ -39,7 +42,7 @@ pub const POINTS: &[&str] = &[
     "run.unpaused",
 ];
 
-/// Marks a failure-injection point. Expands to nothing unless `airlock-store` is built
+/// Marks a failure-injection point. Expands to nothing unless `airlock-gate` is built
 /// with the `failpoints` feature.
 #[cfg(feature = "failpoints")]
 #[macro_export]
@@ -49,7 +52,7 @@ macro_rules! failpoint {
     };
 }
 
-/// Marks a failure-injection point. Expands to nothing unless `airlock-store` is built
+/// Marks a failure-injection point. Expands to nothing unless `airlock-gate` is built
 /// with the `failpoints` feature.
 #[cfg(not(feature = "failpoints"))]
 #[macro_export]
