@@ -44,12 +44,13 @@ event_kinds! {
 impl RunEventData {
     /// Whether the run ends with this event (its stream then closes).
     pub fn is_terminal(&self) -> bool {
-        matches!(
-            self,
-            RunEventData::RunCompleted(_)
-                | RunEventData::RunFailed(_)
-                | RunEventData::RunCancelled(_)
-        )
+        RunEventData::is_terminal_kind(self.kind())
+    }
+
+    /// Whether a stored kind ends the run, whatever its data: a stream closes on it even
+    /// when the data does not read.
+    pub fn is_terminal_kind(kind: &str) -> bool {
+        matches!(kind, "run_completed" | "run_failed" | "run_cancelled")
     }
 }
 
