@@ -107,21 +107,11 @@ impl Runtime {
             approver.clone(),
             vec![started],
         );
-        let redeemed = self
-            .runs()
-            .redeem_for_run(
-                ctx.workspace,
-                &call.id,
-                now,
-                &redeem_effects(&ctx.principal, call, now),
-                Some(&item),
-                &ctx.run.id,
-                &self.inner.node,
-                &update,
-            )
-            .await;
-        match redeemed {
-            Ok(_) => {
+        match self
+            .consume_grant(ctx, call, now, Some(&item), &update)
+            .await
+        {
+            Ok(()) => {
                 airlock_store::failpoint!("effect.written");
                 // Its effect is the outbox row, written with the consumption.
                 self.report_outcome(ctx, &call.id, true, &Value::Null).await;
@@ -156,20 +146,7 @@ impl Runtime {
             lease: Some(self.lease()),
             ..RunUpdate::default()
         };
-        let redeemed = self
-            .runs()
-            .redeem_for_run(
-                ctx.workspace,
-                &call.id,
-                now,
-                &redeem_effects(&ctx.principal, call, now),
-                None,
-                &ctx.run.id,
-                &self.inner.node,
-                &update,
-            )
-            .await;
-        if let Err(error) = redeemed {
+        if let Err(error) = self.consume_grant(ctx, call, now, None, &update).await {
             return self.redeem_refused(ctx, step, error, approver).await;
         }
         airlock_store::failpoint!("effect.written");
@@ -192,6 +169,31 @@ impl Runtime {
         self.write(ctx, update).await?;
         *step = finished;
         Ok(())
+    }
+
+    /// Consumes the call's grant (its `grant.consumed` record) in one transaction with
+    /// `update` to the run this leg holds, and with the outbox row when there is one.
+    async fn consume_grant(
+        &self,
+        ctx: &Ctx<'_>,
+        call: &Call,
+        now: jiff::Timestamp,
+        outbox: Option<&OutboxItem>,
+        update: &RunUpdate,
+    ) -> Result<(), RedeemError> {
+        self.runs()
+            .redeem_for_run(
+                ctx.workspace,
+                &call.id,
+                now,
+                &redeem_effects(&ctx.principal, call, now),
+                outbox,
+                &ctx.run.id,
+                &self.inner.node,
+                update,
+            )
+            .await
+            .map(|_| ())
     }
 
     /// Records the outcome of a tool the runtime ran (DESIGN.md §11.8), in its own

@@ -4,6 +4,8 @@
 //! back what it left: the journal, the workspace events and the audit records, every one
 //! of which must read as its typed kind (`airlock_protocol::events`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use airlock_agent::{Runtime, RuntimeConfig};
 use airlock_gate::clock::SystemClock;
 use airlock_gate::Gate;
@@ -169,10 +171,7 @@ impl World {
             .unwrap();
         events
             .into_iter()
-            .map(|event| {
-                RunEventData::from_parts(&event.kind, event.data.clone())
-                    .unwrap_or_else(|error| panic!("journal event {}: {error}", event.kind))
-            })
+            .map(|event| typed(&event.kind, event.data, RunEventData::from_parts))
             .collect()
     }
 
@@ -189,30 +188,28 @@ impl World {
 
     /// Every workspace event and audit record so far reads as its typed kind.
     async fn all_typed(&self) -> (Vec<WorkspaceEventData>, Vec<AuditEvent>) {
-        let events = self
-            .gate
-            .events_after(&self.owner, 0, 1000)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|event| {
-                WorkspaceEventData::from_parts(&event.kind, event.data.clone())
-                    .unwrap_or_else(|error| panic!("workspace event {}: {error}", event.kind))
-            })
-            .collect();
-        let audit = self
-            .gate
-            .audit_after(&self.owner, 0, 1000)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|record| {
-                AuditEvent::from_parts(&record.kind, record.data.clone())
-                    .unwrap_or_else(|error| panic!("audit record {}: {error}", record.kind))
-            })
-            .collect();
-        (events, audit)
+        let events = self.gate.events_after(&self.owner, 0, 1000).await.unwrap();
+        let audit = self.gate.audit_after(&self.owner, 0, 1000).await.unwrap();
+        (
+            events
+                .into_iter()
+                .map(|e| typed(&e.kind, e.data, WorkspaceEventData::from_parts))
+                .collect(),
+            audit
+                .into_iter()
+                .map(|r| typed(&r.kind, r.data, AuditEvent::from_parts))
+                .collect(),
+        )
     }
+}
+
+/// A stored kind and data read as its typed kind; anything else fails the test.
+fn typed<T>(
+    kind: &str,
+    data: serde_json::Value,
+    read: fn(&str, serde_json::Value) -> Result<T, airlock_protocol::EventError>,
+) -> T {
+    read(kind, data).unwrap_or_else(|error| panic!("{kind}: {error}"))
 }
 
 fn finished(journal: &[RunEventData]) -> Vec<&ToolFinished> {
@@ -308,7 +305,10 @@ async fn an_asked_call_suspends_the_run_until_a_person_decides() {
     assert_eq!(required.rule.as_deref(), Some("mail-needs-a-person"));
     match journal.last() {
         Some(RunEventData::RunSuspended(suspended)) => {
-            assert_eq!(suspended.waiting_for, [required.approval_id.clone()]);
+            assert_eq!(
+                suspended.waiting_for,
+                std::slice::from_ref(&required.approval_id)
+            );
         }
         other => panic!("the last event is {other:?}"),
     }

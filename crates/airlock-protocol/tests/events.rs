@@ -8,6 +8,8 @@
 //! order), and the stored `data` value serialises like the expected text parsed in the same
 //! build (what is stored either way). Reading it back gives the same kind and bytes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use airlock_protocol::events::*;
 use airlock_protocol::{
     Approval, ApprovalStatus, Call, CallStatus, DecidedBy, Mode, OutcomeStatus, Preview,
