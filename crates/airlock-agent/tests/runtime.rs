@@ -1,84 +1,115 @@
-//! The runtime without an HTTP server: a real SQLite store, the real gate and policy, and
-//! only the model scripted. Each test drives a run through the leg's named steps (a call
-//! put to the gate, settled, executed or refused, the run suspended or finished) and reads
-//! back what it left: the journal, the workspace events and the audit records, every one
-//! of which must read as its typed kind (`airlock_protocol::events`).
+//! The runtime over a gate and a temp-dir SQLite store, with the demo's scripted model:
+//! no HTTP server (the server's end-to-end tests cover the wire).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use airlock_agent::{Runtime, RuntimeConfig};
 use airlock_gate::clock::SystemClock;
+use airlock_gate::decide::{DecisionRequest, Verdict};
+use airlock_gate::identity::AgentSpec;
 use airlock_gate::Gate;
-use airlock_protocol::events::ToolFinished;
-use airlock_protocol::{
-    AgentSpec, AuditEvent, DecisionRequest, DecisionVerdict, LlmConfig, Principal, Run, RunEvent,
-    RunEventData, RunState, StepStatus, WorkspaceEventData,
-};
+use airlock_protocol::{ApprovalStatus, LlmConfig, Principal, Run, RunState};
 use airlock_store::sqlite::SqliteStore;
-use airlock_store::Store;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-/// Reads are allowed, mail is asked, everything else is denied.
+/// The clock is allowed; mail (and everything else) is asked.
 const POLICY: &str = r#"
 version = 1
-default = "deny"
+default = "ask"
 deadline = "1h"
-secrets = "deny"
 
 [[rules]]
 name = "clock-is-fine"
 tool = "clock.now"
 decision = "allow"
-
-[[rules]]
-name = "mail-needs-a-person"
-tool = "email.send"
-decision = "ask"
 "#;
 
-const SCENARIOS: &str = r##"
-[[scenario]]
-marker = "#time"
-[[scenario.turn]]
-events = [{ type = "text", text = "Looking." }, { type = "tool_use", name = "clock.now", arguments = {} }]
-[[scenario.turn]]
-events = [{ type = "text", text = "It is late." }]
-
-[[scenario]]
-marker = "#email"
-[[scenario.turn]]
-events = [{ type = "tool_use", name = "email.send", arguments = { to = "bob@example.com", subject = "Report", body = "Hi Bob" } }]
-[[scenario.turn]]
-events = [{ type = "text", text = "Done." }]
-
-[[scenario]]
-marker = "#nosuch"
-[[scenario.turn]]
-events = [{ type = "tool_use", name = "teleport", arguments = { to = "mars" } }]
-[[scenario.turn]]
-events = [{ type = "text", text = "I cannot teleport." }]
-
-[[scenario]]
-marker = "#shell"
-[[scenario.turn]]
-events = [{ type = "tool_use", name = "shell.exec", arguments = { command = "ls" } }]
-[[scenario.turn]]
-events = [{ type = "text", text = "Not allowed, then." }]
-"##;
-
-/// How long a run may take to get where a test waits for it.
-const PATIENCE: Duration = Duration::from_secs(30);
+/// A backstop for waiting on a run; the waits end as soon as the condition holds.
+const PATIENCE: Duration = Duration::from_secs(20);
 
 struct World {
-    _dir: TempDir,
+    _dir: tempfile::TempDir,
     gate: Gate,
     runtime: Runtime,
     owner: Principal,
     session: String,
     stop: CancellationToken,
+}
+
+impl World {
+    async fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(
+            SqliteStore::open(&dir.path().join("airlock.db"))
+                .await
+                .unwrap(),
+        );
+        let gate = Gate::new(store, Arc::new(SystemClock)).await.unwrap();
+        let boot = gate.bootstrap("default", "owner").await.unwrap().unwrap();
+        let owner = gate.authenticate(&boot.owner_token).await.unwrap();
+        gate.put_policy(&owner, POLICY).await.unwrap();
+        let runtime = Runtime::new(gate.clone(), RuntimeConfig::under(dir.path()));
+        let stop = CancellationToken::new();
+        tokio::spawn({
+            let runtime = runtime.clone();
+            let stop = stop.clone();
+            async move { runtime.run_background(stop).await }
+        });
+        let spec = AgentSpec {
+            name: "assistant".into(),
+            llm: Some(LlmConfig {
+                base_url: "scripted:demo".into(),
+                model: "scripted".into(),
+                api_key_env: None,
+                stream: None,
+            }),
+            ..AgentSpec::default()
+        };
+        let (agent, _) = gate.create_agent(&owner, spec).await.unwrap();
+        let session = gate
+            .create_session(&owner, Some(agent.id), Some("test".into()))
+            .await
+            .unwrap();
+        World {
+            _dir: dir,
+            gate,
+            runtime,
+            owner,
+            session: session.id,
+            stop,
+        }
+    }
+
+    /// Waits until the run is in `state` (or fails after [`PATIENCE`]).
+    async fn wait_for(&self, run_id: &str, state: RunState) -> Run {
+        let started = Instant::now();
+        loop {
+            let run = self.runtime.get_run(&self.owner, run_id).await.unwrap();
+            if run.state == state {
+                return run;
+            }
+            assert!(
+                started.elapsed() < PATIENCE,
+                "the run is {} after {PATIENCE:?}, not {state}",
+                run.state
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn kinds(&self, run_id: &str) -> Vec<String> {
+        let events = self
+            .runtime
+            .run_events(&self.owner, run_id, 0, 1000)
+            .await
+            .unwrap();
+        let seqs: Vec<u64> = events.iter().map(|event| event.seq).collect();
+        let expected: Vec<u64> = (1..=events.len() as u64).collect();
+        assert_eq!(seqs, expected, "the journal has a gap");
+        events.into_iter().map(|event| event.kind).collect()
+    }
 }
 
 impl Drop for World {
@@ -87,373 +118,127 @@ impl Drop for World {
     }
 }
 
-async fn world() -> World {
-    let dir = TempDir::new().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&dir.path().join("airlock.db"))
-            .await
-            .unwrap(),
-    );
-    let gate = Gate::new(store, Arc::new(SystemClock)).await.unwrap();
-    let token = gate
-        .bootstrap("default", "owner")
-        .await
-        .unwrap()
-        .unwrap()
-        .owner_token;
-    let owner = gate.authenticate(&token).await.unwrap();
-    gate.put_policy(&owner, POLICY).await.unwrap();
-    let runtime = Runtime::new(gate.clone(), RuntimeConfig::under(dir.path()));
-    let stop = CancellationToken::new();
-    tokio::spawn({
-        let runtime = runtime.clone();
-        let stop = stop.clone();
-        async move { runtime.run_background(stop).await }
-    });
-    let scenarios = dir.path().join("scenarios.toml");
-    std::fs::write(&scenarios, SCENARIOS).unwrap();
-    let (agent, _token) = gate
-        .create_agent(
-            &owner,
-            AgentSpec {
-                name: "tester".into(),
-                llm: Some(LlmConfig {
-                    base_url: format!("scripted:{}", scenarios.display()),
-                    model: "script".into(),
-                    api_key_env: None,
-                    stream: None,
-                }),
-                ..AgentSpec::default()
-            },
-        )
-        .await
-        .unwrap();
-    let session = gate
-        .create_session(&owner, Some(agent.id), Some("test".into()))
-        .await
-        .unwrap()
-        .id;
-    World {
-        _dir: dir,
-        gate,
-        runtime,
-        owner,
-        session,
-        stop,
-    }
-}
-
-impl World {
-    /// Waits until the run is in `state` (a deadline is the backstop, not the basis).
-    async fn until(&self, run: &Run, state: RunState) -> Run {
-        let started = Instant::now();
-        loop {
-            let now = self.runtime.get_run(&self.owner, &run.id).await.unwrap();
-            if now.state == state {
-                return now;
-            }
-            assert!(
-                started.elapsed() < PATIENCE,
-                "run {} is {}, not {state}",
-                run.id,
-                now.state
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    /// The run's journal, every event read as its typed kind.
-    async fn journal(&self, run: &Run) -> Vec<RunEventData> {
-        let events: Vec<RunEvent> = self
-            .runtime
-            .run_events(&self.owner, &run.id, 0, 1000)
-            .await
-            .unwrap();
-        events
-            .into_iter()
-            .map(|event| typed(&event.kind, event.data, RunEventData::from_parts))
-            .collect()
-    }
-
-    /// The journal's kinds in order, with the text deltas left out (their chunking is the
-    /// provider's business).
-    async fn kinds(&self, run: &Run) -> Vec<&'static str> {
-        self.journal(run)
-            .await
-            .iter()
-            .map(RunEventData::kind)
-            .filter(|kind| *kind != "text_delta")
-            .collect()
-    }
-
-    /// Every workspace event and audit record so far reads as its typed kind.
-    async fn all_typed(&self) -> (Vec<WorkspaceEventData>, Vec<AuditEvent>) {
-        let events = self.gate.events_after(&self.owner, 0, 1000).await.unwrap();
-        let audit = self.gate.audit_after(&self.owner, 0, 1000).await.unwrap();
-        (
-            events
-                .into_iter()
-                .map(|e| typed(&e.kind, e.data, WorkspaceEventData::from_parts))
-                .collect(),
-            audit
-                .into_iter()
-                .map(|r| typed(&r.kind, r.data, AuditEvent::from_parts))
-                .collect(),
-        )
-    }
-}
-
-/// A stored kind and data read as its typed kind; anything else fails the test.
-fn typed<T>(
-    kind: &str,
-    data: serde_json::Value,
-    read: fn(&str, serde_json::Value) -> Result<T, airlock_protocol::EventError>,
-) -> T {
-    read(kind, data).unwrap_or_else(|error| panic!("{kind}: {error}"))
-}
-
-fn finished(journal: &[RunEventData]) -> Vec<&ToolFinished> {
-    journal
-        .iter()
-        .filter_map(|event| match event {
-            RunEventData::ToolFinished(finished) => Some(finished),
-            _ => None,
-        })
-        .collect()
-}
-
-#[tokio::test]
-async fn an_allowed_call_runs_once_and_the_run_completes() {
-    let world = world().await;
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_tool_runs_once_and_the_run_completes() {
+    let world = World::new().await;
     let run = world
         .runtime
-        .post_message(&world.owner, &world.session, "what time is it? #time")
+        .post_message(&world.owner, &world.session, "what time is it?")
         .await
         .unwrap();
-    let run = world.until(&run, RunState::Completed).await;
-    assert_eq!(
-        world.kinds(&run).await,
-        [
-            "run_started",
-            "tool_call",
-            "tool_decided",
-            "tool_started",
-            "tool_finished",
-            "step_finished",
-            "run_completed",
-        ]
-    );
-    let journal = world.journal(&run).await;
-    let RunEventData::ToolDecided(decided) =
-        &journal.iter().find(|e| e.kind() == "tool_decided").unwrap()
-    else {
-        unreachable!()
+    world.wait_for(&run.id, RunState::Completed).await;
+    let kinds = world.kinds(&run.id).await;
+    assert_eq!(kinds.first().map(String::as_str), Some("run_started"));
+    assert_eq!(kinds.last().map(String::as_str), Some("run_completed"));
+    let started = kinds.iter().filter(|kind| *kind == "tool_started").count();
+    let finished = kinds.iter().filter(|kind| *kind == "tool_finished").count();
+    assert_eq!((started, finished), (1, 1), "{kinds:?}");
+    assert!(!kinds.iter().any(|kind| kind == "approval_required"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asked_call_suspends_the_run_and_an_approval_resumes_it_to_the_outbox() {
+    let world = World::new().await;
+    let run = world
+        .runtime
+        .post_message(&world.owner, &world.session, "send the email please")
+        .await
+        .unwrap();
+    world.wait_for(&run.id, RunState::AwaitingApproval).await;
+    assert!(world
+        .runtime
+        .outbox(&world.owner, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let pending = world
+        .gate
+        .list_approvals(&world.owner, Some(ApprovalStatus::Pending), 10)
+        .await
+        .unwrap();
+    let [approval] = &pending[..] else {
+        panic!("expected one pending approval, got {pending:?}");
     };
-    assert_eq!(decided.rule.as_deref(), Some("clock-is-fine"));
-    let done = finished(&journal);
-    assert_eq!(done.len(), 1);
-    assert_eq!(done[0].status, StepStatus::Ok);
-    assert_eq!(done[0].rule.as_deref(), Some("clock-is-fine"));
-    match journal.last() {
-        Some(RunEventData::RunCompleted(completed)) => {
-            assert_eq!(completed.text.as_deref(), Some("It is late."));
-        }
-        other => panic!("the last event is {other:?}"),
-    }
-    // The model's text streamed before the call.
-    assert!(journal
-        .iter()
-        .any(|e| matches!(e, RunEventData::TextDelta(delta) if delta.text.contains("Looking"))));
-
-    let (events, audit) = world.all_typed().await;
-    let states: Vec<RunState> = events
-        .iter()
-        .filter_map(|event| match event {
-            WorkspaceEventData::RunState(changed) if changed.run_id == run.id => {
-                Some(changed.state)
-            }
-            _ => None,
-        })
-        .collect();
-    assert_eq!(states, [RunState::Running, RunState::Completed]);
-    assert!(audit
-        .iter()
-        .any(|record| matches!(record, AuditEvent::CallAllowed(call) if call.tool == "clock.now")));
-    assert!(audit.iter().any(
-        |record| matches!(record, AuditEvent::GrantConsumed(grant) if grant.tool == "clock.now")
-    ));
-}
-
-#[tokio::test]
-async fn an_asked_call_suspends_the_run_until_a_person_decides() {
-    let world = world().await;
-    let run = world
-        .runtime
-        .post_message(&world.owner, &world.session, "mail the report #email")
-        .await
-        .unwrap();
-    let run = world.until(&run, RunState::AwaitingApproval).await;
-    let journal = world.journal(&run).await;
-    let required = journal
-        .iter()
-        .find_map(|event| match event {
-            RunEventData::ApprovalRequired(required) => Some(required.clone()),
-            _ => None,
-        })
-        .expect("an approval_required event");
-    assert_eq!(required.tool, "email.send");
-    assert_eq!(required.rule.as_deref(), Some("mail-needs-a-person"));
-    match journal.last() {
-        Some(RunEventData::RunSuspended(suspended)) => {
-            assert_eq!(
-                suspended.waiting_for,
-                std::slice::from_ref(&required.approval_id)
-            );
-        }
-        other => panic!("the last event is {other:?}"),
-    }
-
+    assert_eq!(approval.tool, "email.send");
+    let decision = DecisionRequest {
+        decision: Verdict::Approve,
+        binding_digest: approval.binding_digest.clone(),
+        reason: None,
+        remember: None,
+        arguments: None,
+    };
     world
         .gate
-        .decide(
-            &world.owner,
-            &required.approval_id,
-            DecisionRequest {
-                decision: DecisionVerdict::Approve,
-                binding_digest: required.binding_digest.clone(),
-                reason: Some("fine".into()),
-                remember: None,
-                arguments: None,
-            },
-        )
+        .decide(&world.owner, &approval.id, decision)
         .await
         .unwrap();
-    let run = world.until(&run, RunState::Completed).await;
-    let journal = world.journal(&run).await;
-    assert!(journal.iter().any(|e| e.kind() == "run_resumed"));
-    let done = finished(&journal);
-    assert_eq!(done.len(), 1);
-    assert_eq!(done[0].status, StepStatus::Ok);
-    assert!(done[0]
-        .approver
-        .as_deref()
-        .is_some_and(|a| a.starts_with("user:")));
-    // The mail is a row in the outbox, written with the grant's consumption.
-    assert_eq!(done[0].output["kind"], "email");
-    assert_eq!(done[0].output["recipient"], "bob@example.com");
-
-    let (events, audit) = world.all_typed().await;
-    assert!(events.iter().any(
-        |e| matches!(e, WorkspaceEventData::ApprovalRequested(a) if a.id == required.approval_id)
-    ));
-    assert!(events.iter().any(
-        |e| matches!(e, WorkspaceEventData::ApprovalDecided(a) if a.id == required.approval_id)
-    ));
-    let approved = audit
-        .iter()
-        .find_map(|record| match record {
-            AuditEvent::ApprovalApproved(decided) => Some(decided),
-            _ => None,
-        })
-        .expect("an approval.approved record");
-    assert_eq!(approved.approval.approval_id, required.approval_id);
-    assert!(approved.grant_id.is_some());
-    assert!(audit
-        .iter()
-        .any(|record| matches!(record, AuditEvent::ApprovalRequested(asked) if asked.approval_id == required.approval_id)));
-}
-
-#[tokio::test]
-async fn a_call_that_cannot_run_is_refused_before_the_gate() {
-    let world = world().await;
-    let run = world
-        .runtime
-        .post_message(&world.owner, &world.session, "go to mars #nosuch")
-        .await
-        .unwrap();
-    let run = world.until(&run, RunState::Completed).await;
-    // Refused as it became a step: no verdict, no start, and no step left open to
-    // settle (so no `step_finished`); the model is told why and answers.
-    assert_eq!(
-        world.kinds(&run).await,
-        ["run_started", "tool_call", "tool_finished", "run_completed"]
-    );
-    let journal = world.journal(&run).await;
-    let done = finished(&journal);
-    assert_eq!(done[0].status, StepStatus::Error);
-    assert_eq!(done[0].call_id, None);
-    let error = done[0].output["error"].as_str().unwrap();
-    assert!(
-        error.starts_with("unknown tool `teleport`; the tools are: "),
-        "{error}"
-    );
-    assert!(error.contains("clock.now"), "{error}");
-    // Nothing reached the gate, so nothing was audited as a call.
-    let (_, audit) = world.all_typed().await;
-    assert!(!audit.iter().any(|record| matches!(
-        record,
-        AuditEvent::CallAllowed(_) | AuditEvent::CallDenied(_) | AuditEvent::ApprovalRequested(_)
-    )));
-}
-
-#[tokio::test]
-async fn a_denied_call_is_told_to_the_model_and_never_runs() {
-    let world = world().await;
-    let run = world
-        .runtime
-        .post_message(&world.owner, &world.session, "list files #shell")
-        .await
-        .unwrap();
-    let run = world.until(&run, RunState::Completed).await;
-    assert_eq!(
-        world.kinds(&run).await,
-        [
-            "run_started",
-            "tool_call",
-            "tool_decided",
-            "tool_finished",
-            "step_finished",
-            "run_completed",
-        ]
-    );
-    let journal = world.journal(&run).await;
-    let done = finished(&journal);
-    assert_eq!(done[0].status, StepStatus::Denied);
-    assert!(done[0].output.as_str().unwrap().starts_with("Denied: "));
-    let (_, audit) = world.all_typed().await;
-    assert!(audit
-        .iter()
-        .any(|record| matches!(record, AuditEvent::CallDenied(call) if call.tool == "shell.exec")));
-    assert!(!audit
-        .iter()
-        .any(|record| matches!(record, AuditEvent::GrantConsumed(_))));
-}
-
-#[tokio::test]
-async fn a_cancelled_run_ends_its_journal_with_who_cancelled_it() {
-    let world = world().await;
-    let run = world
-        .runtime
-        .post_message(&world.owner, &world.session, "mail the report #email")
-        .await
-        .unwrap();
-    let run = world.until(&run, RunState::AwaitingApproval).await;
-    world
-        .runtime
-        .cancel_run(&world.owner, &run.id)
-        .await
-        .unwrap();
-    let run = world.until(&run, RunState::Cancelled).await;
-    let journal = world.journal(&run).await;
-    match journal.last() {
-        Some(event @ RunEventData::RunCancelled(cancelled)) => {
-            assert!(event.is_terminal());
-            assert_eq!(cancelled.by, world.owner.actor());
-        }
-        other => panic!("the last event is {other:?}"),
+    // Nobody polls the run: the decision's signal resumes it.
+    world.wait_for(&run.id, RunState::Completed).await;
+    let kinds = world.kinds(&run.id).await;
+    for kind in ["approval_required", "run_suspended", "step_finished"] {
+        assert!(kinds.iter().any(|k| k == kind), "no {kind} in {kinds:?}");
     }
-    let (_, audit) = world.all_typed().await;
-    assert!(audit
+    assert_eq!(kinds.last().map(String::as_str), Some("run_completed"));
+    let outbox = world.runtime.outbox(&world.owner, 10).await.unwrap();
+    assert_eq!(outbox.len(), 1, "{outbox:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_approval_runs_exactly_the_edited_arguments_once_and_the_model_is_told() {
+    let world = World::new().await;
+    let run = world
+        .runtime
+        .post_message(&world.owner, &world.session, "send the email please")
+        .await
+        .unwrap();
+    world.wait_for(&run.id, RunState::AwaitingApproval).await;
+    let pending = world
+        .gate
+        .list_approvals(&world.owner, Some(ApprovalStatus::Pending), 10)
+        .await
+        .unwrap();
+    let [approval] = &pending[..] else {
+        panic!("expected one pending approval, got {pending:?}");
+    };
+    let call = world
+        .gate
+        .get_call(&world.owner, &approval.call_id)
+        .await
+        .unwrap();
+    let mut edited = call.arguments.clone();
+    edited["to"] = "carol@edited.test".into();
+    assert_ne!(edited, call.arguments);
+    let decision = DecisionRequest {
+        decision: Verdict::Approve,
+        binding_digest: approval.binding_digest.clone(),
+        reason: None,
+        remember: None,
+        arguments: Some(edited.clone()),
+    };
+    world
+        .gate
+        .decide(&world.owner, &approval.id, decision)
+        .await
+        .unwrap();
+    world.wait_for(&run.id, RunState::Completed).await;
+    // One outbox row, to the edited recipient: the edit ran, once.
+    let outbox = world.runtime.outbox(&world.owner, 10).await.unwrap();
+    let [item] = &outbox[..] else {
+        panic!("expected one outbox item, got {outbox:?}");
+    };
+    assert_eq!(item.recipient, "carol@edited.test");
+    assert_eq!(item.call_id, call.id);
+    // The model read what a person changed.
+    let events = world
+        .runtime
+        .run_events(&world.owner, &run.id, 0, 1000)
+        .await
+        .unwrap();
+    let finished = events
         .iter()
-        .any(|record| matches!(record, AuditEvent::ApprovalCancelled(closed) if closed.status == airlock_protocol::ApprovalStatus::Cancelled)));
+        .find(|event| event.kind == "tool_finished")
+        .expect("a finished tool");
+    let text = finished.data.to_string();
+    assert!(text.contains("edited_by_person"), "{text}");
+    assert!(text.contains("carol@edited.test"), "{text}");
 }
