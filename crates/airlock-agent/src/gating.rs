@@ -7,9 +7,8 @@
 //! [`decision_events`](Runtime::decision_events) and
 //! [`record_gated_step`](Runtime::record_gated_step).
 
-use crate::ctx::{Ctx, LegError, NOT_STORED};
+use crate::ctx::{Ctx, ExactArguments, LegError, NOT_STORED};
 use crate::execute::validate;
-use crate::leg::ExactArguments;
 use crate::Runtime;
 use airlock_gate::calls::{CallContext, Submission};
 use airlock_gate::GateError;

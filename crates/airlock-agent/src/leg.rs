@@ -12,7 +12,7 @@
 //! [`ask_again`](Runtime::ask_again) (`gating.rs`), [`settle_open_steps`](Runtime::settle_open_steps)
 //! (`steps.rs`), then [`model_turn`](Runtime::model_turn).
 
-use crate::ctx::{Ctx, LegError, Settled};
+use crate::ctx::{Ctx, ExactArguments, LegError, Settled};
 use crate::journal::run_state_effects;
 use crate::Runtime;
 use airlock_gate::ids::new_id;
@@ -22,13 +22,9 @@ use airlock_protocol::events::{RunCompleted, RunSuspended, StepFinished, TextDel
 use airlock_protocol::{Message, RunEventData, RunState, StepState};
 use airlock_store::{Principal, RunUpdate, StoredStep, Subject};
 use serde_json::{json, Value};
-use std::collections::HashMap;
 
 /// The most model turns one run may take; a model that keeps calling tools is stopped.
 const MAX_TURNS: usize = 50;
-
-/// Exact arguments of the tool calls made in this leg, by tool call id.
-pub(crate) type ExactArguments = HashMap<String, Value>;
 
 /// What the open steps of a pass came to.
 enum OpenSteps {

@@ -11,14 +11,15 @@
 //! - `steps`: moving a step on: executing it, or telling the model why not.
 //! - `execute`: executing an allowed call exactly once; running a tool by kind.
 //! - `journal`: writing to a held run (typed journal events, finished steps, failure).
-//!
-//! The runtime's modules depend in one direction: `leg` → `gating`, `steps` → `execute`
-//! → `journal` → `ctx`.
 //! - `background`: resuming runs when their approvals are decided (here or on another
 //!   node), taking over runs whose node died, delivering the outbox.
 //! - `pause`: pausing and resuming a run for a person.
 //! - `scheduler`: starting runs of scheduled tasks (overlap guard claimed at dispatch).
 //! - `toolset`: an agent's provider and tools.
+//!
+//! The leg's modules depend in one direction: `leg` → `gating` and `steps`; `gating` →
+//! `execute` (a tool's own argument check); `steps` → `execute`; each of them → `journal`
+//! → `ctx`. None reaches back up.
 //!
 //! INVARIANT: nothing in memory is needed to resume a run. A run's state, journal, steps
 //! and conversation are in the store; a leg holds the run under a lease that every write
