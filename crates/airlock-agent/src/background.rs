@@ -7,9 +7,9 @@
 //! the search every few seconds as the backstop for missed signals and crashes.
 
 use crate::{Runtime, LEASE};
-use airlock_protocol::{CallStatus, StepState};
-use airlock_store::{RunEventEntry, RunUpdate};
-use serde_json::json;
+use airlock_protocol::events::RunResumed;
+use airlock_protocol::{CallStatus, RunEventData, StepState};
+use airlock_store::RunUpdate;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
@@ -114,11 +114,9 @@ impl Runtime {
     async fn claim(&self, workspace: &str, run_id: &str, now: jiff::Timestamp) {
         let update = RunUpdate {
             at: Some(self.gate().now()),
-            events: vec![RunEventEntry {
-                at: self.gate().now(),
-                kind: "run_resumed".into(),
-                data: json!({"node": self.inner.node}),
-            }],
+            events: vec![self.event(RunEventData::RunResumed(RunResumed {
+                node: self.inner.node.clone(),
+            }))],
             ..RunUpdate::default()
         };
         match self

@@ -9,7 +9,13 @@
 use crate::toolset::Toolset;
 use airlock_protocol::{Agent, Principal, Run};
 use airlock_store::StoreError;
+use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::Arc;
+
+/// Exact arguments of the tool calls made in this leg, by tool call id: the only thing a
+/// leg holds in memory (arguments holding secrets are stored redacted).
+pub(crate) type ExactArguments = HashMap<String, Value>;
 
 /// Why a call cannot run from what is stored.
 pub(crate) const NOT_STORED: &str = "the call's arguments held secret material, which airlock does not store, and the run was resumed from storage; the call cannot run as the model made it";

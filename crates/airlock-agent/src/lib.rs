@@ -7,12 +7,19 @@
 //! - `ctx`: what a leg, its steps and its tools share (the run being driven, outcomes).
 //! - `leg`: one leg of a run — model turns and tool calls until the run completes, fails
 //!   or suspends on an approval.
-//! - `steps`: executing an allowed call exactly once, or telling the model why not.
+//! - `gating`: putting the model's tool calls to the gate as steps.
+//! - `steps`: moving a step on: executing it, or telling the model why not.
+//! - `execute`: executing an allowed call exactly once; running a tool by kind.
+//! - `journal`: writing to a held run (typed journal events, finished steps, failure).
 //! - `background`: resuming runs when their approvals are decided (here or on another
 //!   node), taking over runs whose node died, delivering the outbox.
 //! - `pause`: pausing and resuming a run for a person.
 //! - `scheduler`: starting runs of scheduled tasks (overlap guard claimed at dispatch).
 //! - `toolset`: an agent's provider and tools.
+//!
+//! The leg's modules depend in one direction: `leg` → `gating` and `steps`; `gating` →
+//! `execute` (a tool's own argument check); `steps` → `execute`; each of them → `journal`
+//! → `ctx`. None reaches back up.
 //!
 //! INVARIANT: nothing in memory is needed to resume a run. A run's state, journal, steps
 //! and conversation are in the store; a leg holds the run under a lease that every write
@@ -26,6 +33,8 @@
 mod background;
 mod ctx;
 mod execute;
+mod gating;
+mod journal;
 mod leg;
 mod pause;
 mod scheduler;
@@ -36,8 +45,12 @@ use airlock_gate::identity::require_role;
 use airlock_gate::ids::new_id;
 use airlock_gate::Runs;
 use airlock_gate::{Gate, GateError};
-use airlock_protocol::{Message, OutboxItem, Role, Run, RunEvent, RunState, Session, StepState};
-use airlock_store::{Lease, Principal, RunEventEntry, RunUpdate, Subject};
+use airlock_protocol::events::{RunActor, RunStarted};
+use airlock_protocol::{
+    Message, OutboxItem, Role, Run, RunEvent, RunEventData, RunState, Session, StepState,
+};
+use airlock_store::{Lease, Principal, RunUpdate, Subject};
+use journal::{journal_entry, run_state_effects};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -178,11 +191,16 @@ impl Runtime {
         };
         let update = RunUpdate {
             at: Some(now),
-            events: vec![RunEventEntry {
-                at: now,
-                kind: "run_started".into(),
-                data: json!({"run_id": run.id, "session_id": session.id, "agent_id": agent.id, "text": stored_text}),
-            }],
+            events: vec![journal_entry(
+                now,
+                RunEventData::RunStarted(RunStarted {
+                    run_id: run.id.clone(),
+                    session_id: session.id.clone(),
+                    agent_id: agent.id.clone(),
+                    task_id: None,
+                    text: stored_text,
+                }),
+            )],
             messages: vec![message],
             effects: run_state_effects(now, &run, RunState::Running, &principal.actor()),
             ..RunUpdate::default()
@@ -319,11 +337,10 @@ impl Runtime {
         let actor = principal.actor();
         let update = RunUpdate {
             at: Some(now),
-            events: vec![RunEventEntry {
-                at: now,
-                kind: "run_cancelled".into(),
-                data: json!({"by": actor}),
-            }],
+            events: vec![journal_entry(
+                now,
+                RunEventData::RunCancelled(RunActor { by: actor.clone() }),
+            )],
             effects: run_state_effects(now, &run, RunState::Cancelled, &actor),
             ..RunUpdate::default()
         };
@@ -339,19 +356,4 @@ impl Runtime {
         self.inner.stopping.cancel();
         self.inner.toolsets.shutdown().await;
     }
-}
-
-/// The `run.state` workspace event (and nothing in the audit: a run's state is not a
-/// decision; its tool calls are audited by the gate).
-fn run_state_effects(
-    at: jiff::Timestamp,
-    run: &Run,
-    state: RunState,
-    actor: &str,
-) -> airlock_store::Effects {
-    airlock_store::Effects::none().event(airlock_gate::effects::event(
-        at,
-        "run.state",
-        &json!({"run_id": run.id, "session_id": run.session_id, "agent_id": run.agent_id, "state": state, "by": actor}),
-    ))
 }

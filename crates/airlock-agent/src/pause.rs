@@ -5,12 +5,13 @@
 //! a leg like a run whose approvals were decided; the leg asks again where the pause
 //! cancelled an approval.
 
-use crate::{run_state_effects, Runtime};
+use crate::journal::{journal_entry, run_state_effects};
+use crate::Runtime;
 use airlock_gate::identity::require_role;
 use airlock_gate::GateError;
-use airlock_protocol::{Role, Run, RunState};
-use airlock_store::{Principal, RunEventEntry, RunUpdate, Subject};
-use serde_json::json;
+use airlock_protocol::events::RunActor;
+use airlock_protocol::{Role, Run, RunEventData, RunState};
+use airlock_store::{Principal, RunUpdate, Subject};
 
 impl Runtime {
     /// Pauses a running or suspended run and cancels its pending approvals, so a later
@@ -26,7 +27,7 @@ impl Runtime {
                 run.state
             )));
         }
-        let update = self.person_update(principal, &run, "run_paused", RunState::Paused);
+        let update = self.person_update(principal, &run, RunEventData::RunPaused, RunState::Paused);
         let Some(paused) = self.gate().pause_run(principal, run_id, &update).await? else {
             return Err(GateError::Conflict(
                 "the run changed meanwhile: it is no longer running or awaiting approval".into(),
@@ -49,8 +50,12 @@ impl Runtime {
                 run.state
             )));
         }
-        let update =
-            self.person_update(principal, &run, "run_unpaused", RunState::AwaitingApproval);
+        let update = self.person_update(
+            principal,
+            &run,
+            RunEventData::RunUnpaused,
+            RunState::AwaitingApproval,
+        );
         let Some(resumed) = self.gate().resume_run(principal, run_id, &update).await? else {
             return Err(GateError::Conflict(
                 "the run changed meanwhile: it is no longer paused".into(),
@@ -68,18 +73,14 @@ impl Runtime {
         &self,
         principal: &Principal,
         run: &Run,
-        kind: &str,
+        kind: fn(RunActor) -> RunEventData,
         state: RunState,
     ) -> RunUpdate {
         let now = self.gate().now();
         let actor = principal.actor();
         RunUpdate {
             at: Some(now),
-            events: vec![RunEventEntry {
-                at: now,
-                kind: kind.into(),
-                data: json!({"by": actor}),
-            }],
+            events: vec![journal_entry(now, kind(RunActor { by: actor.clone() }))],
             effects: run_state_effects(now, run, state, &actor),
             ..RunUpdate::default()
         }

@@ -7,13 +7,14 @@
 //! next run is computed from now, so ticks missed while airlock was down run once, not
 //! once per missed tick. A parked run holds no thread, so it never stalls other tasks.
 
+use crate::journal::journal_entry;
 use crate::Runtime;
 use airlock_gate::ids::new_id;
 use airlock_gate::tasks::next_run;
 use airlock_gate::GateError;
-use airlock_protocol::{Message, Role, Run, RunState, Session, Task};
-use airlock_store::{Principal, RunEventEntry, RunUpdate, Subject};
-use serde_json::json;
+use airlock_protocol::events::RunStarted;
+use airlock_protocol::{Message, Role, Run, RunEventData, RunState, Session, Task};
+use airlock_store::{Principal, RunUpdate, Subject};
 
 impl Runtime {
     /// Dispatches every due task once.
@@ -117,11 +118,16 @@ impl Runtime {
         let text = airlock_policy::secrets::redact_text(&task.instructions);
         let update = RunUpdate {
             at: Some(now),
-            events: vec![RunEventEntry {
-                at: now,
-                kind: "run_started".into(),
-                data: json!({"run_id": run.id, "session_id": session.id, "agent_id": run.agent_id, "task_id": task.id, "text": text}),
-            }],
+            events: vec![journal_entry(
+                now,
+                RunEventData::RunStarted(RunStarted {
+                    run_id: run.id.clone(),
+                    session_id: session.id.clone(),
+                    agent_id: run.agent_id.clone(),
+                    task_id: Some(task.id.clone()),
+                    text: text.clone(),
+                }),
+            )],
             messages: vec![Message {
                 id: new_id("msg"),
                 session_id: session.id.clone(),
@@ -133,7 +139,7 @@ impl Runtime {
                 steps: Vec::new(),
                 created_at: now,
             }],
-            effects: crate::run_state_effects(
+            effects: crate::journal::run_state_effects(
                 now,
                 &run,
                 RunState::Running,

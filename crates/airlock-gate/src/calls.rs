@@ -7,7 +7,7 @@
 //! the secrets being kept (G9).
 
 use crate::clock::add_seconds;
-use crate::effects::{audit, call_data, event};
+use crate::effects::{audit, event};
 use crate::identity::require_agent;
 use crate::ids::new_id;
 use crate::outcomes::check_idempotency_key;
@@ -18,9 +18,11 @@ use airlock_policy::preview::build_preview;
 use airlock_policy::{
     secrets, Call as PolicyCall, CompiledTool, Decision, StandingRule as Standing,
 };
+use airlock_protocol::events::{ApprovalRequestedAudit, CallAudit, GrantConsumedAudit};
 use airlock_protocol::{
     Approval, ApprovalStatus, Call, CallStatus, Risk, RuleScope, Session, Verdict,
 };
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_store::{Effects, Grant, NewCall, Principal, RedeemRequest, Redemption, Subject};
 use serde_json::Value;
 use std::time::Duration;
@@ -290,11 +292,14 @@ impl Gate {
                     .audit(audit(
                         now,
                         &actor,
-                        "call.allowed",
                         &call.id,
-                        call_data(&call, verdict.standing_rule.as_deref(), task_id),
+                        AuditEvent::CallAllowed(CallAudit::of(
+                            &call,
+                            verdict.standing_rule.as_deref(),
+                            task_id,
+                        )),
                     ))
-                    .event(event(now, "call.decided", &call));
+                    .event(event(now, WorkspaceEventData::CallDecided(call.clone())));
                 if redeem.is_some() {
                     // The records the separate redeem would have appended next.
                     effects
@@ -311,11 +316,10 @@ impl Gate {
                     .audit(audit(
                         now,
                         &actor,
-                        "call.denied",
                         &call.id,
-                        call_data(&call, None, task_id),
+                        AuditEvent::CallDenied(CallAudit::of(&call, None, task_id)),
                     ))
-                    .event(event(now, "call.decided", &call))
+                    .event(event(now, WorkspaceEventData::CallDecided(call.clone())))
             }
             Decision::Ask => {
                 let approval = approval_for(
@@ -330,18 +334,18 @@ impl Gate {
                 let approval_id = approval.id.clone();
                 let deadline = approval.deadline;
                 call.approval_id = Some(approval_id.clone());
-                let mut data = call_data(&call, None, task_id);
-                if let Some(object) = data.as_object_mut() {
-                    object.insert("approval_id".into(), approval_id.clone().into());
-                    object.insert("deadline".into(), deadline.to_string().into());
-                    object.insert(
-                        "binding_digest".into(),
-                        approval.binding_digest.clone().into(),
-                    );
-                }
+                let data = AuditEvent::ApprovalRequested(ApprovalRequestedAudit {
+                    call: CallAudit::of(&call, None, task_id),
+                    approval_id: approval_id.clone(),
+                    deadline: deadline.to_string(),
+                    binding_digest: approval.binding_digest.clone(),
+                });
                 let effects = Effects::none()
-                    .audit(audit(now, &actor, "approval.requested", &approval_id, data))
-                    .event(event(now, "approval.requested", &approval));
+                    .audit(audit(now, &actor, &approval_id, data))
+                    .event(event(
+                        now,
+                        WorkspaceEventData::ApprovalRequested(approval.clone()),
+                    ));
                 new_call.approval = Some(approval);
                 effects
             }
@@ -531,9 +535,11 @@ pub fn redeem_effects(principal: &Principal, call: &Call, now: jiff::Timestamp) 
     Effects::none().audit(audit(
         now,
         &principal.actor(),
-        "grant.consumed",
         call.grant_id.as_deref().unwrap_or(&call.id),
-        serde_json::json!({"call_id": call.id, "tool": call.tool}),
+        AuditEvent::GrantConsumed(GrantConsumedAudit {
+            call_id: call.id.clone(),
+            tool: call.tool.clone(),
+        }),
     ))
 }
 

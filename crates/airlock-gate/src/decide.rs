@@ -7,14 +7,15 @@
 
 use crate::clock::add_seconds;
 use crate::edit::edit_data;
-use crate::effects::{approval_data, audit, event};
+use crate::effects::{audit, event};
 use crate::identity::require_role;
 use crate::ids::new_id;
 use crate::votes;
 use crate::{Gate, GateError};
+use airlock_protocol::events::{ApprovalAudit, ApprovalDecidedAudit, RuleCreatedAudit};
 use airlock_protocol::{Approval, ApprovalStatus, Call, Role, RuleScope, StandingRule};
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_store::{ApprovalFilter, Decision, Effects, Grant, Principal, Subject};
-use serde_json::json;
 
 pub use airlock_protocol::{DecisionRequest, DecisionVerdict as Verdict, ExpiresIn, Remember};
 
@@ -226,18 +227,18 @@ impl Gate {
             .as_ref()
             .map(|(edit, _)| edit.binding_digest.clone())
             .or(decided.edited_binding_digest);
-        let kind = if approve {
-            "approval.approved"
-        } else {
-            "approval.rejected"
+        let data = ApprovalDecidedAudit {
+            approval: ApprovalAudit::of(&decided),
+            grant_id: grant.as_ref().map(|grant| grant.id.clone()),
+            edit: edit
+                .as_ref()
+                .map(|(edit, original)| edit_data(&approval, original, edit)),
         };
-        let mut data = approval_data(&decided);
-        if let (Some(object), Some(grant)) = (data.as_object_mut(), &grant) {
-            object.insert("grant_id".into(), grant.id.clone().into());
-        }
-        if let (Some(object), Some((edit, original))) = (data.as_object_mut(), &edit) {
-            object.insert("edit".into(), edit_data(&approval, original, edit));
-        }
+        let data = if approve {
+            AuditEvent::ApprovalApproved(data)
+        } else {
+            AuditEvent::ApprovalRejected(data)
+        };
         // Under the two-person rule every vote is its own audit record, the one that
         // settles the approval too.
         let voted = approval
@@ -254,18 +255,27 @@ impl Gate {
             .map_or_else(Effects::none, |voted| {
                 votes::vote_effects(voted, &actor, approve, now)
             })
-            .audit(audit(now, &actor, kind, &approval.id, data))
-            .event(event(now, "approval.decided", &decided));
+            .audit(audit(now, &actor, &approval.id, data))
+            .event(event(
+                now,
+                WorkspaceEventData::ApprovalDecided(decided.clone()),
+            ));
         if let Some(rule) = &standing_rule {
             effects = effects
                 .audit(audit(
                     now,
                     &actor,
-                    "rule.created",
                     &rule.id,
-                    json!({"tool": rule.tool, "target": rule.target, "scope": rule.scope, "scope_id": rule.scope_id, "expires_at": rule.expires_at.map(|t| t.to_string()), "from_approval": approval.id}),
+                    AuditEvent::RuleCreated(RuleCreatedAudit {
+                        tool: rule.tool.clone(),
+                        target: rule.target.clone(),
+                        scope: rule.scope,
+                        scope_id: rule.scope_id.clone(),
+                        expires_at: Some(rule.expires_at.map(|t| t.to_string())),
+                        from_approval: Some(approval.id.clone()),
+                    }),
                 ))
-                .event(event(now, "rule.created", rule));
+                .event(event(now, WorkspaceEventData::RuleCreated(rule.clone())));
         }
         let outcome = self
             .store()
@@ -347,11 +357,13 @@ impl Gate {
             .audit(audit(
                 now,
                 &actor,
-                "approval.cancelled",
                 &approval.id,
-                approval_data(&closed),
+                AuditEvent::ApprovalCancelled(ApprovalAudit::of(&closed)),
             ))
-            .event(event(now, "approval.cancelled", &closed));
+            .event(event(
+                now,
+                WorkspaceEventData::ApprovalCancelled(closed.clone()),
+            ));
         self.store()
             .cancel_approval(workspace, &approval.id, now, &reason, &effects)
             .await?;

@@ -6,9 +6,11 @@
 //! The deadline is also enforced at decision time inside the store transaction, so the
 //! sweeper is about telling waiters promptly, not about correctness.
 
-use crate::effects::{approval_data, audit, event};
+use crate::effects::{audit, event};
 use crate::{Gate, GateError};
+use airlock_protocol::events::ApprovalAudit;
 use airlock_protocol::Approval;
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_store::Effects;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -30,11 +32,13 @@ impl Gate {
                     .audit(audit(
                         now,
                         "system",
-                        "approval.expired",
                         &approval.id,
-                        approval_data(approval),
+                        AuditEvent::ApprovalExpired(ApprovalAudit::of(approval)),
                     ))
-                    .event(event(now, "approval.expired", approval))
+                    .event(event(
+                        now,
+                        WorkspaceEventData::ApprovalExpired(approval.clone()),
+                    ))
             };
             let expired = self.store().expire_due(now, BATCH, &on_expire).await?;
             for (workspace, approval) in &expired {

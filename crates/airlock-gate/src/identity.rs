@@ -6,9 +6,12 @@
 use crate::effects::{audit, event};
 use crate::ids::{new_id, new_token, token_hash};
 use crate::{Gate, GateError};
+use airlock_protocol::events::{
+    AgentAudit, AgentUpdated, SessionUpdatedAudit, SubjectAudit, TokenRevoked, UserCreatedAudit,
+};
 use airlock_protocol::{Agent, Mode, Role, Session, User};
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_store::{Effects, Principal, Subject, Workspace};
-use serde_json::json;
 
 /// What `airlock serve` prints on the first start.
 #[derive(Debug, Clone)]
@@ -90,9 +93,12 @@ impl Gate {
         let effects = Effects::none().audit(audit(
             now,
             "system",
-            "user.created",
             &owner.id,
-            json!({"name": owner.name, "role": owner.role, "bootstrap": true}),
+            AuditEvent::UserCreated(UserCreatedAudit {
+                name: owner.name.clone(),
+                role: owner.role,
+                bootstrap: true,
+            }),
         ));
         store
             .create_user(&workspace.id, &owner, &token_hash(&token), &effects)
@@ -140,9 +146,12 @@ impl Gate {
         let effects = Effects::none().audit(audit(
             now,
             &principal.actor(),
-            "user.created",
             &user.id,
-            json!({"name": user.name, "role": user.role}),
+            AuditEvent::UserCreated(UserCreatedAudit {
+                name: user.name.clone(),
+                role: user.role,
+                bootstrap: false,
+            }),
         ));
         self.store()
             .create_user(&principal.workspace, &user, &token_hash(&token), &effects)
@@ -179,9 +188,11 @@ impl Gate {
         let effects = Effects::none().audit(audit(
             now,
             &principal.actor(),
-            "agent.created",
             &agent.id,
-            json!({"name": agent.name, "mode": agent.mode}),
+            AuditEvent::AgentCreated(AgentAudit {
+                name: agent.name.clone(),
+                mode: agent.mode,
+            }),
         ));
         self.store()
             .create_agent(&principal.workspace, &agent, &token_hash(&token), &effects)
@@ -247,14 +258,19 @@ impl Gate {
             .audit(audit(
                 now,
                 &principal.actor(),
-                "agent.updated",
                 &agent.id,
-                json!({"name": agent.name, "mode": agent.mode}),
+                AuditEvent::AgentUpdated(AgentAudit {
+                    name: agent.name.clone(),
+                    mode: agent.mode,
+                }),
             ))
             .event(event(
                 now,
-                "agent.updated",
-                &json!({"id": agent.id, "name": agent.name, "mode": agent.mode}),
+                WorkspaceEventData::AgentUpdated(AgentUpdated {
+                    id: agent.id.clone(),
+                    name: agent.name.clone(),
+                    mode: agent.mode,
+                }),
             ));
         self.store()
             .update_agent(&principal.workspace, &agent, &effects)
@@ -296,14 +312,16 @@ impl Gate {
             .audit(audit(
                 now,
                 &principal.actor(),
-                "token.revoked",
                 subject_id,
-                json!({"subject_id": subject_id}),
+                AuditEvent::TokenRevoked(SubjectAudit {
+                    subject_id: subject_id.to_owned(),
+                }),
             ))
             .event(event(
                 now,
-                "token.revoked",
-                &json!({"subject_id": subject_id}),
+                WorkspaceEventData::TokenRevoked(TokenRevoked {
+                    subject_id: subject_id.to_owned(),
+                }),
             ));
         let revoked = self
             .store()
@@ -431,10 +449,16 @@ impl Gate {
             .ok_or(GateError::NotFound("session"))?;
         session.mode = mode;
         let now = self.now();
-        let data = json!({"agent_id": session.agent_id, "mode": mode});
+        let data = AuditEvent::SessionUpdated(SessionUpdatedAudit {
+            agent_id: session.agent_id.clone(),
+            mode,
+        });
         let effects = Effects::none()
-            .audit(audit(now, &principal.actor(), "session.updated", id, data))
-            .event(event(now, "session.updated", &session));
+            .audit(audit(now, &principal.actor(), id, data))
+            .event(event(
+                now,
+                WorkspaceEventData::SessionUpdated(session.clone()),
+            ));
         if !self
             .store()
             .set_session_mode(workspace, id, mode, &effects)

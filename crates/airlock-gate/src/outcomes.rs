@@ -11,12 +11,17 @@ use crate::effects::{audit, event};
 use crate::identity::{require_agent, require_role};
 use crate::{Gate, GateError};
 use airlock_policy::secrets;
+use airlock_protocol::events::{
+    CallAmbiguousAudit, CallOutcomeAudit, CallOutcomeEvent, CallReconciledAudit,
+    CallReconciledEvent,
+};
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_protocol::{
     Call, CallOutcome, DecidedBy, Decision, OutcomeReport, ReconcileRequest, Reconciliation, Role,
     Verdict,
 };
 use airlock_store::{Effects, Principal, Redemption, Subject};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::time::Duration;
 
 /// The longest `Idempotency-Key` accepted, in bytes.
@@ -98,14 +103,19 @@ impl Gate {
             .audit(audit(
                 now,
                 &principal.actor(),
-                "call.outcome",
                 call_id,
-                json!({"call_id": call_id, "status": outcome.status, "detail": outcome.detail}),
+                AuditEvent::CallOutcome(CallOutcomeAudit {
+                    call_id: call_id.to_owned(),
+                    status: outcome.status,
+                    detail: outcome.detail.clone(),
+                }),
             ))
             .event(event(
                 now,
-                "call.outcome",
-                &json!({"call_id": call_id, "status": outcome.status}),
+                WorkspaceEventData::CallOutcome(CallOutcomeEvent {
+                    call_id: call_id.to_owned(),
+                    status: outcome.status,
+                }),
             ));
         let recorded = self
             .store()
@@ -212,18 +222,19 @@ impl Gate {
             .audit(audit(
                 now,
                 &principal.actor(),
-                "call.reconciled",
                 call_id,
-                json!({
-                    "call_id": call_id,
-                    "resolution": reconciliation.resolution,
-                    "reason": reconciliation.reason,
+                AuditEvent::CallReconciled(CallReconciledAudit {
+                    call_id: call_id.to_owned(),
+                    resolution: reconciliation.resolution,
+                    reason: reconciliation.reason.clone(),
                 }),
             ))
             .event(event(
                 now,
-                "call.reconciled",
-                &json!({"call_id": call_id, "resolution": reconciliation.resolution}),
+                WorkspaceEventData::CallReconciled(CallReconciledEvent {
+                    call_id: call_id.to_owned(),
+                    resolution: reconciliation.resolution,
+                }),
             ));
         let call = self
             .store()
@@ -283,16 +294,15 @@ impl Gate {
                     .audit(audit(
                         now,
                         "system",
-                        "call.ambiguous",
                         &call.id,
-                        json!({
-                            "call_id": call.id,
-                            "agent_id": call.agent_id,
-                            "tool": call.tool,
-                            "redeemed_at": call.redeemed_at,
+                        AuditEvent::CallAmbiguous(CallAmbiguousAudit {
+                            call_id: call.id.clone(),
+                            agent_id: call.agent_id.clone(),
+                            tool: call.tool.clone(),
+                            redeemed_at: call.redeemed_at,
                         }),
                     ))
-                    .event(event(now, "call.ambiguous", call))
+                    .event(event(now, WorkspaceEventData::CallAmbiguous(call.clone())))
             };
             let marked = self.store().mark_ambiguous(now, BATCH, &on_mark).await?;
             for (workspace, _) in &marked {

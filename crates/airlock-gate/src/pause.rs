@@ -5,9 +5,10 @@
 use crate::effects::audit;
 use crate::runs::RunClose;
 use crate::{Gate, GateError};
+use airlock_protocol::events::RunAudit;
+use airlock_protocol::AuditEvent;
 use airlock_protocol::Run;
 use airlock_store::{Principal, RunUpdate};
-use serde_json::json;
 
 impl Gate {
     /// Pauses a running or suspended run for `principal` and closes the pending approvals
@@ -25,9 +26,10 @@ impl Gate {
         update.effects = update.effects.audit(audit(
             at,
             &principal.actor(),
-            "run.paused",
             run_id,
-            json!({"run_id": run_id}),
+            AuditEvent::RunPaused(RunAudit {
+                run_id: run_id.to_owned(),
+            }),
         ));
         self.close_run(principal, run_id, &update, RunClose::Pause)
             .await
@@ -50,9 +52,10 @@ impl Gate {
         update.effects = update.effects.audit(audit(
             at,
             &actor,
-            "run.resumed",
             run_id,
-            json!({"run_id": run_id}),
+            AuditEvent::RunResumed(RunAudit {
+                run_id: run_id.to_owned(),
+            }),
         ));
         let resumed = self
             .store()

@@ -3,13 +3,15 @@
 //! INVARIANT: the cache only ever holds a policy that loaded; a text that fails to load
 //! is refused with its errors and the policy in force stays (DESIGN.md §4.3).
 
-use crate::effects::{approval_data, audit, event};
+use crate::effects::{audit, event};
 use crate::identity::require_role;
 use crate::{Gate, GateError};
 use airlock_policy::{Call as PolicyCall, LoadOptions, Mode, Policy, Verdict};
+use airlock_protocol::events::{ApprovalAudit, PolicyUpdatedAudit, PolicyUpdatedEvent};
 use airlock_protocol::{Approval, PolicyInfo, Role};
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_store::{Effects, Principal, Store};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -187,25 +189,32 @@ impl Gate {
             .audit(audit(
                 now,
                 actor,
-                "policy.updated",
                 &format!("policy:{}", info.version),
-                json!({"version": info.version, "digest": info.digest, "previous_digest": current.as_ref().map(|c| c.info.digest.clone())}),
+                AuditEvent::PolicyUpdated(PolicyUpdatedAudit {
+                    version: info.version,
+                    digest: info.digest.clone(),
+                    previous_digest: current.as_ref().map(|c| c.info.digest.clone()),
+                }),
             ))
             .event(event(
                 now,
-                "policy.updated",
-                &json!({"version": info.version, "digest": info.digest}),
+                WorkspaceEventData::PolicyUpdated(PolicyUpdatedEvent {
+                    version: info.version,
+                    digest: info.digest.clone(),
+                }),
             ));
         let on_cancel = |approval: &Approval| -> Effects {
             Effects::none()
                 .audit(audit(
                     now,
                     "system",
-                    "approval.cancelled",
                     &approval.id,
-                    approval_data(approval),
+                    AuditEvent::ApprovalCancelled(ApprovalAudit::of(approval)),
                 ))
-                .event(event(now, "approval.cancelled", approval))
+                .event(event(
+                    now,
+                    WorkspaceEventData::ApprovalCancelled(approval.clone()),
+                ))
         };
         let cancelled = self
             .store()

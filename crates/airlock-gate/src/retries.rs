@@ -277,14 +277,13 @@ fn adopted_record(
     audit(
         now,
         &principal.actor(),
-        "call.adopted",
         &call.id,
-        json!({
-            "call_id": call.id,
-            "approval_id": call.approval_id,
-            "session_id": call.session_id,
-            "tool": call.tool,
-            "outcome": call.status,
+        airlock_protocol::AuditEvent::CallAdopted(airlock_protocol::events::CallAdoptedAudit {
+            call_id: call.id.clone(),
+            approval_id: call.approval_id.clone(),
+            session_id: call.session_id.clone(),
+            tool: call.tool.clone(),
+            outcome: call.status,
         }),
     )
 }

@@ -11,9 +11,10 @@ use crate::effects::{audit, event};
 use crate::identity::require_role;
 use crate::ids::new_id;
 use crate::{Gate, GateError};
+use airlock_protocol::events::{RuleCreatedAudit, RuleRevoked, RuleRevokedAudit};
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_protocol::{Risk, Role, RuleScope, StandingRule};
 use airlock_store::{Effects, Principal};
-use serde_json::json;
 
 pub use airlock_protocol::NewRule;
 
@@ -108,11 +109,20 @@ impl Gate {
             .audit(audit(
                 now,
                 &actor,
-                "rule.created",
                 &standing.id,
-                json!({"tool": standing.tool, "target": standing.target, "scope": standing.scope, "scope_id": standing.scope_id, "expires_at": standing.expires_at.map(|t| t.to_string())}),
+                AuditEvent::RuleCreated(RuleCreatedAudit {
+                    tool: standing.tool.clone(),
+                    target: standing.target.clone(),
+                    scope: standing.scope,
+                    scope_id: standing.scope_id.clone(),
+                    expires_at: Some(standing.expires_at.map(|t| t.to_string())),
+                    from_approval: None,
+                }),
             ))
-            .event(event(now, "rule.created", &standing));
+            .event(event(
+                now,
+                WorkspaceEventData::RuleCreated(standing.clone()),
+            ));
         let (stored, created) = self
             .store()
             .create_standing_rule(workspace, &standing, &effects)
@@ -136,11 +146,15 @@ impl Gate {
             .audit(audit(
                 now,
                 &principal.actor(),
-                "rule.revoked",
                 id,
-                json!({"rule_id": id}),
+                AuditEvent::RuleRevoked(RuleRevokedAudit {
+                    rule_id: id.to_owned(),
+                }),
             ))
-            .event(event(now, "rule.revoked", &json!({"id": id})));
+            .event(event(
+                now,
+                WorkspaceEventData::RuleRevoked(RuleRevoked { id: id.to_owned() }),
+            ));
         let revoked = self
             .store()
             .revoke_standing_rule(&principal.workspace, id, now, &effects)

@@ -9,9 +9,11 @@
 //! the audit log except through the records these operations append themselves. The
 //! gate's own store stays private to the gate.
 
-use crate::effects::{approval_data, audit, event};
+use crate::effects::{audit, event};
 use crate::{Gate, GateError};
+use airlock_protocol::events::ApprovalAudit;
 use airlock_protocol::{Agent, Approval, Call, Message, OutboxItem, Run, RunEvent, Session, Task};
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_store::{
     ApprovalFilter, ClosingApprovals, Effects, Grant, Lease, Principal, RedeemError, RunUpdate,
     Store, StoreResult, StoredStep,
@@ -113,11 +115,13 @@ pub(crate) fn closing_effects(at: Timestamp, actor: &str, closed: &Approval) -> 
         .audit(audit(
             at,
             actor,
-            "approval.cancelled",
             &closed.id,
-            approval_data(closed),
+            AuditEvent::ApprovalCancelled(ApprovalAudit::of(closed)),
         ))
-        .event(event(at, "approval.cancelled", closed))
+        .event(event(
+            at,
+            WorkspaceEventData::ApprovalCancelled(closed.clone()),
+        ))
 }
 
 impl Runs {

@@ -11,12 +11,13 @@ use crate::effects::{audit, event};
 use crate::identity::require_role;
 use crate::ids::new_id;
 use crate::{Gate, GateError};
+use airlock_protocol::events::{RuleCreatedAudit, TaskCreatedAudit, TaskUpdatedAudit};
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_protocol::{Role, RuleScope, StandingRule, Task};
 use airlock_store::{Effects, Principal, Subject};
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use serde::Serialize;
-use serde_json::json;
 
 pub use airlock_protocol::{NewTask, Permission, TaskPatch};
 
@@ -135,21 +136,32 @@ impl Gate {
             .audit(audit(
                 now,
                 &actor,
-                "task.created",
                 &task.id,
-                json!({"title": task.title, "agent_id": task.agent_id, "cron": task.cron, "timezone": task.timezone, "enabled": task.enabled}),
+                AuditEvent::TaskCreated(TaskCreatedAudit {
+                    title: task.title.clone(),
+                    agent_id: task.agent_id.clone(),
+                    cron: task.cron.clone(),
+                    timezone: task.timezone.clone(),
+                    enabled: task.enabled,
+                }),
             ))
-            .event(event(now, "task.created", &task));
+            .event(event(now, WorkspaceEventData::TaskCreated(task.clone())));
         for rule in &rules {
             effects = effects
                 .audit(audit(
                     now,
                     &actor,
-                    "rule.created",
                     &rule.id,
-                    json!({"tool": rule.tool, "target": rule.target, "scope": rule.scope, "scope_id": rule.scope_id}),
+                    AuditEvent::RuleCreated(RuleCreatedAudit {
+                        tool: rule.tool.clone(),
+                        target: rule.target.clone(),
+                        scope: rule.scope,
+                        scope_id: rule.scope_id.clone(),
+                        expires_at: None,
+                        from_approval: None,
+                    }),
                 ))
-                .event(event(now, "rule.created", rule));
+                .event(event(now, WorkspaceEventData::RuleCreated(rule.clone())));
         }
         self.store()
             .create_task(workspace, &task, &rules, &effects)
@@ -269,20 +281,26 @@ impl Gate {
         }
         task.updated_at = now;
         task.next_run_at = next_run(&task, now)?;
-        let kind = if revoke {
-            "task.revoked"
+        let data = TaskUpdatedAudit {
+            title: task.title.clone(),
+            cron: task.cron.clone(),
+            timezone: task.timezone.clone(),
+            enabled: task.enabled,
+        };
+        let (data, changed) = if revoke {
+            (
+                AuditEvent::TaskRevoked(data),
+                WorkspaceEventData::TaskRevoked(task.clone()),
+            )
         } else {
-            "task.updated"
+            (
+                AuditEvent::TaskUpdated(data),
+                WorkspaceEventData::TaskUpdated(task.clone()),
+            )
         };
         let effects = Effects::none()
-            .audit(audit(
-                now,
-                &principal.actor(),
-                kind,
-                &task.id,
-                json!({"title": task.title, "cron": task.cron, "timezone": task.timezone, "enabled": task.enabled}),
-            ))
-            .event(event(now, kind, &task));
+            .audit(audit(now, &principal.actor(), &task.id, data))
+            .event(event(now, changed));
         self.store()
             .update_task(workspace, &task, revoke.then_some(now), &effects)
             .await?;

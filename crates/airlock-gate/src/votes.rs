@@ -7,10 +7,12 @@
 //! person's concurrent clicks count once and exactly one vote completes the count); the
 //! gate checks who is voting and prepares the records, as for any decision.
 
-use crate::effects::{approval_data, audit, event};
+use crate::effects::{audit, event};
 use crate::{Gate, GateError};
 use airlock_policy::approvers::Approver;
+use airlock_protocol::events::{ApprovalAudit, VoteAudit};
 use airlock_protocol::{Approval, Vote};
+use airlock_protocol::{AuditEvent, WorkspaceEventData};
 use airlock_store::{Effects, Principal, Subject};
 use jiff::Timestamp;
 
@@ -85,18 +87,12 @@ pub(crate) fn with_vote(
 /// The audit record and event of one vote: every vote has its own record, the one that
 /// settles the approval as well as those that do not.
 pub(crate) fn vote_effects(voted: &Approval, actor: &str, approve: bool, at: Timestamp) -> Effects {
-    let mut data = approval_data(voted);
-    if let Some(object) = data.as_object_mut() {
-        object.insert(
-            "vote".into(),
-            if approve { "approve" } else { "reject" }.into(),
-        );
-        object.insert(
-            "approvals_required".into(),
-            voted.approvals_required.unwrap_or(1).into(),
-        );
-    }
+    let data = VoteAudit {
+        approval: ApprovalAudit::of(voted),
+        vote: if approve { "approve" } else { "reject" }.into(),
+        approvals_required: voted.approvals_required.unwrap_or(1),
+    };
     Effects::none()
-        .audit(audit(at, actor, "approval.voted", &voted.id, data))
-        .event(event(at, "approval.voted", voted))
+        .audit(audit(at, actor, &voted.id, AuditEvent::ApprovalVoted(data)))
+        .event(event(at, WorkspaceEventData::ApprovalVoted(voted.clone())))
 }

@@ -5,8 +5,9 @@
 
 use crate::effects::audit;
 use crate::{Gate, GateError};
+use airlock_protocol::events::{WebSessionCreatedAudit, WebSessionEndedAudit};
+use airlock_protocol::AuditEvent;
 use airlock_store::{Effects, LinkError, LinkUse, Principal, StoreResult, Subject, WebSession};
-use serde_json::json;
 
 impl Gate {
     /// The live web session whose cookie hashes to `cookie_hash`, with the principal it
@@ -33,9 +34,14 @@ impl Gate {
         let effects = Effects::none().audit(audit(
             session.created_at,
             &principal.actor(),
-            "web_session.created",
             &session.id,
-            json!({"user_id": user_id, "expires_at": session.expires_at.to_string()}),
+            AuditEvent::WebSessionCreated(WebSessionCreatedAudit {
+                user_id: user_id.to_owned(),
+                expires_at: session.expires_at.to_string(),
+                via: None,
+                approval_id: None,
+                link: None,
+            }),
         ));
         self.store()
             .create_web_session(&principal.workspace, session, &effects)
@@ -53,9 +59,10 @@ impl Gate {
         let effects = Effects::none().audit(audit(
             self.now(),
             &principal.actor(),
-            "web_session.ended",
             &session.id,
-            json!({"reason": "signed out"}),
+            AuditEvent::WebSessionEnded(WebSessionEndedAudit {
+                reason: "signed out".into(),
+            }),
         ));
         self.store()
             .delete_web_session(&principal.workspace, &session.cookie_hash, &effects)
@@ -74,14 +81,13 @@ impl Gate {
         let effects = Effects::none().audit(audit(
             link.used_at,
             &format!("user:{}", link.user_id),
-            "web_session.created",
             &session.id,
-            json!({
-                "user_id": link.user_id,
-                "expires_at": session.expires_at.to_string(),
-                "via": "link",
-                "approval_id": link.approval_id,
-                "link": link.nonce,
+            AuditEvent::WebSessionCreated(WebSessionCreatedAudit {
+                user_id: link.user_id.clone(),
+                expires_at: session.expires_at.to_string(),
+                via: Some("link".into()),
+                approval_id: Some(link.approval_id.clone()),
+                link: Some(link.nonce.clone()),
             }),
         ));
         self.store()

@@ -3,13 +3,15 @@
 //! This crate owns the vocabulary of ../shared/DESIGN.md §2 as Rust types: the ordered
 //! [`Decision`], the tool [`Risk`] classes, the agent [`Mode`]s and the [`Verdict`] that the
 //! policy engine returns, and the objects of the HTTP API ([`Call`], [`Approval`],
-//! [`AuditRecord`], …), and who is asking ([`Principal`]). The `openapi` feature derives
+//! [`AuditRecord`], …), who is asking ([`Principal`]), and the typed kinds of the run
+//! journal, the workspace stream and the audit log ([`events`]). The `openapi` feature derives
 //! their OpenAPI schemas. It knows nothing about storage, HTTP or policy parsing; every
 //! other crate depends on it, it depends on none of them.
 
 mod batch;
 mod bodies;
 mod decision;
+pub mod events;
 mod identity;
 mod outcome;
 mod records;
@@ -24,6 +26,7 @@ pub use bodies::{
     TaskPatch, UserCreated, VerifyReport,
 };
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
+pub use events::{AuditEvent, EventError, RunEventData, WorkspaceEventData};
 pub use identity::{Principal, Subject};
 pub use outcome::{
     CallOutcome, OutcomeReport, OutcomeStatus, ReconcileRequest, Reconciliation, Resolution,

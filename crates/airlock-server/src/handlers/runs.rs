@@ -266,10 +266,7 @@ impl Tail {
                 return None;
             }
             if let Some(event) = self.buffer.pop_front() {
-                self.ended = matches!(
-                    event.kind.as_str(),
-                    "run_completed" | "run_failed" | "run_cancelled"
-                );
+                self.ended = airlock_protocol::RunEventData::is_terminal_kind(&event.kind);
                 let data = serde_json::to_string(&event).unwrap_or_else(|_| "null".into());
                 let sse = Event::default()
                     .id(event.seq.to_string())

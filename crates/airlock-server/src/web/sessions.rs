@@ -8,7 +8,7 @@ use crate::web::error::WebError;
 use crate::web::layout::{self, shorten, when, People};
 use crate::web::session::WebUser;
 use crate::AppState;
-use airlock_protocol::{Run, RunEvent};
+use airlock_protocol::{Run, RunEvent, RunEventData};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use maud::{html, Markup};
@@ -117,9 +117,12 @@ fn coalesce(events: &[RunEvent]) -> Vec<Entry> {
         }
     };
     for event in events {
-        if event.kind == "text_delta" {
+        // A kind this build does not know (or data of another shape) reads as `None`
+        // and is shown raw.
+        let typed = RunEventData::from_parts(&event.kind, event.data.clone()).ok();
+        if let Some(RunEventData::TextDelta(delta)) = &typed {
             text_start.get_or_insert((event.seq, event.at));
-            text.push_str(event.data.get("text").and_then(Value::as_str).unwrap_or(""));
+            text.push_str(&delta.text);
             continue;
         }
         flush(&mut entries, &mut text, &mut text_start);
@@ -127,7 +130,7 @@ fn coalesce(events: &[RunEvent]) -> Vec<Entry> {
             seq: event.seq,
             at: event.at,
             kind: event.kind.clone(),
-            detail: detail(event),
+            detail: detail(typed, &event.data),
         });
     }
     flush(&mut entries, &mut text, &mut text_start);
@@ -135,33 +138,30 @@ fn coalesce(events: &[RunEvent]) -> Vec<Entry> {
 }
 
 /// What one journal event says, in a line.
-fn detail(event: &RunEvent) -> Markup {
-    let data = &event.data;
-    let field = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or("");
-    match event.kind.as_str() {
-        "tool_call" => html! {
-            code { (field("tool")) } " "
-            span.args { (shorten(&data.get("arguments").map(Value::to_string).unwrap_or_default(), 200)) }
+fn detail(event: Option<RunEventData>, data: &Value) -> Markup {
+    let nonempty = |text: Option<String>| text.filter(|text| !text.is_empty());
+    match event {
+        Some(RunEventData::ToolCall(call)) => html! {
+            code { (call.tool) } " "
+            span.args { (shorten(&call.arguments.to_string(), 200)) }
         },
-        "tool_decided" => html! {
-            strong { (field("status")) }
-            @if !field("rule").is_empty() { " by rule " code { (field("rule")) } }
-            @if !field("reason").is_empty() { " — " (field("reason")) }
+        Some(RunEventData::ToolDecided(decided)) => html! {
+            strong { (decided.status.as_str()) }
+            @if let Some(rule) = nonempty(decided.rule) { " by rule " code { (rule) } }
+            @if let Some(reason) = nonempty(decided.reason) { " — " (reason) }
         },
-        "approval_required" => {
-            let summary = data
-                .pointer("/preview/summary")
-                .and_then(Value::as_str)
-                .unwrap_or("an approval");
-            html! { a href=(format!("/approvals/{}", field("approval_id"))) { (summary) } }
-        }
-        "tool_started" => html! { code { (field("tool")) } },
-        "tool_finished" => html! {
-            code { (field("tool")) } " " strong { (field("status")) } " "
-            span.args { (shorten(&data.get("output").map(Value::to_string).unwrap_or_default(), 200)) }
+        Some(RunEventData::ApprovalRequired(required)) => html! {
+            a href=(format!("/approvals/{}", required.approval_id)) { (required.preview.summary) }
         },
-        "run_completed" => html! { span.said { (shorten(field("text"), 600)) } },
-        "run_failed" => html! { span.error { (field("error")) } },
+        Some(RunEventData::ToolStarted(started)) => html! { code { (started.tool) } },
+        Some(RunEventData::ToolFinished(finished)) => html! {
+            code { (finished.tool) } " " strong { (finished.status.as_str()) } " "
+            span.args { (shorten(&finished.output.to_string(), 200)) }
+        },
+        Some(RunEventData::RunCompleted(completed)) => html! {
+            span.said { (shorten(completed.text.as_deref().unwrap_or(""), 600)) }
+        },
+        Some(RunEventData::RunFailed(failed)) => html! { span.error { (failed.error) } },
         _ => html! { span.args { (shorten(&data.to_string(), 200)) } },
     }
 }
