@@ -177,6 +177,49 @@ impl Canonicalizer {
     }
 }
 
+/// Where the JSON value starting at `start` ends, found by skipping it without checking
+/// that it is valid or canonical: strings through [`string_end`] (so `None` on an escape
+/// JCS would not write), containers by counting brackets, a bare scalar up to the next
+/// delimiter. `None` also for nesting deeper than [`Canonicalizer`] takes, or no end.
+///
+/// The verifier uses it to hash a value's text as it lies: when those bytes hash to the
+/// stored hash they are the canonical text that was hashed at append time, which is valid
+/// JSON, so the value really ends here. When they do not, the caller canonicalizes the
+/// same span, which does check everything (and declines what this skipped wrongly).
+pub fn value_end(text: &[u8], start: usize) -> Option<usize> {
+    let mut position = start;
+    if !matches!(text.get(position), Some(b'{' | b'[' | b'"')) {
+        while !matches!(
+            text.get(position),
+            None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+        ) {
+            position += 1;
+        }
+        return (position > start).then_some(position);
+    }
+    let mut depth = 0u32;
+    loop {
+        match *text.get(position)? {
+            b'"' => position = string_end(text, position)?,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return None;
+                }
+                position += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                position += 1;
+            }
+            _ => position += 1,
+        }
+        if depth == 0 {
+            return Some(position);
+        }
+    }
+}
+
 fn skip_space(text: &[u8], mut position: usize) -> usize {
     while matches!(text.get(position), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         position += 1;
@@ -314,6 +357,45 @@ mod tests {
         for text in table {
             assert_eq!(fast(text).as_deref(), Some(slow(text).as_str()), "{text}");
         }
+    }
+
+    #[test]
+    fn a_value_skipped_ends_where_the_canonical_writer_ends_it() {
+        let texts = [
+            r#"{"b":1,"a":{"z":[1,{"y":null,"x":true}],"c":"d"},"é":false}"#,
+            r#" { "b" : [ ] , "a" : { } } "#,
+            r#"{"s":"q\"b\\ \b\t\n\f\r \u0000\u001f é😀 /]}"}"#,
+            r#"[[],[{}],"]",-12]"#,
+            r#""just a string""#,
+            r#"-7"#,
+            "true",
+            "null",
+        ];
+        for text in texts {
+            for suffix in ["", ",\"k\":1}", "]"] {
+                let whole = format!("{text}{suffix}");
+                let bytes = whole.as_bytes();
+                let start = skip_space(bytes, 0);
+                let mut end = 0;
+                assert!(Canonicalizer::default().write_at(bytes, &mut end, &mut Vec::new()));
+                assert_eq!(value_end(bytes, start), Some(end), "{whole}");
+            }
+        }
+        for text in [
+            r#"{"a":"\u0041"}"#,
+            "[[[",
+            r#"{"a":"open"#,
+            "",
+            "]",
+            r#"{"a":1}}"#,
+        ] {
+            let end = value_end(text.as_bytes(), 0);
+            assert!(end.is_none() || end == Some(7), "{text}: {end:?}");
+        }
+        let deep = "[".repeat(MAX_DEPTH as usize) + &"]".repeat(MAX_DEPTH as usize);
+        assert_eq!(value_end(deep.as_bytes(), 0), Some(deep.len()));
+        let deeper = format!("[{deep}]");
+        assert_eq!(value_end(deeper.as_bytes(), 0), None);
     }
 
     #[test]

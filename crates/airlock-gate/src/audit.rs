@@ -22,8 +22,7 @@ use crate::{Gate, GateError};
 use airlock_policy::digest::GENESIS_HASH;
 use airlock_protocol::{AuditRecord, Role, WorkspaceEvent};
 use airlock_store::{AuditRow, AuditRows, Principal};
-use check::{check_all, threads, Checked};
-use std::borrow::Cow;
+use check::{check_all, threads, Checked, Hex};
 
 /// Records per page when the gate walks the whole chain.
 const PAGE: u32 = 10_000;
@@ -34,8 +33,9 @@ pub use airlock_protocol::{AuditHead as Head, VerifyReport};
 #[derive(Debug)]
 pub struct ChainVerifier {
     expected_seq: u64,
-    /// The hash of the last record read (the chain's head once all are read).
-    prev_hash: String,
+    /// The hash of the last record read (the chain's head once all are read), as bytes:
+    /// it is only compared until the report.
+    prev_hash: Vec<u8>,
     records: u64,
     last_seq: Option<u64>,
     first_bad: Option<(u64, String)>,
@@ -45,7 +45,7 @@ impl Default for ChainVerifier {
     fn default() -> Self {
         ChainVerifier {
             expected_seq: 1,
-            prev_hash: GENESIS_HASH.to_owned(),
+            prev_hash: GENESIS_HASH.as_bytes().to_vec(),
             records: 0,
             last_seq: None,
             first_bad: None,
@@ -57,24 +57,35 @@ impl ChainVerifier {
     pub fn push(&mut self, record: &AuditRecord) {
         self.push_checked(Checked::Record {
             seq: record.seq,
-            prev_hash: Cow::Borrowed(&record.prev_hash),
-            hash: Cow::Borrowed(&record.hash),
+            prev_hash: Hex::Borrowed(&record.prev_hash),
+            hash: Hex::Borrowed(&record.hash),
             hash_ok: check::recompute(record) == record.hash,
         });
     }
 
-    /// Checks a page of stored records, on every core.
+    /// Checks a page of stored records: each row's hash on every core (only a flag per
+    /// row comes back), then the links in order, read from the page itself.
     pub fn push_rows(&mut self, rows: &AuditRows) {
         let rows: Vec<AuditRow<'_>> = rows.iter().collect();
-        let mut checked = Vec::with_capacity(rows.len());
+        let mut hashes_ok = Vec::with_capacity(rows.len());
         check_all(
             &rows,
             threads(),
-            |scratch, row| scratch.check_row(*row),
-            &mut checked,
+            |scratch, row| Some(scratch.row_hash_ok(*row)),
+            // A row no thread checked is not verified.
+            || None,
+            &mut hashes_ok,
         );
-        for record in checked {
-            self.push_checked(record);
+        for (row, hash_ok) in rows.iter().zip(hashes_ok) {
+            self.push_checked(match hash_ok {
+                Some(hash_ok) => Checked::Record {
+                    seq: row.seq,
+                    prev_hash: Hex::Borrowed(row.prev_hash),
+                    hash: Hex::Borrowed(row.hash),
+                    hash_ok,
+                },
+                None => Checked::Unreadable("a verification thread failed".to_owned()),
+            });
         }
     }
 
@@ -99,7 +110,7 @@ impl ChainVerifier {
                         self.expected_seq
                     ),
                 ))
-            } else if prev_hash != self.prev_hash {
+            } else if prev_hash.bytes() != self.prev_hash {
                 Some((
                     seq,
                     format!("seq {seq}: prev_hash does not link to the record before"),
@@ -115,7 +126,7 @@ impl ChainVerifier {
         }
         self.expected_seq = seq.saturating_add(1);
         self.prev_hash.clear();
-        self.prev_hash.push_str(&hash);
+        self.prev_hash.extend_from_slice(hash.bytes());
         self.last_seq = Some(seq);
     }
 
@@ -144,9 +155,10 @@ impl ChainVerifier {
             ),
             None => (None, None),
         };
+        // Every hash held came from text, so the conversion is lossless.
         let head = self.last_seq.map(|seq| Head {
             seq,
-            hash: self.prev_hash,
+            hash: String::from_utf8_lossy(&self.prev_hash).into_owned(),
         });
         VerifyReport {
             ok: first_bad_seq.is_none() && !torn_tail,
@@ -204,11 +216,16 @@ impl Gate {
         require_role(principal, Role::Viewer, "verify the audit log")?;
         let workspace = &principal.workspace;
         let mut verifier = ChainVerifier::default();
-        let mut pages = vec![self.store().audit_rows_after(workspace, 0, PAGE).await?];
+        let page_size = PAGE;
+        let mut pages = vec![
+            self.store()
+                .audit_rows_after(workspace, 0, page_size)
+                .await?,
+        ];
         loop {
             let after = pages
                 .last()
-                .filter(|page| page.len() == PAGE as usize)
+                .filter(|page| page.len() == page_size as usize)
                 .and_then(AuditRows::last_seq);
             let checking = tokio::task::spawn_blocking(move || {
                 for page in &pages {
@@ -220,13 +237,13 @@ impl Gate {
                 let Some(after) = after else {
                     return Ok(Vec::new());
                 };
-                let guess = after.saturating_add(u64::from(PAGE));
+                let guess = after.saturating_add(u64::from(page_size));
                 let (next, then) = tokio::join!(
-                    self.store().audit_rows_after(workspace, after, PAGE),
-                    self.store().audit_rows_after(workspace, guess, PAGE)
+                    self.store().audit_rows_after(workspace, after, page_size),
+                    self.store().audit_rows_after(workspace, guess, page_size)
                 );
                 let next = next?;
-                let proven = next.len() == PAGE as usize && next.last_seq() == Some(guess);
+                let proven = next.len() == page_size as usize && next.last_seq() == Some(guess);
                 Ok::<_, GateError>(if proven {
                     vec![next, then?]
                 } else {

@@ -4,9 +4,9 @@
 //! Verification reads every record of a chain (a million and more), so the page is lean:
 //! each column of every row is appended to one buffer per column and a row is a set of
 //! offsets into them, and `data` stays the JSON text the store holds (the verifier
-//! canonicalizes that text itself instead of building a `serde_json::Value` per record).
+//! hashes that text as it is instead of building a `serde_json::Value` per record).
 //! A page is a handful of allocations, however many rows it holds, and a backend can
-//! hand over columns it aggregated itself ([`AuditRows::from_columns`]).
+//! hand over columns it aggregated itself ([`AuditRows::from_separated`]).
 
 /// One record as stored; `data` is its JSON text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,10 +28,18 @@ pub struct AuditRows {
     /// after the other.
     columns: [String; 7],
     rows: Vec<Spans>,
+    /// Bytes between one row's value and the next one's in a column: 0, or 1 for the
+    /// [`SEPARATOR`] of [`AuditRows::from_separated`].
+    gap: usize,
 }
 
+/// What separates a column's values in [`AuditRows::from_separated`]: the unit separator
+/// (U+001F), which canonical JSON never holds raw and the other columns hold only if
+/// someone wrote it there (then the page does not add up and is read row by row).
+pub const SEPARATOR: u8 = 0x1f;
+
 /// Where a row's columns end in each column buffer; each begins where the row before
-/// ends (0 for the first).
+/// ends, after the page's gap (0 for the first).
 #[derive(Debug, Clone)]
 struct Spans {
     seq: u64,
@@ -43,6 +51,7 @@ impl AuditRows {
         AuditRows {
             columns: Default::default(),
             rows: Vec::with_capacity(rows),
+            gap: 0,
         }
     }
 
@@ -56,35 +65,40 @@ impl AuditRows {
         self.rows.push(Spans { seq, ends });
     }
 
-    /// A page from whole columns, as a database can aggregate them: `numbers` holds, for
-    /// each of `count` rows, its seq and the byte length of each of its seven columns,
-    /// separated by single spaces; `columns` are those columns, each concatenated.
-    /// `None` unless everything adds up: exactly `count` rows, seqs strictly rising, every
-    /// column used to its end and cut on character boundaries.
-    pub fn from_columns(count: usize, numbers: &str, columns: [String; 7]) -> Option<Self> {
-        let mut numbers = numbers.split(' ').map(|number| number.parse::<u64>().ok());
+    /// A page from whole columns, each row's value followed by [`SEPARATOR`] but the
+    /// last's, as a database can aggregate them without computing a length per value:
+    /// `seqs` holds the `count` rows' seqs separated by single spaces. `None` unless
+    /// everything adds up: exactly `count` seqs, strictly rising, and exactly `count`
+    /// values in each column (a value holding the separator makes one too many).
+    pub fn from_separated(count: usize, seqs: &str, columns: [String; 7]) -> Option<Self> {
         let mut rows = Vec::with_capacity(count);
-        let mut ends = [0usize; 7];
         let mut last_seq = None;
-        for _ in 0..count {
-            let seq = numbers.next()??;
+        for seq in seqs.split(' ') {
+            let seq = seq.parse::<u64>().ok()?;
             if last_seq.is_some_and(|last| last >= seq) {
                 return None;
             }
             last_seq = Some(seq);
-            for (end, column) in ends.iter_mut().zip(&columns) {
-                let length = usize::try_from(numbers.next()??).ok()?;
-                let start = *end;
-                *end = start.checked_add(length)?;
-                column.get(start..*end)?;
-            }
-            rows.push(Spans { seq, ends });
+            rows.push(Spans { seq, ends: [0; 7] });
         }
-        let used_up = ends
-            .iter()
-            .zip(&columns)
-            .all(|(end, column)| *end == column.len());
-        (numbers.next().is_none() && used_up).then_some(AuditRows { columns, rows })
+        if rows.len() != count {
+            return None;
+        }
+        for (index, column) in columns.iter().enumerate() {
+            let mut ends = memchr::memchr_iter(SEPARATOR, column.as_bytes())
+                .chain(std::iter::once(column.len()));
+            for row in &mut rows {
+                *row.ends.get_mut(index)? = ends.next()?;
+            }
+            if ends.next().is_some() {
+                return None;
+            }
+        }
+        Some(AuditRows {
+            columns,
+            rows,
+            gap: 1,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -101,7 +115,9 @@ impl AuditRows {
             .checked_sub(1)
             .and_then(|before| self.rows.get(before));
         let column = |column: usize| {
-            let start = before.and_then(|before| before.ends.get(column)).copied();
+            let start = before
+                .and_then(|before| before.ends.get(column))
+                .map(|end| end + self.gap);
             let end = spans.ends.get(column).copied().unwrap_or(0);
             self.columns
                 .get(column)
@@ -164,33 +180,45 @@ mod tests {
     }
 
     #[test]
-    fn aggregated_columns_are_cut_into_rows_only_when_everything_adds_up() {
-        let columns = || -> [String; 7] {
-            ["t1t2", "a1a2", "k1", "sü1s2", "{}[1]", "p1p2", "h1h2"].map(str::to_owned)
+    fn separated_columns_are_cut_into_rows_only_when_everything_adds_up() {
+        let columns = |subject: &str| -> [String; 7] {
+            [
+                "t1\u{1f}t2",
+                "a1\u{1f}a2",
+                "k1\u{1f}",
+                subject,
+                "{}\u{1f}[1]",
+                "p1\u{1f}p2",
+                "h1\u{1f}h2",
+            ]
+            .map(str::to_owned)
         };
-        let good = "4 2 2 2 4 2 2 2 5 2 2 0 2 3 2 2";
-        let page = AuditRows::from_columns(2, good, columns()).unwrap();
+        let page = AuditRows::from_separated(2, "4 5", columns("sü1\u{1f}s2")).unwrap();
         let mut expected = AuditRows::default();
         expected.push(4, ["t1", "a1", "k1", "sü1", "{}", "p1", "h1"]);
         expected.push(5, ["t2", "a2", "", "s2", "[1]", "p2", "h2"]);
         assert!(page.iter().eq(expected.iter()));
-        assert_eq!(page.len(), 2);
+        assert_eq!((page.len(), page.last_seq()), (2, Some(5)));
+        let one =
+            AuditRows::from_separated(1, "9", ["", "", "", "", "", "", ""].map(str::to_owned))
+                .unwrap();
+        assert_eq!(one.get(0).unwrap().seq, 9);
+        assert_eq!(one.get(0).unwrap().data, "");
 
         let refused = [
-            (2, "4 2 2 2 4 2 2 2 5 2 2 0 2 3 2 2 9"), // a number too many
-            (2, "4 2 2 2 4 2 2 2 5 2 2 0 2 3 2"),     // one too few
-            (3, good),                                // fewer rows than counted
-            (2, "5 2 2 2 4 2 2 2 4 2 2 0 2 3 2 2"),   // seq not rising
-            (2, "4 2 2 2 4 2 2 2 4 2 2 0 2 3 2 2"),   // seq repeated
-            (2, "4 2 2 2 4 2 2 2 5 2 2 0 2 2 2 2"),   // data not used up
-            (2, "4 2 2 2 2 2 2 2 5 2 2 0 4 3 2 2"),   // cut inside ü
-            (2, "4 2 2 2 4 2 2 2 5 2 2 0 2 3 2 x"),   // not a number
-            (2, "4 2 2 2 4 2 2 2 5 2 2 0 2 3 2 99"),  // past the end
+            (2, "4 5", "sü1\u{1f}s\u{1f}2"), // a value holding the separator
+            (2, "4 5", "sü1s2"),             // a value too few
+            (3, "4 5 6", "sü1\u{1f}s2"),     // a row too many
+            (2, "4", "sü1\u{1f}s2"),         // a seq too few
+            (2, "5 4", "sü1\u{1f}s2"),       // seq not rising
+            (2, "4 4", "sü1\u{1f}s2"),       // seq repeated
+            (2, "4 x", "sü1\u{1f}s2"),       // not a number
+            (2, "4  5", "sü1\u{1f}s2"),      // not one space
         ];
-        for (count, numbers) in refused {
+        for (count, seqs, subject) in refused {
             assert!(
-                AuditRows::from_columns(count, numbers, columns()).is_none(),
-                "{numbers}"
+                AuditRows::from_separated(count, seqs, columns(subject)).is_none(),
+                "{count} {seqs} {subject:?}"
             );
         }
     }

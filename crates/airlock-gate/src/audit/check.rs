@@ -7,25 +7,65 @@
 //!
 //! The hashed text is `prev_hash + "\n" + canonical JSON of the record without hash`
 //! (DESIGN.md §6.3). Its members in canonical order are `actor, at, data, kind,
-//! prev_hash, seq, subject`; the fixed ones are written here and `data` by
-//! [`Canonicalizer`], into one reused buffer. Whatever the fast path declines is checked
-//! the general way (`serde_json` → `Value` → `audit_hash`), so the verdict is the same.
+//! prev_hash, seq, subject`; they are fed to SHA-256 in that order, each where it lies.
+//!
+//! `data` is first hashed exactly as it is stored or exported, unparsed: the store has
+//! kept it as its canonical JSON since it began hashing records from their parts, so for
+//! those records this is the whole check. Taking those bytes as they are is sound: if
+//! they hash to the stored hash, they are byte for byte the canonical text hashed at
+//! append time (or SHA-256 is broken), and canonicalizing them would give them back
+//! unchanged, so the general check would have passed too. The meaning columns (`at`,
+//! `actor`, `kind`, `subject`) are always hashed from the row or line itself, so none of
+//! them can change without the hash failing; nothing is trusted that is not hashed.
+//! Only when that first hash fails is `data` canonicalized by [`Canonicalizer`] (records
+//! stored before, or spaced and reordered exports) and hashed again; whatever that fast
+//! path declines is checked the general way (`serde_json` → `Value` → `audit_hash`). The
+//! verdict is therefore the one canonicalizing first gave, on every text.
 
-use super::canonical::{string_end, write_string, Canonicalizer};
+use super::canonical::{string_end, value_end, write_string, Canonicalizer};
 use airlock_policy::digest::audit_hash;
 use airlock_protocol::AuditRecord;
 use airlock_store::AuditRow;
 use sha2::{Digest, Sha256};
-use std::borrow::Cow;
 use std::ops::Range;
+
+/// A hash as read: borrowed, or held inline when it has the usual 64 hex digits, so that
+/// a result crossing threads costs no allocation per record.
+#[derive(Debug, Clone)]
+pub(crate) enum Hex<'a> {
+    Borrowed(&'a str),
+    Inline([u8; 64]),
+    Owned(String),
+}
+
+impl Hex<'_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Hex::Borrowed(text) => text.as_bytes(),
+            Hex::Inline(bytes) => bytes,
+            Hex::Owned(text) => text.as_bytes(),
+        }
+    }
+
+    fn into_owned(self) -> Hex<'static> {
+        match self {
+            Hex::Borrowed(text) => match <[u8; 64]>::try_from(text.as_bytes()) {
+                Ok(bytes) => Hex::Inline(bytes),
+                Err(_) => Hex::Owned(text.to_owned()),
+            },
+            Hex::Inline(bytes) => Hex::Inline(bytes),
+            Hex::Owned(text) => Hex::Owned(text),
+        }
+    }
+}
 
 /// A record after its own hash was recomputed: what the in-order pass needs.
 #[derive(Debug)]
 pub(crate) enum Checked<'a> {
     Record {
         seq: u64,
-        prev_hash: Cow<'a, str>,
-        hash: Cow<'a, str>,
+        prev_hash: Hex<'a>,
+        hash: Hex<'a>,
         /// The stored hash equals the one recomputed from the content.
         hash_ok: bool,
     },
@@ -44,8 +84,8 @@ impl Checked<'_> {
                 hash_ok,
             } => Checked::Record {
                 seq,
-                prev_hash: Cow::Owned(prev_hash.into_owned()),
-                hash: Cow::Owned(hash.into_owned()),
+                prev_hash: prev_hash.into_owned(),
+                hash: hash.into_owned(),
                 hash_ok,
             },
             Checked::Unreadable(problem) => Checked::Unreadable(problem),
@@ -75,6 +115,16 @@ impl Text<'_> {
     fn hash(self, hasher: &mut Sha256, scratch: &mut Vec<u8>) {
         match self {
             Text::Json(json) => hasher.update(json),
+            // Most columns need no escape: hashed where they lie, between quotes.
+            Text::Plain(plain)
+                if !plain
+                    .bytes()
+                    .any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\') =>
+            {
+                hasher.update(b"\"");
+                hasher.update(plain.as_bytes());
+                hasher.update(b"\"");
+            }
             Text::Plain(plain) => {
                 scratch.clear();
                 write_string(scratch, plain);
@@ -84,7 +134,7 @@ impl Text<'_> {
     }
 }
 
-/// The members of a record the hash covers; `data` already canonical, in `Scratch::data`.
+/// The members of a record the hash covers but `data`.
 struct Members<'a> {
     seq: u64,
     at: Text<'a>,
@@ -95,10 +145,10 @@ struct Members<'a> {
 }
 
 impl Scratch {
-    /// Whether `hash` is the hash of the members with `self.data` as `data`. The
+    /// Whether `hash` is the hash of the members with `data` (canonical JSON text). The
     /// canonical text is fed to SHA-256 piece by piece, in the order it would be written
     /// (no record buffer: `data`, most of the bytes, is hashed where it lies).
-    fn hash_matches(&mut self, members: &Members<'_>, hash: &str) -> bool {
+    fn hash_matches(&mut self, members: &Members<'_>, data: &[u8], hash: &str) -> bool {
         let mut hasher = Sha256::new();
         let piece = &mut self.record;
         hasher.update(members.prev_hash.as_bytes());
@@ -107,7 +157,7 @@ impl Scratch {
         hasher.update(b",\"at\":");
         members.at.hash(&mut hasher, piece);
         hasher.update(b",\"data\":");
-        hasher.update(&self.data);
+        hasher.update(data);
         hasher.update(b",\"kind\":");
         members.kind.hash(&mut hasher, piece);
         hasher.update(b",\"prev_hash\":");
@@ -122,22 +172,23 @@ impl Scratch {
         hex_equals(&hasher.finalize(), hash)
     }
 
-    /// Checks a stored row.
-    pub(crate) fn check_row<'a>(&mut self, row: AuditRow<'a>) -> Checked<'a> {
-        self.data.clear();
-        let hash_ok = if self
-            .canonicalizer
-            .write(row.data.as_bytes(), &mut self.data)
-        {
-            let members = Members {
-                seq: row.seq,
-                at: Text::Plain(row.at),
-                actor: Text::Plain(row.actor),
-                kind: Text::Plain(row.kind),
-                subject: Text::Plain(row.subject),
-                prev_hash: row.prev_hash,
-            };
-            self.hash_matches(&members, row.hash)
+    /// Whether a stored row's hash recomputes from its columns: `data` as stored first,
+    /// then canonicalized (module comment).
+    pub(crate) fn row_hash_ok(&mut self, row: AuditRow<'_>) -> bool {
+        let members = Members {
+            seq: row.seq,
+            at: Text::Plain(row.at),
+            actor: Text::Plain(row.actor),
+            kind: Text::Plain(row.kind),
+            subject: Text::Plain(row.subject),
+            prev_hash: row.prev_hash,
+        };
+        let mut data = std::mem::take(&mut self.data);
+        data.clear();
+        let hash_ok = if self.hash_matches(&members, row.data.as_bytes(), row.hash) {
+            true
+        } else if self.canonicalizer.write(row.data.as_bytes(), &mut data) {
+            self.hash_matches(&members, &data, row.hash)
         } else {
             match serde_json::from_str(row.data) {
                 Ok(data) => {
@@ -157,12 +208,8 @@ impl Scratch {
                 Err(_) => false,
             }
         };
-        Checked::Record {
-            seq: row.seq,
-            prev_hash: Cow::Borrowed(row.prev_hash),
-            hash: Cow::Borrowed(row.hash),
-            hash_ok,
-        }
+        self.data = data;
+        hash_ok
     }
 
     /// Checks an export line: the fast path when the line is what the server writes,
@@ -176,8 +223,8 @@ impl Scratch {
                 let hash_ok = recompute(&record) == record.hash;
                 Checked::Record {
                     seq: record.seq,
-                    prev_hash: Cow::Owned(record.prev_hash),
-                    hash: Cow::Owned(record.hash),
+                    prev_hash: Hex::Owned(record.prev_hash),
+                    hash: Hex::Owned(record.hash),
                     hash_ok,
                 }
             }
@@ -193,8 +240,7 @@ impl Scratch {
         let mut position = 0;
         let mut seq = None;
         let mut strings: [Option<Range<usize>>; 6] = Default::default();
-        let mut data = false;
-        self.data.clear();
+        let mut data = None;
         expect(text, &mut position, b'{')?;
         loop {
             position = skip_space(text, position);
@@ -213,14 +259,10 @@ impl Scratch {
                     position = end;
                     None
                 }
-                b"data" if !data => {
-                    data = true;
-                    if !self
-                        .canonicalizer
-                        .write_at(text, &mut position, &mut self.data)
-                    {
-                        return None;
-                    }
+                b"data" if data.is_none() => {
+                    let end = value_end(text, position)?;
+                    data = Some(position..end);
+                    position = end;
                     None
                 }
                 b"at" => Some(0),
@@ -250,9 +292,10 @@ impl Scratch {
                 _ => return None,
             }
         }
-        if skip_space(text, position + 1) != text.len() || !data {
+        if skip_space(text, position + 1) != text.len() {
             return None;
         }
+        let data = text.get(data?)?;
         let [Some(at), Some(actor), Some(kind), Some(subject), Some(prev_hash), Some(hash)] =
             strings
         else {
@@ -269,11 +312,25 @@ impl Scratch {
             subject: Text::Json(text.get(subject)?),
             prev_hash,
         };
-        let hash_ok = self.hash_matches(&members, hash);
+        // `data` as it lies first, then canonicalized (module comment); a `data` the
+        // canonical writer declines sends the whole line to the general path.
+        let hash_ok = if self.hash_matches(&members, data, hash) {
+            true
+        } else {
+            let mut canonical = std::mem::take(&mut self.data);
+            canonical.clear();
+            let written = self.canonicalizer.write(data, &mut canonical);
+            let hash_ok = written && self.hash_matches(&members, &canonical, hash);
+            self.data = canonical;
+            if !written {
+                return None;
+            }
+            hash_ok
+        };
         Some(Checked::Record {
             seq,
-            prev_hash: Cow::Borrowed(prev_hash),
-            hash: Cow::Borrowed(hash),
+            prev_hash: Hex::Borrowed(prev_hash),
+            hash: Hex::Borrowed(hash),
             hash_ok,
         })
     }
@@ -356,12 +413,14 @@ fn plain_u64(text: &[u8], start: usize) -> Option<(u64, usize)> {
     Some((value, end))
 }
 
-/// Checks every item on up to `threads` threads, results in input order, into `out`.
-pub(crate) fn check_all<'a, T: Sync>(
+/// Checks every item on up to `threads` threads, results in input order, into `out`;
+/// `failed` stands for each item of a thread that died (it must not read as checked).
+pub(crate) fn check_all<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
-    check: impl Fn(&mut Scratch, &T) -> Checked<'a> + Sync,
-    out: &mut Vec<Checked<'a>>,
+    check: impl Fn(&mut Scratch, &T) -> R + Sync,
+    failed: impl Fn() -> R,
+    out: &mut Vec<R>,
 ) {
     out.clear();
     let per_thread = items.len().div_ceil(threads.max(1)).max(1);
@@ -392,10 +451,7 @@ pub(crate) fn check_all<'a, T: Sync>(
             match handle.join() {
                 Ok(checked) => out.extend(checked),
                 // A thread that died checked nothing: its records fail rather than pass.
-                Err(_) => out.extend(
-                    (0..len)
-                        .map(|_| Checked::Unreadable("a verification thread failed".to_owned())),
-                ),
+                Err(_) => out.extend((0..len).map(|_| failed())),
             }
         }
     });

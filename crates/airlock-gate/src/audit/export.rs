@@ -7,6 +7,10 @@
 //! memory as large as the file. Here the reader stays ahead of the checkers by a few
 //! blocks, so memory is bounded by those blocks, whatever the file's size.
 //!
+//! The buffers go round: a checked block's bytes and a linked block's results are handed
+//! back for the next blocks, so that reading a million records does not map, fault in and
+//! unmap fresh memory for every block (that kernel work was a tenth of the file path).
+//!
 //! The verdict is the one the whole-text reading gave: lines are the non-blank lines of
 //! the text; a last line without its newline (or that is not a record) is a torn tail,
 //! never checked as a record; an unreadable line elsewhere is a break at that position.
@@ -21,6 +25,48 @@ use std::sync::Mutex;
 /// Bytes per block handed to a checker: a few thousand records, so that handing blocks
 /// over is noise, and few enough in flight that memory stays small.
 const BLOCK: usize = 4 << 20;
+
+/// Buffers kept for reuse beyond this many are dropped: at most the blocks in flight.
+const SPARE: usize = 32;
+
+/// Buffers handed back for reuse: blocks' bytes (by the checkers, to the reader) and
+/// blocks' results (by the linker, to the checkers).
+#[derive(Default)]
+struct Spares {
+    blocks: Mutex<Vec<Vec<u8>>>,
+    items: Mutex<Vec<Vec<Item>>>,
+}
+
+impl Spares {
+    fn block(&self) -> Vec<u8> {
+        let spare = self.blocks.lock().ok().and_then(|mut blocks| blocks.pop());
+        let mut block = spare.unwrap_or_default();
+        block.clear();
+        block
+    }
+
+    fn give_block(&self, block: Vec<u8>) {
+        if let Ok(mut blocks) = self.blocks.lock() {
+            if blocks.len() < SPARE {
+                blocks.push(block);
+            }
+        }
+    }
+
+    fn items(&self) -> Vec<Item> {
+        let spare = self.items.lock().ok().and_then(|mut items| items.pop());
+        spare.unwrap_or_default()
+    }
+
+    fn give_items(&self, mut items: Vec<Item>) {
+        items.clear();
+        if let Ok(mut spare) = self.items.lock() {
+            if spare.len() < SPARE {
+                spare.push(items);
+            }
+        }
+    }
+}
 
 /// One non-blank line's result, owned so it can cross threads.
 enum Item {
@@ -69,8 +115,14 @@ impl Block<'_> {
 
 impl<'a, R: Read> Source<'a, R> {
     /// The next block of about `size` bytes cut after a newline, `None` at the end;
-    /// `last_byte` keeps the text's last byte (whether it ended with a newline).
-    fn next(&mut self, size: usize, last_byte: &mut Option<u8>) -> io::Result<Option<Block<'a>>> {
+    /// `last_byte` keeps the text's last byte (whether it ended with a newline). A block
+    /// read is read into a spare buffer when there is one.
+    fn next(
+        &mut self,
+        size: usize,
+        last_byte: &mut Option<u8>,
+        spares: &Spares,
+    ) -> io::Result<Option<Block<'a>>> {
         let size = size.max(1);
         match self {
             Source::Text(text) => {
@@ -89,7 +141,9 @@ impl<'a, R: Read> Source<'a, R> {
                 Ok(Some(Block::Borrowed(block)))
             }
             Source::Reader(reader, carried) => {
-                let mut buffer = std::mem::take(carried);
+                let mut buffer = spares.block();
+                buffer.extend_from_slice(carried);
+                carried.clear();
                 loop {
                     let read = read_some(reader, &mut buffer, size)?;
                     if read == 0 {
@@ -102,7 +156,8 @@ impl<'a, R: Read> Source<'a, R> {
                     // Everything up to the last newline is the block; the rest starts the
                     // next one. A line longer than a block grows this one until it ends.
                     if let Some(end) = memchr::memrchr(b'\n', &buffer) {
-                        *carried = buffer.split_off(end + 1);
+                        carried.extend_from_slice(buffer.get(end + 1..).unwrap_or_default());
+                        buffer.truncate(end + 1);
                         return Ok(Some(Block::Owned(buffer)));
                     }
                 }
@@ -129,23 +184,27 @@ fn verify_in_blocks<'a, R: Read>(
     let mut last_byte = None;
     let complete = |last_byte: Option<u8>| last_byte.is_none_or(|byte| byte == b'\n');
     let mut linker = Linker::default();
-    let Some(first) = source.next(size, &mut last_byte)? else {
+    let spares = Spares::default();
+    let Some(first) = source.next(size, &mut last_byte, &spares)? else {
         return Ok(linker.finish(true));
     };
-    let Some(second) = source.next(size, &mut last_byte)? else {
+    let Some(second) = source.next(size, &mut last_byte, &spares)? else {
         // One block (a short export): checked here, without threads.
-        linker.accept(check_block(&mut Scratch::default(), first.bytes()));
+        let mut items = Vec::new();
+        check_block(&mut Scratch::default(), first.bytes(), &mut items);
+        linker.accept(&mut items);
         return Ok(linker.finish(complete(last_byte)));
     };
     let threads = threads();
     let (blocks_in, blocks_out) = sync_channel::<(usize, Block<'a>)>(threads * 2);
     let blocks_out = Mutex::new(blocks_out);
     let (results_in, results_out) = channel::<(usize, Vec<Item>)>();
+    let spares = &spares;
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let results_in = results_in.clone();
             let blocks_out = &blocks_out;
-            scope.spawn(move || check_blocks(blocks_out, &results_in));
+            scope.spawn(move || check_blocks(blocks_out, &results_in, spares));
         }
         drop(results_in);
         let mut next = Some(second);
@@ -155,42 +214,42 @@ fn verify_in_blocks<'a, R: Read>(
             // finished make the verdict fail below.
             let _ = blocks_in.send((linker.blocks_sent, block));
             linker.blocks_sent += 1;
-            linker.take_ready(&results_out, false);
+            linker.take_ready(&results_out, false, spares);
             match next.take() {
                 Some(following) => block = following,
                 None => break Ok(()),
             }
-            match source.next(size, &mut last_byte) {
+            match source.next(size, &mut last_byte, spares) {
                 Ok(following) => next = following,
                 Err(error) => break Err(error),
             }
         };
         drop(blocks_in);
         read?;
-        linker.take_ready(&results_out, true);
+        linker.take_ready(&results_out, true, spares);
         Ok(linker.finish(complete(last_byte)))
     })
 }
 
-/// The results of one block's non-blank lines, in order.
-fn check_block(scratch: &mut Scratch, bytes: &[u8]) -> Vec<Item> {
-    bytes
-        .split(|byte| *byte == b'\n')
-        .filter_map(|line| match std::str::from_utf8(line) {
+/// The results of one block's non-blank lines, in order, into `items`.
+fn check_block(scratch: &mut Scratch, bytes: &[u8], items: &mut Vec<Item>) {
+    items.extend(bytes.split(|byte| *byte == b'\n').filter_map(|line| {
+        match std::str::from_utf8(line) {
             Ok(line) if line.trim().is_empty() => None,
             Ok(line) => Some(match scratch.check_line(line) {
                 Checked::Unreadable(problem) => Item::Unreadable(problem),
                 checked => Item::Checked(checked.into_owned()),
             }),
             Err(_) => Some(Item::Unreadable("the line is not UTF-8".to_owned())),
-        })
-        .collect()
+        }
+    }));
 }
 
 /// A checker thread: takes blocks until there are none, checks each line of each.
 fn check_blocks(
     blocks: &Mutex<Receiver<(usize, Block<'_>)>>,
     results: &Sender<(usize, Vec<Item>)>,
+    spares: &Spares,
 ) {
     let mut scratch = Scratch::default();
     loop {
@@ -199,7 +258,11 @@ fn check_blocks(
             Err(_) => return,
         };
         let Ok((index, block)) = next else { return };
-        let items = check_block(&mut scratch, block.bytes());
+        let mut items = spares.items();
+        check_block(&mut scratch, block.bytes(), &mut items);
+        if let Block::Owned(bytes) = block {
+            spares.give_block(bytes);
+        }
         if results.send((index, items)).is_err() {
             return;
         }
@@ -221,7 +284,7 @@ struct Linker {
 
 impl Linker {
     /// Takes what the checkers have finished; `all`: wait for every block handed over.
-    fn take_ready(&mut self, results: &Receiver<(usize, Vec<Item>)>, all: bool) {
+    fn take_ready(&mut self, results: &Receiver<(usize, Vec<Item>)>, all: bool, spares: &Spares) {
         loop {
             let next = if all && self.next_block + self.early.len() < self.blocks_sent {
                 results.recv().ok()
@@ -230,16 +293,17 @@ impl Linker {
             };
             let Some((index, items)) = next else { break };
             self.early.insert(index, items);
-            while let Some(items) = self.early.remove(&self.next_block) {
+            while let Some(mut items) = self.early.remove(&self.next_block) {
                 self.next_block += 1;
-                self.accept(items);
+                self.accept(&mut items);
+                spares.give_items(items);
             }
         }
     }
 
-    /// Takes the next block's results, in order.
-    fn accept(&mut self, items: Vec<Item>) {
-        for item in items {
+    /// Takes the next block's results, in order (leaving `items` empty).
+    fn accept(&mut self, items: &mut Vec<Item>) {
+        for item in items.drain(..) {
             if let Some(held) = self.held.replace(item) {
                 self.feed(held);
             }

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 use super::*;
+use airlock_digest::canonical::to_canonical_bytes;
 use airlock_policy::digest::audit_hash;
 use serde_json::json;
 
@@ -140,14 +141,33 @@ fn verify_export_by_values(text: &str) -> VerifyReport {
     verifier.finish(torn)
 }
 
-/// Records whose data exercises every shape the fast path copies or sorts.
+/// Records whose data exercises every shape the fast path copies or sorts, with their
+/// data's members in the order written (not canonical: the canonicalizing path).
 fn varied_chain() -> Vec<AuditRecord> {
-    let datas = [
+    chain_of(varied_datas())
+}
+
+/// The same records with `data` in canonical order, as the store keeps it and exports
+/// it: the path that hashes `data` as it lies.
+fn varied_canonical_chain() -> Vec<AuditRecord> {
+    chain_of(
+        varied_datas()
+            .iter()
+            .map(|data| serde_json::from_slice(&to_canonical_bytes(data)).unwrap())
+            .collect(),
+    )
+}
+
+fn varied_datas() -> Vec<serde_json::Value> {
+    vec![
         json!({"z": 1, "a": [true, false, null], "m": {"y": -12, "b": "q\"\\\n\t\u{1}é😀"}}),
         json!({}),
         json!({"\u{e000}": 1, "\u{1f600}": 2, "n": 1.5, "big": 12345678901234567890u64}),
         json!({"nested": [[[{"b": 1, "a": 2}]]], "s": "a/b"}),
-    ];
+    ]
+}
+
+fn chain_of(datas: Vec<serde_json::Value>) -> Vec<AuditRecord> {
     let mut records = Vec::new();
     let mut prev = GENESIS_HASH.to_owned();
     for (index, data) in datas.into_iter().enumerate() {
@@ -169,10 +189,18 @@ fn varied_chain() -> Vec<AuditRecord> {
     records
 }
 
+/// Every single-byte edit, of an export whose data is canonical (hashed as it lies) and
+/// of one whose data is not (canonicalized first).
 #[test]
 fn the_fast_path_agrees_with_value_trees_on_every_single_byte_edit() {
-    let text = export(&varied_chain());
-    assert!(verify_export(&text).ok, "{:?}", verify_export(&text));
+    let canonical = export(&varied_canonical_chain());
+    assert!(canonical.contains(r#""data":{"a":[true,false,null],"m":{"b""#));
+    every_single_byte_edit_agrees(&canonical);
+    every_single_byte_edit_agrees(&export(&varied_chain()));
+}
+
+fn every_single_byte_edit_agrees(text: &str) {
+    assert!(verify_export(text).ok, "{:?}", verify_export(text));
     let bytes = text.as_bytes();
     let mut edits = 0;
     for position in 0..bytes.len() {
@@ -337,10 +365,25 @@ fn stored_rows_verify_like_the_records_they_hold() {
     let report = by_rows(&rows(&records));
     assert!(report.ok, "{report:?}");
     assert_eq!(report, by_records(&records));
+    let canonical_records = varied_canonical_chain();
+    let canonical_rows = rows(&canonical_records);
+    assert_eq!(
+        canonical_rows.get(0).unwrap().data.as_bytes(),
+        to_canonical_bytes(&canonical_records[0].data)
+    );
+    let report = by_rows(&canonical_rows);
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report, by_records(&canonical_records));
 
-    // Each column edited in turn is found at its record, on the fast path (record 2) and
-    // on the general one (record 3, whose data holds a float).
-    for index in [1, 2] {
+    // Each column edited in turn is found at its record: with data stored canonical
+    // (hashed as it lies), and not (record 2 canonicalized on the fast path, record 3,
+    // whose data holds a float, on the general one).
+    for (records, index) in [
+        (&records, 1),
+        (&records, 2),
+        (&canonical_records, 1),
+        (&canonical_records, 2),
+    ] {
         for column in 0..7 {
             let mut edited = records.clone();
             let record = &mut edited[index];
@@ -355,6 +398,7 @@ fn stored_rows_verify_like_the_records_they_hold() {
             }
             let report = by_rows(&rows(&edited));
             let seq = index as u64 + 1;
+            assert!(!report.ok, "{column}: {report:?}");
             assert_eq!(report.first_bad_seq, Some(seq), "{column}: {report:?}");
             assert_eq!(report, by_records(&edited), "record {seq}, column {column}");
         }

@@ -54,9 +54,16 @@ async fn both_verdicts(h: &Harness) -> (VerifyReport, VerifyReport) {
     (stored, export)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_chain_of_several_pages_verifies_as_its_export_does() {
-    let h = Harness::new().await;
+/// The harness's database opened beside it: its path, the store, the workspace and the
+/// agent whose updates carry the records appended.
+async fn opened(
+    h: &Harness,
+) -> (
+    std::path::PathBuf,
+    SqliteStore,
+    String,
+    airlock_protocol::Agent,
+) {
     let path = h.dir.path().join("airlock.db");
     let store = SqliteStore::open(&path).await.unwrap();
     let workspace = h.owner.workspace.clone();
@@ -65,6 +72,13 @@ async fn a_chain_of_several_pages_verifies_as_its_export_does() {
         .await
         .unwrap()
         .unwrap();
+    (path, store, workspace, agent)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_of_several_pages_verifies_as_its_export_does() {
+    let h = Harness::new().await;
+    let (path, store, workspace, agent) = opened(&h).await;
     let mut written = 0;
     while written < RECORDS {
         let mut effects = Effects::none();
@@ -110,5 +124,87 @@ async fn a_chain_of_several_pages_verifies_as_its_export_does() {
             broken.first_bad_seq.is_some_and(|seq| seq <= at + 1),
             "{tamper} {at}: {broken:?}"
         );
+    }
+}
+
+/// The verifier hashes a record's `data` as the store keeps it (canonical JSON) before
+/// canonicalizing it: every column a tamperer can rewrite must still break the chain at
+/// its record, and only a rewrite of `data` that keeps its meaning (spaced, reordered)
+/// still verifies, as it did when every record was canonicalized first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_column_rewritten_in_the_store_breaks_the_chain_at_its_record() {
+    let h = Harness::new().await;
+    let (path, store, workspace, agent) = opened(&h).await;
+    let mut effects = Effects::none();
+    for n in 0..40 {
+        effects = effects.audit(AuditEntry {
+            at: h.gate.now(),
+            actor: "agent:scout".into(),
+            kind: "call.allowed".into(),
+            subject: format!("call_{n}"),
+            data: json!({"tool": "fs.read", "n": n, "arguments": {"path": format!("/srv/{n}"), "all": true}}),
+        });
+    }
+    store
+        .update_agent(&workspace, &agent, &effects)
+        .await
+        .unwrap();
+    let (intact, _) = both_verdicts(&h).await;
+    assert!(intact.ok, "{intact:?}");
+    let mut conn = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let seq = intact.records - 20;
+    let stored: String = sqlx::query_scalar("SELECT data FROM audit WHERE seq = ?")
+        .bind(i64::try_from(seq).unwrap())
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert!(
+        stored.starts_with(r#"{"arguments":{"all":true,"path":"#),
+        "{stored}"
+    );
+    let same_meaning =
+        serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(&stored).unwrap())
+            .unwrap()
+            .replace("\"tool\"", "\"tool\" ");
+    let changed_meaning = stored.replace("fs.read", "fs.write");
+    let rewrites = [
+        ("at", "2020-01-01T00:00:00Z".to_owned(), false),
+        ("actor", "user:mallory".to_owned(), false),
+        ("kind", "call.denied".to_owned(), false),
+        ("subject", "call_other".to_owned(), false),
+        ("data", changed_meaning, false),
+        ("data", "{}".to_owned(), false),
+        ("prev_hash", "0".repeat(64), false),
+        ("hash", "f".repeat(64), false),
+        ("data", same_meaning, true),
+    ];
+    for (column, value, still_ok) in rewrites {
+        let original: String =
+            sqlx::query_scalar(&format!("SELECT {column} FROM audit WHERE seq = ?"))
+                .bind(i64::try_from(seq).unwrap())
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        for written in [&value, &original] {
+            let changed = sqlx::query(&format!("UPDATE audit SET {column} = ? WHERE seq = ?"))
+                .bind(written)
+                .bind(i64::try_from(seq).unwrap())
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            assert_eq!(changed.rows_affected(), 1);
+            let (report, _) = both_verdicts(&h).await;
+            if written == &original || still_ok {
+                assert!(report.ok, "{column} = {written}: {report:?}");
+            } else {
+                assert_eq!(
+                    report.first_bad_seq,
+                    Some(seq),
+                    "{column} = {written}: {report:?}"
+                );
+            }
+        }
     }
 }
