@@ -402,6 +402,11 @@ pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static {
         arguments: &serde_json::Value,
     ) -> StoreResult<Option<String>>;
 
+    /// Everything a coding agent's hook call reads before it is judged (its session, a
+    /// redeem under its key, a call held for its retry, an ambiguous twin), in one
+    /// statement: each answer is the one the separate read would give.
+    async fn hook_reads(&self, workspace: &str, reads: &HookReads<'_>) -> StoreResult<HookFound>;
+
     /// The call of `agent_id` whose grant was consumed under `key`, if any.
     async fn call_redeemed_under(
         &self,

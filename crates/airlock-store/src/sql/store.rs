@@ -5,13 +5,13 @@
 
 use super::identity::AgentKey;
 use super::{
-    audit, calls, decide, expiry, grants, identity, outcomes, pause, policy, retries, rules, runs,
-    tasks, web, Backend,
+    audit, calls, decide, expiry, grants, hook_reads, identity, outcomes, pause, policy, retries,
+    rules, runs, tasks, web, Backend,
 };
 use crate::{
     ApprovalFilter, Change, ClosingApprovals, DecideError, Decided, Decision, Effects, Grant,
-    Lease, NewCall, OutcomeRecorded, Principal, RedeemError, RedeemRequest, Redemption, RunUpdate,
-    SettleError, Store, StoreResult, StoredStep, WebSession, Workspace,
+    HookFound, HookReads, Lease, NewCall, OutcomeRecorded, Principal, RedeemError, RedeemRequest,
+    Redemption, RunUpdate, SettleError, Store, StoreResult, StoredStep, WebSession, Workspace,
 };
 use airlock_protocol::{
     Agent, Approval, AuditRecord, Call, CallOutcome, Message, OutboxItem, PolicyInfo,
@@ -341,6 +341,10 @@ impl Store for Backend {
 
     async fn list_ambiguous(&self, workspace: &str, limit: u32) -> StoreResult<Vec<Call>> {
         outcomes::list_ambiguous(self.reads(), workspace, limit).await
+    }
+
+    async fn hook_reads(&self, workspace: &str, reads: &HookReads<'_>) -> StoreResult<HookFound> {
+        hook_reads::hook_reads(self.reads(), workspace, reads).await
     }
 
     async fn call_redeemed_under(
