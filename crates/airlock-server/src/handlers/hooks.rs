@@ -10,7 +10,8 @@
 //! - allowed / approved → the grant is redeemed first (G1: consumed exactly once, before
 //!   the agent runs the tool); only a successful redeem answers `allow`. A call the
 //!   policy allows has its grant consumed in the commit that records it (one commit per
-//!   allowed hook call, `Gate::submit_or_adopt_redeeming`);
+//!   allowed hook call, `Gate::submit_or_adopt_redeeming`), and everything the call reads
+//!   before it is judged is one statement (`Gate::look_up_hook_call`);
 //! - denied, rejected (with the person's reason), expired, cancelled → `deny`;
 //! - still pending when the wait is over → `deny`, saying which approval to decide; the
 //!   call is held, and the agent's identical retry in the same session adopts it
