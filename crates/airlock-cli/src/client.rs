@@ -87,6 +87,9 @@ pub fn is_not_sent(error: &anyhow::Error) -> bool {
     error.downcast_ref::<NotSent>().is_some()
 }
 
+/// The size of each of a connection's two buffers (the response headers must fit in one).
+const BUFFER_SIZE: usize = 16 * 1024;
+
 /// How long to wait for the response headers. Long polls hold a request for up to 60 s.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -108,6 +111,11 @@ impl Client {
             .filter(|token| !token.is_empty());
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // Zeroed on every connection: ureq's 128 KiB default (twice) was a measurable
+            // part of a hook's process (a new one per tool call); a body larger than this
+            // streams through it in pieces.
+            .input_buffer_size(BUFFER_SIZE)
+            .output_buffer_size(BUFFER_SIZE)
             .timeout_connect(Some(Duration::from_secs(10)))
             .timeout_recv_response(Some(RESPONSE_TIMEOUT))
             .build()

@@ -68,9 +68,40 @@ pub enum Outcome {
     Refused,
 }
 
+/// The parser of `airlock hook …` alone. Agents run the hook as a new process on every
+/// tool call, so it is parsed without building every other command's parser first; the
+/// command, its flags, its help and its errors are the same as [`Cli`]'s (a test compares
+/// them).
+#[derive(Debug, Parser)]
+#[command(name = "airlock", version, about)]
+struct HookCli {
+    #[command(subcommand)]
+    command: HookCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HookCommand {
+    /// Gate a coding agent's tool call from its hook: hook JSON on stdin, verdict on stdout.
+    Hook(commands::hook::HookArgs),
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let result = if std::env::args_os()
+        .nth(1)
+        .is_some_and(|first| first == "hook")
+    {
+        let HookCli {
+            command: HookCommand::Hook(args),
+        } = HookCli::parse();
+        commands::hook::run(args)
+    } else {
+        run(Cli::parse())
+    };
+    exit_code(result)
+}
+
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
         Command::Policy(command) => commands::policy::run(command),
         Command::Serve(args) => commands::serve::run(args),
         Command::Approvals(args) => commands::approvals::run(args),
@@ -84,7 +115,10 @@ fn main() -> ExitCode {
         Command::Tasks(args) => commands::tasks::run(args),
         Command::Runs(args) => commands::runs::run(args),
         Command::Insights(args) => commands::insights::run(args),
-    };
+    }
+}
+
+fn exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Refused) => ExitCode::from(1),
@@ -96,5 +130,53 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cli, HookCli};
+    use clap::Parser;
+
+    /// What a parser prints for `args` when it stops (help, or a usage error).
+    fn stops_with<P: Parser + std::fmt::Debug>(args: &[&str]) -> String {
+        match P::try_parse_from(args) {
+            Ok(parsed) => format!("parsed: {parsed:?}"),
+            Err(error) => format!("{:?}: {}", error.kind(), error.render()),
+        }
+    }
+
+    #[test]
+    fn the_hook_parser_speaks_as_the_whole_one() {
+        for args in [
+            &["airlock", "hook", "--help"][..],
+            &["airlock", "hook", "-h"],
+            &["airlock", "hook"],
+            &["airlock", "hook", "copilot"],
+            &["airlock", "hook", "claude-code", "--wait", "soon"],
+            &["airlock", "hook", "claude-code", "--nope"],
+            &["airlock", "hook", "gemini", "extra"],
+        ] {
+            let whole = stops_with::<Cli>(args);
+            assert!(!whole.starts_with("parsed"), "{args:?}: {whole}");
+            assert_eq!(stops_with::<HookCli>(args), whole, "{args:?}");
+        }
+        // A good command line parses to the same arguments.
+        let args = [
+            "airlock",
+            "hook",
+            "codex",
+            "--wait",
+            "5",
+            "--url",
+            "http://127.0.0.1:1",
+            "--json",
+        ];
+        let whole = format!("{:?}", Cli::try_parse_from(args).map(|cli| cli.command));
+        let alone = format!("{:?}", HookCli::try_parse_from(args).map(|cli| cli.command));
+        assert_eq!(
+            alone.replacen("Ok(Hook(", "", 1),
+            whole.replacen("Ok(Hook(", "", 1)
+        );
     }
 }

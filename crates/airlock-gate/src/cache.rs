@@ -44,7 +44,16 @@ struct State {
     agents: HashMap<(String, String), Arc<Agent>>,
     /// Workspace → every standing rule not revoked (expiry is checked at use).
     rules: HashMap<String, Arc<Vec<StandingRule>>>,
+    /// (workspace, agent id, external id) → the id of the agent's session of that
+    /// external id. Kept through invalidations and listener losses: no operation changes
+    /// or deletes this mapping once the session exists (the database holds one session
+    /// per agent and external id), so a copy is never stale. The session itself (its mode)
+    /// is read from the database with the call's other reads.
+    sessions: HashMap<(String, String, String), String>,
 }
+
+/// The most session ids kept; past it the map starts over (each id is read again once).
+const MAX_SESSION_IDS: usize = 65_536;
 
 /// Permission to keep what a read returns: the epoch the read began in. `None` when the
 /// cache is unknown, so nothing read is kept.
@@ -180,6 +189,47 @@ impl ReadCache {
         if state.live && state.epoch == epoch {
             insert(&mut state);
         }
+    }
+
+    /// The id of `agent`'s session that another system names `external`, when known.
+    pub(crate) fn session_id(
+        &self,
+        workspace: &str,
+        agent: &str,
+        external: &str,
+    ) -> Option<String> {
+        let state = self.read();
+        if state.disabled {
+            return None;
+        }
+        state
+            .sessions
+            .get(&(workspace.to_owned(), agent.to_owned(), external.to_owned()))
+            .cloned()
+    }
+
+    /// Keeps a session's id under its agent and external id (see [`State::sessions`]).
+    pub(crate) fn keep_session_id(&self, workspace: &str, agent: &str, external: &str, id: &str) {
+        let mut state = self.write();
+        if state.disabled {
+            return;
+        }
+        if state.sessions.len() >= MAX_SESSION_IDS {
+            state.sessions.clear();
+        }
+        state.sessions.insert(
+            (workspace.to_owned(), agent.to_owned(), external.to_owned()),
+            id.to_owned(),
+        );
+    }
+
+    /// Forgets one session id (its session was not found under it).
+    pub(crate) fn forget_session_id(&self, workspace: &str, agent: &str, external: &str) {
+        self.write().sessions.remove(&(
+            workspace.to_owned(),
+            agent.to_owned(),
+            external.to_owned(),
+        ));
     }
 
     /// Drops the workspace's tokens (a token or its subject changed).
@@ -401,6 +451,25 @@ mod tests {
         cache.forget_tokens("ws1");
         assert_eq!(cache.principal("a"), None);
         assert_eq!(cache.principal("b"), Some(principal("ws2")));
+    }
+
+    #[test]
+    fn session_ids_outlive_invalidations_but_not_a_disabled_cache() {
+        let cache = ReadCache::new(true);
+        cache.keep_session_id("ws", "agt_1", "ext", "ses_1");
+        cache.forget_workspace("ws");
+        cache.set_live(false);
+        // Unknown or not, the mapping is a fact that never changes.
+        assert_eq!(
+            cache.session_id("ws", "agt_1", "ext").as_deref(),
+            Some("ses_1")
+        );
+        assert_eq!(cache.session_id("ws", "agt_2", "ext"), None);
+        cache.forget_session_id("ws", "agt_1", "ext");
+        assert_eq!(cache.session_id("ws", "agt_1", "ext"), None);
+        cache.keep_session_id("ws", "agt_1", "ext", "ses_1");
+        cache.disable();
+        assert_eq!(cache.session_id("ws", "agt_1", "ext"), None);
     }
 
     #[test]

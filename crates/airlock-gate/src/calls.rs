@@ -10,7 +10,8 @@ use crate::clock::add_seconds;
 use crate::effects::{audit, event};
 use crate::identity::require_agent;
 use crate::ids::new_id;
-use crate::outcomes::check_idempotency_key;
+use crate::lookup::LookedUp;
+use crate::outcomes::{check_idempotency_key, unless_twin};
 use crate::policy::LoadedPolicy;
 use crate::{Gate, GateError};
 use airlock_policy::digest::{binding_digest, Binding};
@@ -100,6 +101,9 @@ pub struct Redeeming {
     pub session: Option<Session>,
     /// When the call is allowed, its grant is consumed in the commit that records it.
     pub redeem: Option<RedeemOnAllow>,
+    /// What the caller read for this call a moment ago ([`Gate::look_up_hook_call`]):
+    /// the held call and the ambiguous twin are not read again for it.
+    pub looked_up: Option<LookedUp>,
 }
 
 /// How the grant of an allowed call is consumed as it is recorded.
@@ -158,7 +162,7 @@ impl Gate {
         loop {
             let attempt = {
                 let _submitting = turn.read().await;
-                self.submit_once(principal, &submission, redeeming.session.as_ref(), redeem)
+                self.submit_once(principal, &submission, redeeming, redeem)
                     .await
             };
             match attempt {
@@ -182,9 +186,10 @@ impl Gate {
         &self,
         principal: &Principal,
         submission: &Submission,
-        known_session: Option<&Session>,
+        redeeming: &Redeeming,
         redeem: Option<&RedeemOnAllow>,
     ) -> Result<(Call, Option<Redemption>), GateError> {
+        let known_session = redeeming.session.as_ref();
         let (agent_id, agent_name) = require_agent(principal, "submit calls")?;
         let workspace = principal.workspace.as_str();
         check_submission(submission)?;
@@ -234,9 +239,19 @@ impl Gate {
             .map_or_else(String::new, |loaded| loaded.info.digest.clone());
 
         let redacted = secrets::redact(&submission.arguments);
-        let verdict = self
-            .unless_ambiguous(workspace, agent_id, &submission.tool, &redacted, verdict)
-            .await?;
+        // An ambiguous twin the caller's own lookup found (or did not) a moment ago for
+        // this very call; otherwise read now.
+        let verdict = match redeeming
+            .looked_up
+            .as_ref()
+            .and_then(|looked_up| looked_up.twin_of(&submission.tool, &redacted))
+        {
+            Some(twin) => unless_twin(verdict, twin),
+            None => {
+                self.unless_ambiguous(workspace, agent_id, &submission.tool, &redacted, verdict)
+                    .await?
+            }
+        };
         let call_id = new_id("call");
         let mut call = Call {
             id: call_id.clone(),

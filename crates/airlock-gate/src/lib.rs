@@ -4,7 +4,7 @@
 //! - [`Gate`] (this file): the shared state and its construction.
 //! - [`identity`]: bootstrap, tokens, users, agents, sessions, who-may-do-what.
 //! - [`policy`]: the policy in force per workspace, replacing it, dry runs.
-//! - [`calls`]: submit, long-poll, redeem.
+//! - [`calls`]: submit, long-poll, redeem; [`lookup`]: a hook call's reads, made at once.
 //! - [`decide`]: approvals and the decision on them (G2, G3, G4, G6); `edit`: a
 //!   person's edit of the arguments while approving (§11.6); [`batch`]: several
 //!   decisions at once, each standing alone; `votes`: the two-person rule.
@@ -44,6 +44,7 @@ pub mod ids;
 pub mod insights;
 pub mod learn;
 mod listen;
+pub mod lookup;
 mod notifications;
 mod operator;
 pub mod outcomes;

@@ -176,6 +176,18 @@ impl Gate {
         else {
             return Ok(None);
         };
+        self.replay_of(principal, key, call_id, same).await
+    }
+
+    /// [`Gate::replay_for_key`] once the call redeemed under `key` is known (`call_id`,
+    /// as `Store::call_redeemed_under` or a hook's lookup found it).
+    pub async fn replay_of(
+        &self,
+        principal: &Principal,
+        key: &str,
+        call_id: String,
+        same: &SameCall<'_>,
+    ) -> Result<Option<(String, Redemption)>, GateError> {
         let call = self.get_call(principal, &call_id).await?;
         let redacted = secrets::redact(same.arguments);
         if call.tool != same.tool
@@ -260,28 +272,11 @@ impl Gate {
         if verdict.decision == Decision::Deny {
             return Ok(verdict);
         }
-        let Some(twin) = self
+        let twin = self
             .store()
             .ambiguous_twin(workspace, agent_id, tool, redacted)
-            .await?
-        else {
-            return Ok(verdict);
-        };
-        Ok(Verdict {
-            decision: Decision::Deny,
-            decided_by: DecidedBy::System,
-            rule: None,
-            reason: Some(format!(
-                "an identical call ({twin}) was redeemed, but nobody reported whether it \
-                 ran; a person must reconcile it first (in the inbox, or `airlock approvals \
-                 reconcile {twin} ran|did_not_run`)"
-            )),
-            standing_rule: None,
-            deadline_seconds: None,
-            approvals: None,
-            approvers: Vec::new(),
-            ..verdict
-        })
+            .await?;
+        Ok(unless_twin(verdict, twin))
     }
 
     /// Marks every call whose outcome is overdue as ambiguous; returns how many.
@@ -313,6 +308,29 @@ impl Gate {
                 return Ok(total);
             }
         }
+    }
+}
+
+/// `verdict`, unless `twin` names an unreconciled ambiguous call identical to this one:
+/// then a deny that asks for the reconciliation first. A deny stays as it is.
+pub(crate) fn unless_twin(verdict: Verdict, twin: Option<String>) -> Verdict {
+    let Some(twin) = twin.filter(|_| verdict.decision != Decision::Deny) else {
+        return verdict;
+    };
+    Verdict {
+        decision: Decision::Deny,
+        decided_by: DecidedBy::System,
+        rule: None,
+        reason: Some(format!(
+            "an identical call ({twin}) was redeemed, but nobody reported whether it \
+             ran; a person must reconcile it first (in the inbox, or `airlock approvals \
+             reconcile {twin} ran|did_not_run`)"
+        )),
+        standing_rule: None,
+        deadline_seconds: None,
+        approvals: None,
+        approvers: Vec::new(),
+        ..verdict
     }
 }
 

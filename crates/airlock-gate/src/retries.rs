@@ -77,7 +77,15 @@ impl Gate {
             ..submission
         };
         let retry_key = retry_key(principal, &submission);
-        if let Some(key) = &retry_key {
+        // A lookup made for this very key that found no held call is not repeated.
+        let none_held = |key: &str| {
+            redeeming
+                .looked_up
+                .as_ref()
+                .and_then(|looked_up| looked_up.held_under(key))
+                == Some(false)
+        };
+        if let Some(key) = retry_key.as_deref().filter(|key| !none_held(key)) {
             if let Some(call) = self.adopt(principal, key).await? {
                 return Ok(Taken {
                     call,

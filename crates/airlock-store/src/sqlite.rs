@@ -121,6 +121,9 @@ impl SqliteStore {
         bootstrap.close().await;
         let readers = SqlitePoolOptions::new()
             .max_connections(READERS)
+            // A file on this machine does not drop a connection; the check sqlx makes by
+            // default before lending one is a round trip to its thread for every read.
+            .test_before_acquire(false)
             .connect_with(options.pragma("query_only", "ON"))
             .await
             .map_err(database)?;

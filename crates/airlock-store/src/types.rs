@@ -78,6 +78,35 @@ pub struct RedeemRequest<'a> {
     pub outcome_due: Option<Timestamp>,
 }
 
+/// What a coding agent's hook call is looked up by before it is judged
+/// ([`crate::Store::hook_reads`]): each part that is `None` finds nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct HookReads<'a> {
+    pub agent_id: &'a str,
+    /// The airlock session the call belongs to.
+    pub session_id: Option<&'a str>,
+    /// The key its grant would be redeemed under (a retry whose answer was lost).
+    pub redeem_key: Option<&'a str>,
+    /// The key a call held for this retry is held under.
+    pub retry_key: Option<&'a str>,
+    /// The call's tool and its redacted arguments (an unreconciled ambiguous twin).
+    pub tool: &'a str,
+    pub arguments: &'a Value,
+}
+
+/// What [`HookReads`] found, read in one statement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HookFound {
+    /// The session, when it exists in the workspace.
+    pub session: Option<airlock_protocol::Session>,
+    /// As [`crate::Store::call_redeemed_under`] answers for `redeem_key`.
+    pub redeemed_under: Option<String>,
+    /// The id of the call [`crate::Store::held_for_retry`] answers for `retry_key`.
+    pub held: Option<String>,
+    /// As [`crate::Store::ambiguous_twin`] answers for the tool and arguments.
+    pub ambiguous_twin: Option<String>,
+}
+
 /// A consumed grant, and whether this answer replays an earlier redeem under the same key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Redemption {

@@ -12,7 +12,8 @@
 //! - `runs`, `takeover`, `journal`, `outbox`: the built-in runtime's runs and leases,
 //!   claiming them back (and the sweeper's view of them), reading them back, and the
 //!   grants spent inside a run with the outbox written beside them.
-//! - `outcomes`: idempotent redeems, reported outcomes, ambiguous calls (DESIGN §11.8).
+//! - `outcomes`: idempotent redeems, reported outcomes, ambiguous calls (DESIGN §11.8);
+//!   `hook_reads`: a hook call's reads in one statement answer as the separate ones.
 //! - `web`: the browser inbox's sessions.
 //! - `notify`: notifications of pending approvals, signed links, the server secret.
 //! - `integrations`: Slack messages and requests, approvals' trace context.
@@ -33,6 +34,7 @@ mod store {
     pub mod fixtures;
     pub mod grants;
     pub mod harness;
+    pub mod hook_reads;
     pub mod identity;
     pub mod integrations;
     pub mod journal;
@@ -147,6 +149,10 @@ macro_rules! conformance_suite {
         behaviour!(
             $backend,
             grants::an_allowed_call_is_redeemed_in_the_commit_that_records_it
+        );
+        behaviour!(
+            $backend,
+            hook_reads::hook_reads_answer_as_the_separate_reads
         );
         behaviour!($backend, expiry::expire_due_moves_only_due_approvals);
         behaviour!(

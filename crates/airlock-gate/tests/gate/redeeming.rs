@@ -11,12 +11,13 @@ use super::harness::POLICY;
 use airlock_gate::calls::{CallContext, RedeemOnAllow, Redeeming, Submission};
 use airlock_gate::clock::ManualClock;
 use airlock_gate::identity::AgentSpec;
+use airlock_gate::lookup::LookedUp;
 use airlock_gate::outcomes::SameCall;
 use airlock_gate::{Gate, GateError};
 use airlock_protocol::CallStatus;
 use airlock_store::postgres::{PgOptions, PostgresStore};
 use airlock_store::sqlite::SqliteStore;
-use airlock_store::Store;
+use airlock_store::{Principal, Store};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -30,11 +31,23 @@ fn submission(session_id: &str, to: &str) -> Submission {
     }
 }
 
+/// The hook's lookup for `sent` in the agent's Claude Code session, under `key`.
+async fn look_up(gate: &Gate, agent: &Principal, key: Option<&str>, sent: &Submission) -> LookedUp {
+    gate.look_up_hook_call(
+        agent,
+        Some(("claude-session-1", "Claude Code".into())),
+        key,
+        sent,
+    )
+    .await
+    .unwrap()
+}
+
 async fn one_commit_per_allowed_hook_call(store: Arc<dyn Store>) {
     let clock = Arc::new(ManualClock::new(
         jiff::Timestamp::from_second(1_800_000_000).unwrap(),
     ));
-    let gate = Gate::new(Arc::clone(&store), clock).await.unwrap();
+    let gate = Gate::new(Arc::clone(&store), clock.clone()).await.unwrap();
     let boot = gate.bootstrap("default", "owner").await.unwrap().unwrap();
     let owner = gate.authenticate(&boot.owner_token).await.unwrap();
     gate.put_policy(&owner, POLICY).await.unwrap();
@@ -55,30 +68,30 @@ async fn one_commit_per_allowed_hook_call(store: Arc<dyn Store>) {
         .unwrap();
     let audited = gate.audit_after(&owner, 0, 1000).await.unwrap().len();
 
-    // What the hook does for an allowed call, counted.
+    // What the hook does for an allowed call, counted: one read of what it needs
+    // (session, replay, held call, ambiguous twin), then the submission.
     let key = "claude-code:toolu_1";
     let commits = store.commits();
-    let (session, _) = gate
-        .session_for_external(&agent, "claude-session-1", Some("Claude Code".into()))
-        .await
-        .unwrap();
-    let sent = submission(&session.id, "bob@acme.test");
+    let sent = submission("unused", "bob@acme.test");
+    let looked_up = look_up(&gate, &agent, Some(key), &sent).await;
+    let session = looked_up.session.clone().expect("the agent's session");
+    assert_eq!(looked_up.redeemed_under, None);
+    let sent = Submission {
+        session_id: Some(session.id.clone()),
+        ..sent
+    };
     let same = SameCall {
         tool: &sent.tool,
         arguments: &sent.arguments,
         session_id: Some(&session.id),
     };
-    assert!(gate
-        .replay_for_key(&agent, key, &same)
-        .await
-        .unwrap()
-        .is_none());
     let redeeming = Redeeming {
         session: Some(session.clone()),
         redeem: Some(RedeemOnAllow {
             key: Some(key.into()),
             hold: None,
         }),
+        looked_up: Some(looked_up),
     };
     let taken = gate
         .submit_or_adopt_redeeming(&agent, sent.clone(), &redeeming)
@@ -90,11 +103,18 @@ async fn one_commit_per_allowed_hook_call(store: Arc<dyn Store>) {
         "commits for one allowed hook call"
     );
     assert_eq!(taken.call.status, CallStatus::Allowed);
+    let taken_id = taken.call.id.clone();
     let redemption = taken.redemption.expect("redeemed as it was recorded");
     assert!(!redemption.replayed);
     assert_eq!(Some(&redemption.grant.id), taken.call.grant_id.as_ref());
 
-    // The grant is spent: the hook's retry under its key replays it, nothing else runs it.
+    // The grant is spent: the hook's retry under its key replays it (found by the
+    // retry's lookup, and by the separate read), nothing else runs it.
+    let again = look_up(&gate, &agent, Some(key), &sent).await;
+    assert_eq!(
+        again.redeemed_under.as_deref(),
+        Some(taken.call.id.as_str())
+    );
     let (replayed_call, replayed) = gate
         .replay_for_key(&agent, key, &same)
         .await
@@ -136,6 +156,30 @@ async fn one_commit_per_allowed_hook_call(store: Arc<dyn Store>) {
         .unwrap();
     assert_eq!(taken.call.status, CallStatus::Pending);
     assert!(taken.redemption.is_none());
+
+    // The allowed call never reported what happened and turned ambiguous: the same call
+    // again (a new tool use) is denied by what the hook's lookup found, nothing consumed.
+    clock.advance(std::time::Duration::from_secs(11 * 60));
+    assert_eq!(gate.sweep_ambiguous_once().await.unwrap(), 1);
+    let twin = look_up(&gate, &agent, Some("claude-code:toolu_3"), &sent).await;
+    let redeeming = Redeeming {
+        redeem: Some(RedeemOnAllow {
+            key: Some("claude-code:toolu_3".into()),
+            hold: None,
+        }),
+        session: twin.session.clone(),
+        looked_up: Some(twin),
+    };
+    let commits = store.commits();
+    let blocked = gate
+        .submit_or_adopt_redeeming(&agent, sent.clone(), &redeeming)
+        .await
+        .unwrap();
+    assert_eq!(blocked.call.status, CallStatus::Denied, "{blocked:?}");
+    assert!(blocked.redemption.is_none());
+    let reason = blocked.call.reason.unwrap_or_default();
+    assert!(reason.contains(&taken_id), "{reason}");
+    assert_eq!(store.commits() - commits, 1, "the denial is recorded");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

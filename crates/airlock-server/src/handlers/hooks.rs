@@ -10,7 +10,8 @@
 //! - allowed / approved → the grant is redeemed first (G1: consumed exactly once, before
 //!   the agent runs the tool); only a successful redeem answers `allow`. A call the
 //!   policy allows has its grant consumed in the commit that records it (one commit per
-//!   allowed hook call, `Gate::submit_or_adopt_redeeming`);
+//!   allowed hook call, `Gate::submit_or_adopt_redeeming`), and everything the call reads
+//!   before it is judged is one statement (`Gate::look_up_hook_call`);
 //! - denied, rejected (with the person's reason), expired, cancelled → `deny`;
 //! - still pending when the wait is over → `deny`, saying which approval to decide; the
 //!   call is held, and the agent's identical retry in the same session adopts it
@@ -327,42 +328,44 @@ async fn gate(
     let span = state.telemetry.call_span(headers);
     let key = after::redeem_key(headers, &call)?;
     let place = place::Place::of(&call, headers);
-    // Calls of one agent session share one airlock session.
-    let session = match call.session_id.as_deref() {
-        Some(external) => Some(
-            state
-                .gate
-                .session_for_external(
-                    &principal,
-                    external,
-                    Some(session_title(call.agent, call.cwd.as_deref())),
-                )
-                .await?
-                .0,
-        ),
-        None => None,
+    let submission = Submission {
+        tool: canonical.tool.clone(),
+        arguments: canonical.arguments.clone(),
+        session_id: None,
+        declared: None,
+        context: CallContext {
+            native_tool: Some(canonical.native_tool.clone()),
+            cwd: place.cwd,
+            project: place.project,
+            home: place.home,
+        },
     };
+    // Calls of one agent session share one airlock session. The session, a redeem under
+    // the key, a call held for this retry and an ambiguous twin: one read.
+    let external = call
+        .session_id
+        .as_deref()
+        .map(|external| (external, session_title(call.agent, call.cwd.as_deref())));
+    let looked_up = state
+        .gate
+        .look_up_hook_call(&principal, external, key.as_deref(), &submission)
+        .await?;
+    let session = looked_up.session.clone();
     let session_id = session.as_ref().map(|session| session.id.clone());
     // A retry of a hook whose grant was consumed and whose answer was lost (§11.8).
-    if let Some(verdict) =
-        after::replayed(state, &principal, key.as_deref(), &canonical, &session_id).await?
-    {
-        return Ok(verdict);
+    if let (Some(key), Some(call_id)) = (key.as_deref(), looked_up.redeemed_under.clone()) {
+        if let Some(verdict) =
+            after::replayed(state, &principal, key, call_id, &canonical, &session_id).await?
+        {
+            return Ok(verdict);
+        }
     }
     // What this hook call asks for, to tell a person's edit from the call itself.
     let asked = canonical.arguments.clone();
     let hook_call = call.clone();
     let submission = Submission {
-        tool: canonical.tool,
-        arguments: canonical.arguments,
         session_id,
-        declared: None,
-        context: CallContext {
-            native_tool: Some(canonical.native_tool),
-            cwd: place.cwd,
-            project: place.project,
-            home: place.home,
-        },
+        ..submission
     };
     // Codex asks about a call leaving its sandbox twice (`PreToolUse`, then
     // `PermissionRequest`): the second takes the first's verdict (`retries`).
@@ -397,6 +400,7 @@ async fn gate(
                 .clone()
                 .filter(|_| event == HookEvent::PreToolUse),
         }),
+        looked_up: Some(looked_up),
     };
     let mut taken = state
         .gate

@@ -325,20 +325,22 @@ pub(crate) async fn get_session(
     )
     .bind(workspace)
     .bind(id);
-    optional(query, pool, |row| {
-        let columns = Columns::new(row, "sessions");
-        Ok(Session {
-            id: columns.text("id")?,
-            agent_id: columns.opt_text("agent_id")?,
-            title: columns.opt_text("title")?,
-            task_id: columns.opt_text("task_id")?,
-            external_id: columns.opt_text("external_id")?,
-            created_at: columns.time("created_at")?,
-            created_by: columns.opt_text("created_by")?,
-            mode: columns.opt_enumeration("mode")?,
-        })
+    optional(query, pool, session_from_row).await
+}
+
+/// A session from a row with the `sessions` columns under their own names.
+pub(super) fn session_from_row(row: &super::Row) -> StoreResult<Session> {
+    let columns = Columns::new(row, "sessions");
+    Ok(Session {
+        id: columns.text("id")?,
+        agent_id: columns.opt_text("agent_id")?,
+        title: columns.opt_text("title")?,
+        task_id: columns.opt_text("task_id")?,
+        external_id: columns.opt_text("external_id")?,
+        created_at: columns.time("created_at")?,
+        created_by: columns.opt_text("created_by")?,
+        mode: columns.opt_enumeration("mode")?,
     })
-    .await
 }
 
 /// Sets (or clears, `None`) a session's own mode; `false` when the workspace has no such

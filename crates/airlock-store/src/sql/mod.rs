@@ -22,6 +22,8 @@
 //! - `calls`: call, approval and grant rows.
 //! - `decide`, `grants`, `expiry`: the three operations that end a wait.
 //! - `retries`: calls held for their agent's retry after a hook stopped waiting.
+//! - `hook_reads`: what a coding agent's hook call reads before it is judged, as one
+//!   statement.
 //! - `rules`: standing rules.
 //! - `web`: the browser inbox's sessions (cookie hash → principal).
 //! - `runs`, `tasks`: the built-in runtime's runs, journal, steps, messages, outbox, and
@@ -76,6 +78,7 @@ pub(crate) mod calls;
 mod decide;
 pub(crate) mod expiry;
 mod grants;
+pub(crate) mod hook_reads;
 mod identity;
 mod integrations;
 mod notify;

@@ -7,14 +7,15 @@
 
 use super::identity::AgentKey;
 use super::{
-    audit, calls, decide, expiry, grants, identity, outcomes, pause, policy, retries, rules, runs,
-    tasks, web, Backend,
+    audit, calls, decide, expiry, grants, hook_reads, identity, outcomes, pause, policy, retries,
+    rules, runs, tasks, web, Backend,
 };
 use crate::codec::json_text;
 use crate::{
     ApprovalFilter, AuditRows, Change, ClosingApprovals, DecideError, Decided, Decision, Effects,
-    Grant, Lease, NewCall, OutcomeRecorded, Principal, RedeemError, RedeemRequest, Redemption,
-    RunUpdate, SettleError, Store, StoreError, StoreResult, StoredStep, WebSession, Workspace,
+    Grant, HookFound, HookReads, Lease, NewCall, OutcomeRecorded, Principal, RedeemError,
+    RedeemRequest, Redemption, RunUpdate, SettleError, Store, StoreError, StoreResult, StoredStep,
+    WebSession, Workspace,
 };
 use airlock_protocol::{
     Agent, Approval, AuditRecord, Call, CallOutcome, Message, OutboxItem, PolicyInfo,

@@ -199,3 +199,47 @@ async fn the_held_call_lookup_uses_the_retry_key_index() {
         "{plan:?}"
     );
 }
+
+/// A hook call's reads in one statement (`sql::hook_reads`) each go through their own
+/// index, as the separate reads do: no table is walked, whatever its size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_calls_reads_use_their_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("airlock.db"))
+        .await
+        .unwrap();
+    let explain = format!("EXPLAIN QUERY PLAN {}", sql::hook_reads::hook_reads_sql());
+    let mut query = sqlx::query(&explain);
+    for value in ["ws_a", "agt_a", "ses_a", "key", "retry", "email.send", "{}"] {
+        query = query.bind(value);
+    }
+    let plan: Vec<String> = query
+        .fetch_all(&store.readers)
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
+        .collect();
+    for index in [
+        "grants_by_idempotency_key",
+        "calls_retry_key",
+        "calls_ambiguous",
+    ] {
+        assert!(
+            plan.iter().any(|step| step.contains(index)),
+            "{index}: {plan:?}"
+        );
+    }
+    // Only the one-row `SELECT 1` is scanned; every table is searched.
+    let scans: Vec<&String> = plan
+        .iter()
+        .filter(|step| {
+            step.starts_with("SCAN") && !step.contains("here") && !step.contains("CONSTANT ROW")
+        })
+        .collect();
+    assert!(scans.is_empty(), "{plan:?}");
+    assert!(
+        !plan.iter().any(|step| step.contains("calls_by_workspace")),
+        "{plan:?}"
+    );
+}

@@ -31,19 +31,17 @@ pub(super) fn redeem_key(headers: &HeaderMap, call: &HookCall) -> Result<Option<
 }
 
 /// The answer to a retried hook whose first attempt's grant was consumed under `key`
-/// and whose answer was lost: allow again, the same grant, no second call submitted.
-/// Only for the very same call (tool, arguments, session): a key met again on another
-/// call is a new call.
+/// (by the call `call_id`, as the hook's lookup found it) and whose answer was lost:
+/// allow again, the same grant, no second call submitted. Only for the very same call
+/// (tool, arguments, session): a key met again on another call is a new call.
 pub(super) async fn replayed(
     state: &AppState,
     principal: &airlock_protocol::Principal,
-    key: Option<&str>,
+    key: &str,
+    call_id: String,
     canonical: &airlock_hooks::Canonical,
     session_id: &Option<String>,
 ) -> Result<Option<Verdict>, ApiError> {
-    let Some(key) = key else {
-        return Ok(None);
-    };
     let same = SameCall {
         tool: &canonical.tool,
         arguments: &canonical.arguments,
@@ -51,7 +49,7 @@ pub(super) async fn replayed(
     };
     Ok(state
         .gate
-        .replay_for_key(principal, key, &same)
+        .replay_of(principal, key, call_id, &same)
         .await?
         .map(|(call_id, _)| Verdict::Allow {
             reason: format!("allowed by airlock (call {call_id}, answer replayed)"),
