@@ -24,7 +24,7 @@ use crate::load::{CompiledRule, CompiledTool, ConditionKey, Policy};
 use crate::secrets;
 use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 use serde_json::Value;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// A live standing rule in the call's scope (session, agent or task), as the gate knows it.
@@ -101,19 +101,33 @@ pub struct Prepared {
     secrets: Vec<SecretFinding>,
     context: Context,
     /// The arguments it was prepared for (their address): the tested conditions are
-    /// trusted only for those.
-    arguments: usize,
+    /// trusted only for those; `None` when it judges under one policy only, which needs
+    /// no memory of them.
+    arguments: Option<usize>,
+    /// Each tested key's answer, in the order tested, and where the next lookup starts:
+    /// a second policy that shares the first's rules tests them in the same order, so each
+    /// lookup finds its key at once (a rule the first did not have costs one pass).
     tested: RefCell<Vec<(ConditionKey, bool)>>,
+    next: Cell<usize>,
 }
 
 impl Prepared {
     /// Prepares `call`; use it only with that call.
     pub fn new(call: &Call) -> Prepared {
         Prepared {
+            arguments: Some(std::ptr::from_ref(call.arguments) as usize),
+            ..Prepared::once(call)
+        }
+    }
+
+    /// Prepares `call` for one evaluation: nothing is remembered for another policy.
+    fn once(call: &Call) -> Prepared {
+        Prepared {
             secrets: secrets::scan(call.arguments),
             context: Context::new(call.cwd, call.project, call.home),
-            arguments: std::ptr::from_ref(call.arguments) as usize,
+            arguments: None,
             tested: RefCell::new(Vec::new()),
+            next: Cell::new(0),
         }
     }
 
@@ -122,16 +136,24 @@ impl Prepared {
     fn conditions_hold(&self, rule: &CompiledRule, arguments: &Value) -> bool {
         let key = rule
             .condition_key
-            .filter(|_| std::ptr::from_ref(arguments) as usize == self.arguments);
+            .filter(|_| self.arguments == Some(std::ptr::from_ref(arguments) as usize));
         let Some(key) = key else {
             return rule.conditions_hold(arguments, &self.context);
         };
-        let known = self
-            .tested
-            .borrow()
-            .iter()
-            .find(|(tested, _)| *tested == key)
-            .map(|&(_, held)| held);
+        let known = {
+            let tested = self.tested.borrow();
+            let start = self.next.get().min(tested.len());
+            let (before, after) = tested.split_at(start);
+            after
+                .iter()
+                .chain(before)
+                .position(|(tested, _)| *tested == key)
+                .map(|offset| (start + offset) % tested.len())
+                .map(|index| {
+                    self.next.set(index + 1);
+                    tested[index].1
+                })
+        };
         known.unwrap_or_else(|| {
             let held = rule.conditions_hold(arguments, &self.context);
             self.tested.borrow_mut().push((key, held));
@@ -143,7 +165,7 @@ impl Prepared {
 impl Policy {
     /// Decides one call. Always returns a verdict.
     pub fn evaluate(&self, call: &Call) -> Verdict {
-        self.guarded(|| self.evaluate_inner(call, &Prepared::new(call)))
+        self.guarded(|| self.evaluate_inner(call, &Prepared::once(call)))
     }
 
     /// [`Policy::evaluate`] with the policy-free work already done for this call.

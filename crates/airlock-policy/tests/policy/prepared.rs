@@ -179,3 +179,43 @@ fn a_preparation_remembers_only_for_its_own_arguments() {
     );
     assert_ne!(other.decision, airlock_policy::Decision::Allow);
 }
+
+/// Rules two policies share in a different order, and rules only one of them has: each
+/// policy gets its own verdict for calls that match one rule, the other, both or none.
+#[test]
+fn shared_rules_in_another_order_are_answered_by_their_own_key() {
+    let rules = [
+        "[[rules]]\nname = \"a\"\ntool = \"shell.exec\"\ndecision = \"deny\"\n\
+         when = { command = { prefix = [\"git push\"] } }\n",
+        "[[rules]]\nname = \"b\"\ntool = \"shell.exec\"\ndecision = \"allow\"\n\
+         when = { command = { class = [\"read_only\"], paths = [\"{project}/**\"] } }\n",
+        "[[rules]]\nname = \"c\"\ntool = \"shell.exec\"\ndecision = \"ask\"\n\
+         when = { command = { prefix = [\"git\"] } }\n",
+        "[[rules]]\nname = \"d\"\ntool = \"shell.exec\"\ndecision = \"deny\"\n\
+         when = { command = { class = [\"delete\"] } }\n",
+    ];
+    let policy = |order: &[usize]| {
+        let mut text = String::from("version = 1\ndefault = \"ask\"\n");
+        for &index in order {
+            text.push_str(rules[index]);
+        }
+        load(&text)
+    };
+    let forward = policy(&[0, 1, 2, 3]);
+    let backward = policy(&[3, 2, 1, 0]);
+    let partial = policy(&[2, 1]);
+    for command in [
+        "git push origin main",
+        "git status",
+        "ls -la",
+        "rm -rf build",
+        "ls && git push",
+        "cat README.md | grep x",
+        "make",
+    ] {
+        let arguments = json!({ "command": command });
+        let call = shell_call(&arguments);
+        same_as_alone(&[&forward, &backward, &partial], &call).unwrap();
+        same_as_alone(&[&partial, &forward, &backward], &call).unwrap();
+    }
+}
