@@ -285,3 +285,19 @@ pub struct StoredStep {
     pub step: airlock_protocol::Step,
     pub exact: bool,
 }
+
+// ----- web sessions
+
+/// A browser signed in to the web inbox. The cookie value itself is never stored, only
+/// its SHA-256; the session acts as whoever holds `token_hash`, for as long as that token
+/// is unrevoked and `expires_at` has not passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSession {
+    pub id: String,
+    /// Hex SHA-256 of the cookie value.
+    pub cookie_hash: String,
+    /// The hash of the user token the person signed in with.
+    pub token_hash: String,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+}
