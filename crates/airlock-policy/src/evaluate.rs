@@ -20,7 +20,8 @@
 
 use crate::context::Context;
 use crate::document::SecretsMode;
-use crate::load::{CompiledRule, CompiledTool, ConditionKey, Policy};
+use crate::load::{CompiledRule, CompiledTool, Policy};
+use crate::rule_key::ConditionKey;
 use crate::secrets;
 use airlock_protocol::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 use serde_json::Value;

@@ -36,6 +36,7 @@ pub mod load;
 pub mod matcher;
 pub mod preview;
 pub mod replay;
+mod rule_key;
 pub mod secrets;
 
 // Canonical JSON and the digests live in `airlock-digest`, which the store shares; their
