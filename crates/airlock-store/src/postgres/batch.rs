@@ -8,11 +8,16 @@
 //! flush — then answers each caller, only after that commit. While a batch commits, the
 //! next one queues. A batch whose statements fail is recorded again call by call, each in
 //! its own savepoint, so a bad call fails alone.
+//!
+//! The committer keeps one connection of its own rather than borrowing one from the pool
+//! for each batch: the pool pings a connection when it lends it and when it gets it back,
+//! two network round trips per batch. [`record_batch`] says how a connection that died
+//! meanwhile is noticed without ever acknowledging a call that was not committed.
 
 use super::sql::calls::{record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
-use sqlx::{Acquire, PgPool};
+use sqlx::{Executor, PgConnection, PgPool};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
@@ -56,6 +61,7 @@ impl Drop for Batcher {
 }
 
 async fn commit_loop(shared: Arc<Shared>, pool: PgPool) {
+    let mut conn: Option<PgConnection> = None;
     loop {
         shared.wake.notified().await;
         let queued = match shared.queue.lock() {
@@ -65,7 +71,7 @@ async fn commit_loop(shared: Arc<Shared>, pool: PgPool) {
         if queued.is_empty() {
             continue;
         }
-        let outcomes = record_batch(&pool, &queued, &shared.commits).await;
+        let outcomes = record_batch(&pool, &mut conn, &queued, &shared.commits).await;
         for (queued, outcome) in queued.into_iter().zip(outcomes) {
             // A caller that stopped waiting no longer needs its answer.
             let _ = queued.reply.send(outcome);
@@ -73,9 +79,32 @@ async fn commit_loop(shared: Arc<Shared>, pool: PgPool) {
     }
 }
 
-/// Records `queued` in one transaction; one outcome per call, final once committed.
+/// How one attempt at a batch ended.
+enum Attempt {
+    /// Every call has its final outcome (committed, refused alone, or failed together).
+    Done(Vec<StoreResult<()>>),
+    /// The connection failed before `COMMIT` was sent: nothing of the batch can have been
+    /// committed (PostgreSQL ends an open transaction with its connection), so the batch
+    /// may be tried again on another connection.
+    Broken(StoreError),
+    /// `COMMIT` was sent and failed: the batch's outcome is unknown, so it is failed and
+    /// never retried, and the connection is dropped.
+    Unknown(StoreError),
+}
+
+/// Records `queued` in one transaction on the committer's own connection; one outcome
+/// per call, final once committed.
+///
+/// The connection is the committer's, not lent by the pool for each batch: the pool
+/// pings a connection before lending it and again when it comes back (two network round
+/// trips per batch). Without the ping a connection that died while idle (the server
+/// restarted, an administrator ended it) fails the batch's first statement instead; that
+/// is before `COMMIT`, so the batch is tried once more on a fresh connection from the
+/// pool, which is pinged. A failure after `COMMIT` was sent is never retried: the
+/// commit's outcome is unknown, so every call of the batch is told it failed.
 async fn record_batch(
     pool: &PgPool,
+    conn: &mut Option<PgConnection>,
     queued: &[QueuedCall],
     commits: &AtomicU64,
 ) -> Vec<StoreResult<()>> {
@@ -87,47 +116,113 @@ async fn record_batch(
             .map(|_| Err(StoreError::Database(text.clone())))
             .collect::<Vec<_>>()
     };
-    let mut transaction = match pool.begin().await {
-        Ok(transaction) => transaction,
-        Err(error) => return fail_all(database(error)),
+    for retried in [false, true] {
+        let live = match conn {
+            Some(live) => live,
+            None => match pool.acquire().await {
+                Ok(lent) => conn.insert(lent.detach()),
+                Err(error) => return fail_all(database(error)),
+            },
+        };
+        match attempt(live, &writes, commits).await {
+            Attempt::Done(outcomes) => return outcomes,
+            Attempt::Unknown(error) => {
+                *conn = None;
+                return fail_all(error);
+            }
+            Attempt::Broken(error) => {
+                *conn = None;
+                if retried {
+                    return fail_all(error);
+                }
+                tracing::debug!(%error, "the batch's connection failed before its commit; trying a fresh one");
+            }
+        }
+    }
+    fail_all(StoreError::Database(
+        "the batch could not be recorded".into(),
+    ))
+}
+
+/// One attempt at recording `writes` in one transaction on `conn`. The batch is first
+/// written without a savepoint (the transaction holds nothing else); when it fails the
+/// transaction is rolled back and the calls are recorded one by one, each in a savepoint
+/// of a new transaction, so a bad call fails alone.
+async fn attempt(
+    conn: &mut PgConnection,
+    writes: &[CallWrite<'_>],
+    commits: &AtomicU64,
+) -> Attempt {
+    let fail_all = |error: StoreError| {
+        let text = error.to_string();
+        Attempt::Done(
+            writes
+                .iter()
+                .map(|_| Err(StoreError::Database(text.clone())))
+                .collect(),
+        )
     };
-    let outcomes = match in_savepoint(&mut transaction, &writes).await {
-        Ok(Ok(())) => writes.iter().map(|_| Ok(())).collect(),
-        Ok(Err(error)) if writes.len() == 1 => vec![Err(error)],
-        Ok(Err(_)) => {
+    if let Err(error) = conn.execute("BEGIN").await {
+        return Attempt::Broken(database(error));
+    }
+    let outcomes = match record_calls(&mut *conn, writes).await {
+        Ok(()) => writes.iter().map(|_| Ok(())).collect(),
+        Err(error) => {
+            // A rollback that fails means the connection failed: nothing is committed.
+            if let Err(error) = conn.execute("ROLLBACK").await {
+                return Attempt::Broken(database(error));
+            }
+            if writes.len() == 1 {
+                return Attempt::Done(vec![Err(error)]);
+            }
+            if let Err(error) = conn.execute("BEGIN").await {
+                return Attempt::Broken(database(error));
+            }
             let mut outcomes = Vec::with_capacity(writes.len());
             for write in writes.chunks(1) {
-                match in_savepoint(&mut transaction, write).await {
+                match in_savepoint(&mut *conn, write).await {
                     Ok(outcome) => outcomes.push(outcome),
                     // The transaction cannot be trusted any more (PostgreSQL would turn
                     // the COMMIT of an aborted transaction into a silent rollback).
-                    Err(error) => return fail_all(error),
+                    Err(error) => {
+                        if let Err(error) = conn.execute("ROLLBACK").await {
+                            return Attempt::Broken(database(error));
+                        }
+                        return fail_all(error);
+                    }
                 }
             }
             outcomes
         }
-        Err(error) => return fail_all(error),
     };
-    match transaction.commit().await {
-        Ok(()) => {
+    match conn.execute("COMMIT").await {
+        Ok(_) => {
             commits.fetch_add(1, Ordering::Relaxed);
-            outcomes
+            Attempt::Done(outcomes)
         }
-        Err(error) => fail_all(database(error)),
+        // The commit's outcome is unknown: every call is told it failed, and the
+        // connection, in whatever state the failure left it, is not used again.
+        Err(error) => Attempt::Unknown(database(error)),
     }
 }
 
 /// Runs [`record_calls`] in a savepoint: kept when it succeeds, rolled back when not.
 /// The outer error is the savepoint's own failure: the transaction is then unusable.
 async fn in_savepoint(
-    transaction: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+    conn: &mut PgConnection,
     writes: &[CallWrite<'_>],
 ) -> StoreResult<StoreResult<()>> {
-    let mut savepoint = transaction.begin().await.map_err(database)?;
-    match record_calls(&mut savepoint, writes).await {
-        Ok(()) => savepoint.commit().await.map_err(database).map(Ok),
+    conn.execute("SAVEPOINT call").await.map_err(database)?;
+    match record_calls(&mut *conn, writes).await {
+        Ok(()) => conn
+            .execute("RELEASE SAVEPOINT call")
+            .await
+            .map_err(database)
+            .map(|_| Ok(())),
         Err(error) => {
-            savepoint.rollback().await.map_err(database)?;
+            conn.execute("ROLLBACK TO SAVEPOINT call; RELEASE SAVEPOINT call")
+                .await
+                .map_err(database)?;
             Ok(Err(error))
         }
     }

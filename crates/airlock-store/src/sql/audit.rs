@@ -44,16 +44,25 @@ struct AuditRow<'a> {
 /// An event ready to insert: its workspace, the event, its data as JSON text.
 pub(crate) type EventRow<'a> = (&'a str, &'a EventEntry, String);
 
-/// Appends each `(workspace, effects)` in order: the audit records of all of them in one
-/// multi-row statement, each chain's head moved once, then the events in another (group
-/// commit and the batcher hand many at once).
+/// What [`append_many`] inserts: the audit records chained on each workspace's head, the
+/// heads as they end, and the events.
+pub(crate) struct Chained<'a> {
+    rows: Vec<AuditRow<'a>>,
+    /// (workspace, last seq, last hash) of each chain the batch extends.
+    heads: Vec<(&'a str, u64, String)>,
+    events: Vec<EventRow<'a>>,
+}
+
+/// Chains each `(workspace, effects)` in order on its workspace's head, read once inside
+/// the transaction.
 ///
 /// Each audit record gets `seq` = previous + 1 (1 for the first), `prev_hash` = the
 /// previous record's hash (64 zeros for the first), `at` = the entry's RFC 3339 text,
-/// and `hash` = `audit_hash(prev_hash, record without hash)` (DESIGN.md §6.3). The chain
-/// head of each workspace is read once, inside the transaction.
-pub(crate) async fn append_many(conn: &mut Conn, batch: &[(&str, &Effects)]) -> StoreResult<()> {
-    // (workspace, last seq, last hash) of each chain this batch extends.
+/// and `hash` = `audit_hash(prev_hash, record without hash)` (DESIGN.md §6.3).
+pub(crate) async fn chain<'a>(
+    conn: &mut Conn,
+    batch: &[(&'a str, &'a Effects)],
+) -> StoreResult<Chained<'a>> {
     let mut heads: Vec<(&str, u64, String)> = Vec::new();
     let mut rows: Vec<AuditRow<'_>> = Vec::new();
     for &(workspace, effects) in batch {
@@ -96,29 +105,6 @@ pub(crate) async fn append_many(conn: &mut Conn, batch: &[(&str, &Effects)]) -> 
             });
         }
     }
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<Db>::new(
-            "INSERT INTO audit (workspace, seq, at, actor, kind, subject, data, prev_hash, hash) ",
-        );
-        insert.push_values(chunk, |mut values, row| {
-            values
-                .push_bind(row.workspace)
-                .push_bind(row.seq)
-                .push_bind(&row.at)
-                .push_bind(&row.entry.actor)
-                .push_bind(&row.entry.kind)
-                .push_bind(&row.entry.subject)
-                .push_bind(&row.data)
-                .push_bind(&row.prev_hash)
-                .push_bind(&row.hash);
-        });
-        insert.build().execute(&mut *conn).await.map_err(database)?;
-    }
-    if !rows.is_empty() {
-        for (workspace, seq, hash) in &heads {
-            dialect::move_head(&mut *conn, workspace, *seq, hash).await?;
-        }
-    }
     let events = batch
         .iter()
         .flat_map(|&(workspace, effects)| {
@@ -126,15 +112,80 @@ pub(crate) async fn append_many(conn: &mut Conn, batch: &[(&str, &Effects)]) -> 
         })
         .map(|(workspace, event)| Ok((workspace, event, json_text(&event.data)?)))
         .collect::<StoreResult<Vec<EventRow<'_>>>>()?;
-    for chunk in events.chunks(ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<Db>::new("INSERT INTO events (workspace, kind, at, data) ");
-        insert.push_values(chunk, |mut values, (workspace, event, data)| {
-            values
-                .push_bind(*workspace)
-                .push_bind(&event.kind)
-                .push_bind(millis(event.at))
-                .push_bind(data);
-        });
+    Ok(Chained {
+        rows,
+        heads,
+        events,
+    })
+}
+
+/// Pushes one multi-row `INSERT` of audit records onto `insert`.
+fn push_audit<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [AuditRow<'_>]) {
+    insert.push(
+        "INSERT INTO audit (workspace, seq, at, actor, kind, subject, data, prev_hash, hash) ",
+    );
+    insert.push_values(chunk, |mut values, row| {
+        values
+            .push_bind(row.workspace)
+            .push_bind(row.seq)
+            .push_bind(&row.at)
+            .push_bind(&row.entry.actor)
+            .push_bind(&row.entry.kind)
+            .push_bind(&row.entry.subject)
+            .push_bind(&row.data)
+            .push_bind(&row.prev_hash)
+            .push_bind(&row.hash);
+    });
+}
+
+/// Pushes one multi-row `INSERT` of events onto `insert`.
+fn push_events<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [EventRow<'_>]) {
+    insert.push("INSERT INTO events (workspace, kind, at, data) ");
+    insert.push_values(chunk, |mut values, (workspace, event, data)| {
+        values
+            .push_bind(*workspace)
+            .push_bind(&event.kind)
+            .push_bind(millis(event.at))
+            .push_bind(data);
+    });
+}
+
+impl<'a> Chained<'a> {
+    /// Pushes every insert onto `statements`, a string of statements the driver runs in
+    /// one call, each after a `; ` (`statements` already holds one). Only for SQLite
+    /// (`dialect::SINGLE_WRITER`): its chain head is the newest record, so there is no head
+    /// to move, and its events are announced to no one (`dialect::insert_events` only
+    /// inserts them).
+    pub(crate) fn push_inserts<'q>(&'q self, statements: &mut QueryBuilder<'q, Db>) {
+        for chunk in self.rows.chunks(ROWS_PER_STATEMENT) {
+            statements.push("; ");
+            push_audit(statements, chunk);
+        }
+        for chunk in self.events.chunks(ROWS_PER_STATEMENT) {
+            statements.push("; ");
+            push_events(statements, chunk);
+        }
+    }
+}
+
+/// Appends each `(workspace, effects)` in order ([`chain`]): the audit records of all of
+/// them in one multi-row statement, each chain's head moved once, then the events in
+/// another (group commit and the batcher hand many at once).
+pub(crate) async fn append_many(conn: &mut Conn, batch: &[(&str, &Effects)]) -> StoreResult<()> {
+    let chained = chain(&mut *conn, batch).await?;
+    for chunk in chained.rows.chunks(ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Db>::new("");
+        push_audit(&mut insert, chunk);
+        insert.build().execute(&mut *conn).await.map_err(database)?;
+    }
+    if !chained.rows.is_empty() {
+        for (workspace, seq, hash) in &chained.heads {
+            dialect::move_head(&mut *conn, workspace, *seq, hash).await?;
+        }
+    }
+    for chunk in chained.events.chunks(ROWS_PER_STATEMENT) {
+        let mut insert = QueryBuilder::<Db>::new("");
+        push_events(&mut insert, chunk);
         dialect::insert_events(&mut *conn, insert, chunk).await?;
     }
     Ok(())

@@ -5,8 +5,8 @@
 //! the rows it is about to change through its own connection, and plain getters read
 //! through the pool.
 
-use super::audit::append_many;
-use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
+use super::audit::{append_many, chain};
+use super::dialect::{lock_workspace, Conn, Db, Pool, ORD, SINGLE_WRITER};
 use super::policy::digest_in_force;
 use super::{all, optional};
 use crate::codec::{
@@ -123,6 +123,12 @@ pub(crate) async fn record_call(
 /// trip: one per batch instead of one per call. A pending call whose approval names a
 /// stale policy refuses the whole set (`StalePolicy`); the caller runs the calls one by
 /// one when it must know which.
+///
+/// On SQLite (`dialect::SINGLE_WRITER`) calls without approvals — every call the writer
+/// batches — are one round trip after the chain heads are read: the inserts of calls,
+/// grants, audit records and events are one string of statements, which its driver runs
+/// in one hand-off to the connection's thread (PostgreSQL's extended protocol takes one
+/// statement per bound query).
 pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> StoreResult<()> {
     let mut workspaces: Vec<&str> = writes.iter().map(|write| write.workspace).collect();
     workspaces.sort_unstable();
@@ -147,38 +153,40 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
             ))
         })
         .collect::<StoreResult<Vec<_>>>()?;
+    let grants: Vec<GrantRow<'_>> = writes
+        .iter()
+        .filter_map(|write| Some((write.workspace, write.call.grant.as_ref()?, write.redeemed)))
+        .collect();
+    let effects: Vec<(&str, &Effects)> = writes
+        .iter()
+        .map(|write| (write.workspace, write.effects))
+        .collect();
+    // An approval's insert numbers its binds (`$n`), which a string of statements cannot
+    // share; approvals are never batched, so their calls take the general way.
+    if SINGLE_WRITER && writes.iter().all(|write| write.call.approval.is_none()) {
+        let chained = chain(&mut *conn, &effects).await?;
+        let mut statements = QueryBuilder::<Db>::new("");
+        for (index, chunk) in encoded.chunks(ROWS_PER_STATEMENT).enumerate() {
+            if index > 0 {
+                statements.push("; ");
+            }
+            push_calls(&mut statements, chunk);
+        }
+        for chunk in grants.chunks(ROWS_PER_STATEMENT) {
+            statements.push("; ");
+            push_grants(&mut statements, chunk);
+        }
+        chained.push_inserts(&mut statements);
+        statements
+            .build()
+            .execute(&mut *conn)
+            .await
+            .map_err(database)?;
+        return Ok(());
+    }
     for chunk in encoded.chunks(ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<Db>::new(
-            "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
-                                decided_by, rule, reason, approval_id, grant_id, created_at,
-                                decided_at, native_tool, cwd, project, redeemed_at,
-                                outcome_due_at, retry_key) ",
-        );
-        insert.push_values(chunk, |mut row, (write, arguments, decided_by)| {
-            let call = &write.call.call;
-            let redeemed = write.redeemed;
-            row.push_bind(&call.id)
-                .push_bind(write.workspace)
-                .push_bind(&call.agent_id)
-                .push_bind(&call.session_id)
-                .push_bind(&call.tool)
-                .push_bind(arguments)
-                .push_bind(call.risk.as_str())
-                .push_bind(call.status.as_str())
-                .push_bind(decided_by)
-                .push_bind(&call.rule)
-                .push_bind(&call.reason)
-                .push_bind(&call.approval_id)
-                .push_bind(&call.grant_id)
-                .push_bind(millis(call.created_at))
-                .push_bind(opt_millis(call.decided_at))
-                .push_bind(&call.native_tool)
-                .push_bind(&call.cwd)
-                .push_bind(&call.project)
-                .push_bind(redeemed.map(|redeemed| millis(redeemed.at)))
-                .push_bind(redeemed.and_then(|redeemed| opt_millis(redeemed.outcome_due)))
-                .push_bind(redeemed.and_then(|redeemed| redeemed.hold.as_deref()));
-        });
+        let mut insert = QueryBuilder::<Db>::new("");
+        push_calls(&mut insert, chunk);
         insert.build().execute(&mut *conn).await.map_err(database)?;
     }
     for write in writes {
@@ -186,32 +194,71 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
             insert_approval(&mut *conn, write.workspace, approval).await?;
         }
     }
-    let grants: Vec<(&str, &Grant, Option<&Redeemed>)> = writes
-        .iter()
-        .filter_map(|write| Some((write.workspace, write.call.grant.as_ref()?, write.redeemed)))
-        .collect();
     for chunk in grants.chunks(ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<Db>::new(
-            "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at, idempotency_key) ",
-        );
-        insert.push_values(chunk, |mut row, (workspace, grant, redeemed)| {
-            // Consumed in the statement that creates it: no one can have redeemed it
-            // before (G1).
-            let consumed_at = redeemed.map_or(grant.consumed_at, |redeemed| Some(redeemed.at));
-            row.push_bind(&grant.id)
-                .push_bind(*workspace)
-                .push_bind(&grant.call_id)
-                .push_bind(millis(grant.created_at))
-                .push_bind(opt_millis(consumed_at))
-                .push_bind(redeemed.and_then(|redeemed| redeemed.key.as_deref()));
-        });
+        let mut insert = QueryBuilder::<Db>::new("");
+        push_grants(&mut insert, chunk);
         insert.build().execute(&mut *conn).await.map_err(database)?;
     }
-    let effects: Vec<(&str, &Effects)> = writes
-        .iter()
-        .map(|write| (write.workspace, write.effects))
-        .collect();
     append_many(conn, &effects).await
+}
+
+/// A call to insert with its arguments and `decided_by` as text.
+type CallRow<'a> = (&'a CallWrite<'a>, String, String);
+
+/// A grant to insert: its workspace, the grant, how it is consumed as it is recorded.
+type GrantRow<'a> = (&'a str, &'a Grant, Option<&'a Redeemed>);
+
+/// Pushes one multi-row `INSERT` of calls onto `insert`.
+fn push_calls<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [CallRow<'_>]) {
+    insert.push(
+        "INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
+                            decided_by, rule, reason, approval_id, grant_id, created_at,
+                            decided_at, native_tool, cwd, project, redeemed_at,
+                            outcome_due_at, retry_key) ",
+    );
+    insert.push_values(chunk, |mut row, (write, arguments, decided_by)| {
+        let call = &write.call.call;
+        let redeemed = write.redeemed;
+        row.push_bind(&call.id)
+            .push_bind(write.workspace)
+            .push_bind(&call.agent_id)
+            .push_bind(&call.session_id)
+            .push_bind(&call.tool)
+            .push_bind(arguments)
+            .push_bind(call.risk.as_str())
+            .push_bind(call.status.as_str())
+            .push_bind(decided_by)
+            .push_bind(&call.rule)
+            .push_bind(&call.reason)
+            .push_bind(&call.approval_id)
+            .push_bind(&call.grant_id)
+            .push_bind(millis(call.created_at))
+            .push_bind(opt_millis(call.decided_at))
+            .push_bind(&call.native_tool)
+            .push_bind(&call.cwd)
+            .push_bind(&call.project)
+            .push_bind(redeemed.map(|redeemed| millis(redeemed.at)))
+            .push_bind(redeemed.and_then(|redeemed| opt_millis(redeemed.outcome_due)))
+            .push_bind(redeemed.and_then(|redeemed| redeemed.hold.as_deref()));
+    });
+}
+
+/// Pushes one multi-row `INSERT` of grants onto `insert`.
+fn push_grants<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [GrantRow<'_>]) {
+    insert.push(
+        "INSERT INTO grants (id, workspace, call_id, created_at, consumed_at, idempotency_key) ",
+    );
+    insert.push_values(chunk, |mut row, (workspace, grant, redeemed)| {
+        // Consumed in the statement that creates it: no one can have redeemed it
+        // before (G1).
+        let consumed_at = redeemed.map_or(grant.consumed_at, |redeemed| Some(redeemed.at));
+        row.push_bind(&grant.id)
+            .push_bind(*workspace)
+            .push_bind(&grant.call_id)
+            .push_bind(millis(grant.created_at))
+            .push_bind(opt_millis(consumed_at))
+            .push_bind(redeemed.and_then(|redeemed| redeemed.key.as_deref()));
+    });
 }
 
 async fn insert_approval(conn: &mut Conn, workspace: &str, approval: &Approval) -> StoreResult<()> {

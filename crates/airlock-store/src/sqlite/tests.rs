@@ -95,13 +95,8 @@ fn allowed_effects(id: &str) -> Effects {
     })
 }
 
-/// Calls queued while the writer is busy are recorded by the committer in one batch;
-/// when one of them cannot be stored (its id is taken) the batch is recorded again
-/// call by call: that call fails alone, the others are committed, and the audit chain
-/// has no gap.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bad_call_in_a_batch_fails_alone() {
-    let dir = tempfile::tempdir().unwrap();
+/// A store in `dir` with workspace `ws_a`, agent `agt_a` and call 0 recorded.
+async fn store_with_call_0(dir: &tempfile::TempDir) -> std::sync::Arc<SqliteStore> {
     let store = std::sync::Arc::new(
         SqliteStore::open(&dir.path().join("airlock.db"))
             .await
@@ -135,6 +130,17 @@ async fn a_bad_call_in_a_batch_fails_alone() {
         .record_call("ws_a", &allowed_call("0"), &allowed_effects("0"))
         .await
         .unwrap();
+    store
+}
+
+/// Calls queued while the writer is busy are recorded by the committer in one batch;
+/// when one of them cannot be stored (its id is taken) the batch is recorded again
+/// call by call: that call fails alone, the others are committed, and the audit chain
+/// has no gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_call_in_a_batch_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_call_0(&dir).await;
 
     let held = store.writer.begin().await.unwrap();
     let mut tasks = Vec::new();
@@ -166,6 +172,59 @@ async fn a_bad_call_in_a_batch_fails_alone() {
     let records = store.audit_after("ws_a", 0, 100).await.unwrap();
     let seqs: Vec<u64> = records.iter().map(|record| record.seq).collect();
     assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
+    for pair in records.windows(2) {
+        assert_eq!(pair[1].prev_hash, pair[0].hash);
+    }
+}
+
+/// The batch's inserts are one string of statements: when a later one fails (a grant
+/// whose id is taken) after the call rows went in, those rows are undone with it, the
+/// batch is recorded again call by call, and the call whose grant failed leaves no row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_grant_fails_in_a_batch_leaves_no_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_call_0(&dir).await;
+
+    let held = store.writer.begin().await.unwrap();
+    let mut tasks = Vec::new();
+    for n in 1..=4 {
+        let mut call = allowed_call(&n.to_string());
+        if n == 3 {
+            // Its own call id, call 0's grant id.
+            if let Some(grant) = call.grant.as_mut() {
+                grant.id = "grt_0".into();
+            }
+            call.call.grant_id = Some("grt_0".into());
+        }
+        let store = std::sync::Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            store
+                .record_call("ws_a", &call, &allowed_effects(&n.to_string()))
+                .await
+        }));
+    }
+    store.writer.until_queued(4).await;
+    let commits_before = store.writer.commits();
+    held.finish(Ok::<(), StoreError>(())).await.unwrap();
+    let mut failed = Vec::new();
+    for (n, task) in (1..=4).zip(tasks) {
+        if task.await.unwrap().is_err() {
+            failed.push(n);
+        }
+    }
+    assert_eq!(failed, vec![3]);
+    assert_eq!(store.writer.commits() - commits_before, 1, "one batch");
+    assert!(store.get_call("ws_a", "call_3").await.unwrap().is_none());
+    for n in [1, 2, 4] {
+        let id = format!("call_{n}");
+        assert!(store.get_call("ws_a", &id).await.unwrap().is_some(), "{id}");
+    }
+    let records = store.audit_after("ws_a", 0, 100).await.unwrap();
+    let subjects: Vec<&str> = records
+        .iter()
+        .map(|record| record.subject.as_str())
+        .collect();
+    assert_eq!(subjects, ["call_0", "call_1", "call_2", "call_4"]);
     for pair in records.windows(2) {
         assert_eq!(pair[1].prev_hash, pair[0].hash);
     }

@@ -24,10 +24,16 @@
 //! The gate's most frequent write, recording a call that needs no approval, takes a
 //! shorter way ([`Writer::record_call`]): it is queued with its data, and the committer
 //! records every queued call with one multi-row statement per table before it commits.
-//! Each statement is a round trip to SQLite's thread, so a batch of calls costs a handful
-//! of round trips instead of a handful per call. Should the batch's statements fail, the
-//! committer records the calls one by one, each in its own savepoint, so a bad call fails
-//! alone.
+//! Should the batch's statements fail, the committer records the calls one by one, each
+//! in its own savepoint, so a bad call fails alone.
+//!
+//! Round trips: sqlx runs the connection on its own thread, and every `execute` is a
+//! hand-off there and back — on a virtual machine, waking an idle thread costs more than
+//! the statement. Statements that always go together are therefore sent as one string
+//! (SQLite runs them in order and stops at the first failure): `BEGIN IMMEDIATE; SAVEPOINT
+//! op`, `ROLLBACK TO op; RELEASE op`, and the batch's `RELEASE op; COMMIT`; and the
+//! batch's inserts are one string too (`sql::calls::record_calls`). A batch of calls is
+//! four round trips — open, read the chain heads, insert, commit — where it was nine.
 
 use super::sql::calls::{record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
@@ -92,10 +98,7 @@ impl State {
             return Ok(());
         }
         let conn = self.conn()?;
-        let undone = match conn.execute("ROLLBACK TO op").await {
-            Ok(_) => conn.execute("RELEASE op").await.map(drop),
-            Err(error) => Err(error),
-        };
+        let undone = conn.execute("ROLLBACK TO op; RELEASE op").await.map(drop);
         self.dangling = false;
         if let Err(error) = undone {
             self.abort(format!("the write transaction was lost: {error}"))
@@ -119,88 +122,118 @@ impl State {
         }
     }
 
-    /// Opens the shared transaction unless it is open, after settling what a dropped
-    /// operation left.
-    async fn open(&mut self) -> StoreResult<()> {
+    /// Opens a savepoint for one operation, in the open transaction or a new one, after
+    /// settling what a dropped operation left: one round trip to the connection's thread
+    /// (`BEGIN IMMEDIATE; SAVEPOINT op` as one string when the transaction is new).
+    async fn open_savepoint(&mut self) -> StoreResult<()> {
         self.settle().await?;
-        if self.batch.is_none() {
-            self.conn()?
-                .execute("BEGIN IMMEDIATE")
-                .await
-                .map_err(database)?;
+        let new = self.batch.is_none();
+        let sql = if new {
+            "BEGIN IMMEDIATE; SAVEPOINT op"
+        } else {
+            "SAVEPOINT op"
+        };
+        if let Err(error) = self.conn()?.execute(sql).await {
+            if new {
+                // Should `BEGIN` have run without its `SAVEPOINT`, no transaction may stay
+                // open without a batch to commit it; when `BEGIN` itself failed there is
+                // nothing to end and SQLite says so.
+                if let Err(error) = self.conn()?.execute("ROLLBACK").await {
+                    tracing::debug!(%error, "ending a transaction opened without its savepoint");
+                }
+            }
+            return Err(database(error));
+        }
+        if new {
             self.batch = Some(watch::channel(None).0);
         }
+        self.dangling = true;
         Ok(())
     }
 
-    /// Runs `write` in a savepoint of the open transaction: kept when it succeeds, rolled
-    /// back when it fails.
-    async fn in_savepoint(&mut self, writes: &[CallWrite<'_>]) -> StoreResult<()> {
-        self.open().await?;
-        let conn = self.conn()?;
-        conn.execute("SAVEPOINT op").await.map_err(database)?;
-        self.dangling = true;
+    /// Runs `writes` in a savepoint of the open transaction (opened if need be). When they
+    /// fail the savepoint is rolled back and released; when they succeed it is released
+    /// too, unless `keep` — then it is left open for [`State::commit`] to release in the
+    /// round trip that commits (`RELEASE op; COMMIT`), and the result is `Ok(true)`.
+    async fn in_savepoint(&mut self, writes: &[CallWrite<'_>], keep: bool) -> StoreResult<bool> {
+        self.open_savepoint().await?;
         let conn = self.conn()?;
         let outcome = record_calls(&mut *conn, writes).await;
-        if outcome.is_err() {
-            conn.execute("ROLLBACK TO op").await.map_err(database)?;
-        }
-        conn.execute("RELEASE op").await.map_err(database)?;
+        let end = match (&outcome, keep) {
+            (Err(_), _) => "ROLLBACK TO op; RELEASE op",
+            // Still `dangling` for anyone but the commit that follows under the same lock:
+            // should that commit never run, the writes are rolled back, not kept unheard.
+            (Ok(()), true) => return Ok(true),
+            (Ok(()), false) => "RELEASE op",
+        };
+        conn.execute(end).await.map_err(database)?;
         self.dangling = false;
-        outcome
+        outcome.map(|()| false)
     }
 
-    /// Records the queued calls in the open transaction; one outcome per call.
-    async fn record_queued(&mut self, queued: &[QueuedCall]) -> Vec<StoreResult<()>> {
+    /// Records the queued calls in the open transaction; one outcome per call, and whether
+    /// their savepoint is left for [`State::commit`] to release.
+    async fn record_queued(&mut self, queued: &[QueuedCall]) -> (Vec<StoreResult<()>>, bool) {
         let writes: Vec<CallWrite<'_>> = queued.iter().map(QueuedCall::write).collect();
-        // Settled and open first, so that `before` counts only what happens to this batch.
-        if let Err(error) = self.open().await {
+        // Settled first, so that `before` counts only what happens to this batch.
+        if let Err(error) = self.settle().await {
             let text = error.to_string();
-            return writes
+            let failed = writes
                 .iter()
                 .map(|_| Err(StoreError::Database(text.clone())))
                 .collect();
+            return (failed, false);
         }
         let before = self.aborts;
-        match self.in_savepoint(&writes).await {
-            Ok(()) if self.aborts == before => writes.iter().map(|_| Ok(())).collect(),
-            Ok(()) => writes.iter().map(|_| Err(lost())).collect(),
-            Err(error) if writes.len() == 1 => vec![Err(error)],
+        match self.in_savepoint(&writes, true).await {
+            Ok(kept) if self.aborts == before => (writes.iter().map(|_| Ok(())).collect(), kept),
+            Ok(_) => (writes.iter().map(|_| Err(lost())).collect(), false),
+            Err(error) if writes.len() == 1 => (vec![Err(error)], false),
             Err(_) => {
                 // Each call alone; a call recorded in a transaction that was abandoned
                 // afterwards is lost, not recorded.
                 let mut outcomes = Vec::with_capacity(writes.len());
                 for write in writes.chunks(1) {
-                    let outcome = self.in_savepoint(write).await;
-                    outcomes.push(outcome.map(|()| self.aborts));
+                    let outcome = self.in_savepoint(write, false).await;
+                    outcomes.push(outcome.map(|_| self.aborts));
                 }
-                outcomes
+                let outcomes = outcomes
                     .into_iter()
                     .map(|outcome| match outcome {
                         Ok(epoch) if epoch == self.aborts => Ok(()),
                         Ok(_) => Err(lost()),
                         Err(error) => Err(error),
                     })
-                    .collect()
+                    .collect();
+                (outcomes, false)
             }
         }
     }
 
-    /// Commits the open transaction, if any, and tells its operations how it went.
-    async fn commit(&mut self) -> Result<(), String> {
+    /// Commits the open transaction, if any, and tells its operations how it went. With
+    /// `release`, the savepoint of the batch's calls is still open ([`State::in_savepoint`])
+    /// and is released in the same round trip: a failure of either fails the whole batch.
+    async fn commit(&mut self, release: bool) -> Result<(), String> {
         if self.batch.is_none() {
             return Ok(());
         }
-        if let Err(error) = self.settle().await {
+        if release {
+            self.dangling = false;
+        } else if let Err(error) = self.settle().await {
             self.abort(error.to_string()).await;
             return Err(error.to_string());
         }
         let Some(batch) = self.batch.take() else {
             return Err("the write transaction was lost".into());
         };
+        let sql = if release {
+            "RELEASE op; COMMIT"
+        } else {
+            "COMMIT"
+        };
         let committed = match self.conn() {
             Ok(conn) => conn
-                .execute("COMMIT")
+                .execute(sql)
                 .await
                 .map(drop)
                 .map_err(|error| format!("committing the write failed: {error}")),
@@ -260,13 +293,7 @@ impl Writer {
         self.shared
             .waiting
             .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-        state.open().await?;
-        state
-            .conn()?
-            .execute("SAVEPOINT op")
-            .await
-            .map_err(database)?;
-        state.dangling = true;
+        state.open_savepoint().await?;
         Ok(Operation {
             state: Some(state),
             shared: &self.shared,
@@ -361,12 +388,12 @@ async fn run_batch(shared: &Shared, state: &mut State) {
         Ok(mut queue) => std::mem::take(&mut *queue),
         Err(_) => Vec::new(),
     };
-    let recorded = if queued.is_empty() {
-        Vec::new()
+    let (recorded, release) = if queued.is_empty() {
+        (Vec::new(), false)
     } else {
         state.record_queued(&queued).await
     };
-    let committed = state.commit().await;
+    let committed = state.commit(release).await;
     for (queued, recorded) in queued.into_iter().zip(recorded) {
         let outcome = match (recorded, &committed) {
             (Err(error), _) => Err(error),
@@ -403,13 +430,13 @@ impl Operation<'_> {
             return Err(StoreError::Database("the operation already ended".into()).into());
         };
         let conn = state.conn()?;
-        let mut ended = Ok(());
-        if outcome.is_err() {
-            ended = conn.execute("ROLLBACK TO op").await.map(drop);
-        }
-        if ended.is_ok() {
-            ended = conn.execute("RELEASE op").await.map(drop);
-        }
+        // One round trip either way; when the rollback fails the release does not run.
+        let end = if outcome.is_err() {
+            "ROLLBACK TO op; RELEASE op"
+        } else {
+            "RELEASE op"
+        };
+        let ended = conn.execute(end).await.map(drop);
         // When the savepoint could not be ended it stays `dangling`: whoever takes the
         // writer next settles it, ending the transaction if SQLite already did.
         state.dangling = ended.is_err();

@@ -378,6 +378,19 @@ async fn an_unreachable_database_is_a_database_error_at_once() {
     assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
 }
 
+/// Ends every other connection to the database, as a restart of the server (or a
+/// network blip) would.
+async fn cut_every_connection(admin: &mut PgConnection) {
+    let cut: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(admin)
+    .await
+    .unwrap();
+    assert!(!cut.is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lost_connections_are_replaced_and_listeners_resync() {
     let (database, a, _b, world) = two_nodes().await;
@@ -385,14 +398,7 @@ async fn lost_connections_are_replaced_and_listeners_resync() {
     // Cut every connection to the database, the listener's included, as a restart of
     // the server (or a network blip) would.
     let mut admin = database.raw().await;
-    let cut: Vec<bool> = sqlx::query_scalar(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE datname = current_database() AND pid <> pg_backend_pid()",
-    )
-    .fetch_all(&mut admin)
-    .await
-    .unwrap();
-    assert!(!cut.is_empty());
+    cut_every_connection(&mut admin).await;
     wait_for(&mut changes, Duration::from_secs(10), |change| {
         change.kind == "resync"
     })
@@ -412,4 +418,41 @@ async fn lost_connections_are_replaced_and_listeners_resync() {
     })
     .await;
     assert_eq!(change.call_id.as_deref(), Some("call_after"));
+}
+
+/// The batcher keeps a connection of its own, which the pool does not ping. When that
+/// connection died while idle, the next batch fails before its commit and is recorded
+/// on a fresh connection: the call is answered once, stored once, chained once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_whose_connection_died_is_recorded_on_a_fresh_one() {
+    let (database, a, _b, world) = two_nodes().await;
+    let first = world.spec("first");
+    a.record_call(
+        &world.ws,
+        &first.allowed(),
+        &call_effects("call.allowed", "call_first", "call_first", t(1)),
+    )
+    .await
+    .unwrap();
+    let mut admin = database.raw().await;
+    cut_every_connection(&mut admin).await;
+    let second = world.spec("second");
+    a.record_call(
+        &world.ws,
+        &second.allowed(),
+        &call_effects("call.allowed", "call_second", "call_second", t(2)),
+    )
+    .await
+    .unwrap();
+    assert!(a
+        .get_call(&world.ws, &second.call_id())
+        .await
+        .unwrap()
+        .is_some());
+    let calls: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM calls")
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(calls, 2);
+    assert_chain(a.as_ref(), &world.ws, 2).await;
 }
