@@ -197,10 +197,28 @@ impl PostgresStore {
         self.batcher.record_call(write).await
     }
 
+    /// A pooled connection for one of the hot path's reads (SQLite lends its own, see
+    /// `sqlite/hot_reads.rs`; here the pool's checks are what notices a lost connection).
+    async fn lend_reader(&self) -> StoreResult<Lent> {
+        self.pool.acquire().await.map(Lent).map_err(database)
+    }
+
     /// The pool plain reads run on: the one the writes use.
     fn reads(&self) -> &PgPool {
         &self.pool
     }
+}
+
+/// A pooled connection lent for one read ([`PostgresStore::lend_reader`]).
+struct Lent(sqlx::pool::PoolConnection<sqlx::Postgres>);
+
+impl Lent {
+    fn conn(&mut self) -> &mut PgConnection {
+        &mut self.0
+    }
+
+    /// Back to the pool, which checks it either way.
+    fn give_back(self, _reusable: bool) {}
 }
 
 // The operations, written once for both backends; declared after `write_transaction!`,

@@ -16,8 +16,11 @@
 //! - `dialect`: the types, the chain head (the newest audit record), the aggregated audit
 //!   page.
 //! - `writer`: the writer connection and its group commit.
+//! - `hot_reads`: reader connections lent without the pool, for the reads every allowed
+//!   call makes.
 
 mod dialect;
+mod hot_reads;
 mod writer;
 
 use crate::codec::database;
@@ -43,6 +46,8 @@ pub struct SqliteStore {
     /// INVARIANT: every write runs as an operation of this writer (`write_transaction!`).
     writer: writer::Writer,
     readers: SqlitePool,
+    /// The hot path's reads (`hot_reads.rs`), on connections of their own.
+    hot: hot_reads::HotReaders,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -119,23 +124,26 @@ impl SqliteStore {
         migrate(&bootstrap).await?;
         let writer = bootstrap.acquire().await.map_err(database)?.detach();
         bootstrap.close().await;
+        let read_only = options.pragma("query_only", "ON");
         let readers = SqlitePoolOptions::new()
             .max_connections(READERS)
             // A file on this machine does not drop a connection; the check sqlx makes by
             // default before lending one is a round trip to its thread for every read.
             .test_before_acquire(false)
-            .connect_with(options.pragma("query_only", "ON"))
+            .connect_with(read_only.clone())
             .await
             .map_err(database)?;
         Ok(SqliteStore {
             writer: writer::Writer::new(writer),
             readers,
+            hot: hot_reads::HotReaders::new(read_only),
         })
     }
 
     /// Closes every connection, waiting for the writer to finish its transaction.
     pub async fn close(self) -> StoreResult<()> {
         self.readers.close().await;
+        self.hot.close().await;
         self.writer.close().await
     }
 }
@@ -164,6 +172,11 @@ impl SqliteStore {
     /// The connections plain reads run on.
     fn reads(&self) -> &SqlitePool {
         &self.readers
+    }
+
+    /// A reader connection for one of the hot path's reads (`hot_reads.rs`).
+    async fn lend_reader(&self) -> StoreResult<hot_reads::Lent<'_>> {
+        self.hot.lend().await
     }
 
     /// Write transactions committed since the store opened.

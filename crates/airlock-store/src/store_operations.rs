@@ -311,13 +311,13 @@ macro_rules! store_operations {
             tool: &str,
             arguments: &serde_json::Value,
         ) -> StoreResult<Option<String>>
-            = read outcomes::ambiguous_twin(workspace, agent_id, tool, &json_text(arguments)?);
+            = backend hook_reads::ambiguous_twin_lent(workspace, agent_id, tool, &json_text(arguments)?);
 
         /// Everything a coding agent's hook call reads before it is judged (its session, a
         /// redeem under its key, a call held for its retry, an ambiguous twin), in one
         /// statement: each answer is the one the separate read would give.
         async fn hook_reads(&self, workspace: &str, reads: &HookReads<'_>) -> StoreResult<HookFound>
-            = read hook_reads::hook_reads(workspace, reads);
+            = backend hook_reads::hook_reads_lent(workspace, reads);
 
         /// The call of `agent_id` whose grant was consumed under `key`, if any.
         async fn call_redeemed_under(

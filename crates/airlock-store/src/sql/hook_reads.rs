@@ -7,11 +7,12 @@
 //! network. Here they are scalar subqueries of one `SELECT` (each the query its own
 //! reader runs, with the same index), so one round trip answers them all.
 
-use super::dialect::Pool;
+use super::dialect::Db;
 use super::identity::session_from_row;
+use super::{outcomes, Backend};
 use crate::codec::{database, json_text, Columns};
 use crate::{HookFound, HookReads, StoreResult};
-use sqlx::Row as _;
+use sqlx::{Executor, Row as _};
 
 /// The statement: one row always (the session's columns are `NULL` when it does not
 /// exist), binds `$1` workspace, `$2` agent, `$3` session id, `$4` redeem key, `$5` retry
@@ -39,11 +40,42 @@ pub(crate) fn hook_reads_sql() -> &'static str {
      LEFT JOIN sessions s ON s.workspace = $1 AND s.id = $3"
 }
 
-pub(crate) async fn hook_reads(
-    pool: &Pool,
+/// [`hook_reads`] on a reader connection the backend lends for the hot path (on SQLite
+/// without the pool's round trips, see `sqlite/hot_reads.rs`).
+pub(crate) async fn hook_reads_lent(
+    store: &Backend,
     workspace: &str,
     reads: &HookReads<'_>,
 ) -> StoreResult<HookFound> {
+    let mut lent = store.lend_reader().await?;
+    let found = hook_reads(lent.conn(), workspace, reads).await;
+    lent.give_back(found.is_ok());
+    found
+}
+
+/// [`outcomes::ambiguous_twin`], the read every allowed call makes, on a lent reader as
+/// [`hook_reads_lent`].
+pub(crate) async fn ambiguous_twin_lent(
+    store: &Backend,
+    workspace: &str,
+    agent_id: &str,
+    tool: &str,
+    arguments: &str,
+) -> StoreResult<Option<String>> {
+    let mut lent = store.lend_reader().await?;
+    let twin = outcomes::ambiguous_twin(lent.conn(), workspace, agent_id, tool, arguments).await;
+    lent.give_back(twin.is_ok());
+    twin
+}
+
+pub(crate) async fn hook_reads<'e, E>(
+    executor: E,
+    workspace: &str,
+    reads: &HookReads<'_>,
+) -> StoreResult<HookFound>
+where
+    E: Executor<'e, Database = Db>,
+{
     let arguments = json_text(reads.arguments)?;
     let row = sqlx::query(hook_reads_sql())
         .bind(workspace)
@@ -53,7 +85,7 @@ pub(crate) async fn hook_reads(
         .bind(reads.retry_key)
         .bind(reads.tool)
         .bind(&arguments)
-        .fetch_one(pool)
+        .fetch_one(executor)
         .await
         .map_err(database)?;
     let columns = Columns::new(&row, "calls");

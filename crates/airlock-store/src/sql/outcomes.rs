@@ -8,12 +8,13 @@
 use super::all;
 use super::audit::append_effects;
 use super::calls::{fetch_call, CALL_COLUMNS};
-use super::dialect::{lock_workspace, Conn, Pool};
+use super::dialect::{lock_workspace, Conn, Db, Pool};
 use super::expiry::lock_due;
 use crate::codec::{call_from_row, database, millis, Columns};
 use crate::{Effects, OutcomeRecorded, SettleError, StoreResult};
 use airlock_protocol::{Call, CallOutcome, Reconciliation};
 use jiff::Timestamp;
+use sqlx::Executor;
 
 /// The condition of a call still waiting for its outcome.
 const AWAITING: &str =
@@ -165,16 +166,19 @@ pub(crate) async fn list_ambiguous(
 
 /// An unreconciled ambiguous call of `agent_id` with exactly this tool and these
 /// (redacted) arguments: while one exists, the same call is not asked again blindly.
-pub(crate) async fn ambiguous_twin(
-    pool: &Pool,
+pub(crate) async fn ambiguous_twin<'e, E>(
+    executor: E,
     workspace: &str,
     agent_id: &str,
     tool: &str,
     arguments: &str,
-) -> StoreResult<Option<String>> {
+) -> StoreResult<Option<String>>
+where
+    E: Executor<'e, Database = Db>,
+{
     let which = "ambiguous_at IS NOT NULL AND reconciled IS NULL AND outcome_status IS NULL
          ORDER BY ambiguous_at";
-    same_call(pool, workspace, (agent_id, tool, arguments), which).await
+    same_call(executor, workspace, (agent_id, tool, arguments), which).await
 }
 
 /// The call of `agent_id` whose grant was consumed under `key`, if any.
@@ -213,12 +217,15 @@ pub(crate) async fn awaiting_outcome(
 
 /// The first call, in the order `which` ends with, of this agent with exactly this tool
 /// and these (redacted) arguments that also meets `which`'s condition.
-async fn same_call(
-    pool: &Pool,
+async fn same_call<'e, E>(
+    executor: E,
     workspace: &str,
     (agent_id, tool, arguments): (&str, &str, &str),
     which: &str,
-) -> StoreResult<Option<String>> {
+) -> StoreResult<Option<String>>
+where
+    E: Executor<'e, Database = Db>,
+{
     let sql = format!(
         "SELECT id FROM calls
          WHERE workspace = $1 AND agent_id = $2 AND tool = $3 AND arguments = $4
@@ -229,7 +236,7 @@ async fn same_call(
         .bind(agent_id)
         .bind(tool)
         .bind(arguments)
-        .fetch_optional(pool)
+        .fetch_optional(executor)
         .await
         .map_err(database)
 }

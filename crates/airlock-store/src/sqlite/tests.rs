@@ -47,6 +47,29 @@ async fn connections_are_durable_checked_and_readers_read_only() {
     store.close().await.unwrap();
 }
 
+/// The hot path's readers (`hot_reads.rs`) are read-only like the pool's, a connection
+/// whose read failed is closed rather than lent again, and a good one is reused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lent_readers_are_read_only_and_only_good_ones_are_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_call_0(&dir).await;
+    let mut lent = store.lend_reader().await.unwrap();
+    let refused = sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ('w', 'w', 0)")
+        .execute(lent.conn())
+        .await;
+    assert!(refused.is_err(), "a lent reader wrote");
+    lent.give_back(false);
+    assert_eq!(store.hot.idle(), 0, "a failed reader was kept");
+    let mut lent = store.lend_reader().await.unwrap();
+    let calls: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM calls")
+        .fetch_one(lent.conn())
+        .await
+        .unwrap();
+    assert_eq!(calls, 1);
+    lent.give_back(true);
+    assert_eq!(store.hot.idle(), 1);
+}
+
 fn allowed_call(id: &str) -> NewCall {
     let at = Timestamp::from_second(1_800_000_000).unwrap();
     let call = Call {
