@@ -456,3 +456,47 @@ async fn a_batch_whose_connection_died_is_recorded_on_a_fresh_one() {
     assert_eq!(calls, 2);
     assert_chain(a.as_ref(), &world.ws, 2).await;
 }
+
+/// Calls submitted together share the batcher's transaction; one whose id is taken fails
+/// alone (the batch is redone call by call in savepoints), the others are stored, and
+/// the chain has no gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_call_in_a_batch_fails_alone_on_postgres() {
+    let (_database, a, _b, world) = two_nodes().await;
+    let taken = world.spec("taken");
+    a.record_call(
+        &world.ws,
+        &taken.allowed(),
+        &call_effects("call.allowed", "call_taken", "call_taken", t(1)),
+    )
+    .await
+    .unwrap();
+    const CALLS: usize = 20;
+    let barrier = Arc::new(Barrier::new(CALLS));
+    let mut tasks = Vec::new();
+    for n in 0..CALLS {
+        let node = Arc::clone(&a);
+        let barrier = Arc::clone(&barrier);
+        let ws = world.ws.clone();
+        // Call 7 reuses the stored call's id.
+        let id = if n == 7 {
+            "taken".to_owned()
+        } else {
+            format!("c{n}")
+        };
+        let spec = world.spec(&id);
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let fx = effects("call.allowed", &spec.call_id(), t(2));
+            node.record_call(&ws, &spec.allowed(), &fx).await
+        }));
+    }
+    let mut failed = Vec::new();
+    for (n, task) in tasks.into_iter().enumerate() {
+        if task.await.unwrap().is_err() {
+            failed.push(n);
+        }
+    }
+    assert_eq!(failed, vec![7]);
+    assert_chain(a.as_ref(), &world.ws, CALLS).await;
+}
