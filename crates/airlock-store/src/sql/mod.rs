@@ -7,8 +7,8 @@
 //! `FOR_UPDATE`, announcing events, the sweeper's re-read). One SQL text serves both:
 //! SQLite accepts PostgreSQL's `$1` placeholders. Besides the dialect, each backend gives
 //! `write_transaction!` (one write transaction: SQLite's writer with its group commit, a
-//! pooled PostgreSQL transaction) and `Backend` with `reads`, `record_batched` and
-//! `changes`.
+//! pooled PostgreSQL transaction) and `Backend` with `reads`, `lend_reader` (a connection
+//! for the hot path's reads, `hook_reads.rs`), `record_batched` and `changes`.
 //!
 //! - `store.rs`: the [`crate::Store`] impl, made from the list of its operations
 //!   (`store_operations!` in `lib.rs`, see `operations.rs`): each method one function of
