@@ -5,7 +5,7 @@
 use super::audit::append_effects;
 use super::calls::{close_by_system, SystemClose};
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
-use super::{all, optional, with_workspace};
+use super::{all, execute, optional, with_workspace};
 use crate::codec::{database, millis, policy_from_row, to_i64};
 use crate::{Effects, StoreError, StoreResult};
 use airlock_protocol::{Approval, ApprovalStatus, CallStatus, PolicyInfo};
@@ -38,7 +38,7 @@ pub(crate) async fn put_policy(
             "policy version {version} is not newer than the stored version {latest}"
         )));
     }
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO policies (workspace, version, digest, source, created_at)
          VALUES ($1, $2, $3, $4, $5)",
     )
@@ -46,10 +46,8 @@ pub(crate) async fn put_policy(
     .bind(version)
     .bind(&policy.digest)
     .bind(&policy.source)
-    .bind(millis(policy.updated_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(policy.updated_at));
+    execute(query, &mut *conn).await?;
     append_effects(conn, workspace, effects).await?;
 
     let stale: Vec<String> = sqlx::query_scalar(&format!(
