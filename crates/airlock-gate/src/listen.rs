@@ -43,8 +43,8 @@ impl Gate {
     async fn apply_change(&self, change: Change) {
         match change.kind.as_str() {
             // Changes go unheard until the next resync: stop trusting the cache now.
-            "lost" => self.set_cache_live(false),
-            "resync" => {
+            Change::LOST => self.set_cache_live(false),
+            Change::RESYNC => {
                 // Listening again (or caught up after falling behind): start afresh.
                 self.set_cache_live(true);
                 self.inner.waiters.wake_all();
