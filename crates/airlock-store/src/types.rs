@@ -252,7 +252,8 @@ pub struct Lease {
     pub until: Timestamp,
 }
 
-/// How a run's end (cancel, pause) closes its pending approvals, in its transaction.
+/// How a run's end (cancel, pause), or a new policy, closes pending approvals in its
+/// transaction.
 pub struct ClosingApprovals<'a> {
     pub at: Timestamp,
     /// The approvals' `decision_reason`, also their calls' `reason`.

@@ -3,12 +3,12 @@
 //! pending approval ends as not executed).
 
 use super::audit::append_effects;
-use super::calls::{close_by_system, SystemClose};
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
+use super::runs::close_approvals;
 use super::{all, execute, optional, with_workspace};
 use crate::codec::{database, millis, policy_from_row, to_i64};
-use crate::{Effects, StoreError, StoreResult};
-use airlock_protocol::{Approval, ApprovalStatus, CallStatus, PolicyInfo};
+use crate::{ClosingApprovals, Effects, StoreError, StoreResult};
+use airlock_protocol::{Approval, PolicyInfo};
 use sqlx::Executor;
 
 /// Stores `policy` as the workspace's newest version and cancels what it makes stale.
@@ -60,20 +60,12 @@ pub(crate) async fn put_policy(
     .fetch_all(&mut *conn)
     .await
     .map_err(database)?;
-    let close = SystemClose {
-        status: ApprovalStatus::Cancelled,
-        call_status: CallStatus::Cancelled,
+    let closing = ClosingApprovals {
         at: policy.updated_at,
         reason: cancel_reason,
+        effects: on_cancel,
     };
-    let mut cancelled = Vec::with_capacity(stale.len());
-    for id in stale {
-        if let Some(approval) = close_by_system(conn, workspace, &id, close).await? {
-            append_effects(conn, workspace, &on_cancel(&approval)).await?;
-            cancelled.push(approval);
-        }
-    }
-    Ok(cancelled)
+    close_approvals(conn, workspace, stale, &closing).await
 }
 
 pub(crate) async fn current_policy(

@@ -2,6 +2,7 @@
 //! sessions' conversations, and the outbox written with the grant it spends.
 
 use super::audit::append_effects;
+use super::calls::{close_by_system, fetch_approval, SystemClose};
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
 use super::grants;
 use super::{all, execute, optional, with_workspace};
@@ -14,7 +15,7 @@ use crate::{
     Effects, Grant, Lease, RedeemError, RedeemRequest, RunUpdate, StoreError, StoreResult,
     StoredStep,
 };
-use airlock_protocol::{Message, OutboxItem, Run, RunEvent, RunState};
+use airlock_protocol::{ApprovalStatus, CallStatus, Message, OutboxItem, Run, RunEvent, RunState};
 use jiff::Timestamp;
 use sqlx::Executor;
 
@@ -348,29 +349,33 @@ pub(super) async fn stop_run(
 }
 
 /// Cancels each of `pending` still pending, with the effects `closing` gives; returns
-/// the approvals closed, as they are afterwards.
-async fn close_approvals(
+/// the approvals closed, as they are afterwards. A stopped run's, and those a new policy
+/// makes stale.
+pub(super) async fn close_approvals(
     conn: &mut Conn,
     workspace: &str,
     pending: Vec<String>,
     closing: &crate::ClosingApprovals<'_>,
 ) -> StoreResult<Vec<airlock_protocol::Approval>> {
-    use super::calls::{close_by_system, SystemClose};
-    use airlock_protocol::{ApprovalStatus, CallStatus};
+    let close = cancelling(closing.at, closing.reason);
     let mut closed = Vec::with_capacity(pending.len());
     for approval_id in pending {
-        let close = SystemClose {
-            status: ApprovalStatus::Cancelled,
-            call_status: CallStatus::Cancelled,
-            at: closing.at,
-            reason: closing.reason,
-        };
         if let Some(approval) = close_by_system(conn, workspace, &approval_id, close).await? {
             append_effects(conn, workspace, &(closing.effects)(&approval)).await?;
             closed.push(approval);
         }
     }
     Ok(closed)
+}
+
+/// The system (not a person) cancels a pending approval, and its call, for `reason`.
+fn cancelling(at: Timestamp, reason: &str) -> SystemClose<'_> {
+    SystemClose {
+        status: ApprovalStatus::Cancelled,
+        call_status: CallStatus::Cancelled,
+        at,
+        reason,
+    }
 }
 
 pub(crate) async fn stalled_runs(
@@ -527,15 +532,7 @@ pub(crate) async fn cancel_approval(
     effects: &Effects,
 ) -> Result<airlock_protocol::Approval, crate::DecideError> {
     lock_workspace(conn, workspace).await?;
-    use super::calls::{close_by_system, fetch_approval, SystemClose};
-    use airlock_protocol::{ApprovalStatus, CallStatus};
-    let close = SystemClose {
-        status: ApprovalStatus::Cancelled,
-        call_status: CallStatus::Cancelled,
-        at,
-        reason,
-    };
-    match close_by_system(conn, workspace, approval_id, close).await? {
+    match close_by_system(conn, workspace, approval_id, cancelling(at, reason)).await? {
         Some(approval) => {
             append_effects(conn, workspace, effects).await?;
             Ok(approval)
