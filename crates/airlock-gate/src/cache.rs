@@ -17,7 +17,7 @@
 //! kind in the workspace): changes are rare, reads are not.
 
 use crate::{Gate, GateError};
-use airlock_protocol::{Agent, StandingRule};
+use airlock_protocol::{Agent, StandingRule, WorkspaceKind};
 use airlock_store::Principal;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -333,8 +333,9 @@ impl Gate {
         Ok(rules)
     }
 
-    /// A change heard from the listener (this node's own included) drops what it touches.
-    pub(crate) fn forget_changed(&self, workspace: &str, kind: &str) {
+    /// A change heard from the listener (this node's own included) drops what it touches;
+    /// `None` is a kind this build does not know.
+    pub(crate) fn forget_changed(&self, workspace: &str, kind: Option<WorkspaceKind>) {
         let cache = &self.inner.cache;
         match touches(kind) {
             Touches::Nothing => {}
@@ -356,28 +357,35 @@ impl Gate {
     }
 }
 
-/// Whether a change of this kind (an event kind, heard from the listener) can touch what
-/// the cache holds, and which part. Kinds not listed here drop everything of the
-/// workspace, so a kind added later fails safe.
-pub(crate) fn touches(kind: &str) -> Touches {
+/// Whether a change of this kind (a workspace event kind, heard from the listener) can
+/// touch what the cache holds, and which part. Every known kind is decided here (a kind
+/// added to `WorkspaceKind` does not compile until it is); a kind this build does not
+/// know drops everything of the workspace, so a newer node's change fails safe.
+pub(crate) fn touches(kind: Option<WorkspaceKind>) -> Touches {
+    use WorkspaceKind as K;
+    let Some(kind) = kind else {
+        return Touches::Everything;
+    };
     match kind {
-        "rule.created" | "rule.revoked" | "task.created" | "task.updated" | "task.revoked" => {
+        K::RuleCreated | K::RuleRevoked | K::TaskCreated | K::TaskUpdated | K::TaskRevoked => {
             Touches::Rules
         }
-        "agent.updated" => Touches::Agents,
-        "token.revoked" => Touches::Tokens,
-        "agent.created" | "user.created" | "policy.updated" | "call.decided" | "run.state" => {
-            Touches::Nothing
-        }
-        kind if kind.starts_with("approval.")
-            || kind.starts_with("call.")
-            || kind.starts_with("run.")
-            || kind.starts_with("outcome.") =>
-        {
-            // A decision may mint a standing rule, but it also sends `rule.created`.
-            Touches::Nothing
-        }
-        _ => Touches::Everything,
+        K::AgentUpdated => Touches::Agents,
+        K::TokenRevoked => Touches::Tokens,
+        // Not sorted into a part of its own: a session's change drops the workspace.
+        K::SessionUpdated => Touches::Everything,
+        // A decision may mint a standing rule, but it also sends `rule.created`.
+        K::ApprovalRequested
+        | K::ApprovalDecided
+        | K::ApprovalVoted
+        | K::ApprovalExpired
+        | K::ApprovalCancelled
+        | K::CallDecided
+        | K::CallOutcome
+        | K::CallAmbiguous
+        | K::CallReconciled
+        | K::PolicyUpdated
+        | K::RunState => Touches::Nothing,
     }
 }
 
@@ -474,9 +482,10 @@ mod tests {
 
     #[test]
     fn unknown_change_kinds_drop_everything() {
+        let touches = |kind: &str| touches(WorkspaceKind::parse(kind));
         assert_eq!(touches("rule.revoked"), Touches::Rules);
         assert_eq!(touches("token.revoked"), Touches::Tokens);
-        assert_eq!(touches("approval.approved"), Touches::Nothing);
+        assert_eq!(touches("approval.decided"), Touches::Nothing);
         assert_eq!(touches("something.new"), Touches::Everything);
     }
 }

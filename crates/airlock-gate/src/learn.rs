@@ -25,7 +25,7 @@ use airlock_policy::context::Context;
 use airlock_policy::matcher::path::below;
 use airlock_policy::matcher::shell::classify::{classify, Role as FileRole};
 use airlock_policy::Policy;
-use airlock_protocol::{AuditRecord, Decision, ReplayReport, Role};
+use airlock_protocol::{AuditKind, AuditRecord, Decision, ReplayReport, Role};
 use airlock_store::Principal;
 use jiff::Timestamp;
 use serde::Serialize;
@@ -146,8 +146,13 @@ impl Collected {
     fn read(&mut self, record: &AuditRecord) {
         let data = &record.data;
         let text = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_owned);
-        match record.kind.as_str() {
-            "approval.requested" => {
+        // Only the kind is parsed: the fields are read leniently, as an older record wrote
+        // them; a kind this build does not know says nothing about approvals.
+        let Some(kind) = AuditKind::parse(&record.kind) else {
+            return;
+        };
+        match kind {
+            AuditKind::ApprovalRequested => {
                 let tool = text("tool").unwrap_or_default();
                 let pattern = pattern_of(&tool, data, self.classes.as_ref());
                 self.asked.insert(
@@ -160,11 +165,11 @@ impl Collected {
                     },
                 );
             }
-            kind @ ("approval.approved" | "approval.rejected") => {
+            AuditKind::ApprovalApproved | AuditKind::ApprovalRejected => {
                 let Some(asked) = self.asked.get(&record.subject) else {
                     return;
                 };
-                let approved = kind == "approval.approved";
+                let approved = kind == AuditKind::ApprovalApproved;
                 let entry = self.per_tool.entry(asked.tool.clone()).or_default();
                 if approved {
                     let at: Option<Timestamp> = record.at.parse().ok();

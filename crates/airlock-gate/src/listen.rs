@@ -9,6 +9,7 @@
 //! (`cache.rs`) is unknown and every read goes to the database.
 
 use crate::Gate;
+use airlock_protocol::WorkspaceKind;
 use airlock_store::Change;
 use tokio_util::sync::CancellationToken;
 
@@ -42,8 +43,8 @@ impl Gate {
     async fn apply_change(&self, change: Change) {
         match change.kind.as_str() {
             // Changes go unheard until the next resync: stop trusting the cache now.
-            "lost" => self.set_cache_live(false),
-            "resync" => {
+            Change::LOST => self.set_cache_live(false),
+            Change::RESYNC => {
                 // Listening again (or caught up after falling behind): start afresh.
                 self.set_cache_live(true);
                 self.inner.waiters.wake_all();
@@ -56,8 +57,12 @@ impl Gate {
                 }
             }
             kind => {
+                // A kind this build does not know (a newer node wrote it) is still a
+                // change: the cache drops the workspace, waiters re-read and streams are
+                // poked; only the kind-specific reactions below need to know it.
+                let kind = WorkspaceKind::parse(kind);
                 self.forget_changed(&change.workspace, kind);
-                if kind == "policy.updated" {
+                if kind == Some(WorkspaceKind::PolicyUpdated) {
                     if let Err(error) = self
                         .inner
                         .policies
@@ -67,14 +72,15 @@ impl Gate {
                         tracing::warn!(%error, workspace = %change.workspace, "policy reload failed");
                     }
                 }
+                let asked = kind == Some(WorkspaceKind::ApprovalRequested);
                 if let Some(call_id) = &change.call_id {
-                    if kind != "approval.requested" && kind != "call.decided" {
-                        self.settle(&change.workspace, call_id);
-                    } else {
+                    if asked || kind == Some(WorkspaceKind::CallDecided) {
                         self.inner.waiters.wake(call_id);
+                    } else {
+                        self.settle(&change.workspace, call_id);
                     }
                 }
-                if kind == "approval.requested" {
+                if asked {
                     self.inner.sweeper_wake.notify_one();
                 }
                 self.poke(&change.workspace);

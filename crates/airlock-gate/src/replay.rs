@@ -21,7 +21,7 @@ use crate::{Gate, GateError};
 use airlock_policy::document::SecretsMode;
 use airlock_policy::replay::{Recorded, Replay};
 use airlock_policy::{Call, CompiledTool, DecidedBy, Decision, Mode, Policy, StandingRule};
-use airlock_protocol::{AuditRecord, ReplayReport, Role};
+use airlock_protocol::{AuditKind, AuditRecord, ReplayReport, Role};
 use airlock_store::Principal;
 use jiff::Timestamp;
 use serde_json::Value;
@@ -67,11 +67,16 @@ impl History {
     pub fn read(&mut self, record: &AuditRecord, visit: impl FnOnce(&Recorded)) {
         let data = &record.data;
         let text = |key: &str| data.get(key).and_then(Value::as_str);
-        let before = match record.kind.as_str() {
-            "call.allowed" => Decision::Allow,
-            "call.denied" => Decision::Deny,
-            "approval.requested" => Decision::Ask,
-            "agent.created" | "agent.updated" => {
+        // Only the kind is parsed here: the fields are read leniently below, so a record
+        // of an older shape still replays, and a kind this build does not know is skipped.
+        let Some(kind) = AuditKind::parse(&record.kind) else {
+            return;
+        };
+        let before = match kind {
+            AuditKind::CallAllowed => Decision::Allow,
+            AuditKind::CallDenied => Decision::Deny,
+            AuditKind::ApprovalRequested => Decision::Ask,
+            AuditKind::AgentCreated | AuditKind::AgentUpdated => {
                 if let Some(name) = text("name") {
                     let mode = data
                         .get("mode")
@@ -82,7 +87,7 @@ impl History {
                 }
                 return;
             }
-            "rule.created" => {
+            AuditKind::RuleCreated => {
                 if let (Some(tool), Some(target)) = (text("tool"), text("target")) {
                     self.standing.insert(
                         record.subject.clone(),
@@ -100,11 +105,11 @@ impl History {
                 }
                 return;
             }
-            "rule.revoked" => {
+            AuditKind::RuleRevoked => {
                 self.standing.remove(&record.subject);
                 return;
             }
-            "session.updated" => {
+            AuditKind::SessionUpdated => {
                 match data
                     .get("mode")
                     .and_then(|mode| serde_json::from_value(mode.clone()).ok())

@@ -26,7 +26,9 @@ pub use bodies::{
     TaskPatch, UserCreated, VerifyReport,
 };
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
-pub use events::{AuditEvent, EventError, RunEventData, WorkspaceEventData};
+pub use events::{
+    AuditEvent, AuditKind, EventError, RunEventData, RunKind, WorkspaceEventData, WorkspaceKind,
+};
 pub use identity::{Principal, Subject};
 pub use outcome::{
     CallOutcome, OutcomeReport, OutcomeStatus, ReconcileRequest, Reconciliation, Resolution,

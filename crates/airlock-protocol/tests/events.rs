@@ -675,3 +675,43 @@ fn unknown_kinds_and_other_shapes_are_errors_not_guesses() {
     let error = WorkspaceEventData::from_parts("nope", Value::Null).unwrap_err();
     assert_eq!(error.to_string(), "unknown event kind `nope`");
 }
+
+/// The kinds without their data (what readers match on) are the same kinds, spelled the
+/// same: each stored kind parses to the variant that gives it back, and a kind this build
+/// does not know parses to nothing rather than to a near match.
+#[test]
+fn the_kinds_without_data_read_every_stored_kind_back() {
+    for kind in RunEventData::KINDS {
+        assert_eq!(RunKind::parse(kind).map(RunKind::as_str), Some(*kind));
+    }
+    for kind in WorkspaceEventData::KINDS {
+        assert_eq!(
+            WorkspaceKind::parse(kind).map(WorkspaceKind::as_str),
+            Some(*kind)
+        );
+    }
+    for kind in AuditEvent::KINDS {
+        assert_eq!(AuditKind::parse(kind).map(AuditKind::as_str), Some(*kind));
+    }
+    for unknown in [
+        "",
+        "run_exploded",
+        "approval.",
+        "APPROVAL.REQUESTED",
+        "call.decided ",
+    ] {
+        assert_eq!(RunKind::parse(unknown), None);
+        assert_eq!(WorkspaceKind::parse(unknown), None);
+        assert_eq!(AuditKind::parse(unknown), None);
+    }
+    // The same text can be a kind of two streams, and each reads it as its own.
+    assert_eq!(
+        WorkspaceKind::parse("approval.requested"),
+        Some(WorkspaceKind::ApprovalRequested)
+    );
+    assert_eq!(
+        AuditKind::parse("approval.requested"),
+        Some(AuditKind::ApprovalRequested)
+    );
+    assert_eq!(WorkspaceKind::parse("approval.approved"), None);
+}

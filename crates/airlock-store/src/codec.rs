@@ -156,6 +156,12 @@ impl<'r> Columns<'r> {
             .map_err(|error| self.corrupt(column, error))
     }
 
+    pub(crate) fn opt_int(&self, column: &str) -> StoreResult<Option<i64>> {
+        self.row
+            .opt_int(column)
+            .map_err(|error| self.corrupt(column, error))
+    }
+
     pub(crate) fn unsigned(&self, column: &str) -> StoreResult<u64> {
         let value = self.int(column)?;
         u64::try_from(value).map_err(|_| self.corrupt(column, "negative"))
@@ -167,11 +173,7 @@ impl<'r> Columns<'r> {
     }
 
     pub(crate) fn opt_time(&self, column: &str) -> StoreResult<Option<Timestamp>> {
-        let value = self
-            .row
-            .opt_int(column)
-            .map_err(|error| self.corrupt(column, error))?;
-        value
+        self.opt_int(column)?
             .map(|value| {
                 Timestamp::from_millisecond(value).map_err(|error| self.corrupt(column, error))
             })

@@ -198,13 +198,6 @@ notify_operations!(declare [
 
 // ---------------------------------------------------------------- shared by the backends
 
-/// The approval columns, qualified with the alias `a`.
-pub(crate) const APPROVAL_COLUMNS_A: &str = "a.id, a.call_id, a.agent_id, a.session_id, \
-     a.status, a.tool, a.risk, a.preview_summary, a.preview_body, a.preview_arguments, \
-     a.rule, a.reason, a.binding_digest, a.policy_digest, a.standing_target, a.deadline, \
-     a.created_at, a.decided_at, a.decided_by, a.decision_reason, a.edited_binding_digest, \
-     a.approvals_required, a.approvers, a.votes";
-
 pub(crate) const NOTIFICATION_COLUMNS: &str = "id, workspace, approval_id, channel, status, \
      attempts, next_at, delivered_at, last_error, created_at";
 
@@ -228,16 +221,11 @@ pub(crate) fn attempt_from_row<R: crate::codec::RawRow>(
     row: &R,
 ) -> StoreResult<NotificationAttempt> {
     let columns = crate::codec::Columns::new(row, "notification_attempts");
-    let status_code = row
-        .opt_int("status_code")
-        .map_err(|error| StoreError::Corrupt {
-            table: "notification_attempts",
-            detail: format!("status_code: {error}"),
-        })?
-        .and_then(|code| u16::try_from(code).ok());
     Ok(NotificationAttempt {
         at: columns.time("at")?,
-        status_code,
+        status_code: columns
+            .opt_int("status_code")?
+            .and_then(|code| u16::try_from(code).ok()),
         error: columns.opt_text("error")?,
     })
 }

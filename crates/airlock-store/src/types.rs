@@ -193,9 +193,8 @@ pub struct Decided {
 /// A change committed to the shared database, by this node or another (PostgreSQL
 /// LISTEN/NOTIFY): one workspace event, named by its id, kind and the call it concerns.
 ///
-/// `kind` `"resync"` (with an empty workspace) says notifications may have been missed
-/// (the listening connection was re-established, or the receiver fell behind): re-read
-/// everything.
+/// Two kinds are not event kinds but the listener's own signals, with an empty workspace:
+/// [`Change::RESYNC`] and [`Change::LOST`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     pub workspace: String,
@@ -206,22 +205,29 @@ pub struct Change {
 }
 
 impl Change {
+    /// The kind of [`Change::resync`]: notifications may have been missed (the listening
+    /// connection was re-established, or the receiver fell behind): re-read everything.
+    pub const RESYNC: &'static str = "resync";
+
+    /// The kind of [`Change::lost`]: the connection is lost, and changes are not heard
+    /// until the next resync.
+    pub const LOST: &'static str = "lost";
+
     /// The change that says "you may have missed some: re-read everything".
     pub fn resync() -> Change {
-        Change {
-            workspace: String::new(),
-            kind: "resync".to_owned(),
-            call_id: None,
-            event_id: 0,
-        }
+        Change::signal(Change::RESYNC)
     }
 
     /// The change that says "the connection is lost: changes are not heard until the next
     /// resync". Sent as soon as the loss is seen, before listening again.
     pub fn lost() -> Change {
+        Change::signal(Change::LOST)
+    }
+
+    fn signal(kind: &str) -> Change {
         Change {
             workspace: String::new(),
-            kind: "lost".to_owned(),
+            kind: kind.to_owned(),
             call_id: None,
             event_id: 0,
         }
@@ -246,7 +252,8 @@ pub struct Lease {
     pub until: Timestamp,
 }
 
-/// How a run's end (cancel, pause) closes its pending approvals, in its transaction.
+/// How a run's end (cancel, pause), or a new policy, closes pending approvals in its
+/// transaction.
 pub struct ClosingApprovals<'a> {
     pub at: Timestamp,
     /// The approvals' `decision_reason`, also their calls' `reason`.

@@ -8,6 +8,7 @@
 
 use crate::client::{encode, Client, ClientArgs};
 use crate::Outcome;
+use airlock_protocol::RunKind;
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use serde_json::{json, Value};
@@ -124,15 +125,15 @@ fn follow(
             } else {
                 show(&event);
             }
-            match event["kind"].as_str().unwrap_or_default() {
-                "approval_required" => waiting.push(event["data"].clone()),
-                "run_suspended" => {
+            match kind_of(&event) {
+                Some(RunKind::ApprovalRequired) => waiting.push(event["data"].clone()),
+                Some(RunKind::RunSuspended) => {
                     for approval in std::mem::take(&mut waiting) {
                         offer_decision(client, &approval, json_mode, input)?;
                     }
                 }
-                "run_completed" => return Ok(true),
-                "run_failed" | "run_cancelled" => return Ok(false),
+                Some(RunKind::RunCompleted) => return Ok(true),
+                Some(RunKind::RunFailed | RunKind::RunCancelled) => return Ok(false),
                 _ => {}
             }
         }
@@ -140,19 +141,28 @@ fn follow(
     bail!("the run's event stream kept breaking; follow it with GET /v1/runs/{run_id}")
 }
 
+/// A journal event's kind; `None` for one this build does not know (a newer server's),
+/// which is shown as JSON by `--json` and otherwise skipped.
+fn kind_of(event: &Value) -> Option<RunKind> {
+    RunKind::parse(event["kind"].as_str().unwrap_or_default())
+}
+
 /// Prints one journal event for a person.
 fn show(event: &Value) {
     let data = &event["data"];
     let mut out = std::io::stdout();
     let text = |key: &str| data[key].as_str().unwrap_or_default().to_owned();
-    match event["kind"].as_str().unwrap_or_default() {
-        "text_delta" => {
+    let Some(kind) = kind_of(event) else {
+        return;
+    };
+    match kind {
+        RunKind::TextDelta => {
             let _ = write!(out, "{}", text("text"));
         }
-        "tool_call" => {
+        RunKind::ToolCall => {
             let _ = writeln!(out, "\n→ {} {}", text("tool"), data["arguments"]);
         }
-        "tool_decided" => match text("status").as_str() {
+        RunKind::ToolDecided => match text("status").as_str() {
             "allowed" => {
                 let _ = writeln!(out, "  allowed{}", cited(data));
             }
@@ -161,7 +171,7 @@ fn show(event: &Value) {
             }
             _ => {}
         },
-        "approval_required" => {
+        RunKind::ApprovalRequired => {
             let _ = writeln!(
                 out,
                 "  needs approval {}: {}",
@@ -174,13 +184,13 @@ fn show(event: &Value) {
                 }
             }
         }
-        "run_suspended" => {
+        RunKind::RunSuspended => {
             let _ = writeln!(out, "  (the run waits for a decision)");
         }
-        "run_resumed" => {
+        RunKind::RunResumed => {
             let _ = writeln!(out, "  (the run goes on)");
         }
-        "tool_finished" => {
+        RunKind::ToolFinished => {
             let output = match &data["output"] {
                 Value::String(text) => text.clone(),
                 other => other.to_string(),
@@ -188,26 +198,27 @@ fn show(event: &Value) {
             let short: String = output.chars().take(300).collect();
             let _ = writeln!(out, "  {}: {short}", text("status"));
         }
-        "run_completed" => {
+        RunKind::RunCompleted => {
             let _ = writeln!(out);
         }
-        "run_failed" => {
+        RunKind::RunFailed => {
             let _ = writeln!(out, "\nthe run failed: {}", text("error"));
         }
-        "run_cancelled" => {
+        RunKind::RunCancelled => {
             let _ = writeln!(out, "\nthe run was cancelled");
         }
-        "run_paused" => {
+        RunKind::RunPaused => {
             let _ = writeln!(
                 out,
                 "\n  (paused by {}; its approvals were closed)",
                 text("by")
             );
         }
-        "run_unpaused" => {
+        RunKind::RunUnpaused => {
             let _ = writeln!(out, "  (resumed by {})", text("by"));
         }
-        _ => {}
+        // Nothing to show a person: the stream's bookkeeping.
+        RunKind::RunStarted | RunKind::ToolStarted | RunKind::StepFinished => {}
     }
     let _ = out.flush();
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 event_kinds! {
     /// What one audit record says happened, by kind.
-    pub enum AuditEvent {
+    pub enum AuditEvent: AuditKind {
         "call.allowed" => CallAllowed(CallAudit),
         "call.denied" => CallDenied(CallAudit),
         /// A retry of a hook call took over the call its earlier hook left.

@@ -20,19 +20,20 @@ mod run;
 mod workspace;
 
 pub use audit::{
-    AgentAudit, ApprovalAudit, ApprovalDecidedAudit, ApprovalRequestedAudit, AuditEvent,
+    AgentAudit, ApprovalAudit, ApprovalDecidedAudit, ApprovalRequestedAudit, AuditEvent, AuditKind,
     CallAdoptedAudit, CallAmbiguousAudit, CallAudit, CallOutcomeAudit, CallReconciledAudit,
     GrantConsumedAudit, PolicyUpdatedAudit, RuleCreatedAudit, RuleRevokedAudit, RunAudit,
     SessionUpdatedAudit, SubjectAudit, TaskCreatedAudit, TaskUpdatedAudit, UserCreatedAudit,
     VoteAudit, WebSessionCreatedAudit, WebSessionEndedAudit,
 };
 pub use run::{
-    ApprovalRequired, RunActor, RunCompleted, RunEventData, RunFailed, RunResumed, RunStarted,
-    RunSuspended, StepFinished, TextDelta, ToolCallMade, ToolDecided, ToolFinished, ToolStarted,
+    ApprovalRequired, RunActor, RunCompleted, RunEventData, RunFailed, RunKind, RunResumed,
+    RunStarted, RunSuspended, StepFinished, TextDelta, ToolCallMade, ToolDecided, ToolFinished,
+    ToolStarted,
 };
 pub use workspace::{
     AgentUpdated, CallOutcomeEvent, CallReconciledEvent, PolicyUpdatedEvent, RuleRevoked,
-    RunStateChanged, TokenRevoked, WorkspaceEventData,
+    RunStateChanged, TokenRevoked, WorkspaceEventData, WorkspaceKind,
 };
 
 use serde_json::Value;
@@ -69,11 +70,14 @@ pub(crate) fn to_data(data: &impl serde::Serialize) -> Value {
 
 /// Declares one tagged enum of event kinds: each `"kind" => Variant(Data)` becomes a
 /// variant renamed to its kind, and the enum gets `KINDS`, `kind()`, `data()` and
-/// `from_parts()`, so that a kind's text is written once.
+/// `from_parts()`, so that a kind's text is written once. `pub enum Data: Kind` also
+/// declares `Kind`, the same variants without their data, for readers that only branch
+/// on the kind (a replay over a million records, a cache deciding what to drop): they
+/// match on it, so a kind added later is a compile error until each reader decides.
 macro_rules! event_kinds {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident {
+        pub enum $name:ident: $kinds:ident {
             $( $(#[doc = $doc:literal])* $kind:literal => $variant:ident($data:ty), )+
         }
     ) => {
@@ -84,14 +88,43 @@ macro_rules! event_kinds {
             $( $(#[doc = $doc])* #[serde(rename = $kind)] $variant($data), )+
         }
 
+        #[doc = concat!("The kinds of [`", stringify!($name), "`], without their data.")]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $kinds {
+            $( $(#[doc = $doc])* $variant, )+
+        }
+
+        impl $kinds {
+            /// The kind a stored `kind` names; `None` for a kind this build does not know
+            /// (written by a newer or older version), which each reader handles itself.
+            pub fn parse(kind: &str) -> Option<$kinds> {
+                match kind {
+                    $( $kind => Some($kinds::$variant), )+
+                    _ => None,
+                }
+            }
+
+            /// The kind as stored and sent.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( $kinds::$variant => $kind, )+
+                }
+            }
+        }
+
         impl $name {
             /// Every kind, as stored.
             pub const KINDS: &'static [&'static str] = &[$($kind),+];
 
             /// The kind as stored and sent (the SSE `event:` name).
             pub fn kind(&self) -> &'static str {
+                self.kind_of().as_str()
+            }
+
+            /// The kind, without the data.
+            pub fn kind_of(&self) -> $kinds {
                 match self {
-                    $( $name::$variant(_) => $kind, )+
+                    $( $name::$variant(_) => $kinds::$variant, )+
                 }
             }
 

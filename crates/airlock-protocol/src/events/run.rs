@@ -9,7 +9,7 @@ use serde_json::Value;
 
 event_kinds! {
     /// One event of a run's journal, by kind.
-    pub enum RunEventData {
+    pub enum RunEventData: RunKind {
         /// A person's message (or a task's instructions) started the run.
         "run_started" => RunStarted(RunStarted),
         /// Model text as it streams, redacted.

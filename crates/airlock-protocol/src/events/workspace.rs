@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 event_kinds! {
     /// One event of a workspace's stream, by kind.
-    pub enum WorkspaceEventData {
+    pub enum WorkspaceEventData: WorkspaceKind {
         "approval.requested" => ApprovalRequested(Approval),
         /// Approved or rejected (the approval's `status` says which).
         "approval.decided" => ApprovalDecided(Approval),

@@ -17,9 +17,10 @@ use super::calls::{fetch_approval, fetch_call, insert_grant, APPROVAL_COLUMNS};
 use super::dialect::{lock_workspace, Conn, FOR_UPDATE};
 use super::policy::digest_in_force;
 use super::rules::mint_or_reuse;
-use crate::codec::{approval_from_row, database, json_text, millis};
+use super::{execute, optional};
+use crate::codec::{approval_from_row, json_text, millis};
 use crate::{DecideError, Decided, Decision, Edit, Effects, StoreError};
-use airlock_protocol::{Approval, ApprovalStatus, CallStatus, Vote};
+use airlock_protocol::{Approval, ApprovalStatus, Call, CallStatus, Vote};
 
 pub(crate) async fn decide(
     conn: &mut Conn,
@@ -33,13 +34,12 @@ pub(crate) async fn decide(
     let sql = format!(
         "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE workspace = $1 AND id = $2{FOR_UPDATE}"
     );
-    let row = sqlx::query(&sql)
+    let query = sqlx::query(&sql)
         .bind(workspace)
-        .bind(&decision.approval_id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(database)?;
-    let approval = approval_from_row(&row.ok_or(DecideError::NotFound)?)?;
+        .bind(&decision.approval_id);
+    let approval = optional(query, &mut *conn, approval_from_row)
+        .await?
+        .ok_or(DecideError::NotFound)?;
     let in_force = digest_in_force(&mut *conn, workspace).await?;
     if approval.status != ApprovalStatus::Pending {
         // Only `put_policy` cancels an approval made under another policy, so a cancelled
@@ -84,7 +84,7 @@ pub(crate) async fn decide(
     } else {
         (ApprovalStatus::Rejected, CallStatus::Rejected)
     };
-    let updated = sqlx::query(
+    let query = sqlx::query(
         "UPDATE approvals SET status = $1, decided_at = $2, decided_by = $3, decision_reason = $4,
                               votes = COALESCE($7, votes)
          WHERE id = $5 AND workspace = $6 AND status = 'pending'",
@@ -95,10 +95,8 @@ pub(crate) async fn decide(
     .bind(&decision.reason)
     .bind(&approval.id)
     .bind(workspace)
-    .bind(votes.as_ref().map(json_text).transpose()?)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(votes.as_ref().map(json_text).transpose()?);
+    let updated = execute(query, &mut *conn).await?;
     if updated.rows_affected() != 1 {
         let now = fetch_approval(&mut *conn, workspace, &approval.id).await?;
         return Err(DecideError::AlreadyDecided(
@@ -123,7 +121,7 @@ pub(crate) async fn decide(
     } else {
         decision.reason.as_deref()
     };
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE calls SET status = $1, decided_by = 'human', decided_at = $2,
                           grant_id = COALESCE($3, grant_id), reason = COALESCE($4, reason)
          WHERE id = $5 AND workspace = $6",
@@ -133,35 +131,40 @@ pub(crate) async fn decide(
     .bind(grant.as_ref().map(|grant| grant.id.as_str()))
     .bind(call_reason)
     .bind(&approval.call_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    execute(query, &mut *conn).await?;
     let standing_rule = match decision.standing_rule.as_ref().filter(|_| decision.approve) {
         Some(rule) => Some(mint_or_reuse(conn, workspace, rule).await?),
         None => None,
     };
     append_effects(conn, workspace, effects).await?;
 
-    let missing = |table: &'static str| StoreError::Corrupt {
-        table,
-        detail: format!(
-            "row of approval {} vanished inside its transaction",
-            approval.id
-        ),
-    };
-    let approval = fetch_approval(&mut *conn, workspace, &approval.id)
-        .await?
-        .ok_or_else(|| missing("approvals"))?;
-    let call = fetch_call(&mut *conn, workspace, &approval.call_id)
-        .await?
-        .ok_or_else(|| missing("calls"))?;
+    let (approval, call) = reread(conn, workspace, &approval.id).await?;
     Ok(Decided {
         approval,
         call,
         grant,
         standing_rule,
     })
+}
+
+/// The approval and its call as the decision left them, read back in its transaction.
+async fn reread(
+    conn: &mut Conn,
+    workspace: &str,
+    approval_id: &str,
+) -> Result<(Approval, Call), DecideError> {
+    let missing = |table: &'static str| StoreError::Corrupt {
+        table,
+        detail: format!("row of approval {approval_id} vanished inside its transaction"),
+    };
+    let approval = fetch_approval(&mut *conn, workspace, approval_id)
+        .await?
+        .ok_or_else(|| missing("approvals"))?;
+    let call = fetch_call(&mut *conn, workspace, &approval.call_id)
+        .await?
+        .ok_or_else(|| missing("calls"))?;
+    Ok((approval, call))
 }
 
 /// The approval's votes with `decision`'s added, or `AlreadyVoted` when this person's
@@ -197,34 +200,20 @@ async fn record_vote(
     votes: &[Vote],
     decision: &Decision,
 ) -> Result<Decided, DecideError> {
-    let updated = sqlx::query(
+    let query = sqlx::query(
         "UPDATE approvals SET votes = $1 WHERE id = $2 AND workspace = $3 AND status = 'pending'",
     )
     .bind(json_text(votes)?)
     .bind(&approval.id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    let updated = execute(query, &mut *conn).await?;
     if updated.rows_affected() != 1 {
         return Err(DecideError::AlreadyDecided(ApprovalStatus::Cancelled));
     }
     if let Some(effects) = &decision.vote {
         append_effects(conn, workspace, effects).await?;
     }
-    let missing = || StoreError::Corrupt {
-        table: "approvals",
-        detail: format!(
-            "row of approval {} vanished inside its transaction",
-            approval.id
-        ),
-    };
-    let approval = fetch_approval(&mut *conn, workspace, &approval.id)
-        .await?
-        .ok_or_else(missing)?;
-    let call = fetch_call(&mut *conn, workspace, &approval.call_id)
-        .await?
-        .ok_or_else(missing)?;
+    let (approval, call) = reread(conn, workspace, &approval.id).await?;
     Ok(Decided {
         approval,
         call,
@@ -242,23 +231,21 @@ async fn apply_edit(
     approval: &Approval,
     edit: &Edit,
 ) -> Result<(), DecideError> {
-    sqlx::query("UPDATE approvals SET edited_binding_digest = $1 WHERE id = $2 AND workspace = $3")
-        .bind(&edit.binding_digest)
-        .bind(&approval.id)
-        .bind(workspace)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
-    sqlx::query(
+    let query = sqlx::query(
+        "UPDATE approvals SET edited_binding_digest = $1 WHERE id = $2 AND workspace = $3",
+    )
+    .bind(&edit.binding_digest)
+    .bind(&approval.id)
+    .bind(workspace);
+    execute(query, &mut *conn).await?;
+    let query = sqlx::query(
         "UPDATE calls SET original_arguments = COALESCE(original_arguments, arguments),
                           arguments = $1
          WHERE id = $2 AND workspace = $3",
     )
     .bind(json_text(&edit.arguments)?)
     .bind(&approval.call_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    execute(query, &mut *conn).await?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn};
+use super::execute;
 use crate::codec::{database, grant_from_row, millis, opt_millis};
 use crate::{Effects, Grant, RedeemError, RedeemRequest, Redemption, StoreError};
 use serde_json::Value;
@@ -22,17 +23,15 @@ pub(crate) async fn redeem(
     effects: &Effects,
 ) -> Result<Redemption, RedeemError> {
     lock_workspace(conn, workspace).await?;
-    let consumed = sqlx::query(
+    let query = sqlx::query(
         "UPDATE grants SET consumed_at = $1, idempotency_key = $2
          WHERE call_id = $3 AND workspace = $4 AND consumed_at IS NULL",
     )
     .bind(millis(request.at))
     .bind(request.key)
     .bind(call_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    let consumed = execute(query, &mut *conn).await?;
     if consumed.rows_affected() != 1 {
         return Err(refusal_or_replay(conn, workspace, call_id, request.key).await);
     }

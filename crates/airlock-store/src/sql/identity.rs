@@ -6,7 +6,7 @@
 
 use super::audit::append_effects;
 use super::dialect::{self, lock_workspace, Conn, Pool, ORD};
-use super::{all, optional};
+use super::{all, execute, optional};
 use crate::codec::{agent_from_row, database, enum_text, millis, opt_json_text, Columns};
 use crate::{Effects, Principal, StoreError, StoreResult, Subject, Workspace};
 use airlock_protocol::{Agent, Session, User};
@@ -27,13 +27,11 @@ pub(crate) async fn workspace_by_name(pool: &Pool, name: &str) -> StoreResult<Op
 }
 
 pub(crate) async fn create_workspace(conn: &mut Conn, workspace: &Workspace) -> StoreResult<()> {
-    sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)")
+    let query = sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)")
         .bind(&workspace.id)
         .bind(&workspace.name)
-        .bind(millis(workspace.created_at))
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(millis(workspace.created_at));
+    execute(query, &mut *conn).await?;
     dialect::create_chain(conn, &workspace.id).await
 }
 
@@ -46,7 +44,7 @@ async fn insert_token(
     created_at: jiff::Timestamp,
 ) -> StoreResult<()> {
     let (kind, id) = subject;
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO tokens (hash, workspace, subject_kind, subject_id, created_at)
          VALUES ($1, $2, $3, $4, $5)",
     )
@@ -54,10 +52,8 @@ async fn insert_token(
     .bind(workspace)
     .bind(kind)
     .bind(id)
-    .bind(millis(created_at))
-    .execute(conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(created_at));
+    execute(query, conn).await?;
     Ok(())
 }
 
@@ -69,17 +65,15 @@ pub(crate) async fn create_user(
     effects: &Effects,
 ) -> StoreResult<()> {
     lock_workspace(conn, workspace).await?;
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO users (id, workspace, name, role, created_at) VALUES ($1, $2, $3, $4, $5)",
     )
     .bind(&user.id)
     .bind(workspace)
     .bind(&user.name)
     .bind(user.role.as_str())
-    .bind(millis(user.created_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(user.created_at));
+    execute(query, &mut *conn).await?;
     insert_token(
         conn,
         workspace,
@@ -116,7 +110,7 @@ pub(crate) async fn create_agent(
     effects: &Effects,
 ) -> StoreResult<()> {
     lock_workspace(conn, workspace).await?;
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO agents (id, workspace, name, mode, system_prompt, tools, workspace_dir,
                              llm, mcp_servers, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -130,10 +124,8 @@ pub(crate) async fn create_agent(
     .bind(&agent.workspace_dir)
     .bind(opt_json_text(&agent.llm)?)
     .bind(opt_json_text(&agent.mcp_servers)?)
-    .bind(millis(agent.created_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(agent.created_at));
+    execute(query, &mut *conn).await?;
     insert_token(
         conn,
         workspace,
@@ -154,7 +146,7 @@ pub(crate) async fn update_agent(
     effects: &Effects,
 ) -> StoreResult<()> {
     lock_workspace(conn, workspace).await?;
-    let updated = sqlx::query(
+    let query = sqlx::query(
         "UPDATE agents SET mode = $1, system_prompt = $2, tools = $3, workspace_dir = $4, llm = $5,
                            mcp_servers = $6
          WHERE id = $7 AND workspace = $8",
@@ -166,10 +158,8 @@ pub(crate) async fn update_agent(
     .bind(opt_json_text(&agent.llm)?)
     .bind(opt_json_text(&agent.mcp_servers)?)
     .bind(&agent.id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    let updated = execute(query, &mut *conn).await?;
     if updated.rows_affected() != 1 {
         return Err(StoreError::Conflict(
             "no agent with this id in the workspace".to_owned(),
@@ -274,17 +264,14 @@ pub(crate) async fn revoke_tokens(
     effects: &Effects,
 ) -> StoreResult<u64> {
     lock_workspace(conn, workspace).await?;
-    let revoked = sqlx::query(
+    let query = sqlx::query(
         "UPDATE tokens SET revoked_at = $1
          WHERE workspace = $2 AND subject_id = $3 AND revoked_at IS NULL",
     )
     .bind(millis(at))
     .bind(workspace)
-    .bind(subject_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?
-    .rows_affected();
+    .bind(subject_id);
+    let revoked = execute(query, &mut *conn).await?.rows_affected();
     if revoked > 0 {
         append_effects(conn, workspace, effects).await?;
     }
@@ -296,7 +283,7 @@ pub(crate) async fn create_session(
     workspace: &str,
     session: &Session,
 ) -> StoreResult<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO sessions (id, workspace, agent_id, title, task_id, external_id, created_at, created_by, mode) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(&session.id)
@@ -307,10 +294,8 @@ pub(crate) async fn create_session(
     .bind(&session.external_id)
     .bind(millis(session.created_at))
     .bind(&session.created_by)
-    .bind(session.mode.map(|mode| mode.as_str()))
-    .execute(conn)
-    .await
-    .map_err(database)?;
+    .bind(session.mode.map(|mode| mode.as_str()));
+    execute(query, conn).await?;
     Ok(())
 }
 
@@ -353,13 +338,11 @@ pub(crate) async fn set_session_mode(
     effects: &Effects,
 ) -> StoreResult<bool> {
     lock_workspace(conn, workspace).await?;
-    let updated = sqlx::query("UPDATE sessions SET mode = $1 WHERE id = $2 AND workspace = $3")
+    let query = sqlx::query("UPDATE sessions SET mode = $1 WHERE id = $2 AND workspace = $3")
         .bind(mode.map(|mode| mode.as_str()))
         .bind(session_id)
-        .bind(workspace)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(workspace);
+    let updated = execute(query, &mut *conn).await?;
     if updated.rows_affected() != 1 {
         return Ok(false);
     }

@@ -6,11 +6,11 @@
 //! is a conditional update that exactly one node wins; a replayed request is an insert
 //! that finds its signature already there.
 
+use super::calls::APPROVAL_COLUMNS;
 use super::dialect::{Conn, Pool};
-use super::{all, optional, Backend};
-use crate::codec::{database, millis};
+use super::{all, execute, optional, qualified, Backend};
+use crate::codec::millis;
 use crate::integrations::{slack_message_from_row, SLACK_MESSAGE_COLUMNS};
-use crate::notify::APPROVAL_COLUMNS_A;
 use crate::{IntegrationStore, SlackMessage, StoreResult};
 use airlock_protocol::Approval;
 use jiff::Timestamp;
@@ -36,8 +36,9 @@ async fn slack_messages_to_close(
     now: Timestamp,
     limit: u32,
 ) -> StoreResult<Vec<(SlackMessage, Approval)>> {
+    let approval_columns = qualified("a", APPROVAL_COLUMNS);
     let sql = format!(
-        "SELECT {SLACK_MESSAGE_COLUMNS}, {APPROVAL_COLUMNS_A}
+        "SELECT {SLACK_MESSAGE_COLUMNS}, {approval_columns}
          FROM slack_messages m JOIN approvals a ON a.id = m.approval_id
          WHERE m.closed_at IS NULL AND m.channel = $3 AND a.status <> 'pending'
            AND (m.claimed_until IS NULL OR m.claimed_until <= $1)
@@ -66,7 +67,7 @@ async fn approval_trace(readers: &Pool, approval_id: &str) -> StoreResult<Option
 }
 
 async fn record_message(conn: &mut Conn, message: &SlackMessage) -> StoreResult<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO slack_messages
             (approval_id, channel, workspace, slack_channel, ts, binding_digest, posted_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -78,10 +79,8 @@ async fn record_message(conn: &mut Conn, message: &SlackMessage) -> StoreResult<
     .bind(&message.slack_channel)
     .bind(&message.ts)
     .bind(&message.binding_digest)
-    .bind(millis(message.posted_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(message.posted_at));
+    execute(query, &mut *conn).await?;
     Ok(())
 }
 
@@ -92,7 +91,7 @@ async fn claim_message(
     now: Timestamp,
     until: Timestamp,
 ) -> StoreResult<bool> {
-    let claimed = sqlx::query(
+    let query = sqlx::query(
         "UPDATE slack_messages SET claimed_until = $1
          WHERE approval_id = $2 AND channel = $3 AND closed_at IS NULL
            AND (claimed_until IS NULL OR claimed_until <= $4)",
@@ -100,10 +99,8 @@ async fn claim_message(
     .bind(millis(until))
     .bind(approval_id)
     .bind(channel)
-    .bind(millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(now));
+    let claimed = execute(query, &mut *conn).await?;
     Ok(claimed.rows_affected() == 1)
 }
 
@@ -113,16 +110,14 @@ async fn close_message(
     channel: &str,
     at: Timestamp,
 ) -> StoreResult<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE slack_messages SET closed_at = $1
          WHERE approval_id = $2 AND channel = $3 AND closed_at IS NULL",
     )
     .bind(millis(at))
     .bind(approval_id)
-    .bind(channel)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(channel);
+    execute(query, &mut *conn).await?;
     Ok(())
 }
 
@@ -132,32 +127,26 @@ async fn first_request(
     at: Timestamp,
     forget_before: Timestamp,
 ) -> StoreResult<bool> {
-    sqlx::query("DELETE FROM slack_requests WHERE seen_at < $1")
-        .bind(millis(forget_before))
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
-    let inserted = sqlx::query(
+    let query =
+        sqlx::query("DELETE FROM slack_requests WHERE seen_at < $1").bind(millis(forget_before));
+    execute(query, &mut *conn).await?;
+    let query = sqlx::query(
         "INSERT INTO slack_requests (signature, seen_at) VALUES ($1, $2)
          ON CONFLICT (signature) DO NOTHING",
     )
     .bind(signature)
-    .bind(millis(at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(at));
+    let inserted = execute(query, &mut *conn).await?;
     Ok(inserted.rows_affected() == 1)
 }
 
 async fn record_trace(conn: &mut Conn, approval_id: &str, traceparent: &str) -> StoreResult<()> {
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO approval_traces (approval_id, traceparent) VALUES ($1, $2)
          ON CONFLICT (approval_id) DO NOTHING",
     )
     .bind(approval_id)
-    .bind(traceparent)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(traceparent);
+    execute(query, &mut *conn).await?;
     Ok(())
 }

@@ -62,6 +62,25 @@ async fn optional<'e, T>(
     row.as_ref().map(decode).transpose()
 }
 
+/// Runs `query`, a statement that returns no rows (an insert, an update, a delete) on
+/// `executor`; what it did (`rows_affected`).
+async fn execute<'e>(
+    query: Query<'_>,
+    executor: impl sqlx::Executor<'e, Database = Db>,
+) -> StoreResult<<Db as sqlx::Database>::QueryResult> {
+    query.execute(executor).await.map_err(database)
+}
+
+/// A column list (as the `*_COLUMNS` constants write it) with each column qualified by
+/// `alias`, for a query that joins a table having some of the same names.
+fn qualified(alias: &str, columns: &str) -> String {
+    let columns: Vec<String> = columns
+        .split(", ")
+        .map(|column| format!("{alias}.{column}"))
+        .collect();
+    columns.join(", ")
+}
+
 /// Decodes a row of `table` that carries the `workspace` it belongs to beside the record
 /// `decode` reads: what the operations that span every workspace return.
 fn with_workspace<T>(

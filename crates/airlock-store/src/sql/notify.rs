@@ -9,13 +9,13 @@
 //! the workspace's write queue. Using a link
 //! opens a web session and appends audit records, so it does lock the workspace first.
 
+use super::calls::APPROVAL_COLUMNS;
 use super::dialect::{lock_workspace, Conn, Pool};
-use super::{all, with_workspace};
+use super::{all, execute, qualified, with_workspace};
 use super::{web, Backend};
 use crate::codec::{approval_from_row, database, millis, opt_millis, Columns};
 use crate::notify::{
-    attempt_from_row, notification_from_row, outcome_columns, APPROVAL_COLUMNS_A,
-    NOTIFICATION_COLUMNS,
+    attempt_from_row, notification_from_row, outcome_columns, NOTIFICATION_COLUMNS,
 };
 use crate::{
     Effects, LinkError, LinkUse, NewNotification, Notification, NotificationAttempt,
@@ -39,11 +39,12 @@ async fn approvals_to_notify(
         .map(|index| format!("${}", index + 4))
         .collect();
     let sql = format!(
-        "SELECT a.workspace, {APPROVAL_COLUMNS_A} FROM approvals a
+        "SELECT a.workspace, {} FROM approvals a
          WHERE a.status = 'pending' AND a.created_at >= $1
            AND (SELECT COUNT(*) FROM notifications n
                 WHERE n.approval_id = a.id AND n.channel IN ({})) < $2
          ORDER BY a.created_at DESC LIMIT $3",
+        qualified("a", APPROVAL_COLUMNS),
         placeholders.join(", ")
     );
     let mut query = sqlx::query(&sql)
@@ -102,16 +103,14 @@ async fn server_secret(
     candidate: &str,
     at: Timestamp,
 ) -> StoreResult<String> {
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3)
          ON CONFLICT (name) DO NOTHING",
     )
     .bind(name)
     .bind(candidate)
-    .bind(millis(at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(at));
+    execute(query, &mut *conn).await?;
     let row = sqlx::query("SELECT value FROM server_secrets WHERE name = $1")
         .bind(name)
         .fetch_one(&mut *conn)
@@ -123,7 +122,7 @@ async fn server_secret(
 async fn enqueue(conn: &mut Conn, workspace: &str, items: &[NewNotification]) -> StoreResult<u32> {
     let mut inserted = 0u32;
     for item in items {
-        let done = sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO notifications
                 (id, workspace, approval_id, channel, status, attempts, next_at, last_error,
                  created_at)
@@ -137,26 +136,22 @@ async fn enqueue(conn: &mut Conn, workspace: &str, items: &[NewNotification]) ->
         .bind(&item.channel)
         .bind(crate::codec::enum_text(&item.status)?)
         .bind(millis(item.created_at))
-        .bind(&item.note)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(&item.note);
+        let done = execute(query, &mut *conn).await?;
         inserted += u32::try_from(done.rows_affected()).unwrap_or(0);
     }
     Ok(inserted)
 }
 
 async fn claim(conn: &mut Conn, id: &str, now: Timestamp, until: Timestamp) -> StoreResult<bool> {
-    let claimed = sqlx::query(
+    let query = sqlx::query(
         "UPDATE notifications SET next_at = $1
          WHERE id = $2 AND status = 'pending' AND next_at <= $3",
     )
     .bind(millis(until))
     .bind(id)
-    .bind(millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(now));
+    let claimed = execute(query, &mut *conn).await?;
     Ok(claimed.rows_affected() == 1)
 }
 
@@ -168,7 +163,7 @@ async fn record(
 ) -> StoreResult<()> {
     let (status, delivered_at, next_at, last_error) = outcome_columns(attempt, outcome);
     let tried = i64::from(attempt.is_some());
-    let updated = sqlx::query(
+    let query = sqlx::query(
         "UPDATE notifications SET status = $1, delivered_at = $2,
             next_at = COALESCE($3, next_at), last_error = $4, attempts = attempts + $5
          WHERE id = $6 AND status = 'pending'",
@@ -178,25 +173,21 @@ async fn record(
     .bind(opt_millis(next_at))
     .bind(last_error)
     .bind(tried)
-    .bind(id)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(id);
+    let updated = execute(query, &mut *conn).await?;
     if updated.rows_affected() == 0 {
         return Ok(());
     }
     if let Some(attempt) = attempt {
-        sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO notification_attempts (notification_id, attempt, at, status_code, error)
              SELECT $1, attempts, $2, $3, $4 FROM notifications WHERE id = $1",
         )
         .bind(id)
         .bind(millis(attempt.at))
         .bind(attempt.status_code.map(i64::from))
-        .bind(&attempt.error)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(&attempt.error);
+        execute(query, &mut *conn).await?;
     }
     Ok(())
 }
@@ -209,12 +200,10 @@ async fn use_link(
     effects: &Effects,
 ) -> Result<WebSession, LinkError> {
     lock_workspace(conn, workspace).await?;
-    sqlx::query("DELETE FROM link_uses WHERE expires_at < $1")
-        .bind(millis(link.used_at))
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
-    let inserted = sqlx::query(
+    let query =
+        sqlx::query("DELETE FROM link_uses WHERE expires_at < $1").bind(millis(link.used_at));
+    execute(query, &mut *conn).await?;
+    let query = sqlx::query(
         "INSERT INTO link_uses (nonce, workspace, approval_id, user_id, used_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (nonce) DO NOTHING",
     )
@@ -223,10 +212,8 @@ async fn use_link(
     .bind(&link.approval_id)
     .bind(&link.user_id)
     .bind(millis(link.used_at))
-    .bind(millis(link.expires_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(link.expires_at));
+    let inserted = execute(query, &mut *conn).await?;
     if inserted.rows_affected() == 0 {
         return Err(LinkError::AlreadyUsed);
     }

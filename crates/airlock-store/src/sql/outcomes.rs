@@ -5,11 +5,11 @@
 //! effect once however many nodes or retries race: an outcome only over no outcome, a
 //! mark only over no mark, a reconciliation only over none.
 
-use super::all;
 use super::audit::append_effects;
 use super::calls::{fetch_call, CALL_COLUMNS};
 use super::dialect::{lock_workspace, Conn, Db, Pool};
 use super::expiry::lock_due;
+use super::{all, execute};
 use crate::codec::{call_from_row, database, millis, Columns};
 use crate::{Effects, OutcomeRecorded, SettleError, StoreResult};
 use airlock_protocol::{Call, CallOutcome, Reconciliation};
@@ -29,7 +29,7 @@ pub(crate) async fn record_outcome(
     effects: &Effects,
 ) -> Result<OutcomeRecorded, SettleError> {
     lock_workspace(conn, workspace).await?;
-    let updated = sqlx::query(
+    let query = sqlx::query(
         "UPDATE calls SET outcome_status = $1, outcome_detail = $2, outcome_at = $3
          WHERE id = $4 AND workspace = $5 AND agent_id = $6
            AND redeemed_at IS NOT NULL AND outcome_status IS NULL",
@@ -39,10 +39,8 @@ pub(crate) async fn record_outcome(
     .bind(millis(outcome.reported_at))
     .bind(call_id)
     .bind(workspace)
-    .bind(agent_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(agent_id);
+    let updated = execute(query, &mut *conn).await?;
     let stored = updated.rows_affected() == 1;
     if stored {
         append_effects(conn, workspace, effects).await?;
@@ -86,13 +84,11 @@ pub(crate) async fn mark_ambiguous(
     for (workspace, id) in due {
         // Another node may have marked it (or the agent reported) since the first look;
         // the condition makes that a no-op, so each call is marked once.
-        let updated = sqlx::query(&mark)
+        let query = sqlx::query(&mark)
             .bind(millis(now))
             .bind(&id)
-            .bind(&workspace)
-            .execute(&mut *conn)
-            .await
-            .map_err(database)?;
+            .bind(&workspace);
+        let updated = execute(query, &mut *conn).await?;
         if updated.rows_affected() != 1 {
             continue;
         }
@@ -119,7 +115,7 @@ pub(crate) async fn reconcile(
     effects: &Effects,
 ) -> Result<Call, SettleError> {
     lock_workspace(conn, workspace).await?;
-    let updated = sqlx::query(
+    let query = sqlx::query(
         "UPDATE calls SET reconciled = $1, reconciled_by = $2, reconciled_reason = $3,
                           reconciled_at = $4
          WHERE id = $5 AND workspace = $6 AND ambiguous_at IS NOT NULL
@@ -130,10 +126,8 @@ pub(crate) async fn reconcile(
     .bind(&reconciliation.reason)
     .bind(millis(reconciliation.at))
     .bind(call_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    let updated = execute(query, &mut *conn).await?;
     let call = fetch_call(&mut *conn, workspace, call_id)
         .await?
         .ok_or(SettleError::NotFound)?;

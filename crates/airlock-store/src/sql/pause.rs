@@ -3,6 +3,7 @@
 //! it), nor a resumed run that no node will claim.
 
 use super::dialect::{lock_workspace, Conn};
+use super::execute;
 use super::runs::{apply, fetch_run, stop_run};
 use crate::codec::{database, millis};
 use crate::{ClosingApprovals, RunUpdate, StoreError, StoreResult};
@@ -83,32 +84,28 @@ pub(crate) async fn resume_run(
     }
     // `awaiting_approval` with no lease: the node that resumes it (or any node's sweeper,
     // after a crash) claims it like a run whose approvals were all decided.
-    let resumed = sqlx::query(
+    let query = sqlx::query(
         "UPDATE runs SET state = 'awaiting_approval', lease_owner = NULL, lease_until = NULL
          WHERE id = $1 AND workspace = $2 AND state = 'paused'",
     )
     .bind(run_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    let resumed = execute(query, &mut *conn).await?;
     if resumed.rows_affected() != 1 {
         return Ok(None);
     }
     // Steps whose approval was cancelled (by the pause) are asked again: without a call,
     // the leg puts the step's tool call to the gate anew. The old approval stays
     // cancelled, so a click on it is still refused.
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE run_steps SET call_id = NULL
          WHERE run_id = $1 AND workspace = $2 AND state = 'gated'
            AND call_id IN (SELECT c.id FROM calls c
                            WHERE c.workspace = $2 AND c.status = 'cancelled')",
     )
     .bind(run_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    execute(query, &mut *conn).await?;
     apply(conn, workspace, run_id, update).await?;
     fetch_run(&mut *conn, workspace, run_id).await
 }
@@ -121,15 +118,13 @@ pub(crate) async fn release_paused(
     owner: &str,
 ) -> StoreResult<bool> {
     lock_workspace(conn, workspace).await?;
-    let released = sqlx::query(
+    let query = sqlx::query(
         "UPDATE runs SET lease_owner = NULL, lease_until = NULL
          WHERE id = $1 AND workspace = $2 AND state = 'paused' AND lease_owner = $3",
     )
     .bind(run_id)
     .bind(workspace)
-    .bind(owner)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(owner);
+    let released = execute(query, &mut *conn).await?;
     Ok(released.rows_affected() == 1)
 }

@@ -3,12 +3,12 @@
 //! pending approval ends as not executed).
 
 use super::audit::append_effects;
-use super::calls::{close_by_system, SystemClose};
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
-use super::{all, optional, with_workspace};
+use super::runs::close_approvals;
+use super::{all, execute, optional, with_workspace};
 use crate::codec::{database, millis, policy_from_row, to_i64};
-use crate::{Effects, StoreError, StoreResult};
-use airlock_protocol::{Approval, ApprovalStatus, CallStatus, PolicyInfo};
+use crate::{ClosingApprovals, Effects, StoreError, StoreResult};
+use airlock_protocol::{Approval, PolicyInfo};
 use sqlx::Executor;
 
 /// Stores `policy` as the workspace's newest version and cancels what it makes stale.
@@ -38,7 +38,7 @@ pub(crate) async fn put_policy(
             "policy version {version} is not newer than the stored version {latest}"
         )));
     }
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO policies (workspace, version, digest, source, created_at)
          VALUES ($1, $2, $3, $4, $5)",
     )
@@ -46,10 +46,8 @@ pub(crate) async fn put_policy(
     .bind(version)
     .bind(&policy.digest)
     .bind(&policy.source)
-    .bind(millis(policy.updated_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(policy.updated_at));
+    execute(query, &mut *conn).await?;
     append_effects(conn, workspace, effects).await?;
 
     let stale: Vec<String> = sqlx::query_scalar(&format!(
@@ -62,20 +60,12 @@ pub(crate) async fn put_policy(
     .fetch_all(&mut *conn)
     .await
     .map_err(database)?;
-    let close = SystemClose {
-        status: ApprovalStatus::Cancelled,
-        call_status: CallStatus::Cancelled,
+    let closing = ClosingApprovals {
         at: policy.updated_at,
         reason: cancel_reason,
+        effects: on_cancel,
     };
-    let mut cancelled = Vec::with_capacity(stale.len());
-    for id in stale {
-        if let Some(approval) = close_by_system(conn, workspace, &id, close).await? {
-            append_effects(conn, workspace, &on_cancel(&approval)).await?;
-            cancelled.push(approval);
-        }
-    }
-    Ok(cancelled)
+    close_approvals(conn, workspace, stale, &closing).await
 }
 
 pub(crate) async fn current_policy(

@@ -9,8 +9,8 @@
 
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn, Pool};
-use super::{calls::CALL_COLUMNS, optional};
-use crate::codec::{call_from_row, database};
+use super::{calls::CALL_COLUMNS, execute, optional};
+use crate::codec::call_from_row;
 use crate::{Effects, StoreResult};
 use airlock_protocol::Call;
 
@@ -21,13 +21,11 @@ pub(crate) async fn hold(
     call_id: &str,
     key: &str,
 ) -> StoreResult<()> {
-    sqlx::query("UPDATE calls SET retry_key = $1 WHERE workspace = $2 AND id = $3")
+    let query = sqlx::query("UPDATE calls SET retry_key = $1 WHERE workspace = $2 AND id = $3")
         .bind(key)
         .bind(workspace)
-        .bind(call_id)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(call_id);
+    execute(query, &mut *conn).await?;
     Ok(())
 }
 
@@ -67,15 +65,13 @@ pub(crate) async fn release(
     effects: &Effects,
 ) -> StoreResult<bool> {
     lock_workspace(conn, workspace).await?;
-    let released = sqlx::query(
+    let query = sqlx::query(
         "UPDATE calls SET retry_key = NULL WHERE workspace = $1 AND id = $2 AND retry_key = $3",
     )
     .bind(workspace)
     .bind(call_id)
-    .bind(key)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(key);
+    let released = execute(query, &mut *conn).await?;
     if released.rows_affected() != 1 {
         return Ok(false);
     }

@@ -3,9 +3,9 @@
 //!
 //! A rule is live at `t` when it is not revoked and has no expiry or expires after `t`.
 
-use super::all;
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn, Pool, ORD};
+use super::{all, execute, optional};
 use crate::codec::{database, millis, opt_millis, rule_from_row};
 use crate::{Effects, StoreResult};
 use airlock_protocol::{RuleScope, StandingRule};
@@ -27,20 +27,17 @@ pub(crate) async fn mint_or_reuse(
            AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $6)
          ORDER BY created_at DESC, {ORD} DESC LIMIT 1"
     );
-    let existing = sqlx::query(&sql)
+    let query = sqlx::query(&sql)
         .bind(workspace)
         .bind(&rule.tool)
         .bind(&rule.target)
         .bind(rule.scope.as_str())
         .bind(&rule.scope_id)
-        .bind(millis(rule.created_at))
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(database)?;
-    if let Some(row) = existing {
-        return Ok((rule_from_row(&row)?, false));
+        .bind(millis(rule.created_at));
+    if let Some(existing) = optional(query, &mut *conn, rule_from_row).await? {
+        return Ok((existing, false));
     }
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO standing_rules (id, workspace, tool, target, scope, scope_id, created_by,
                                      created_at, expires_at, revoked_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -54,10 +51,8 @@ pub(crate) async fn mint_or_reuse(
     .bind(&rule.created_by)
     .bind(millis(rule.created_at))
     .bind(opt_millis(rule.expires_at))
-    .bind(opt_millis(rule.revoked_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(opt_millis(rule.revoked_at));
+    execute(query, &mut *conn).await?;
     Ok((rule.clone(), true))
 }
 
@@ -84,16 +79,14 @@ pub(crate) async fn revoke_standing_rule(
     effects: &Effects,
 ) -> StoreResult<Option<StandingRule>> {
     lock_workspace(conn, workspace).await?;
-    let updated = sqlx::query(
+    let query = sqlx::query(
         "UPDATE standing_rules SET revoked_at = $1
          WHERE id = $2 AND workspace = $3 AND revoked_at IS NULL",
     )
     .bind(millis(at))
     .bind(id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    let updated = execute(query, &mut *conn).await?;
     if updated.rows_affected() != 1 {
         return Ok(None);
     }

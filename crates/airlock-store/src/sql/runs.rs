@@ -2,9 +2,10 @@
 //! sessions' conversations, and the outbox written with the grant it spends.
 
 use super::audit::append_effects;
+use super::calls::{close_by_system, fetch_approval, SystemClose};
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD};
 use super::grants;
-use super::{all, optional, with_workspace};
+use super::{all, execute, optional, with_workspace};
 use crate::codec::{
     database, enum_text, json_text, message_from_row, millis, opt_json_text, opt_millis,
     outbox_from_row, run_event_from_row, run_from_row, step_from_row, to_i64, MESSAGE_COLUMNS,
@@ -14,7 +15,7 @@ use crate::{
     Effects, Grant, Lease, RedeemError, RedeemRequest, RunUpdate, StoreError, StoreResult,
     StoredStep,
 };
-use airlock_protocol::{Message, OutboxItem, Run, RunEvent, RunState};
+use airlock_protocol::{ApprovalStatus, CallStatus, Message, OutboxItem, Run, RunEvent, RunState};
 use jiff::Timestamp;
 use sqlx::Executor;
 
@@ -50,7 +51,7 @@ pub(super) async fn apply(
         // replays the journal must see the same event.
         let event_at = Timestamp::from_millisecond(millis(event.at))
             .map_err(|error| StoreError::Database(error.to_string()))?;
-        sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO run_events (workspace, run_id, seq, at, kind, data)
              VALUES ($1, $2, $3, $4, $5, $6)",
         )
@@ -59,10 +60,8 @@ pub(super) async fn apply(
         .bind(to_i64(seq)?)
         .bind(millis(event_at))
         .bind(&event.kind)
-        .bind(json_text(&event.data)?)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(json_text(&event.data)?);
+        execute(query, &mut *conn).await?;
         appended.push(RunEvent {
             seq,
             kind: event.kind.clone(),
@@ -71,7 +70,7 @@ pub(super) async fn apply(
         });
     }
     for message in &update.messages {
-        sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO messages (id, workspace, session_id, run_id, role, text, tool_calls,
                                    tool_call_id, steps, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -85,14 +84,12 @@ pub(super) async fn apply(
         .bind(json_text(&message.tool_calls)?)
         .bind(&message.tool_call_id)
         .bind(json_text(&message.steps)?)
-        .bind(millis(message.created_at))
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(millis(message.created_at));
+        execute(query, &mut *conn).await?;
     }
     for stored in &update.steps {
         let step = &stored.step;
-        sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO run_steps (workspace, run_id, idx, tool_call_id, tool, arguments, exact,
                                     call_id, state, status, output, rule, standing_rule,
                                     approver, finished_at)
@@ -117,10 +114,8 @@ pub(super) async fn apply(
         .bind(&step.rule)
         .bind(&step.standing_rule)
         .bind(&step.approver)
-        .bind(opt_millis(step.finished_at))
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(opt_millis(step.finished_at));
+        execute(query, &mut *conn).await?;
     }
     let (state, error) = match &update.state {
         Some((state, error)) => (*state, error.clone()),
@@ -129,7 +124,7 @@ pub(super) async fn apply(
     // The lease only lives while the run runs, or is paused with a tool still executing
     // (its holder journals the result under it; resuming drops it).
     let lease = update.lease.as_ref().filter(|_| state == RunState::Running);
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE runs SET last_seq = $1, updated_at = $2, state = $3, error = $4,
             lease_owner = CASE WHEN $5 = 'running' THEN COALESCE($6, lease_owner)
                                WHEN $5 = 'paused' THEN lease_owner END,
@@ -146,20 +141,16 @@ pub(super) async fn apply(
     .bind(state.as_str())
     .bind(lease.map(|lease| millis(lease.until)))
     .bind(run_id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    execute(query, &mut *conn).await?;
     if !state.is_live() {
         // The run ended: its task (if a task started it) may be dispatched again.
-        sqlx::query(
+        let query = sqlx::query(
             "UPDATE tasks SET active_run_id = NULL WHERE workspace = $1 AND active_run_id = $2",
         )
         .bind(workspace)
-        .bind(run_id)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(run_id);
+        execute(query, &mut *conn).await?;
     }
     append_effects(conn, workspace, &update.effects).await?;
     Ok(appended)
@@ -210,7 +201,7 @@ pub(crate) async fn start_run(
             "the session already has a run in progress ({live}); wait for it or cancel it"
         )));
     }
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO runs (id, workspace, session_id, agent_id, state, error, last_seq,
                            lease_owner, lease_until, created_at, updated_at)
          VALUES ($1, $2, $3, $4, 'running', NULL, 0, $5, $6, $7, $8)",
@@ -222,10 +213,8 @@ pub(crate) async fn start_run(
     .bind(&lease.owner)
     .bind(millis(lease.until))
     .bind(millis(run.created_at))
-    .bind(millis(run.updated_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(run.updated_at));
+    execute(query, &mut *conn).await?;
     apply(conn, workspace, &run.id, update).await
 }
 
@@ -269,7 +258,7 @@ pub(crate) async fn redeem_for_run(
         .await?
         .grant;
     if let Some(item) = outbox {
-        sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO outbox (id, workspace, kind, recipient, payload, run_id, call_id,
                                  created_at, attempts, next_attempt_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9)",
@@ -282,10 +271,8 @@ pub(crate) async fn redeem_for_run(
         .bind(&item.run_id)
         .bind(&item.call_id)
         .bind(millis(item.created_at))
-        .bind(millis(item.created_at))
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(millis(item.created_at));
+        execute(query, &mut *conn).await?;
     }
     apply(conn, workspace, run_id, update).await?;
     Ok(grant)
@@ -300,7 +287,7 @@ pub(crate) async fn claim_run(
     update: &RunUpdate,
 ) -> StoreResult<Option<Run>> {
     lock_workspace(conn, workspace).await?;
-    let claimed = sqlx::query(
+    let query = sqlx::query(
         "UPDATE runs SET state = 'running', lease_owner = $1, lease_until = $2
          WHERE id = $3 AND workspace = $4
            AND (state = 'awaiting_approval' OR (state = 'running' AND lease_until < $5))",
@@ -309,10 +296,8 @@ pub(crate) async fn claim_run(
     .bind(millis(lease.until))
     .bind(run_id)
     .bind(workspace)
-    .bind(millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(now));
+    let claimed = execute(query, &mut *conn).await?;
     if claimed.rows_affected() != 1 {
         return Ok(None);
     }
@@ -349,12 +334,8 @@ pub(super) async fn stop_run(
     closing: &crate::ClosingApprovals<'_>,
 ) -> StoreResult<Option<(Run, Vec<airlock_protocol::Approval>)>> {
     lock_workspace(conn, workspace).await?;
-    let moved = sqlx::query(transition)
-        .bind(run_id)
-        .bind(workspace)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+    let query = sqlx::query(transition).bind(run_id).bind(workspace);
+    let moved = execute(query, &mut *conn).await?;
     if moved.rows_affected() != 1 {
         return Ok(None);
     }
@@ -368,29 +349,33 @@ pub(super) async fn stop_run(
 }
 
 /// Cancels each of `pending` still pending, with the effects `closing` gives; returns
-/// the approvals closed, as they are afterwards.
-async fn close_approvals(
+/// the approvals closed, as they are afterwards. A stopped run's, and those a new policy
+/// makes stale.
+pub(super) async fn close_approvals(
     conn: &mut Conn,
     workspace: &str,
     pending: Vec<String>,
     closing: &crate::ClosingApprovals<'_>,
 ) -> StoreResult<Vec<airlock_protocol::Approval>> {
-    use super::calls::{close_by_system, SystemClose};
-    use airlock_protocol::{ApprovalStatus, CallStatus};
+    let close = cancelling(closing.at, closing.reason);
     let mut closed = Vec::with_capacity(pending.len());
     for approval_id in pending {
-        let close = SystemClose {
-            status: ApprovalStatus::Cancelled,
-            call_status: CallStatus::Cancelled,
-            at: closing.at,
-            reason: closing.reason,
-        };
         if let Some(approval) = close_by_system(conn, workspace, &approval_id, close).await? {
             append_effects(conn, workspace, &(closing.effects)(&approval)).await?;
             closed.push(approval);
         }
     }
     Ok(closed)
+}
+
+/// The system (not a person) cancels a pending approval, and its call, for `reason`.
+fn cancelling(at: Timestamp, reason: &str) -> SystemClose<'_> {
+    SystemClose {
+        status: ApprovalStatus::Cancelled,
+        call_status: CallStatus::Cancelled,
+        at,
+        reason,
+    }
 }
 
 pub(crate) async fn stalled_runs(
@@ -522,7 +507,7 @@ pub(crate) async fn outbox_attempt(
     retry_at: Option<Timestamp>,
 ) -> StoreResult<()> {
     lock_workspace(conn, workspace).await?;
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE outbox SET attempts = attempts + 1, last_error = $1,
             delivered_at = CASE WHEN $2 IS NULL THEN $3 END,
             next_attempt_at = COALESCE($4, next_attempt_at)
@@ -533,10 +518,8 @@ pub(crate) async fn outbox_attempt(
     .bind(millis(at))
     .bind(opt_millis(retry_at))
     .bind(id)
-    .bind(workspace)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(workspace);
+    execute(query, &mut *conn).await?;
     Ok(())
 }
 
@@ -549,15 +532,7 @@ pub(crate) async fn cancel_approval(
     effects: &Effects,
 ) -> Result<airlock_protocol::Approval, crate::DecideError> {
     lock_workspace(conn, workspace).await?;
-    use super::calls::{close_by_system, fetch_approval, SystemClose};
-    use airlock_protocol::{ApprovalStatus, CallStatus};
-    let close = SystemClose {
-        status: ApprovalStatus::Cancelled,
-        call_status: CallStatus::Cancelled,
-        at,
-        reason,
-    };
-    match close_by_system(conn, workspace, approval_id, close).await? {
+    match close_by_system(conn, workspace, approval_id, cancelling(at, reason)).await? {
         Some(approval) => {
             append_effects(conn, workspace, effects).await?;
             Ok(approval)
@@ -577,16 +552,14 @@ pub(crate) async fn claim_outbox(
     until: Timestamp,
 ) -> StoreResult<bool> {
     lock_workspace(conn, workspace).await?;
-    let claimed = sqlx::query(
+    let query = sqlx::query(
         "UPDATE outbox SET next_attempt_at = $1
          WHERE id = $2 AND workspace = $3 AND delivered_at IS NULL AND next_attempt_at <= $4",
     )
     .bind(millis(until))
     .bind(id)
     .bind(workspace)
-    .bind(millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(now));
+    let claimed = execute(query, &mut *conn).await?;
     Ok(claimed.rows_affected() == 1)
 }

@@ -6,8 +6,8 @@ use super::dialect::{lock_workspace, Conn, Pool, ORD};
 use super::identity::create_session;
 use super::rules::mint_or_reuse;
 use super::runs::start_run;
-use super::{all, optional, with_workspace};
-use crate::codec::{database, millis, opt_millis, task_from_row, TASK_COLUMNS};
+use super::{all, execute, optional, with_workspace};
+use crate::codec::{millis, opt_millis, task_from_row, TASK_COLUMNS};
 use crate::{Effects, Lease, RunUpdate, StoreResult};
 use airlock_protocol::{Run, Session, StandingRule, Task};
 use jiff::Timestamp;
@@ -20,7 +20,7 @@ pub(crate) async fn create_task(
     effects: &Effects,
 ) -> StoreResult<()> {
     lock_workspace(conn, workspace).await?;
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO tasks (id, workspace, title, instructions, agent_id, cron, timezone,
                             enabled, created_by, created_at, updated_at, revoked_at,
                             next_run_at, active_run_id, last_run_id)
@@ -38,10 +38,8 @@ pub(crate) async fn create_task(
     .bind(millis(task.created_at))
     .bind(millis(task.updated_at))
     .bind(opt_millis(task.revoked_at))
-    .bind(opt_millis(task.next_run_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(opt_millis(task.next_run_at));
+    execute(query, &mut *conn).await?;
     for rule in rules {
         mint_or_reuse(conn, workspace, rule).await?;
     }
@@ -74,7 +72,7 @@ pub(crate) async fn update_task(
     effects: &Effects,
 ) -> StoreResult<()> {
     lock_workspace(conn, workspace).await?;
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE tasks SET title = $1, instructions = $2, cron = $3, timezone = $4, enabled = $5,
             updated_at = $6, revoked_at = $7, next_run_at = $8
          WHERE workspace = $9 AND id = $10",
@@ -88,21 +86,17 @@ pub(crate) async fn update_task(
     .bind(opt_millis(task.revoked_at))
     .bind(opt_millis(task.next_run_at))
     .bind(workspace)
-    .bind(&task.id)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(&task.id);
+    execute(query, &mut *conn).await?;
     if let Some(at) = revoke_rules_at {
-        sqlx::query(
+        let query = sqlx::query(
             "UPDATE standing_rules SET revoked_at = $1
              WHERE workspace = $2 AND scope = 'task' AND scope_id = $3 AND revoked_at IS NULL",
         )
         .bind(millis(at))
         .bind(workspace)
-        .bind(&task.id)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(&task.id);
+        execute(query, &mut *conn).await?;
     }
     append_effects(conn, workspace, effects).await
 }
@@ -139,7 +133,7 @@ pub(crate) async fn dispatch_task(
     update: &RunUpdate,
 ) -> StoreResult<bool> {
     lock_workspace(conn, workspace).await?;
-    let claimed = sqlx::query(
+    let query = sqlx::query(
         "UPDATE tasks SET active_run_id = $1, last_run_id = $2,
             next_run_at = CASE WHEN $3 THEN next_run_at ELSE $4 END
          WHERE workspace = $5 AND id = $6 AND enabled = 1 AND revoked_at IS NULL
@@ -153,10 +147,8 @@ pub(crate) async fn dispatch_task(
     .bind(workspace)
     .bind(task_id)
     .bind(manual)
-    .bind(millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(now));
+    let claimed = execute(query, &mut *conn).await?;
     if claimed.rows_affected() != 1 {
         return Ok(false);
     }
@@ -173,7 +165,7 @@ pub(crate) async fn skip_task_tick(
     next_run_at: Option<Timestamp>,
 ) -> StoreResult<bool> {
     lock_workspace(conn, workspace).await?;
-    let skipped = sqlx::query(
+    let query = sqlx::query(
         "UPDATE tasks SET next_run_at = $1
          WHERE workspace = $2 AND id = $3 AND active_run_id IS NOT NULL
            AND next_run_at IS NOT NULL AND next_run_at <= $4",
@@ -181,9 +173,7 @@ pub(crate) async fn skip_task_tick(
     .bind(opt_millis(next_run_at))
     .bind(workspace)
     .bind(task_id)
-    .bind(millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(now));
+    let skipped = execute(query, &mut *conn).await?;
     Ok(skipped.rows_affected() == 1)
 }

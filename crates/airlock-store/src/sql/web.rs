@@ -7,10 +7,10 @@
 //!
 //! The writes lock the workspace first, as every write does (a no-op on SQLite).
 
-use super::all;
 use super::audit::append_effects;
 use super::dialect::{lock_workspace, Conn, Pool};
-use crate::codec::{database, millis, Columns};
+use super::{all, execute, optional};
+use crate::codec::{millis, Columns};
 use crate::{Effects, Principal, StoreResult, Subject, WebSession};
 use jiff::Timestamp;
 
@@ -21,13 +21,11 @@ pub(crate) async fn create_web_session(
     effects: &Effects,
 ) -> StoreResult<()> {
     lock_workspace(conn, workspace).await?;
-    sqlx::query("DELETE FROM web_sessions WHERE workspace = $1 AND expires_at <= $2")
+    let query = sqlx::query("DELETE FROM web_sessions WHERE workspace = $1 AND expires_at <= $2")
         .bind(workspace)
-        .bind(millis(session.created_at))
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
-    sqlx::query(
+        .bind(millis(session.created_at));
+    execute(query, &mut *conn).await?;
+    let query = sqlx::query(
         "INSERT INTO web_sessions (id, cookie_hash, workspace, token_hash, created_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6)",
     )
@@ -36,10 +34,8 @@ pub(crate) async fn create_web_session(
     .bind(workspace)
     .bind(&session.token_hash)
     .bind(millis(session.created_at))
-    .bind(millis(session.expires_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    .bind(millis(session.expires_at));
+    execute(query, &mut *conn).await?;
     append_effects(conn, workspace, effects).await
 }
 
@@ -49,7 +45,7 @@ pub(crate) async fn web_session(
     now: Timestamp,
 ) -> StoreResult<Option<(WebSession, Principal)>> {
     // The joins also check the user's workspace, as a bearer token's lookup does.
-    let row = sqlx::query(
+    let query = sqlx::query(
         "SELECT w.id, w.cookie_hash, w.workspace, w.token_hash, w.created_at, w.expires_at,
                 u.id AS user_id, u.name AS user_name, u.role AS user_role
          FROM web_sessions w
@@ -60,14 +56,13 @@ pub(crate) async fn web_session(
          WHERE w.cookie_hash = $1 AND w.expires_at > $2",
     )
     .bind(cookie_hash)
-    .bind(millis(now))
-    .fetch_optional(readers)
-    .await
-    .map_err(database)?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let columns = Columns::new(&row, "web_sessions");
+    .bind(millis(now));
+    optional(query, readers, session_and_user).await
+}
+
+/// A web session and its user, from a row of [`web_session`]'s query.
+fn session_and_user(row: &super::Row) -> StoreResult<(WebSession, Principal)> {
+    let columns = Columns::new(row, "web_sessions");
     let session = WebSession {
         id: columns.text("id")?,
         cookie_hash: columns.text("cookie_hash")?,
@@ -83,7 +78,7 @@ pub(crate) async fn web_session(
             role: columns.enumeration("user_role")?,
         },
     };
-    Ok(Some((session, principal)))
+    Ok((session, principal))
 }
 
 pub(crate) async fn delete_web_session(
@@ -93,12 +88,10 @@ pub(crate) async fn delete_web_session(
     effects: &Effects,
 ) -> StoreResult<bool> {
     lock_workspace(conn, workspace).await?;
-    let deleted = sqlx::query("DELETE FROM web_sessions WHERE workspace = $1 AND cookie_hash = $2")
+    let query = sqlx::query("DELETE FROM web_sessions WHERE workspace = $1 AND cookie_hash = $2")
         .bind(workspace)
-        .bind(cookie_hash)
-        .execute(&mut *conn)
-        .await
-        .map_err(database)?;
+        .bind(cookie_hash);
+    let deleted = execute(query, &mut *conn).await?;
     if deleted.rows_affected() == 0 {
         return Ok(false);
     }
