@@ -144,6 +144,27 @@ struct Members<'a> {
     prev_hash: &'a str,
 }
 
+impl<'a> Members<'a> {
+    /// The members of an export line whose JSON strings `at, actor, kind, subject` lie
+    /// at `spans`.
+    fn of_line(
+        text: &'a [u8],
+        seq: u64,
+        spans: [Range<usize>; 4],
+        prev_hash: &'a str,
+    ) -> Option<Self> {
+        let [at, actor, kind, subject] = spans.map(|span| text.get(span).map(Text::Json));
+        Some(Members {
+            seq,
+            at: at?,
+            actor: actor?,
+            kind: kind?,
+            subject: subject?,
+            prev_hash,
+        })
+    }
+}
+
 impl Scratch {
     /// Whether `hash` is the hash of the members with `data` (canonical JSON text). The
     /// canonical text is fed to SHA-256 piece by piece, in the order it would be written
@@ -232,66 +253,91 @@ impl Scratch {
         }
     }
 
+    /// Checks a line laid out as the server exports it, without reading `data` at all:
+    /// `Some` only for a genuine record, `None` for anything else (then the line takes
+    /// [`Scratch::check_line`], whose verdict this one always equals).
+    ///
+    /// The server writes the members in the order `seq, at, actor, kind, subject, data,
+    /// prev_hash, hash`, so a line ends with `,"prev_hash":"<64 hex>","hash":"<64 hex>"}`,
+    /// 154 bytes long. The members before `data` are read as [`Scratch::check_line`] reads
+    /// them (short); `data` is then everything between them and that tail, taken without
+    /// finding where the value ends (most of a line's bytes, which the scan in
+    /// `value_end` read one string at a time before SHA-256 read them again) and without
+    /// a UTF-8 check of the line.
+    ///
+    /// Why a matching hash makes that sound: the hashed text is `prev_hash`, a newline and
+    /// `{"actor":A,"at":T,"data":D,"kind":K,"prev_hash":P,"seq":S,"subject":U}` with
+    /// A, T, K, U the line's own JSON strings (each ends at its first unescaped quote),
+    /// P hex and S digits. If it hashes to the record's hash, it is the canonical text of
+    /// the record hashed at append time. In that text the real `data` starts where D
+    /// does; had it ended elsewhere, the text after it (`,"kind":` and the rest, valid
+    /// JSON strings between) and the text after D would be two different-length endings
+    /// of the same bytes, one starting inside the other, which needs `,"` outside a string
+    /// where only `,"prev_hash"`, `,"seq"` and `,"subject"` occur, or inside one where no
+    /// unescaped quote can. So D is the real `data`, canonical JSON, and the line is that
+    /// record (valid JSON and UTF-8 because every part of it was hashed or is ASCII).
+    pub(crate) fn check_exported(&mut self, text: &[u8]) -> Option<Checked<'static>> {
+        const PREV: &[u8] = b",\"prev_hash\":\"";
+        const HASH: &[u8] = b"\",\"hash\":\"";
+        const TAIL: usize = PREV.len() + 64 + HASH.len() + 64 + 2;
+        let data_end = text.len().checked_sub(TAIL)?;
+        let tail = text.get(data_end..)?;
+        let (prev_key, tail) = tail.split_at(PREV.len());
+        let (prev_hash, tail) = tail.split_at(64);
+        let (hash_key, tail) = tail.split_at(HASH.len());
+        let (hash, end) = tail.split_at(64);
+        let lower_hex = |hex: &[u8]| {
+            hex.iter()
+                .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
+        };
+        if prev_key != PREV
+            || hash_key != HASH
+            || end != b"\"}"
+            || !lower_hex(prev_hash)
+            || !lower_hex(hash)
+        {
+            return None;
+        }
+        // The members before `data`: the four strings and `seq`, and not the two hashes
+        // (a line holding them twice is not a record).
+        let Read {
+            seq: Some(seq),
+            strings: [Some(at), Some(actor), Some(kind), Some(subject), None, None],
+            data: Some(data_at),
+            ..
+        } = read_members(text, true)?
+        else {
+            return None;
+        };
+        let data = text
+            .get(data_at.start..data_end)
+            .filter(|data| !data.is_empty())?;
+        // Hex digits are text (ASCII).
+        let prev_text = std::str::from_utf8(prev_hash).ok()?;
+        let hash_text = std::str::from_utf8(hash).ok()?;
+        let members = Members::of_line(text, seq, [at, actor, kind, subject], prev_text)?;
+        if !self.hash_matches(&members, data, hash_text) {
+            return None;
+        }
+        Some(Checked::Record {
+            seq,
+            prev_hash: Hex::Inline(prev_hash.try_into().ok()?),
+            hash: Hex::Inline(hash.try_into().ok()?),
+            hash_ok: true,
+        })
+    }
+
     /// `None` when the line is off the fast path (see `canonical`'s invariant; here also
     /// an unknown, missing or repeated member, a `seq` that is not a plain integer, an
     /// escaped character in either hash).
     fn check_line_fast<'a>(&mut self, line: &'a str) -> Option<Checked<'a>> {
         let text = line.as_bytes();
-        let mut position = 0;
-        let mut seq = None;
-        let mut strings: [Option<Range<usize>>; 6] = Default::default();
-        let mut data = None;
-        expect(text, &mut position, b'{')?;
-        loop {
-            position = skip_space(text, position);
-            if text.get(position) != Some(&b'"') {
-                return None;
-            }
-            let key_end = string_end(text, position)?;
-            let key = text.get(position + 1..key_end - 1)?;
-            position = skip_space(text, key_end);
-            expect(text, &mut position, b':')?;
-            position = skip_space(text, position);
-            let slot = match key {
-                b"seq" if seq.is_none() => {
-                    let (value, end) = plain_u64(text, position)?;
-                    seq = Some(value);
-                    position = end;
-                    None
-                }
-                b"data" if data.is_none() => {
-                    let end = value_end(text, position)?;
-                    data = Some(position..end);
-                    position = end;
-                    None
-                }
-                b"at" => Some(0),
-                b"actor" => Some(1),
-                b"kind" => Some(2),
-                b"subject" => Some(3),
-                b"prev_hash" => Some(4),
-                b"hash" => Some(5),
-                _ => return None,
-            };
-            if let Some(slot) = slot {
-                if text.get(position) != Some(&b'"') {
-                    return None;
-                }
-                let end = string_end(text, position)?;
-                let taken = strings.get_mut(slot)?;
-                if taken.is_some() {
-                    return None;
-                }
-                *taken = Some(position..end);
-                position = end;
-            }
-            position = skip_space(text, position);
-            match text.get(position) {
-                Some(b',') => position += 1,
-                Some(b'}') => break,
-                _ => return None,
-            }
-        }
+        let Read {
+            seq,
+            strings,
+            data,
+            position,
+        } = read_members(text, false)?;
         if skip_space(text, position + 1) != text.len() {
             return None;
         }
@@ -304,14 +350,7 @@ impl Scratch {
         let prev_hash = unquoted(line, prev_hash)?;
         let hash = unquoted(line, hash)?;
         let seq = seq?;
-        let members = Members {
-            seq,
-            at: Text::Json(text.get(at)?),
-            actor: Text::Json(text.get(actor)?),
-            kind: Text::Json(text.get(kind)?),
-            subject: Text::Json(text.get(subject)?),
-            prev_hash,
-        };
+        let members = Members::of_line(text, seq, [at, actor, kind, subject], prev_hash)?;
         // `data` as it lies first, then canonicalized (module comment); a `data` the
         // canonical writer declines sends the whole line to the general path.
         let hash_ok = if self.hash_matches(&members, data, hash) {
@@ -334,6 +373,86 @@ impl Scratch {
             hash_ok,
         })
     }
+}
+
+/// A line's members as read by [`read_members`]: `seq`, the string members' spans
+/// (quotes included) in the slots `at, actor, kind, subject, prev_hash, hash`, `data`'s
+/// span, and where reading stopped.
+struct Read {
+    seq: Option<u64>,
+    strings: [Option<Range<usize>>; 6],
+    data: Option<Range<usize>>,
+    position: usize,
+}
+
+/// Reads an object's members (each once, nothing unknown) up to its closing brace, or,
+/// with `stop_at_data`, up to the start of `data`'s value (`data` is then empty there).
+fn read_members(text: &[u8], stop_at_data: bool) -> Option<Read> {
+    let mut position = 0;
+    let mut seq = None;
+    let mut strings: [Option<Range<usize>>; 6] = Default::default();
+    let mut data = None;
+    expect(text, &mut position, b'{')?;
+    loop {
+        position = skip_space(text, position);
+        if text.get(position) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(text, position)?;
+        let key = text.get(position + 1..key_end - 1)?;
+        position = skip_space(text, key_end);
+        expect(text, &mut position, b':')?;
+        position = skip_space(text, position);
+        let slot = match key {
+            b"seq" if seq.is_none() => {
+                let (value, end) = plain_u64(text, position)?;
+                seq = Some(value);
+                position = end;
+                None
+            }
+            b"data" if stop_at_data => {
+                data = Some(position..position);
+                break;
+            }
+            b"data" if data.is_none() => {
+                let end = value_end(text, position)?;
+                data = Some(position..end);
+                position = end;
+                None
+            }
+            b"at" => Some(0),
+            b"actor" => Some(1),
+            b"kind" => Some(2),
+            b"subject" => Some(3),
+            b"prev_hash" => Some(4),
+            b"hash" => Some(5),
+            _ => return None,
+        };
+        if let Some(slot) = slot {
+            if text.get(position) != Some(&b'"') {
+                return None;
+            }
+            let end = string_end(text, position)?;
+            let taken = strings.get_mut(slot)?;
+            if taken.is_some() {
+                return None;
+            }
+            *taken = Some(position..end);
+            position = end;
+        }
+        position = skip_space(text, position);
+        match text.get(position) {
+            Some(b',') => position += 1,
+            Some(b'}') => break,
+            _ => return None,
+        }
+    }
+    Some(Read {
+        seq,
+        strings,
+        data,
+        position,
+    })
 }
 
 /// The general path: the record as a `Value` without its hash, canonicalized, hashed.

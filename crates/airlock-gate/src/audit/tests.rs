@@ -429,3 +429,80 @@ fn stored_rows_verify_like_the_records_they_hold() {
     page.push(1, broken.each_ref().map(String::as_str));
     assert_eq!(by_rows(&page).first_bad_seq, Some(1));
 }
+
+/// Lines as the server exports them are checked from their ends, `data` unread: every
+/// genuine one is taken that way (so the tests above exercise it), and a line it cannot
+/// vouch for falls through to the general path, which locates the break.
+#[test]
+fn exported_lines_are_checked_from_their_ends_and_a_tampered_one_falls_through() {
+    let records = [varied_canonical_chain(), chain(3)];
+    let mut scratch = check::Scratch::default();
+    let mut taken = 0;
+    for records in &records {
+        for (line, record) in export(records).lines().zip(records) {
+            let checked = scratch.check_exported(line.as_bytes());
+            // serde writes an object's keys in UTF-8 order, canonical JSON in UTF-16
+            // order: where they differ, `data` as exported is not what was hashed.
+            if serde_json::to_vec(&record.data).unwrap() != to_canonical_bytes(&record.data) {
+                assert!(checked.is_none(), "{line}");
+                continue;
+            }
+            assert!(
+                matches!(checked, Some(check::Checked::Record { seq, hash_ok: true, .. })
+                    if seq == record.seq),
+                "{line}"
+            );
+            taken += 1;
+        }
+    }
+    assert!(taken >= 6, "{taken}");
+    let record = &chain(1)[0];
+    let line = serde_json::to_string(record).unwrap();
+    let not_the_servers = [
+        line.replace(",\"prev_hash\"", " ,\"prev_hash\""),
+        line.replace("\"}", "\" }"),
+        line.replace(&record.subject, "call_9"),
+        line.replacen("{\"seq\":1,", "{\"seq\":1,\"seq\":1,", 1),
+        line.replacen(
+            "\"data\"",
+            &format!("\"hash\":\"{}\",\"data\"", record.hash),
+            1,
+        ),
+        format!("{line}\r"),
+    ];
+    for text in &not_the_servers {
+        assert!(scratch.check_exported(text.as_bytes()).is_none(), "{text}");
+    }
+
+    // A record edited in the second of the blocks a pipeline reads, and one whose hash
+    // was recomputed after its edit (it passes alone; the next record's link breaks).
+    let mut records = chain(3_000);
+    let block = 64 * 1024;
+    let second = (block / export(&records[..1]).len()) + 100;
+    let mut edited = records.clone();
+    edited[second].subject = "call_x".into();
+    let text = export(&edited);
+    let report = export::verify_in_blocks_for_tests(text.as_bytes(), block, true);
+    assert_eq!(
+        report.first_bad_seq,
+        Some(records[second].seq),
+        "{report:?}"
+    );
+    assert_eq!(report, verify_export_by_values(&text));
+    let record = &mut records[second];
+    record.subject = "call_x".into();
+    record.hash = String::new();
+    record.hash = audit_hash(&record.prev_hash, &{
+        let mut value = serde_json::to_value(&*record).unwrap();
+        value.as_object_mut().unwrap().remove("hash");
+        value
+    });
+    let text = export(&records);
+    let report = export::verify_in_blocks_for_tests(text.as_bytes(), block, true);
+    assert_eq!(
+        report.first_bad_seq,
+        Some(records[second].seq + 1),
+        "{report:?}"
+    );
+    assert_eq!(report, verify_export_by_values(&text));
+}
