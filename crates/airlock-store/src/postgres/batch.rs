@@ -14,7 +14,7 @@
 //! two network round trips per batch. [`record_batch`] says how a connection that died
 //! meanwhile is noticed without ever acknowledging a call that was not committed.
 
-use super::sql::calls::{record_calls, CallWrite, QueuedCall};
+use super::sql::calls::{fail_each, record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
 use sqlx::{Executor, PgConnection, PgPool};
@@ -109,14 +109,9 @@ async fn record_batch(
     commits: &AtomicU64,
 ) -> Vec<StoreResult<()>> {
     let writes: Vec<CallWrite<'_>> = queued.iter().map(QueuedCall::write).collect();
-    let fail_all = |error: StoreError| {
-        let text = error.to_string();
-        writes
-            .iter()
-            .map(|_| Err(StoreError::Database(text.clone())))
-            .collect::<Vec<_>>()
-    };
-    for retried in [false, true] {
+    let fail_all = |error: StoreError| fail_each(writes.len(), &error);
+    let mut retried = false;
+    loop {
         let live = match conn {
             Some(live) => live,
             None => match pool.acquire().await {
@@ -135,13 +130,11 @@ async fn record_batch(
                 if retried {
                     return fail_all(error);
                 }
+                retried = true;
                 tracing::debug!(%error, "the batch's connection failed before its commit; trying a fresh one");
             }
         }
     }
-    fail_all(StoreError::Database(
-        "the batch could not be recorded".into(),
-    ))
 }
 
 /// One attempt at recording `writes` in one transaction on `conn`. The batch is first
@@ -153,15 +146,7 @@ async fn attempt(
     writes: &[CallWrite<'_>],
     commits: &AtomicU64,
 ) -> Attempt {
-    let fail_all = |error: StoreError| {
-        let text = error.to_string();
-        Attempt::Done(
-            writes
-                .iter()
-                .map(|_| Err(StoreError::Database(text.clone())))
-                .collect(),
-        )
-    };
+    let fail_all = |error: StoreError| Attempt::Done(fail_each(writes.len(), &error));
     if let Err(error) = conn.execute("BEGIN").await {
         return Attempt::Broken(database(error));
     }

@@ -51,6 +51,14 @@ pub(crate) struct Redeemed {
     pub hold: Option<String>,
 }
 
+/// The same failure for each of `count` calls of a batch that failed as a whole.
+pub(crate) fn fail_each(count: usize, error: &StoreError) -> Vec<StoreResult<()>> {
+    let text = error.to_string();
+    (0..count)
+        .map(|_| Err(StoreError::Database(text.clone())))
+        .collect()
+}
+
 /// A call waiting for SQLite's committer or PostgreSQL's batcher, with where its outcome
 /// goes.
 pub(crate) struct QueuedCall {

@@ -118,6 +118,26 @@ fn allowed_effects(id: &str) -> Effects {
     })
 }
 
+/// Lets `held` go once every task's call has queued behind it, and returns which calls
+/// (numbered from 1 in task order) failed; they must all have been committed together.
+async fn release_the_batch(
+    store: &SqliteStore,
+    held: super::writer::Operation<'_>,
+    tasks: Vec<tokio::task::JoinHandle<StoreResult<()>>>,
+) -> Vec<usize> {
+    store.writer.until_queued(tasks.len()).await;
+    let commits_before = store.writer.commits();
+    held.finish(Ok::<(), StoreError>(())).await.unwrap();
+    let mut failed = Vec::new();
+    for (n, task) in (1..).zip(tasks) {
+        if task.await.unwrap().is_err() {
+            failed.push(n);
+        }
+    }
+    assert_eq!(store.writer.commits() - commits_before, 1, "one batch");
+    failed
+}
+
 /// A store in `dir` with workspace `ws_a`, agent `agt_a` and call 0 recorded.
 async fn store_with_call_0(dir: &tempfile::TempDir) -> std::sync::Arc<SqliteStore> {
     let store = std::sync::Arc::new(
@@ -181,17 +201,8 @@ async fn a_bad_call_in_a_batch_fails_alone() {
                 .await
         }));
     }
-    store.writer.until_queued(10).await;
-    let commits_before = store.writer.commits();
-    held.finish(Ok::<(), StoreError>(())).await.unwrap();
-    let mut failed = Vec::new();
-    for (n, task) in (1..=10).zip(tasks) {
-        if task.await.unwrap().is_err() {
-            failed.push(n);
-        }
-    }
+    let failed = release_the_batch(&store, held, tasks).await;
     assert_eq!(failed, vec![5]);
-    assert_eq!(store.writer.commits() - commits_before, 1, "one batch");
     let records = store.audit_after("ws_a", 0, 100).await.unwrap();
     let seqs: Vec<u64> = records.iter().map(|record| record.seq).collect();
     assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
@@ -226,17 +237,8 @@ async fn a_call_whose_grant_fails_in_a_batch_leaves_no_row() {
                 .await
         }));
     }
-    store.writer.until_queued(4).await;
-    let commits_before = store.writer.commits();
-    held.finish(Ok::<(), StoreError>(())).await.unwrap();
-    let mut failed = Vec::new();
-    for (n, task) in (1..=4).zip(tasks) {
-        if task.await.unwrap().is_err() {
-            failed.push(n);
-        }
-    }
+    let failed = release_the_batch(&store, held, tasks).await;
     assert_eq!(failed, vec![3]);
-    assert_eq!(store.writer.commits() - commits_before, 1, "one batch");
     assert!(store.get_call("ws_a", "call_3").await.unwrap().is_none());
     for n in [1, 2, 4] {
         let id = format!("call_{n}");

@@ -35,7 +35,7 @@
 //! batch's inserts are one string too (`sql::calls::record_calls`). A batch of calls is
 //! four round trips — open, read the chain heads, insert, commit — where it was nine.
 
-use super::sql::calls::{record_calls, CallWrite, QueuedCall};
+use super::sql::calls::{fail_each, record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
 use sqlx::{Executor, SqliteConnection};
@@ -177,12 +177,7 @@ impl State {
         let writes: Vec<CallWrite<'_>> = queued.iter().map(QueuedCall::write).collect();
         // Settled first, so that `before` counts only what happens to this batch.
         if let Err(error) = self.settle().await {
-            let text = error.to_string();
-            let failed = writes
-                .iter()
-                .map(|_| Err(StoreError::Database(text.clone())))
-                .collect();
-            return (failed, false);
+            return (fail_each(writes.len(), &error), false);
         }
         let before = self.aborts;
         match self.in_savepoint(&writes, true).await {
