@@ -147,7 +147,7 @@ async fn pause_closes_approvals_and_resume_asks_again_once() {
     assert_eq!(verified["ok"], true, "{verified}");
 }
 
-/// 200 concurrent pauses, resumes and decisions on one run with two parallel calls: at
+/// Crowds of 200 concurrent pauses, resumes and decisions on one run with two parallel calls: at
 /// every quiet point a paused run has no pending approval, and once driven to the end each
 /// email went out exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -157,44 +157,52 @@ async fn pause_resume_and_decisions_race_to_a_consistent_end() {
     let run_id = say(&server, &agent.session, "#two-emails").await;
     journal_until(&server, &run_id, "run_suspended").await;
 
-    let mut tasks = Vec::new();
-    for n in 0..200 {
-        let (server, run_id) = (Arc::clone(&server), run_id.clone());
-        tasks.push(tokio::spawn(async move {
-            match n % 3 {
-                0 => {
-                    post(&server, &format!("/v1/runs/{run_id}/pause"))
-                        .await
-                        .status
-                }
-                1 => {
-                    post(&server, &format!("/v1/runs/{run_id}/resume"))
-                        .await
-                        .status
-                }
-                _ => {
-                    // Approves whatever is pending now (it may be closed meanwhile).
-                    let mut status = reqwest::StatusCode::OK;
-                    for pending in pending_approvals(&server).await {
-                        let id = pending["id"].as_str().unwrap();
-                        let code = decide(&server, id, "approve", "race").await;
-                        status = reqwest::StatusCode::from_u16(code).unwrap();
-                    }
-                    status
-                }
-            }
-        }));
-    }
+    // Crowds of 200 race until both a pause and a resume have taken effect: in one crowd
+    // every resume may read the run before the pause commits (seen on PostgreSQL), which
+    // leaves nothing to resume. Each crowd still races decisions against both.
     let mut succeeded = [0; 3];
-    for (n, task) in tasks.into_iter().enumerate() {
-        let status = task.await.unwrap().as_u16();
-        // Every answer is a success or a precise conflict; never a 5xx.
-        assert!(matches!(status, 200 | 409), "status {status}");
-        if status == 200 {
-            succeeded[n % 3] += 1;
+    for _crowd in 0..10 {
+        let mut tasks = Vec::new();
+        for n in 0..200 {
+            let (server, run_id) = (Arc::clone(&server), run_id.clone());
+            tasks.push(tokio::spawn(async move {
+                match n % 3 {
+                    0 => {
+                        post(&server, &format!("/v1/runs/{run_id}/pause"))
+                            .await
+                            .status
+                    }
+                    1 => {
+                        post(&server, &format!("/v1/runs/{run_id}/resume"))
+                            .await
+                            .status
+                    }
+                    _ => {
+                        // Approves whatever is pending now (it may be closed meanwhile).
+                        let mut status = reqwest::StatusCode::OK;
+                        for pending in pending_approvals(&server).await {
+                            let id = pending["id"].as_str().unwrap();
+                            let code = decide(&server, id, "approve", "race").await;
+                            status = reqwest::StatusCode::from_u16(code).unwrap();
+                        }
+                        status
+                    }
+                }
+            }));
+        }
+        for (n, task) in tasks.into_iter().enumerate() {
+            let status = task.await.unwrap().as_u16();
+            // Every answer is a success or a precise conflict; never a 5xx.
+            assert!(matches!(status, 200 | 409), "status {status}");
+            if status == 200 {
+                succeeded[n % 3] += 1;
+            }
+        }
+        if succeeded[0] > 0 && succeeded[1] > 0 {
+            break;
         }
     }
-    // The crowd really raced: pauses and resumes both took effect.
+    // The crowds really raced: pauses and resumes both took effect.
     assert!(
         succeeded[0] > 0 && succeeded[1] > 0,
         "pauses, resumes, decisions that succeeded: {succeeded:?}"
