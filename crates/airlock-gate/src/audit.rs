@@ -24,8 +24,14 @@ use airlock_protocol::{AuditRecord, Role, WorkspaceEvent};
 use airlock_store::{AuditRow, AuditRows, Principal};
 use check::{check_all, threads, Checked, Hex};
 
-/// Records per page when the gate walks the whole chain.
-const PAGE: u32 = 10_000;
+/// Records per page when the gate walks the whole chain. Small enough that a page's
+/// buffers (SQLite's aggregate of each column, sqlx's copy of it, ours) stay about a
+/// megabyte of ~1 KB records: at 10,000 a page, SQLite's page read took 2.5 µs of CPU a
+/// row instead of 1.05, most of the difference page faults on fresh multi-megabyte
+/// buffers (630,000 faults for a million records against 2,000; BENCHMARKS.md "Audit").
+/// Large enough that the round trips and thread hand-offs of a page stay small beside
+/// reading and hashing it.
+const PAGE: u32 = 1_000;
 
 pub use airlock_protocol::{AuditHead as Head, VerifyReport};
 

@@ -12,7 +12,8 @@ use airlock_store::{AuditEntry, Effects, Store};
 use serde_json::json;
 use sqlx::{Connection, SqliteConnection};
 
-/// Records appended beside the harness's own: two pages of 10,000 and a part.
+/// Records appended beside the harness's own: 22 of the gate's pages of 1,000 (two of
+/// 10,000 and a part when pages were that long).
 const RECORDS: u64 = 22_000;
 
 /// The workspace's chain as an export (NDJSON), read through the gate.

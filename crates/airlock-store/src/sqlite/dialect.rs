@@ -90,30 +90,81 @@ pub(crate) async fn still_due(_conn: &mut Conn, due: Due, _now: Timestamp) -> St
 /// tenth of SQLite's time.) `group_concat` promises no order, so the result is used only
 /// if its seqs rise and every column holds exactly one value per row; otherwise (`None`)
 /// the caller reads the page row by row.
-/// The query's `char(31)` is the separator the page is cut at.
-const _: () = assert!(SEPARATOR == 31);
-
+///
+/// The page is first read as the seq range `(after, after + limit]`, which SQLite
+/// aggregates straight from the table (about a tenth less CPU than the `ORDER BY ..
+/// LIMIT` subquery, which it runs as a co-routine). It is the answer only when it holds
+/// `limit` rows with rising whole seqs: then it holds every whole number of the range,
+/// and no row with `seq > after` sorts before its last (SQLite orders numbers before text
+/// and blobs, and a real number there would be in the range, counted, and not read as a
+/// whole seq). Otherwise (the chain's last page, a gap in the chain) the page is read
+/// with `LIMIT`.
 pub(crate) async fn audit_page(
     readers: &Pool,
     workspace: &str,
     after: u64,
     limit: u32,
 ) -> StoreResult<Option<AuditRows>> {
-    let row = sqlx::query(
+    let last = after
+        .checked_add(u64::from(limit))
+        .and_then(|last| i64::try_from(last).ok());
+    if let Some(last) = last {
+        let range = aggregated(
+            sqlx::query(RANGE_PAGE)
+                .bind(workspace)
+                .bind(to_i64(after)?)
+                .bind(last),
+            readers,
+        )
+        .await?;
+        if let Some(page) = range.filter(|page| page.len() == limit as usize) {
+            return Ok(Some(page));
+        }
+    }
+    aggregated(
+        sqlx::query(LIMIT_PAGE)
+            .bind(workspace)
+            .bind(to_i64(after)?)
+            .bind(i64::from(limit)),
+        readers,
+    )
+    .await
+}
+
+/// The query's `char(31)` is the separator the page is cut at.
+const _: () = assert!(SEPARATOR == 31);
+
+/// The columns of a page, aggregated; `FROM` follows.
+macro_rules! aggregated_columns {
+    () => {
         "SELECT count(*), group_concat(seq, ' '),
                 group_concat(at, char(31)), group_concat(actor, char(31)),
                 group_concat(kind, char(31)), group_concat(subject, char(31)),
                 group_concat(data, char(31)), group_concat(prev_hash, char(31)),
-                group_concat(hash, char(31))
-         FROM (SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
-               WHERE workspace = $1 AND seq > $2 ORDER BY seq LIMIT $3)",
-    )
-    .bind(workspace)
-    .bind(to_i64(after)?)
-    .bind(i64::from(limit))
-    .fetch_one(readers)
-    .await
-    .map_err(database)?;
+                group_concat(hash, char(31))"
+    };
+}
+
+/// The rows with `$2 < seq <= $3`.
+const RANGE_PAGE: &str = concat!(
+    aggregated_columns!(),
+    " FROM audit WHERE workspace = $1 AND seq > $2 AND seq <= $3"
+);
+
+/// The first `$3` rows with `seq > $2`.
+const LIMIT_PAGE: &str = concat!(
+    aggregated_columns!(),
+    " FROM (SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
+            WHERE workspace = $1 AND seq > $2 ORDER BY seq LIMIT $3)"
+);
+
+/// Runs a page query of [`aggregated_columns`] and cuts its one row into rows; `None`
+/// when they do not add up.
+async fn aggregated<'q>(
+    query: sqlx::query::Query<'q, Db, sqlx::sqlite::SqliteArguments<'q>>,
+    readers: &Pool,
+) -> StoreResult<Option<AuditRows>> {
+    let row = query.fetch_one(readers).await.map_err(database)?;
     let count: i64 = row.try_get(0).map_err(database)?;
     if count == 0 {
         return Ok(Some(AuditRows::default()));
@@ -172,6 +223,40 @@ mod tests {
             .unwrap()
             .unwrap()
             .is_empty());
+        // Both reads: the seq range when it is whole, the `LIMIT` read across the gap.
+        for (after, limit, seqs) in [(0, 2, vec![1, 2]), (0, 3, vec![1, 2, 4])] {
+            let page = audit_page(&pool, "ws", after, limit)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(page.iter().map(|row| row.seq).collect::<Vec<_>>(), seqs);
+            assert!(page.iter().eq(expected.iter().take(seqs.len())));
+        }
+
+        // A seq that is not a whole number. A real one sorts among the numbers: inside a
+        // range, it is counted there, and neither read can be cut into rows with whole
+        // seqs, so the page is read row by row. A text one sorts after every number: it
+        // is missing from a range, and the `LIMIT` read finds it after the last number.
+        for (seq, after, limit, page) in [
+            ("2.5", 0, 3, None),
+            ("2.5", 1, 2, None),
+            ("'x'", 0, 3, Some(vec![1, 2, 4])),
+            ("'x'", 4, 1, None),
+        ] {
+            sqlx::query(&format!(
+                "INSERT INTO audit VALUES ('ws', {seq}, 't', 'a', 'k', 's', '{{}}', 'p', 'h')"
+            ))
+            .execute(&pool)
+            .await
+            .unwrap();
+            let read = audit_page(&pool, "ws", after, limit).await.unwrap();
+            let seqs = read.map(|read| read.iter().map(|row| row.seq).collect::<Vec<_>>());
+            assert_eq!(seqs, page, "{seq} {after} {limit}");
+            sqlx::query(&format!("DELETE FROM audit WHERE seq = {seq}"))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
 
         sqlx::query("UPDATE audit SET actor = 'a' || char(31) WHERE seq = 2")
             .execute(&pool)

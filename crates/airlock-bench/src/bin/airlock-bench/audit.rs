@@ -7,11 +7,14 @@
 //!   read and checked side by side with `airlock_gate::audit::verify_export_from`, what
 //!   `airlock audit verify --file` runs.
 //!   Also without the file read (`verify_export_in_memory`): the verifier's own cost.
+//! - **store on PostgreSQL**, when a server is named (`--pg-url` or
+//!   `AIRLOCK_TEST_PG_URL`): the same chain in a fresh database, verified the same way.
 //! - the floors measured beside them on the same bytes: one SHA-256 per exported line, and
 //!   parsing every line into a record. Both are one thread; the verifier checks records on
 //!   every core (`threads`), and no longer parses lines into records, so it can beat the
 //!   parse floor, never twice the SHA-256 floor on two cores.
 
+use crate::pg;
 use crate::report::Report;
 use crate::seed::Seeded;
 use crate::Options;
@@ -35,56 +38,28 @@ pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(measure(report, records, repeats))
+    runtime.block_on(async {
+        measure(report, records, repeats).await?;
+        // PostgreSQL's store figure when a server is named (`--pg-url`): the same chain,
+        // verified in the same way (its pages are read row by row).
+        if options.pg_url.is_some() {
+            let database = pg::Database::create(&pg::admin_url(options)?).await?;
+            let seeded = Seeded::create_postgres(&database.url).await?;
+            let case = format!("{records} records (postgres)");
+            let measured = in_the_store(report, &seeded, &case, records, repeats).await;
+            seeded.close().await?;
+            database.drop().await?;
+            measured?;
+        }
+        Ok(())
+    })
 }
 
 async fn measure(report: &mut Report, records: usize, repeats: usize) -> anyhow::Result<()> {
     let folder = tempfile::TempDir::new()?;
     let seeded = Seeded::create(&folder.path().join("data")).await?;
-    let agents = seeded.agents(1).await?;
-    let started = Instant::now();
-    seeded.audit_records(&agents[0].0, records).await?;
     let case = format!("{records} records (sqlite)");
-    report.add(
-        BENCH,
-        &case,
-        "append_rate_batched",
-        records as f64 / started.elapsed().as_secs_f64(),
-        "records/s",
-    );
-
-    // In the store.
-    let mut rates = Vec::new();
-    let mut cpu_rates = Vec::new();
-    let mut chain = 0;
-    for _ in 0..repeats {
-        let started = Instant::now();
-        let cpu = cpu_seconds()?;
-        let verdict = seeded.gate.verify_audit(&seeded.owner).await?;
-        let took = started.elapsed().as_secs_f64();
-        cpu_rates.push(verdict.records as f64 / (cpu_seconds()? - cpu));
-        if !verdict.ok || (verdict.records as usize) < records {
-            bail!("the seeded chain does not verify: {verdict:?}");
-        }
-        chain = verdict.records;
-        rates.push(verdict.records as f64 / took);
-    }
-    report.add(BENCH, &case, "chain_length", chain as f64, "count");
-    let cpu_rate = median(&mut cpu_rates);
-    report.add(
-        BENCH,
-        &case,
-        "verify_store_per_cpu_s",
-        cpu_rate,
-        "records/s",
-    );
-    report.add(
-        BENCH,
-        &case,
-        "verify_store",
-        median(&mut rates),
-        "records/s",
-    );
+    in_the_store(report, &seeded, &case, records, repeats).await?;
 
     // The export file.
     let file = folder.path().join("audit.ndjson");
@@ -204,6 +179,53 @@ async fn measure(report: &mut Report, records: usize, repeats: usize) -> anyhow:
             "x",
         );
     }
+    Ok(())
+}
+
+/// Appends `records` records to `seeded`'s store, then verifies the chain in the store
+/// `repeats` times (`Gate::verify_audit`): the append rate, the chain's length and the
+/// median verification rates, wall-clock and per CPU second.
+async fn in_the_store(
+    report: &mut Report,
+    seeded: &Seeded,
+    case: &str,
+    records: usize,
+    repeats: usize,
+) -> anyhow::Result<()> {
+    let agents = seeded.agents(1).await?;
+    let started = Instant::now();
+    seeded.audit_records(&agents[0].0, records).await?;
+    report.add(
+        BENCH,
+        case,
+        "append_rate_batched",
+        records as f64 / started.elapsed().as_secs_f64(),
+        "records/s",
+    );
+    let mut rates = Vec::new();
+    let mut cpu_rates = Vec::new();
+    let mut chain = 0;
+    for _ in 0..repeats {
+        let started = Instant::now();
+        let cpu = cpu_seconds()?;
+        let verdict = seeded.gate.verify_audit(&seeded.owner).await?;
+        let took = started.elapsed().as_secs_f64();
+        cpu_rates.push(verdict.records as f64 / (cpu_seconds()? - cpu));
+        if !verdict.ok || (verdict.records as usize) < records {
+            bail!("the seeded chain does not verify: {verdict:?}");
+        }
+        chain = verdict.records;
+        rates.push(verdict.records as f64 / took);
+    }
+    report.add(BENCH, case, "chain_length", chain as f64, "count");
+    report.add(
+        BENCH,
+        case,
+        "verify_store_per_cpu_s",
+        median(&mut cpu_rates),
+        "records/s",
+    );
+    report.add(BENCH, case, "verify_store", median(&mut rates), "records/s");
     Ok(())
 }
 

@@ -15,6 +15,7 @@ use airlock_gate::identity::AgentSpec;
 use airlock_gate::ids::new_id;
 use airlock_gate::{clock::SystemClock, Gate};
 use airlock_protocol::{Run, RunState};
+use airlock_store::postgres::{PgOptions, PostgresStore};
 use airlock_store::sqlite::SqliteStore;
 use airlock_store::{AuditEntry, Effects, Lease, Principal, RunEventEntry, RunUpdate, Store};
 use anyhow::{bail, Context};
@@ -40,10 +41,13 @@ tool = "email.send"
 decision = "ask"
 "#;
 
-/// A data folder's store, gate and owner, open in this process.
+/// A store's gate and owner, open in this process.
 pub struct Seeded {
     pub gate: Gate,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn Store>,
+    /// The same store when it is a data folder's SQLite file, which [`Seeded::close`]
+    /// closes cleanly.
+    sqlite: Option<Arc<SqliteStore>>,
     pub owner: Principal,
     pub owner_token: String,
 }
@@ -53,7 +57,20 @@ impl Seeded {
     /// [`POLICY`] in force, as `airlock serve` would on a first start.
     pub async fn create(data_dir: &Path) -> anyhow::Result<Seeded> {
         std::fs::create_dir_all(data_dir)?;
-        let store = Arc::new(SqliteStore::open(&data_dir.join("airlock.db")).await?);
+        let sqlite = Arc::new(SqliteStore::open(&data_dir.join("airlock.db")).await?);
+        Seeded::bootstrap(sqlite.clone(), Some(sqlite)).await
+    }
+
+    /// The same on an empty PostgreSQL database (a fresh `pg::Database`).
+    pub async fn create_postgres(url: &str) -> anyhow::Result<Seeded> {
+        let store = PostgresStore::connect(url, PgOptions::default()).await?;
+        Seeded::bootstrap(Arc::new(store), None).await
+    }
+
+    async fn bootstrap(
+        store: Arc<dyn Store>,
+        sqlite: Option<Arc<SqliteStore>>,
+    ) -> anyhow::Result<Seeded> {
         let gate = Gate::new(store.clone(), Arc::new(SystemClock)).await?;
         let bootstrapped = gate
             .bootstrap("default", "owner")
@@ -65,18 +82,27 @@ impl Seeded {
         Ok(Seeded {
             gate,
             store,
+            sqlite,
             owner,
             owner_token: bootstrapped.owner_token,
         })
     }
 
-    /// Closes the store cleanly (checkpointing the WAL), as a stopped server leaves it.
+    /// Closes the store cleanly (a SQLite file with its WAL checkpointed, as a stopped
+    /// server leaves it).
     pub async fn close(self) -> anyhow::Result<()> {
-        let Seeded { gate, store, .. } = self;
+        let Seeded {
+            gate,
+            store,
+            sqlite,
+            ..
+        } = self;
         drop(gate);
-        match Arc::try_unwrap(store) {
-            Ok(store) => Ok(store.close().await?),
-            Err(_) => bail!("the store is still in use"),
+        drop(store);
+        match sqlite.map(Arc::try_unwrap) {
+            Some(Ok(sqlite)) => Ok(sqlite.close().await?),
+            Some(Err(_)) => bail!("the store is still in use"),
+            None => Ok(()),
         }
     }
 
