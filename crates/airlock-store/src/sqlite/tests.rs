@@ -5,6 +5,7 @@ use super::*;
 use crate::{Effects, Grant, NewCall, Store, Workspace};
 use airlock_protocol::{Agent, Call};
 use jiff::Timestamp;
+use sqlx::Executor;
 
 /// The per-connection settings durability and integrity rest on (G7): they are not
 /// visible from another connection, so they are checked on the store's own.
@@ -256,6 +257,69 @@ async fn a_call_whose_grant_fails_in_a_batch_leaves_no_row() {
     for pair in records.windows(2) {
         assert_eq!(pair[1].prev_hash, pair[0].hash);
     }
+}
+
+/// When a batch's `COMMIT` itself fails (here on a foreign key that the operation beside
+/// the calls broke, checked only at commit), neither the calls nor the operation are
+/// acknowledged, none of them is kept, and the writer records the next call afresh on an
+/// unbroken chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_whose_commit_fails_acknowledges_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_call_0(&dir).await;
+
+    let mut held = store.writer.begin().await.unwrap();
+    held.conn()
+        .unwrap()
+        .execute(
+            "PRAGMA defer_foreign_keys = ON;
+             INSERT INTO events (workspace, kind, at, data) VALUES ('ws_none', 'x', 0, '{}')",
+        )
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for n in 1..=3 {
+        let store = std::sync::Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            let id = n.to_string();
+            store
+                .record_call("ws_a", &allowed_call(&id), &allowed_effects(&id))
+                .await
+        }));
+    }
+    store.writer.until_queued(tasks.len()).await;
+    let commits_before = store.writer.commits();
+    let held = held.finish(Ok::<(), StoreError>(())).await;
+    assert!(held.is_err(), "{held:?}");
+    for task in tasks {
+        let outcome = task.await.unwrap();
+        assert!(
+            outcome.is_err(),
+            "a call of a failed commit was acknowledged"
+        );
+    }
+    assert_eq!(store.writer.commits(), commits_before);
+    for n in 1..=3 {
+        let id = format!("call_{n}");
+        assert!(store.get_call("ws_a", &id).await.unwrap().is_none(), "{id}");
+    }
+
+    store
+        .record_call("ws_a", &allowed_call("4"), &allowed_effects("4"))
+        .await
+        .unwrap();
+    let records = store.audit_after("ws_a", 0, 100).await.unwrap();
+    let subjects: Vec<&str> = records
+        .iter()
+        .map(|record| record.subject.as_str())
+        .collect();
+    assert_eq!(subjects, ["call_0", "call_4"]);
+    assert_eq!(records[1].prev_hash, records[0].hash);
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM events WHERE workspace = 'ws_none'")
+        .fetch_one(&store.readers)
+        .await
+        .unwrap();
+    assert_eq!(events, 0);
 }
 
 /// A hook's lookup of a held call goes through the retry-key index, whatever the number
