@@ -500,3 +500,67 @@ async fn a_bad_call_in_a_batch_fails_alone_on_postgres() {
     assert_eq!(failed, vec![7]);
     assert_chain(a.as_ref(), &world.ws, CALLS).await;
 }
+
+/// The batcher chains a batch on the head it committed last; when another node moved the
+/// head meanwhile, the batch is chained on the head read again, and the chain has no
+/// fork or gap (`postgres/batch/statement.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_moved_by_another_node_is_read_again() {
+    let (_database, a, b, world) = two_nodes().await;
+    for (n, node) in [&a, &b, &a, &a, &b, &a].into_iter().enumerate() {
+        let spec = world.spec(&format!("c{n}"));
+        let fx = effects("call.allowed", &spec.call_id(), t(1));
+        node.record_call(&world.ws, &spec.allowed(), &fx)
+            .await
+            .unwrap();
+    }
+    assert_chain(a.as_ref(), &world.ws, 6).await;
+    assert_eq!(b.last_event_id(&world.ws).await.unwrap(), 6);
+}
+
+/// Every event of a batch is announced with its own id and call, in id order, once
+/// committed: the announcement is made in the batch's statement (`pg_notify`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_calls_are_announced_with_their_event_ids() {
+    let (_database, a, b, world) = two_nodes().await;
+    let mut changes = a.listen().await.unwrap().expect("PostgreSQL listens");
+    const CALLS: usize = 20;
+    let barrier = Arc::new(Barrier::new(CALLS));
+    let mut tasks = Vec::new();
+    for n in 0..CALLS {
+        let node = Arc::clone(&b);
+        let barrier = Arc::clone(&barrier);
+        let ws = world.ws.clone();
+        let spec = world.spec(&format!("c{n}"));
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let call_id = spec.call_id();
+            let fx = call_effects("call.allowed", &call_id, &call_id, t(1));
+            node.record_call(&ws, &spec.allowed(), &fx).await
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let events = b.events_after(&world.ws, 0, 1000).await.unwrap();
+    assert_eq!(events.len(), CALLS);
+    let mut heard = Vec::new();
+    while heard.len() < CALLS {
+        let change = wait_for(&mut changes, Duration::from_secs(2), |change| {
+            change.kind == "call.allowed"
+        })
+        .await;
+        heard.push(change);
+    }
+    for (change, event) in heard.iter().zip(&events) {
+        assert_eq!(change.workspace, world.ws);
+        assert_eq!(change.event_id, event.id);
+        assert_eq!(
+            change.call_id.as_deref(),
+            event.data["call_id"].as_str(),
+            "event {}",
+            event.id
+        );
+    }
+    assert_chain(a.as_ref(), &world.ws, CALLS).await;
+}
