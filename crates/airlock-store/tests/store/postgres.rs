@@ -564,3 +564,67 @@ async fn batched_calls_are_announced_with_their_event_ids() {
     }
     assert_chain(a.as_ref(), &world.ws, CALLS).await;
 }
+
+/// The batcher writes the next batch while one commits, chained on that one's records.
+/// When the first fails at its `COMMIT` (here a deferred trigger refuses it, half a
+/// second into the commit), the next one, already sent and waiting for the head row,
+/// must not commit on the records that were not: it is chained again on the last
+/// committed record. Every caller is answered, and the chain has no gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_after_one_that_failed_to_commit_is_chained_on_the_last_commit() {
+    let (database, a, _b, world) = two_nodes().await;
+    let mut admin = database.raw().await;
+    sqlx::raw_sql(
+        "CREATE FUNCTION refuse_bad_call() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+             IF NEW.id = 'call_bad' THEN
+                 PERFORM pg_sleep(0.5);
+                 RAISE EXCEPTION 'call_bad is refused at commit';
+             END IF;
+             RETURN NULL;
+         END $$;
+         CREATE CONSTRAINT TRIGGER refuse_bad_call AFTER INSERT ON calls
+             DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_bad_call();",
+    )
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let first = world.spec("first");
+    a.record_call(
+        &world.ws,
+        &first.allowed(),
+        &effects("call.allowed", &first.call_id(), t(1)),
+    )
+    .await
+    .unwrap();
+
+    let record = |id: &str| {
+        let node = Arc::clone(&a);
+        let ws = world.ws.clone();
+        let spec = world.spec(id);
+        tokio::spawn(async move {
+            let fx = effects("call.allowed", &spec.call_id(), t(2));
+            node.record_call(&ws, &spec.allowed(), &fx).await
+        })
+    };
+    let bad = record("bad");
+    // The bad call's batch is committing (for half a second) when these queue.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let next: Vec<_> = (0..5).map(|n| record(&format!("next{n}"))).collect();
+    let refused = bad.await.unwrap().unwrap_err();
+    assert!(
+        refused.to_string().contains("refused at commit"),
+        "{refused}"
+    );
+    for call in next {
+        call.await.unwrap().unwrap();
+    }
+    assert_chain(a.as_ref(), &world.ws, 6).await;
+    let rows = database.row_counts().await;
+    assert_eq!((rows["calls"], rows["events"]), (6, 6));
+    assert!(a
+        .get_call(&world.ws, &world.spec("bad").call_id())
+        .await
+        .unwrap()
+        .is_none());
+}
