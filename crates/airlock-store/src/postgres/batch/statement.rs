@@ -5,14 +5,20 @@
 //! whatever the batch's size: prepared once per connection, where multi-row `VALUES`
 //! would be a new statement, parsed and planned (one more round trip), for each size.
 //!
-//! The chain head is not read first: the batcher chains the records on the head it last
-//! committed (or read), and the statement moves the head only from that one
-//! (`UPDATE … WHERE seq = old AND hash = old`). Every row is inserted from that update's
-//! row, so when the head in the database is another one (a write of another operation or
-//! node came between) the statement writes nothing and answers `None`; the caller reads
-//! the head (locked) and sends it again, in the same transaction. The outer query reads
-//! the head first, so the head row is locked before any other row is written
-//! (`dialect::lock_workspace`), and the event ids are drawn under that lock.
+//! The chain head is not read first: the batcher chains the records on the head the
+//! batch before moved (or that was read), and the statement moves the head only from
+//! that one. It locks the head row first (`FOR UPDATE`: waiting, if another transaction
+//! holds it, until that one ends, then reading the row as it left it), and updates it
+//! only when it is the head the batch was chained on. Every row is inserted from that
+//! update's row, so when the head in the database is another one (a write of another
+//! operation or node came between, or the batch before did not commit) the statement
+//! writes nothing and answers `None`; the caller reads the head, already locked, and
+//! sends the statement again in the same transaction. A plain
+//! `UPDATE … WHERE seq = old` would not do: at READ COMMITTED it skips, without waiting,
+//! a row whose committed version does not match yet, so a batch sent while the one before
+//! it commits would always miss. The outer query reads the head first, so the head row
+//! is locked before any other row is written (`dialect::lock_workspace`), and the event
+//! ids are drawn under that lock.
 
 use super::super::dialect::CHANNEL;
 use super::super::sql::audit::chain_on;
@@ -25,10 +31,14 @@ use sqlx::{PgConnection, Row};
 pub(crate) type Head = (u64, String);
 
 const STATEMENT: &str = "
-WITH head AS (
+WITH locked AS (
+    SELECT seq, hash FROM audit_heads WHERE workspace = $1 FOR UPDATE
+),
+head AS (
     UPDATE audit_heads SET seq = $2, hash = $3
-    WHERE workspace = $1 AND seq = $4 AND hash = $5
-    RETURNING workspace
+    FROM locked
+    WHERE audit_heads.workspace = $1 AND locked.seq = $4 AND locked.hash = $5
+    RETURNING audit_heads.workspace
 ),
 new_calls AS (
     INSERT INTO calls (id, workspace, agent_id, session_id, tool, arguments, risk, status,
@@ -363,10 +373,8 @@ mod tests {
             .unwrap()
     }
 
-    /// The statement writes every row of the batch on the head it is given and moves the
-    /// head; given a head that is no longer the database's, it writes nothing at all.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_batch_is_written_on_its_head_and_not_on_a_stale_one() {
+    /// A fresh database with workspace `ws_a` and agent `agt_a`.
+    async fn store_with_agent() -> PostgresStore {
         let url = airlock_pgtest::fresh_database().await;
         let store = PostgresStore::connect(&url, PgOptions::default())
             .await
@@ -394,6 +402,14 @@ mod tests {
             .create_agent("ws_a", &agent, "hash", &Effects::none())
             .await
             .unwrap();
+        store
+    }
+
+    /// The statement writes every row of the batch on the head it is given and moves the
+    /// head; given a head that is no longer the database's, it writes nothing at all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_is_written_on_its_head_and_not_on_a_stale_one() {
+        let store = store_with_agent().await;
         let calls: Vec<(NewCall, Effects)> = (1..=3)
             .map(|n| {
                 (
@@ -463,5 +479,92 @@ mod tests {
         assert_eq!(call.cwd.as_deref(), Some("/work"));
         assert_eq!(call.grant_id.as_deref(), Some("grt_3"));
         store.close().await;
+    }
+
+    /// A batch sent while the one before it still holds the head row waits for it: when
+    /// that one commits, the batch is written on the head it moved (no second try); when
+    /// it rolls back, the batch writes nothing (its head never existed).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_waits_for_the_head_of_the_one_before() {
+        let store = std::sync::Arc::new(store_with_agent().await);
+        let calls: Vec<(NewCall, Effects)> = (1..=4)
+            .map(|n| {
+                (
+                    allowed_call(&n.to_string()),
+                    allowed_effects(&n.to_string()),
+                )
+            })
+            .collect();
+        let genesis = (0, airlock_digest::GENESIS_HASH.to_owned());
+        for first_commits in [true, false] {
+            let (first, second) = if first_commits {
+                (&calls[0], &calls[1])
+            } else {
+                (&calls[2], &calls[3])
+            };
+            let mut before = store.pool.acquire().await.unwrap();
+            let on = store.records_head().await;
+            before.execute("BEGIN").await.unwrap();
+            let writes = [CallWrite {
+                workspace: "ws_a",
+                call: &first.0,
+                effects: &first.1,
+                redeemed: None,
+            }];
+            let moved = record(&mut before, "ws_a", &writes, on.clone())
+                .await
+                .unwrap()
+                .expect("written on the current head");
+            let next = {
+                let store = std::sync::Arc::clone(&store);
+                let (call, effects) = second.clone();
+                let moved = moved.clone();
+                tokio::spawn(async move {
+                    let mut conn = store.pool.acquire().await.unwrap();
+                    conn.execute("BEGIN").await.unwrap();
+                    let writes = [CallWrite {
+                        workspace: "ws_a",
+                        call: &call,
+                        effects: &effects,
+                        redeemed: None,
+                    }];
+                    let written = record(&mut conn, "ws_a", &writes, moved).await.unwrap();
+                    conn.execute("COMMIT").await.unwrap();
+                    written
+                })
+            };
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            assert!(
+                !next.is_finished(),
+                "the next batch did not wait for the head row"
+            );
+            before
+                .execute(if first_commits { "COMMIT" } else { "ROLLBACK" })
+                .await
+                .unwrap();
+            let written = next.await.unwrap();
+            if first_commits {
+                assert_eq!(written.map(|head| head.0), Some(moved.0 + 1));
+            } else {
+                assert_eq!(written, None);
+                assert_eq!(store.records_head().await, on);
+            }
+        }
+        assert_ne!(genesis, store.records_head().await);
+        let mut conn = store.pool.acquire().await.unwrap();
+        assert_eq!(count(&mut conn, "calls").await, 2);
+        assert_eq!(count(&mut conn, "audit").await, 2);
+    }
+
+    impl PostgresStore {
+        /// `ws_a`'s head row.
+        async fn records_head(&self) -> Head {
+            let (seq, hash): (i64, String) =
+                sqlx::query_as("SELECT seq, hash FROM audit_heads WHERE workspace = 'ws_a'")
+                    .fetch_one(&self.pool)
+                    .await
+                    .unwrap();
+            (u64::try_from(seq).unwrap(), hash)
+        }
     }
 }
