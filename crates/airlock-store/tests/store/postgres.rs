@@ -500,3 +500,131 @@ async fn a_bad_call_in_a_batch_fails_alone_on_postgres() {
     assert_eq!(failed, vec![7]);
     assert_chain(a.as_ref(), &world.ws, CALLS).await;
 }
+
+/// The batcher chains a batch on the head it committed last; when another node moved the
+/// head meanwhile, the batch is chained on the head read again, and the chain has no
+/// fork or gap (`postgres/batch/statement.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_moved_by_another_node_is_read_again() {
+    let (_database, a, b, world) = two_nodes().await;
+    for (n, node) in [&a, &b, &a, &a, &b, &a].into_iter().enumerate() {
+        let spec = world.spec(&format!("c{n}"));
+        let fx = effects("call.allowed", &spec.call_id(), t(1));
+        node.record_call(&world.ws, &spec.allowed(), &fx)
+            .await
+            .unwrap();
+    }
+    assert_chain(a.as_ref(), &world.ws, 6).await;
+    assert_eq!(b.last_event_id(&world.ws).await.unwrap(), 6);
+}
+
+/// Every event of a batch is announced with its own id and call, in id order, once
+/// committed: the announcement is made in the batch's statement (`pg_notify`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_calls_are_announced_with_their_event_ids() {
+    let (_database, a, b, world) = two_nodes().await;
+    let mut changes = a.listen().await.unwrap().expect("PostgreSQL listens");
+    const CALLS: usize = 20;
+    let barrier = Arc::new(Barrier::new(CALLS));
+    let mut tasks = Vec::new();
+    for n in 0..CALLS {
+        let node = Arc::clone(&b);
+        let barrier = Arc::clone(&barrier);
+        let ws = world.ws.clone();
+        let spec = world.spec(&format!("c{n}"));
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let call_id = spec.call_id();
+            let fx = call_effects("call.allowed", &call_id, &call_id, t(1));
+            node.record_call(&ws, &spec.allowed(), &fx).await
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let events = b.events_after(&world.ws, 0, 1000).await.unwrap();
+    assert_eq!(events.len(), CALLS);
+    let mut heard = Vec::new();
+    while heard.len() < CALLS {
+        let change = wait_for(&mut changes, Duration::from_secs(2), |change| {
+            change.kind == "call.allowed"
+        })
+        .await;
+        heard.push(change);
+    }
+    for (change, event) in heard.iter().zip(&events) {
+        assert_eq!(change.workspace, world.ws);
+        assert_eq!(change.event_id, event.id);
+        assert_eq!(
+            change.call_id.as_deref(),
+            event.data["call_id"].as_str(),
+            "event {}",
+            event.id
+        );
+    }
+    assert_chain(a.as_ref(), &world.ws, CALLS).await;
+}
+
+/// The batcher writes the next batch while one commits, chained on that one's records.
+/// When the first fails at its `COMMIT` (here a deferred trigger refuses it, half a
+/// second into the commit), the next one, already sent and waiting for the head row,
+/// must not commit on the records that were not: it is chained again on the last
+/// committed record. Every caller is answered, and the chain has no gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_after_one_that_failed_to_commit_is_chained_on_the_last_commit() {
+    let (database, a, _b, world) = two_nodes().await;
+    let mut admin = database.raw().await;
+    sqlx::raw_sql(
+        "CREATE FUNCTION refuse_bad_call() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+             IF NEW.id = 'call_bad' THEN
+                 PERFORM pg_sleep(0.5);
+                 RAISE EXCEPTION 'call_bad is refused at commit';
+             END IF;
+             RETURN NULL;
+         END $$;
+         CREATE CONSTRAINT TRIGGER refuse_bad_call AFTER INSERT ON calls
+             DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_bad_call();",
+    )
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let first = world.spec("first");
+    a.record_call(
+        &world.ws,
+        &first.allowed(),
+        &effects("call.allowed", &first.call_id(), t(1)),
+    )
+    .await
+    .unwrap();
+
+    let record = |id: &str| {
+        let node = Arc::clone(&a);
+        let ws = world.ws.clone();
+        let spec = world.spec(id);
+        tokio::spawn(async move {
+            let fx = effects("call.allowed", &spec.call_id(), t(2));
+            node.record_call(&ws, &spec.allowed(), &fx).await
+        })
+    };
+    let bad = record("bad");
+    // The bad call's batch is committing (for half a second) when these queue.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let next: Vec<_> = (0..5).map(|n| record(&format!("next{n}"))).collect();
+    let refused = bad.await.unwrap().unwrap_err();
+    assert!(
+        refused.to_string().contains("refused at commit"),
+        "{refused}"
+    );
+    for call in next {
+        call.await.unwrap().unwrap();
+    }
+    assert_chain(a.as_ref(), &world.ws, 6).await;
+    let rows = database.row_counts().await;
+    assert_eq!((rows["calls"], rows["events"]), (6, 6));
+    assert!(a
+        .get_call(&world.ws, &world.spec("bad").call_id())
+        .await
+        .unwrap()
+        .is_none());
+}
