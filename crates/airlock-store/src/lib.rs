@@ -36,6 +36,9 @@ mod store_operations;
 mod audit_rows;
 pub(crate) mod codec;
 mod error;
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod test_calls;
 mod types;
 
 pub use audit_rows::{AuditRow, AuditRows};

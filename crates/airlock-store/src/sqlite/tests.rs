@@ -2,8 +2,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use super::*;
-use crate::{Effects, Grant, NewCall, Store, Workspace};
-use airlock_protocol::{Agent, Call};
+use crate::test_calls::allowed_call;
+use crate::{Effects, Store, Workspace};
+use airlock_protocol::Agent;
 use jiff::Timestamp;
 use sqlx::Executor;
 
@@ -69,44 +70,6 @@ async fn lent_readers_are_read_only_and_only_good_ones_are_reused() {
     assert_eq!(calls, 1);
     lent.give_back(true);
     assert_eq!(store.hot.idle(), 1);
-}
-
-fn allowed_call(id: &str) -> NewCall {
-    let at = Timestamp::from_second(1_800_000_000).unwrap();
-    let call = Call {
-        id: format!("call_{id}"),
-        agent_id: "agt_a".into(),
-        session_id: None,
-        tool: "bench.op".into(),
-        arguments: serde_json::json!({"n": id}),
-        risk: airlock_protocol::Risk::Read,
-        status: airlock_protocol::CallStatus::Allowed,
-        decided_by: airlock_protocol::DecidedBy::Rule,
-        rule: Some("allowed".into()),
-        reason: None,
-        approval_id: None,
-        grant_id: Some(format!("grt_{id}")),
-        created_at: at,
-        decided_at: Some(at),
-        native_tool: None,
-        cwd: None,
-        project: None,
-        redeemed_at: None,
-        outcome: None,
-        ambiguous_at: None,
-        reconciliation: None,
-        original_arguments: None,
-    };
-    NewCall {
-        grant: Some(Grant {
-            id: format!("grt_{id}"),
-            call_id: call.id.clone(),
-            created_at: at,
-            consumed_at: None,
-        }),
-        approval: None,
-        call,
-    }
 }
 
 fn allowed_effects(id: &str) -> Effects {

@@ -304,51 +304,10 @@ struct GrantColumns<'a> {
 mod tests {
     use super::*;
     use crate::postgres::{PgOptions, PostgresStore};
-    use crate::{AuditEntry, Effects, EventEntry, Grant, NewCall, Store, Workspace};
-    use airlock_protocol::{Agent, Call};
-    use jiff::Timestamp;
+    use crate::test_calls::{allowed_call, at};
+    use crate::{AuditEntry, Effects, EventEntry, NewCall, Store, Workspace};
+    use airlock_protocol::Agent;
     use sqlx::Executor;
-
-    fn at() -> Timestamp {
-        Timestamp::from_second(1_800_000_000).unwrap()
-    }
-
-    fn allowed_call(id: &str) -> NewCall {
-        let call = Call {
-            id: format!("call_{id}"),
-            agent_id: "agt_a".into(),
-            session_id: None,
-            tool: "bench.op".into(),
-            arguments: serde_json::json!({"n": id}),
-            risk: airlock_protocol::Risk::Read,
-            status: airlock_protocol::CallStatus::Allowed,
-            decided_by: airlock_protocol::DecidedBy::Rule,
-            rule: Some("allowed".into()),
-            reason: None,
-            approval_id: None,
-            grant_id: Some(format!("grt_{id}")),
-            created_at: at(),
-            decided_at: Some(at()),
-            native_tool: None,
-            cwd: Some("/work".into()),
-            project: None,
-            redeemed_at: None,
-            outcome: None,
-            ambiguous_at: None,
-            reconciliation: None,
-            original_arguments: None,
-        };
-        NewCall {
-            grant: Some(Grant {
-                id: format!("grt_{id}"),
-                call_id: call.id.clone(),
-                created_at: at(),
-                consumed_at: None,
-            }),
-            approval: None,
-            call,
-        }
-    }
 
     fn allowed_effects(id: &str) -> Effects {
         Effects::none()
