@@ -47,3 +47,30 @@ pub(crate) fn allowed_call(id: &str) -> NewCall {
         call,
     }
 }
+
+/// Workspace `ws_a` and its agent `agt_a` in `store`.
+pub(crate) async fn workspace_with_agent(store: &impl crate::Store) {
+    store
+        .create_workspace(&crate::Workspace {
+            id: "ws_a".into(),
+            name: "alpha".into(),
+            created_at: at(),
+        })
+        .await
+        .expect("workspace ws_a");
+    let agent = airlock_protocol::Agent {
+        id: "agt_a".into(),
+        name: "scout".into(),
+        mode: airlock_protocol::Mode::Ask,
+        system_prompt: None,
+        tools: None,
+        workspace_dir: None,
+        llm: None,
+        mcp_servers: None,
+        created_at: at(),
+    };
+    store
+        .create_agent("ws_a", &agent, "hash", &crate::Effects::none())
+        .await
+        .expect("agent agt_a");
+}

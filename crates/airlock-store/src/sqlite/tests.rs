@@ -2,9 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use super::*;
-use crate::test_calls::allowed_call;
-use crate::{Effects, Store, Workspace};
-use airlock_protocol::Agent;
+use crate::test_calls::{allowed_call, workspace_with_agent};
+use crate::{Effects, Store};
 use jiff::Timestamp;
 use sqlx::Executor;
 
@@ -109,30 +108,7 @@ async fn store_with_call_0(dir: &tempfile::TempDir) -> std::sync::Arc<SqliteStor
             .await
             .unwrap(),
     );
-    let created = Timestamp::from_second(1_800_000_000).unwrap();
-    store
-        .create_workspace(&Workspace {
-            id: "ws_a".into(),
-            name: "alpha".into(),
-            created_at: created,
-        })
-        .await
-        .unwrap();
-    let agent = Agent {
-        id: "agt_a".into(),
-        name: "scout".into(),
-        mode: airlock_protocol::Mode::Ask,
-        system_prompt: None,
-        tools: None,
-        workspace_dir: None,
-        llm: None,
-        mcp_servers: None,
-        created_at: created,
-    };
-    store
-        .create_agent("ws_a", &agent, "hash", &Effects::none())
-        .await
-        .unwrap();
+    workspace_with_agent(store.as_ref()).await;
     store
         .record_call("ws_a", &allowed_call("0"), &allowed_effects("0"))
         .await

@@ -304,9 +304,8 @@ struct GrantColumns<'a> {
 mod tests {
     use super::*;
     use crate::postgres::{PgOptions, PostgresStore};
-    use crate::test_calls::{allowed_call, at};
-    use crate::{AuditEntry, Effects, EventEntry, NewCall, Store, Workspace};
-    use airlock_protocol::Agent;
+    use crate::test_calls::{allowed_call, at, workspace_with_agent};
+    use crate::{AuditEntry, Effects, EventEntry, NewCall, Store};
     use sqlx::Executor;
 
     fn allowed_effects(id: &str) -> Effects {
@@ -338,29 +337,7 @@ mod tests {
         let store = PostgresStore::connect(&url, PgOptions::default())
             .await
             .unwrap();
-        store
-            .create_workspace(&Workspace {
-                id: "ws_a".into(),
-                name: "alpha".into(),
-                created_at: at(),
-            })
-            .await
-            .unwrap();
-        let agent = Agent {
-            id: "agt_a".into(),
-            name: "scout".into(),
-            mode: airlock_protocol::Mode::Ask,
-            system_prompt: None,
-            tools: None,
-            workspace_dir: None,
-            llm: None,
-            mcp_servers: None,
-            created_at: at(),
-        };
-        store
-            .create_agent("ws_a", &agent, "hash", &Effects::none())
-            .await
-            .unwrap();
+        workspace_with_agent(&store).await;
         store
     }
 
