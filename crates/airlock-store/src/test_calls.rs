@@ -1,5 +1,5 @@
-//! Calls for the backends' own unit tests (the SQLite committer, the PostgreSQL batch
-//! statement): an allowed call with its grant, as the gate records it.
+//! Calls for the SQLite committer's unit tests: an allowed call with its grant, as the gate
+//! records it, and the workspace and agent it belongs to.
 
 use crate::{Grant, NewCall};
 use airlock_protocol::Call;

@@ -31,14 +31,14 @@ pub(crate) async fn append_effects(
 const ROWS_PER_STATEMENT: usize = 256;
 
 /// An audit record ready to insert.
-pub(crate) struct AuditRow<'a> {
-    pub workspace: &'a str,
-    pub seq: i64,
-    pub at: String,
-    pub entry: &'a AuditEntry,
-    pub data: String,
-    pub prev_hash: String,
-    pub hash: String,
+struct AuditRow<'a> {
+    workspace: &'a str,
+    seq: i64,
+    at: String,
+    entry: &'a AuditEntry,
+    data: String,
+    prev_hash: String,
+    hash: String,
 }
 
 /// An event ready to insert: its workspace, the event, its data as JSON text.
@@ -47,10 +47,10 @@ pub(crate) type EventRow<'a> = (&'a str, &'a EventEntry, String);
 /// What [`append_many`] inserts: the audit records chained on each workspace's head, the
 /// heads as they end, and the events.
 pub(crate) struct Chained<'a> {
-    pub rows: Vec<AuditRow<'a>>,
+    rows: Vec<AuditRow<'a>>,
     /// (workspace, last seq, last hash) of each chain the batch extends.
-    pub heads: Vec<(&'a str, u64, String)>,
-    pub events: Vec<EventRow<'a>>,
+    heads: Vec<(&'a str, u64, String)>,
+    events: Vec<EventRow<'a>>,
 }
 
 /// Chains each `(workspace, effects)` in order on its workspace's head, read once inside
@@ -64,36 +64,20 @@ pub(crate) async fn chain<'a>(
     batch: &[(&'a str, &'a Effects)],
 ) -> StoreResult<Chained<'a>> {
     let mut heads: Vec<(&str, u64, String)> = Vec::new();
-    for &(workspace, effects) in batch {
-        if (effects.audit.is_empty() && effects.events.is_empty())
-            || heads.iter().any(|(known, ..)| *known == workspace)
-        {
-            continue;
-        }
-        let (seq, hash) = dialect::chain_head(&mut *conn, workspace).await?;
-        heads.push((workspace, seq, hash));
-    }
-    chain_on(heads, batch)
-}
-
-/// [`chain`] on heads the caller knows: `(workspace, seq, hash)` of every workspace of
-/// `batch` that has effects (PostgreSQL's batcher keeps the heads it committed, and its
-/// statement checks them against the database's, `postgres/batch/statement.rs`).
-pub(crate) fn chain_on<'a>(
-    mut heads: Vec<(&'a str, u64, String)>,
-    batch: &[(&'a str, &'a Effects)],
-) -> StoreResult<Chained<'a>> {
     let mut rows: Vec<AuditRow<'_>> = Vec::new();
     for &(workspace, effects) in batch {
         if effects.audit.is_empty() && effects.events.is_empty() {
             continue;
         }
-        let Some((_, seq, prev_hash)) = heads.iter_mut().find(|(known, ..)| *known == workspace)
-        else {
-            return Err(StoreError::Database(format!(
-                "no chain head of workspace {workspace} to append to"
-            )));
+        let index = match heads.iter().position(|(known, ..)| *known == workspace) {
+            Some(index) => index,
+            None => {
+                let (seq, hash) = dialect::chain_head(&mut *conn, workspace).await?;
+                heads.push((workspace, seq, hash));
+                heads.len() - 1
+            }
         };
+        let (_, seq, prev_hash) = &mut heads[index];
         for entry in &effects.audit {
             *seq += 1;
             // The text hashed is the text stored: a verifier recomputes from the row.

@@ -32,7 +32,6 @@ pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, st
 const ROWS_PER_STATEMENT: usize = 256;
 
 /// One call for [`record_calls`]: what [`crate::Store::record_call`] takes.
-#[derive(Clone, Copy)]
 pub(crate) struct CallWrite<'a> {
     pub workspace: &'a str,
     pub call: &'a NewCall,
