@@ -7,6 +7,9 @@
 //!   read and checked side by side with `airlock_gate::audit::verify_export_from`, what
 //!   `airlock audit verify --file` runs.
 //!   Also without the file read (`verify_export_in_memory`): the verifier's own cost.
+//! - **serve process**: the same SQLite store verified by the shipped `airlock serve`
+//!   (its own allocator), timed from outside as `GET /v1/audit/verify` with the owner's
+//!   token: the product's figure for the store.
 //! - **store on PostgreSQL**, when a server is named (`--pg-url` or
 //!   `AIRLOCK_TEST_PG_URL`): the same chain in a fresh database, verified the same way.
 //! - the floors measured beside them on the same bytes: one SHA-256 per exported line, and
@@ -15,6 +18,7 @@
 //!   parse floor, never twice the SHA-256 floor on two cores.
 
 use crate::pg;
+use crate::process::{airlock_binary, ServerProcess};
 use crate::report::Report;
 use crate::seed::Seeded;
 use crate::Options;
@@ -30,6 +34,7 @@ use std::time::Instant;
 const BENCH: &str = "audit";
 
 pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
+    let binary = airlock_binary(options)?;
     let (records, repeats) = if options.quick {
         (10_000, 1)
     } else {
@@ -39,7 +44,7 @@ pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        measure(report, records, repeats).await?;
+        measure(report, &binary, records, repeats).await?;
         // PostgreSQL's store figure when a server is named (`--pg-url`): the same chain,
         // verified in the same way (its pages are read row by row).
         if options.pg_url.is_some() {
@@ -55,7 +60,12 @@ pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
     })
 }
 
-async fn measure(report: &mut Report, records: usize, repeats: usize) -> anyhow::Result<()> {
+async fn measure(
+    report: &mut Report,
+    binary: &std::path::Path,
+    records: usize,
+    repeats: usize,
+) -> anyhow::Result<()> {
     let folder = tempfile::TempDir::new()?;
     let seeded = Seeded::create(&folder.path().join("data")).await?;
     let case = format!("{records} records (sqlite)");
@@ -72,7 +82,17 @@ async fn measure(report: &mut Report, records: usize, repeats: usize) -> anyhow:
         exported as f64 / started.elapsed().as_secs_f64(),
         "records/s",
     );
+    let owner_token = seeded.owner_token.clone();
     seeded.close().await?;
+    served(
+        report,
+        binary,
+        &folder.path().join("data"),
+        &owner_token,
+        &case,
+        repeats,
+    )
+    .await?;
     let mut rates = Vec::new();
     let mut cpu_rates = Vec::new();
     let mut memory_rates = Vec::new();
@@ -226,6 +246,47 @@ async fn in_the_store(
         "records/s",
     );
     report.add(BENCH, case, "verify_store", median(&mut rates), "records/s");
+    Ok(())
+}
+
+/// The chain in `data_dir` verified by `airlock serve` itself, `repeats` times:
+/// `GET /v1/audit/verify`'s median rate, timed from here.
+async fn served(
+    report: &mut Report,
+    binary: &std::path::Path,
+    data_dir: &std::path::Path,
+    owner_token: &str,
+    case: &str,
+    repeats: usize,
+) -> anyhow::Result<()> {
+    let (server, _) = ServerProcess::start(binary, data_dir).await?;
+    let outcome = async {
+        let http = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(600))
+            .build()?;
+        let mut rates = Vec::new();
+        for _ in 0..repeats {
+            let started = Instant::now();
+            let verdict: serde_json::Value = http
+                .get(format!("{}/v1/audit/verify", server.url))
+                .bearer_auth(owner_token)
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            let took = started.elapsed().as_secs_f64();
+            let records = verdict["records"].as_u64().unwrap_or(0);
+            if verdict["ok"] != true || records == 0 {
+                bail!("the served chain does not verify: {verdict}");
+            }
+            rates.push(records as f64 / took);
+        }
+        anyhow::Ok(median(&mut rates))
+    }
+    .await;
+    server.stop().await?;
+    report.add(BENCH, case, "verify_serve_process", outcome?, "records/s");
     Ok(())
 }
 

@@ -10,12 +10,18 @@
 //! The load is 64 concurrent keep-alive clients in a second process (`load.rs`), each
 //! posting `POST /v1/calls` back to back; every answer must be `201` (the call allowed,
 //! its grant, call row and audit record committed).
+//!
+//! The cases above run the server inside this process, under the bench's allocator (the
+//! system's, counted for `policy`). The cases `airlock BACKEND auto-allowed, serve
+//! process` are the same load against the shipped `airlock serve` binary (its own
+//! allocator, `--policy` the same policy): the product's figures.
 
 use crate::load::{self, LoadArgs, LoadResult};
+use crate::process::{airlock_binary, ServerProcess};
 use crate::report::Report;
 use crate::server::{Airlock, Backend, Bare};
 use crate::{pg, Options};
-use anyhow::bail;
+use anyhow::{bail, Context};
 use serde_json::json;
 use sqlx::{ConnectOptions, Connection, Executor};
 use std::time::{Duration, Instant};
@@ -91,6 +97,8 @@ pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
         bare(report, &plan).await?;
         gate(report, &plan, &Backend::Sqlite, Cache::On).await?;
         gate(report, &plan, &Backend::Sqlite, Cache::Off).await?;
+        let binary = airlock_binary(options)?;
+        serve_process(report, &plan, &binary, None).await?;
         sqlite_commits(report, &plan).await?;
         ratios(report, "sqlite");
         for cache in [Cache::On, Cache::Off] {
@@ -101,6 +109,9 @@ pub fn run(report: &mut Report, options: &Options) -> anyhow::Result<()> {
             gate(report, &plan, &backend, cache).await?;
             database.drop().await?;
         }
+        let database = pg::Database::create(&admin_url).await?;
+        serve_process(report, &plan, &binary, Some(&database.url)).await?;
+        database.drop().await?;
         let database = pg::Database::create(&admin_url).await?;
         crate::window::measure(report, &database.url, if options.quick { 10 } else { 200 }).await?;
         database.drop().await?;
@@ -161,6 +172,67 @@ async fn gate(
         Cache::Off => format!("airlock {} auto-allowed, read cache off", backend.name()),
     };
     add_load(report, &case, &result, "decisions/s");
+    Ok(())
+}
+
+/// The shipped `airlock serve` with [`POLICY`], on a fresh SQLite data folder or on the
+/// PostgreSQL database at `postgres`: one agent made through the API with the owner's
+/// token, then the same load as [`gate`].
+async fn serve_process(
+    report: &mut Report,
+    plan: &Plan,
+    binary: &std::path::Path,
+    postgres: Option<&str>,
+) -> anyhow::Result<()> {
+    let data = tempfile::TempDir::new()?;
+    let policy = data.path().join("policy.toml");
+    std::fs::write(&policy, POLICY)?;
+    let data_dir = data.path().join("data");
+    let mut extra = vec!["--policy".into(), policy.into_os_string()];
+    if let Some(url) = postgres {
+        extra.extend(["--db".into(), url.into()]);
+    }
+    let (server, _) = ServerProcess::start_with(binary, &data_dir, &extra).await?;
+    let outcome = async {
+        let owner = std::fs::read_to_string(data_dir.join("owner.token"))
+            .context("the server wrote no owner.token")?;
+        let http = reqwest::Client::new();
+        let created: serde_json::Value = http
+            .post(format!("{}/v1/agents", server.url))
+            .bearer_auth(owner.trim())
+            .json(&json!({"name": "bench"}))
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        let agent = created["token"]
+            .as_str()
+            .with_context(|| format!("no agent token in {created}"))?
+            .to_owned();
+        let call: serde_json::Value = http
+            .post(format!("{}/v1/calls", server.url))
+            .bearer_auth(&agent)
+            .json(&serde_json::from_str::<serde_json::Value>(&call_body())?)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        if call["status"] != "allowed" {
+            bail!("the bench call is not auto-allowed: {call}");
+        }
+        load::run(&plan.load(format!("{}/v1/calls", server.url), agent)).await
+    }
+    .await;
+    server.stop().await?;
+    let backend = if postgres.is_some() {
+        "postgres"
+    } else {
+        "sqlite"
+    };
+    let case = format!("airlock {backend} auto-allowed, serve process");
+    add_load(report, &case, &outcome?, "decisions/s");
     Ok(())
 }
 

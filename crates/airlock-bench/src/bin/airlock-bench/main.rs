@@ -100,7 +100,7 @@ pub struct Options {
     /// that may `CREATE DATABASE` (each figure gets a fresh database, dropped after).
     #[arg(long, value_name = "URL", env = "AIRLOCK_TEST_PG_URL")]
     pub pg_url: Option<String>,
-    /// The `airlock` binary that `park` and `recovery` start [default: `airlock` beside
+    /// The `airlock` binary that `gate`, `park` and `recovery` start [default: `airlock` beside
     /// this binary, as `cargo build -p airlock-cli` leaves it].
     #[arg(long, value_name = "FILE", env = "AIRLOCK_BIN")]
     pub airlock_bin: Option<std::path::PathBuf>,

@@ -1,0 +1,39 @@
+#!/bin/bash
+# wrk_gate.sh PAIRS BIN_A [BIN_B ...]: the issue's independent load, reproduced. Each binary
+# runs `airlock serve` on a fresh SQLite data dir with the gate bench's policy
+# (gate-policy.toml) and one agent; then, PAIRS times, each server in turn gets
+# `wrk -t2 -c64 -d10s` of auto-allowed `POST /v1/calls` (the audit append included) and
+# prints requests/s and p50/p90/p99 (ms), with the load average.
+set -e
+pairs=$1; shift
+here=$(cd "$(dirname "$0")" && pwd)
+bins=("$@"); ports=(); pids=(); luas=()
+i=0
+for bin in "$@"; do
+  port=$((17400 + i)); d=/tmp/wrk-gate/$i; rm -rf "$d"; mkdir -p "$d"
+  "$bin" serve --data-dir "$d" --listen "127.0.0.1:$port" --policy "$here/gate-policy.toml" > "$d/serve.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+  token=$("$bin" agents create bench --json --url "http://127.0.0.1:$port" --data-dir "$d" | jq -r .token)
+  cat > "$d/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '{"tool":"bench.op","arguments":{"resource":"res/item"}}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $token"
+done = function(summary, latency, requests)
+  io.write(string.format("p50 %.2f p90 %.2f p99 %.2f errors %d non2xx %d\n",
+    latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.errors.status))
+end
+LUA
+  ports+=($port); luas+=("$d/post.lua"); i=$((i + 1))
+done
+trap 'kill "${pids[@]}" 2>/dev/null' EXIT
+for p in $(seq "$pairs"); do
+  for j in "${!ports[@]}"; do
+    out=$(wrk -t2 -c64 -d10s -s "${luas[$j]}" "http://127.0.0.1:${ports[$j]}/v1/calls")
+    rate=$(echo "$out" | awk '/Requests\/sec/{print $2}')
+    echo "round $p  ${bins[$j]}  rate $rate  $(echo "$out" | grep '^p50')  load $(cut -d' ' -f1 /proc/loadavg)"
+  done
+done
