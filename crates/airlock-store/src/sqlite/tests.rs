@@ -7,8 +7,9 @@ use crate::{Effects, Store};
 use jiff::Timestamp;
 use sqlx::Executor;
 
-/// The per-connection settings durability and integrity rest on (G7): they are not
-/// visible from another connection, so they are checked on the store's own.
+/// The per-connection settings durability and integrity rest on (G7), and the writer's
+/// checkpoint size: they are not visible from another connection, so they are checked on
+/// the store's own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_are_durable_checked_and_readers_read_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -38,6 +39,11 @@ async fn connections_are_durable_checked_and_readers_read_only() {
                 .await
                 .unwrap();
             assert_eq!(busy, 5000);
+            let checkpoint: i64 = sqlx::query_scalar(&pragma("wal_autocheckpoint"))
+                .fetch_one(&mut *writer)
+                .await
+                .unwrap();
+            assert_eq!(checkpoint, i64::from(CHECKPOINT_PAGES));
         })
     });
     checked.await.unwrap();
