@@ -9,12 +9,8 @@
 set -e
 bin=$1; bench=$2; name=$3; port=$4
 here=$(dirname "$0")
-d=/tmp/gate2/$name; rm -rf "$d"; mkdir -p "$d"
-# shellcheck disable=SC2086
-env $SERVE_ENV "$bin" serve --data-dir "$d" --listen "127.0.0.1:$port" --policy "$here/gate-policy.toml" > "$d/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-token=$("$bin" agents create bench --json --url "http://127.0.0.1:$port" --data-dir "$d" | jq -r .token)
+d=/tmp/gate2/$name
+IFS=: read -r port token pid < <("$here/serve.sh" "$bin" "$name" "$port" "$here/gate-policy.toml" | cut -d= -f2)
 body='{"tool":"bench.op","arguments":{"resource":"res/item"}}'
 cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
 ctx() { cat /proc/"$pid"/task/*/status | awk '/ctxt_switches/{s+=$2} END{print s}'; }

@@ -10,11 +10,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 bins=("$@"); ports=(); pids=(); luas=()
 i=0
 for bin in "$@"; do
-  port=$((17400 + i)); d=/tmp/wrk-gate/$i; rm -rf "$d"; mkdir -p "$d"
-  "$bin" serve --data-dir "$d" --listen "127.0.0.1:$port" --policy "$here/gate-policy.toml" > "$d/serve.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-  token=$("$bin" agents create bench --json --url "http://127.0.0.1:$port" --data-dir "$d" | jq -r .token)
+  d=/tmp/gate2/wrk$i
+  IFS=: read -r port token pid < <("$here/serve.sh" "$bin" "wrk$i" $((17400 + i)) "$here/gate-policy.toml" | cut -d= -f2)
+  pids+=("$pid")
   cat > "$d/post.lua" <<LUA
 wrk.method = "POST"
 wrk.body = '{"tool":"bench.op","arguments":{"resource":"res/item"}}'

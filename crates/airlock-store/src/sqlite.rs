@@ -44,8 +44,9 @@ const READERS: u32 = 4;
 /// The WAL size, in pages, at which the writer checkpoints after a commit (SQLite's
 /// default is 1,000). The batch behind a checkpoint waits while the WAL is copied into
 /// the database file and the file is synced: small, frequent checkpoints keep that wait
-/// short, where the default's made the gate's slowest percent of answers (BENCHMARKS.md,
-/// "The writer's checkpoint size").
+/// short; the default's longer ones were the gate's slowest percent of answers
+/// (BENCHMARKS.md, "The writer's checkpoint size"). Only the writer writes, so only its
+/// connection checkpoints.
 pub(crate) const CHECKPOINT_PAGES: u32 = 250;
 
 /// The SQLite store. Cheap to share behind an `Arc`.
@@ -124,17 +125,14 @@ impl SqliteStore {
                     .journal_mode(SqliteJournalMode::Wal)
                     // Each write runs in a savepoint (group commit); SQLite journals the
                     // pages a savepoint changes, in memory rather than in a temp file.
-                    .pragma("temp_store", "MEMORY"),
+                    .pragma("temp_store", "MEMORY")
+                    .pragma("wal_autocheckpoint", CHECKPOINT_PAGES.to_string()),
             )
             .await
             .map_err(database)?;
         migrate(&bootstrap).await?;
-        let mut writer = bootstrap.acquire().await.map_err(database)?.detach();
+        let writer = bootstrap.acquire().await.map_err(database)?.detach();
         bootstrap.close().await;
-        sqlx::query(&format!("PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES}"))
-            .execute(&mut writer)
-            .await
-            .map_err(database)?;
         let read_only = options.pragma("query_only", "ON");
         let readers = SqlitePoolOptions::new()
             .max_connections(READERS)

@@ -131,13 +131,7 @@ async fn replay_corpus(
     }
     let (server, _) = ServerProcess::start_with(binary, &data_dir, &extra).await?;
     let outcome = async {
-        let owner_token = std::fs::read_to_string(data_dir.join("owner.token"))
-            .context("the server wrote no owner.token")?;
-        let replayer = Replayer::new(
-            server.url.clone(),
-            owner_token.trim().to_owned(),
-            args.remember,
-        )?;
+        let replayer = Replayer::new(server.url.clone(), server.owner_token()?, args.remember)?;
         let token = replayer.agent("fatigue-replay").await?;
         let mut tally = Tally::default();
         for (index, entry) in entries.iter().enumerate() {

@@ -17,11 +17,11 @@
 //! allocator, `--policy` the same policy): the product's figures.
 
 use crate::load::{self, LoadArgs, LoadResult};
-use crate::process::{airlock_binary, ServerProcess};
+use crate::process::{airlock_binary, create_agent, ServerProcess};
 use crate::report::Report;
 use crate::server::{Airlock, Backend, Bare};
 use crate::{pg, Options};
-use anyhow::{bail, Context};
+use anyhow::bail;
 use serde_json::json;
 use sqlx::{ConnectOptions, Connection, Executor};
 use std::time::{Duration, Instant};
@@ -194,22 +194,8 @@ async fn serve_process(
     }
     let (server, _) = ServerProcess::start_with(binary, &data_dir, &extra).await?;
     let outcome = async {
-        let owner = std::fs::read_to_string(data_dir.join("owner.token"))
-            .context("the server wrote no owner.token")?;
         let http = reqwest::Client::new();
-        let created: serde_json::Value = http
-            .post(format!("{}/v1/agents", server.url))
-            .bearer_auth(owner.trim())
-            .json(&json!({"name": "bench"}))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        let agent = created["token"]
-            .as_str()
-            .with_context(|| format!("no agent token in {created}"))?
-            .to_owned();
+        let agent = create_agent(&http, &server.url, &server.owner_token()?, "bench").await?;
         let call: serde_json::Value = http
             .post(format!("{}/v1/calls", server.url))
             .bearer_auth(&agent)

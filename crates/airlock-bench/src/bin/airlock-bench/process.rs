@@ -1,5 +1,5 @@
-//! A real `airlock serve` process, as a user runs it: the server `park` and `recovery`
-//! measure. Its resident memory is read from `/proc`, so it must be a process of its own.
+//! A real `airlock serve` process, as a user runs it: the server `gate`, `audit`, `park`,
+//! `recovery` and `fatigue` measure. Its resident memory is read from `/proc`, so it must be a process of its own.
 
 use crate::Options;
 use anyhow::{bail, Context};
@@ -54,6 +54,7 @@ pub struct ServerProcess {
     /// `http://127.0.0.1:<port>`.
     pub url: String,
     log: PathBuf,
+    data_dir: PathBuf,
 }
 
 impl ServerProcess {
@@ -100,6 +101,7 @@ impl ServerProcess {
             pid,
             url,
             log,
+            data_dir: data_dir.to_owned(),
         };
         loop {
             if let Ok(reply) = http.get(&health).send().await {
@@ -115,6 +117,13 @@ impl ServerProcess {
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
+    }
+
+    /// The owner's token, as the server wrote it to its data folder on its first start.
+    pub fn owner_token(&self) -> anyhow::Result<String> {
+        let token = std::fs::read_to_string(self.data_dir.join("owner.token"))
+            .context("the server wrote no owner.token")?;
+        Ok(token.trim().to_owned())
     }
 
     /// Resident and peak resident memory, in bytes (`VmRSS`, `VmHWM`).
@@ -168,5 +177,27 @@ impl ServerProcess {
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         let start = log.len().saturating_sub(2000);
         log.get(start..).unwrap_or(&log).to_owned()
+    }
+}
+
+/// Creates an agent named `name` through the API of the server at `url`, as its owner;
+/// returns the agent's token.
+pub async fn create_agent(
+    http: &reqwest::Client,
+    url: &str,
+    owner_token: &str,
+    name: &str,
+) -> anyhow::Result<String> {
+    let reply = http
+        .post(format!("{url}/v1/agents"))
+        .bearer_auth(owner_token)
+        .json(&serde_json::json!({"name": name}))
+        .send()
+        .await?;
+    let status = reply.status();
+    let body: serde_json::Value = reply.json().await.context("POST /v1/agents: not JSON")?;
+    match body["token"].as_str() {
+        Some(token) if status.as_u16() == 201 => Ok(token.to_owned()),
+        _ => bail!("POST /v1/agents answered {status}: {body}"),
     }
 }

@@ -49,19 +49,7 @@ impl Replayer {
 
     /// Creates the agent whose token the replayed calls carry; returns the token.
     pub async fn agent(&self, name: &str) -> anyhow::Result<String> {
-        let reply = self
-            .http
-            .post(format!("{}/v1/agents", self.url))
-            .bearer_auth(&self.owner_token)
-            .json(&json!({"name": name}))
-            .send()
-            .await?;
-        let status = reply.status();
-        let body: Value = reply.json().await.context("POST /v1/agents: not JSON")?;
-        match body["token"].as_str() {
-            Some(token) if status.as_u16() == 201 => Ok(token.to_owned()),
-            _ => bail!("POST /v1/agents answered {status}: {body}"),
-        }
+        crate::process::create_agent(&self.http, &self.url, &self.owner_token, name).await
     }
 
     /// Posts one call to its hook endpoint as `token`, lets the simulated person decide it
