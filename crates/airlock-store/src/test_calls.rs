@@ -58,9 +58,22 @@ pub(crate) async fn workspace_with_agent(store: &impl crate::Store) {
         })
         .await
         .expect("workspace ws_a");
-    let agent = airlock_protocol::Agent {
-        id: "agt_a".into(),
-        name: "scout".into(),
+    store
+        .create_agent(
+            "ws_a",
+            &agent("agt_a", "scout"),
+            "hash",
+            &crate::Effects::none(),
+        )
+        .await
+        .expect("agent agt_a");
+}
+
+/// An agent `id` named `name`, in ask mode, with nothing else set.
+pub(crate) fn agent(id: &str, name: &str) -> airlock_protocol::Agent {
+    airlock_protocol::Agent {
+        id: id.into(),
+        name: name.into(),
         mode: airlock_protocol::Mode::Ask,
         system_prompt: None,
         tools: None,
@@ -68,9 +81,5 @@ pub(crate) async fn workspace_with_agent(store: &impl crate::Store) {
         llm: None,
         mcp_servers: None,
         created_at: at(),
-    };
-    store
-        .create_agent("ws_a", &agent, "hash", &crate::Effects::none())
-        .await
-        .expect("agent agt_a");
+    }
 }

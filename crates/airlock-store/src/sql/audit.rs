@@ -63,7 +63,18 @@ pub(crate) async fn chain<'a>(
     conn: &mut Conn,
     batch: &[(&'a str, &'a Effects)],
 ) -> StoreResult<Chained<'a>> {
-    let mut heads: Vec<(&str, u64, String)> = Vec::new();
+    chain_on(conn, batch, Vec::new()).await
+}
+
+/// [`chain`] on the heads already known, `(workspace, seq, hash)`: a workspace's head is
+/// read only when it is not among them. SQLite's writer keeps the heads its last commit
+/// left (`writer.rs`); the primary key `(workspace, seq)` refuses a record chained on a
+/// head that moved since.
+pub(crate) async fn chain_on<'a>(
+    conn: &mut Conn,
+    batch: &[(&'a str, &'a Effects)],
+    mut heads: Vec<(&'a str, u64, String)>,
+) -> StoreResult<Chained<'a>> {
     let mut rows: Vec<AuditRow<'_>> = Vec::new();
     for &(workspace, effects) in batch {
         if effects.audit.is_empty() && effects.events.is_empty() {
@@ -151,6 +162,15 @@ fn push_events<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [EventRow<'_>])
 }
 
 impl<'a> Chained<'a> {
+    /// Each chain's head as the batch leaves it: `(workspace, seq, hash)`.
+    #[allow(
+        dead_code,
+        reason = "PostgreSQL's copy of this module has no single writer"
+    )]
+    pub(crate) fn heads(&self) -> &[(&'a str, u64, String)] {
+        &self.heads
+    }
+
     /// Pushes every insert onto `statements`, a string of statements the driver runs in
     /// one call, each after a `; ` (`statements` already holds one). Only for SQLite
     /// (`dialect::SINGLE_WRITER`): its chain head is the newest record, so there is no head

@@ -5,7 +5,7 @@
 //! the rows it is about to change through its own connection, and plain getters read
 //! through the pool.
 
-use super::audit::{append_many, chain};
+use super::audit::{append_many, chain, chain_on, Chained};
 use super::dialect::{lock_workspace, Conn, Db, Pool, ORD, SINGLE_WRITER};
 use super::policy::digest_in_force;
 use super::{all, optional};
@@ -151,45 +151,14 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
             }
         }
     }
-    let encoded = writes
-        .iter()
-        .map(|write| {
-            Ok((
-                write,
-                json_text(&write.call.call.arguments)?,
-                enum_text(&write.call.call.decided_by)?,
-            ))
-        })
-        .collect::<StoreResult<Vec<_>>>()?;
-    let grants: Vec<GrantRow<'_>> = writes
-        .iter()
-        .filter_map(|write| Some((write.workspace, write.call.grant.as_ref()?, write.redeemed)))
-        .collect();
-    let effects: Vec<(&str, &Effects)> = writes
-        .iter()
-        .map(|write| (write.workspace, write.effects))
-        .collect();
+    let encoded = encode(writes)?;
+    let grants = grant_rows(writes);
+    let effects = effects_of(writes);
     // An approval's insert numbers its binds (`$n`), which a string of statements cannot
     // share; approvals are never batched, so their calls take the general way.
     if SINGLE_WRITER && writes.iter().all(|write| write.call.approval.is_none()) {
         let chained = chain(&mut *conn, &effects).await?;
-        let mut statements = QueryBuilder::<Db>::new("");
-        for (index, chunk) in encoded.chunks(ROWS_PER_STATEMENT).enumerate() {
-            if index > 0 {
-                statements.push("; ");
-            }
-            push_calls(&mut statements, chunk);
-        }
-        for chunk in grants.chunks(ROWS_PER_STATEMENT) {
-            statements.push("; ");
-            push_grants(&mut statements, chunk);
-        }
-        chained.push_inserts(&mut statements);
-        statements
-            .build()
-            .execute(&mut *conn)
-            .await
-            .map_err(database)?;
+        run_inserts(conn, ["", ""], &encoded, &grants, &chained).await?;
         return Ok(());
     }
     for chunk in encoded.chunks(ROWS_PER_STATEMENT) {
@@ -208,6 +177,92 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
         insert.build().execute(&mut *conn).await.map_err(database)?;
     }
     append_many(conn, &effects).await
+}
+
+/// Records `writes` and commits them in one round trip, on SQLite's writer when no
+/// transaction is open (`dialect::SINGLE_WRITER`; none of them awaits an approval):
+/// `BEGIN IMMEDIATE`, [`record_calls`]'s inserts and `COMMIT` are one string of
+/// statements. The audit records are chained on `heads` ([`chain_on`]). Returns the heads
+/// as the commit left them. On an error the string stopped at its first failing
+/// statement, which may leave the transaction open: the caller ends it.
+#[allow(
+    dead_code,
+    reason = "PostgreSQL's copy of this module has no single writer"
+)]
+pub(crate) async fn commit_calls(
+    conn: &mut Conn,
+    writes: &[CallWrite<'_>],
+    heads: Vec<(&str, u64, String)>,
+) -> StoreResult<Vec<(String, u64, String)>> {
+    let (encoded, grants, effects) = (encode(writes)?, grant_rows(writes), effects_of(writes));
+    let chained = chain_on(&mut *conn, &effects, heads).await?;
+    let frame = ["BEGIN IMMEDIATE; ", "; COMMIT"];
+    run_inserts(conn, frame, &encoded, &grants, &chained).await?;
+    Ok(chained
+        .heads()
+        .iter()
+        .map(|(workspace, seq, hash)| ((*workspace).to_owned(), *seq, hash.clone()))
+        .collect())
+}
+
+/// Runs the inserts of calls, grants, audit records and events as one string of
+/// statements separated by `; `, between `frame`'s two parts (SQLite only).
+async fn run_inserts(
+    conn: &mut Conn,
+    frame: [&str; 2],
+    encoded: &[CallRow<'_>],
+    grants: &[GrantRow<'_>],
+    chained: &Chained<'_>,
+) -> StoreResult<()> {
+    let mut statements = QueryBuilder::<Db>::new(frame[0]);
+    for (index, chunk) in encoded.chunks(ROWS_PER_STATEMENT).enumerate() {
+        if index > 0 {
+            statements.push("; ");
+        }
+        push_calls(&mut statements, chunk);
+    }
+    for chunk in grants.chunks(ROWS_PER_STATEMENT) {
+        statements.push("; ");
+        push_grants(&mut statements, chunk);
+    }
+    chained.push_inserts(&mut statements);
+    statements.push(frame[1]);
+    statements
+        .build()
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    Ok(())
+}
+
+/// Each call's workspace and effects, in order.
+fn effects_of<'a>(writes: &'a [CallWrite<'a>]) -> Vec<(&'a str, &'a Effects)> {
+    writes
+        .iter()
+        .map(|write| (write.workspace, write.effects))
+        .collect()
+}
+
+/// Each call with its arguments and `decided_by` as text.
+fn encode<'a>(writes: &'a [CallWrite<'a>]) -> StoreResult<Vec<CallRow<'a>>> {
+    writes
+        .iter()
+        .map(|write| {
+            Ok((
+                write,
+                json_text(&write.call.call.arguments)?,
+                enum_text(&write.call.call.decided_by)?,
+            ))
+        })
+        .collect()
+}
+
+/// The grants of `writes`, each with how it is consumed as it is recorded.
+fn grant_rows<'a>(writes: &'a [CallWrite<'a>]) -> Vec<GrantRow<'a>> {
+    writes
+        .iter()
+        .filter_map(|write| Some((write.workspace, write.call.grant.as_ref()?, write.redeemed)))
+        .collect()
 }
 
 /// A call to insert with its arguments and `decided_by` as text.

@@ -5,7 +5,7 @@ use super::*;
 use crate::test_calls::{allowed_call, workspace_with_agent};
 use crate::{Effects, Store};
 use jiff::Timestamp;
-use sqlx::Executor;
+use sqlx::{ConnectOptions, Executor};
 
 /// The per-connection settings durability and integrity rest on (G7), and the writer's
 /// checkpoint size: they are not visible from another connection, so they are checked on
@@ -265,6 +265,98 @@ async fn a_batch_whose_commit_fails_acknowledges_nothing() {
         .await
         .unwrap();
     assert_eq!(events, 0);
+}
+
+/// The audit records of `ws_a`, checked to form one chain: seqs 1, 2, … and each
+/// `prev_hash` the hash before it.
+async fn whole_chain(store: &SqliteStore) -> Vec<airlock_protocol::AuditRecord> {
+    let records = store.audit_after("ws_a", 0, 1000).await.unwrap();
+    for (seq, record) in (1..).zip(&records) {
+        assert_eq!(record.seq, seq, "{records:?}");
+    }
+    for pair in records.windows(2) {
+        assert_eq!(pair[1].prev_hash, pair[0].hash, "{records:?}");
+    }
+    records
+}
+
+/// A call that finds the writer idle is committed in one round trip, chained on the head
+/// the writer's last commit left. That head is never trusted past a change made another
+/// way: after an operation that appended, and after a record appended by another
+/// connection to the file (the batch is refused by the primary key, nothing of it is kept,
+/// and the call is recorded the general way), the chain stays one chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_writer_commits_a_call_at_once_on_the_head_it_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_call_0(&dir).await;
+    let record = |n: u32| {
+        let store = std::sync::Arc::clone(&store);
+        async move {
+            let id = n.to_string();
+            store
+                .record_call("ws_a", &allowed_call(&id), &allowed_effects(&id))
+                .await
+        }
+    };
+
+    // Two calls one after the other, each alone on an idle writer.
+    let at_once = store.writer.at_once();
+    record(1).await.unwrap();
+    record(2).await.unwrap();
+    assert_eq!(store.writer.at_once() - at_once, 2);
+    whole_chain(&store).await;
+
+    // An operation that appends to the chain, then a call: on the new head.
+    let agent = crate::test_calls::agent("agt_b", "second");
+    store
+        .create_agent("ws_a", &agent, "hash_b", &allowed_effects("agent_b"))
+        .await
+        .unwrap();
+    let at_once = store.writer.at_once();
+    record(3).await.unwrap();
+    assert_eq!(store.writer.at_once() - at_once, 1);
+    let before = whole_chain(&store).await;
+    assert_eq!(before.last().unwrap().subject, "call_3");
+
+    // Another connection appends a record behind the writer's back.
+    let head = before.last().unwrap();
+    let mut other = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.path().join("airlock.db"))
+        .busy_timeout(std::time::Duration::from_secs(5))
+        .connect()
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO audit (workspace, seq, at, actor, kind, subject, data, prev_hash, hash)
+         VALUES ('ws_a', ?, 'at', 'admin', 'outside', 'outside', '{}', ?, ?)",
+    )
+    .bind(i64::try_from(head.seq + 1).unwrap())
+    .bind(&head.hash)
+    .bind("e".repeat(64))
+    .execute(&mut other)
+    .await
+    .unwrap();
+    let (at_once, commits) = (store.writer.at_once(), store.writer.commits());
+    record(4).await.unwrap();
+    assert_eq!(store.writer.at_once(), at_once, "chained on a stale head");
+    assert_eq!(store.writer.commits() - commits, 1);
+    let records = whole_chain(&store).await;
+    let subjects: Vec<&str> = records[before.len() - 1..]
+        .iter()
+        .map(|record| record.subject.as_str())
+        .collect();
+    assert_eq!(subjects, ["call_3", "outside", "call_4"]);
+    let calls: i64 = sqlx::query_scalar("SELECT count(*) FROM calls WHERE id = 'call_4'")
+        .fetch_one(&store.readers)
+        .await
+        .unwrap();
+    assert_eq!(calls, 1);
+
+    // And the heads are read again for the next call alone on the writer.
+    let at_once = store.writer.at_once();
+    record(5).await.unwrap();
+    assert_eq!(store.writer.at_once() - at_once, 1);
+    assert_eq!(whole_chain(&store).await.last().unwrap().subject, "call_5");
 }
 
 /// A hook's lookup of a held call goes through the retry-key index, whatever the number

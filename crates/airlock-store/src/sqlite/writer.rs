@@ -32,13 +32,25 @@
 //! the statement. Statements that always go together are therefore sent as one string
 //! (SQLite runs them in order and stops at the first failure): `BEGIN IMMEDIATE; SAVEPOINT
 //! op`, `ROLLBACK TO op; RELEASE op`, and the batch's `RELEASE op; COMMIT`; and the
-//! batch's inserts are one string too (`sql::calls::record_calls`). A batch of calls is
-//! four round trips — open, read the chain heads, insert, commit — where it was nine.
+//! batch's inserts are one string too (`sql::calls::record_calls`). A batch of calls that
+//! finds no transaction open is one round trip: `BEGIN IMMEDIATE`, its inserts and
+//! `COMMIT` as one string (`sql::calls::commit_calls`), its audit records chained on the
+//! heads the writer's last commit left ([`State::heads`]). A batch that joins an open
+//! transaction is four — open, read the chain heads, insert, commit.
+//!
+//! The heads kept are only ever the ones this connection committed: any other way of
+//! writing (an operation, a batch that failed) forgets them all, and they are read again
+//! in the transaction that needs them. A head moved by someone else (another process on
+//! the same file) cannot fork the chain: the record chained on the old head takes a `seq`
+//! that is already there, the primary key `(workspace, seq)` refuses it, and the batch is
+//! rolled back, forgets the heads, and runs the general way.
 
-use super::sql::calls::{fail_each, record_calls, CallWrite, QueuedCall};
+use super::dialect::chain_head;
+use super::sql::calls::{commit_calls, fail_each, record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
 use sqlx::{Executor, SqliteConnection};
+use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{watch, Mutex, MutexGuard, Notify};
 use tokio::task::JoinHandle;
@@ -66,6 +78,9 @@ struct Shared {
     /// their writes have queued instead of sleeping.
     #[cfg(test)]
     waiting: std::sync::atomic::AtomicUsize,
+    /// Batches committed in one round trip ([`State::commit_at_once`]), for the tests.
+    #[cfg(test)]
+    at_once: std::sync::atomic::AtomicU64,
 }
 
 struct State {
@@ -80,6 +95,10 @@ struct State {
     aborts: u64,
     /// [`Shared::commits`].
     commits: Arc<std::sync::atomic::AtomicU64>,
+    /// Each workspace's chain head, `seq` and hash, as this connection's last commit left
+    /// it, for the batches committed in one round trip ([`State::commit_at_once`]); emptied
+    /// whenever the writer is used any other way.
+    heads: HashMap<String, (u64, String)>,
 }
 
 impl State {
@@ -116,6 +135,7 @@ impl State {
             }
         }
         self.dangling = false;
+        self.heads.clear();
         self.aborts += 1;
         if let Some(batch) = self.batch.take() {
             batch.send_replace(Some(Err(reason)));
@@ -126,6 +146,8 @@ impl State {
     /// settling what a dropped operation left: one round trip to the connection's thread
     /// (`BEGIN IMMEDIATE; SAVEPOINT op` as one string when the transaction is new).
     async fn open_savepoint(&mut self) -> StoreResult<()> {
+        // Whatever runs in the savepoint may extend a chain.
+        self.heads.clear();
         self.settle().await?;
         let new = self.batch.is_none();
         let sql = if new {
@@ -169,6 +191,61 @@ impl State {
         conn.execute(end).await.map_err(database)?;
         self.dangling = false;
         outcome.map(|()| false)
+    }
+
+    /// Records `queued` and commits them in one round trip, when no transaction is open
+    /// and none of them awaits an approval; `false` when that way does not apply or failed
+    /// (nothing of it is then committed, and the heads are forgotten), and the calls are to
+    /// be recorded the general way.
+    async fn commit_at_once(&mut self, queued: &[QueuedCall]) -> bool {
+        if queued.is_empty()
+            || self.batch.is_some()
+            || self.dangling
+            || queued.iter().any(|call| call.call.approval.is_some())
+        {
+            return false;
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return false;
+        };
+        let writes: Vec<CallWrite<'_>> = queued.iter().map(QueuedCall::write).collect();
+        let mut known: Vec<(&str, u64, String)> = Vec::new();
+        for write in &writes {
+            if known
+                .iter()
+                .any(|(workspace, ..)| *workspace == write.workspace)
+            {
+                continue;
+            }
+            let (seq, hash) = match self.heads.get(write.workspace) {
+                Some(head) => head.clone(),
+                None => match chain_head(&mut *conn, write.workspace).await {
+                    Ok(head) => head,
+                    Err(_) => return false,
+                },
+            };
+            known.push((write.workspace, seq, hash));
+        }
+        match commit_calls(&mut *conn, &writes, known).await {
+            Ok(heads) => {
+                for (workspace, seq, hash) in heads {
+                    self.heads.insert(workspace, (seq, hash));
+                }
+                self.commits
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                true
+            }
+            Err(error) => {
+                tracing::debug!(%error, "a batch of calls in one round trip failed");
+                self.heads.clear();
+                // The string stopped at its first failure, with its transaction open unless
+                // `BEGIN` or `COMMIT` was what failed; SQLite says so when none is open.
+                if let Err(error) = conn.execute("ROLLBACK").await {
+                    tracing::debug!(%error, "ending a batch that failed in one round trip");
+                }
+                false
+            }
+        }
     }
 
     /// Records the queued calls in the open transaction; one outcome per call, and whether
@@ -264,12 +341,15 @@ impl Writer {
                 dangling: false,
                 aborts: 0,
                 commits: Arc::clone(&commits),
+                heads: HashMap::new(),
             }),
             wake: Notify::new(),
             queue: std::sync::Mutex::new(Vec::new()),
             commits,
             #[cfg(test)]
             waiting: std::sync::atomic::AtomicUsize::new(0),
+            #[cfg(test)]
+            at_once: std::sync::atomic::AtomicU64::new(0),
         });
         let committer = tokio::spawn(commit_loop(Arc::clone(&shared)));
         Writer { shared, committer }
@@ -349,6 +429,14 @@ impl Writer {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Batches committed in one round trip so far.
+    #[cfg(test)]
+    pub(super) fn at_once(&self) -> u64 {
+        self.shared
+            .at_once
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The connection, outside any operation (no transaction is left open by the
     /// caller's use of it). For checking connection settings.
     #[cfg(test)]
@@ -383,6 +471,17 @@ async fn run_batch(shared: &Shared, state: &mut State) {
         Ok(mut queue) => std::mem::take(&mut *queue),
         Err(_) => Vec::new(),
     };
+    if state.commit_at_once(&queued).await {
+        #[cfg(test)]
+        shared
+            .at_once
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for queued in queued {
+            // A caller that stopped waiting no longer needs its answer.
+            let _ = queued.reply.send(Ok(()));
+        }
+        return;
+    }
     let (recorded, release) = if queued.is_empty() {
         (Vec::new(), false)
     } else {
