@@ -6,7 +6,7 @@
 //! again, and the email goes out once.
 
 use crate::node::{http, Backend, Http, Node};
-use crate::scenario::{expect, run_state, start_run, wait_for_run_approval};
+use crate::scenario::{expect, expire_dead_leases, run_state, start_run, wait_for_run_approval};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -143,8 +143,12 @@ fn crash_after_resume(backend: fn() -> Backend) {
     drop(node);
 
     // The resume committed: no node holds the run, and the restarted node's sweeper
-    // claims it and asks again.
+    // claims it and asks again. The dead node's own sweeper (every second) may have
+    // claimed it between the commit and the crash: on PostgreSQL the run then waits out
+    // that node's lease (120 s) before another takes it over, so the lease is expired
+    // here as in the other crash scenarios (SQLite's node takes its runs over at start).
     let node = Node::start(dir.path(), &backend, None);
+    expire_dead_leases(&node);
     approve_again_and_complete(&node, &client, &run_id, &first);
 }
 
