@@ -45,7 +45,6 @@
 //! that is already there, the primary key `(workspace, seq)` refuses it, and the batch is
 //! rolled back, forgets the heads, and runs the general way.
 
-use super::dialect::chain_head;
 use super::sql::calls::{commit_calls, fail_each, record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
@@ -209,23 +208,13 @@ impl State {
             return false;
         };
         let writes: Vec<CallWrite<'_>> = queued.iter().map(QueuedCall::write).collect();
-        let mut known: Vec<(&str, u64, String)> = Vec::new();
-        for write in &writes {
-            if known
-                .iter()
-                .any(|(workspace, ..)| *workspace == write.workspace)
-            {
-                continue;
-            }
-            let (seq, hash) = match self.heads.get(write.workspace) {
-                Some(head) => head.clone(),
-                None => match chain_head(&mut *conn, write.workspace).await {
-                    Ok(head) => head,
-                    Err(_) => return false,
-                },
-            };
-            known.push((write.workspace, seq, hash));
-        }
+        // The heads kept for the batch's workspaces; `chain_on` reads the others.
+        let known = self
+            .heads
+            .iter()
+            .filter(|(workspace, _)| writes.iter().any(|write| write.workspace == *workspace))
+            .map(|(workspace, (seq, hash))| (workspace.as_str(), *seq, hash.clone()))
+            .collect();
         match commit_calls(&mut *conn, &writes, known).await {
             Ok(heads) => {
                 for (workspace, seq, hash) in heads {
