@@ -3,7 +3,8 @@
 # runs `airlock serve` on a fresh SQLite data dir with the gate bench's policy
 # (gate-policy.toml) and one agent; then, PAIRS times, each server in turn gets
 # `wrk -t2 -c64 -d10s` of auto-allowed `POST /v1/calls` (the audit append included) and
-# prints requests/s and p50/p90/p99 (ms), with the load average.
+# prints requests/s, p50/p90/p99 (ms), the server's CPU per request (µs, from
+# /proc/PID/stat) and the load average. SERVE_PG runs them on PostgreSQL (see serve.sh).
 set -e
 pairs=$1; shift
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,8 +31,12 @@ done
 trap 'kill "${pids[@]}" 2>/dev/null' EXIT
 for p in $(seq "$pairs"); do
   for j in "${!ports[@]}"; do
+    cpu0=$(awk '{print $14 + $15}' "/proc/${pids[$j]}/stat")
     out=$(wrk -t2 -c64 -d10s -s "${luas[$j]}" "http://127.0.0.1:${ports[$j]}/v1/calls")
+    cpu1=$(awk '{print $14 + $15}' "/proc/${pids[$j]}/stat")
     rate=$(echo "$out" | awk '/Requests\/sec/{print $2}')
-    echo "round $p  ${bins[$j]}  rate $rate  $(echo "$out" | grep '^p50')  load $(cut -d' ' -f1 /proc/loadavg)"
+    count=$(echo "$out" | awk '/requests in/{print $1}')
+    per=$(( (cpu1 - cpu0) * 1000000 / $(getconf CLK_TCK) / count ))
+    echo "round $p  ${bins[$j]}  rate $rate  $(echo "$out" | grep '^p50')  cpu/req ${per}us  load $(cut -d' ' -f1 /proc/loadavg)"
   done
 done

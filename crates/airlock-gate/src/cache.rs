@@ -1,5 +1,6 @@
-//! In-memory copies of what every call reads: token → principal, the agent, and the live
-//! standing rules of a workspace (the compiled policy has its own cache, `policy.rs`).
+//! In-memory copies of what every call reads: token → principal, the agent, the live
+//! standing rules of a workspace, and which workspaces hold no unreconciled ambiguous call
+//! (the compiled policy has its own cache, `policy.rs`).
 //!
 //! A call would otherwise make three database round trips before it is even evaluated.
 //! The copies are only ever trusted while they are known to be in step with the database:
@@ -15,11 +16,17 @@
 //! no invalidation happened since the read began (`epoch`), so a read that raced with a
 //! revocation cannot put the revoked value back. Invalidation is coarse (everything of the
 //! kind in the workspace): changes are rare, reads are not.
+//!
+//! INVARIANT: a call is never let past an ambiguous twin this node could have seen. Calls
+//! become ambiguous only by the sweeper's marking (`Gate::sweep_ambiguous_once`); while
+//! this node marks, no workspace is known clear and no read is kept as clear, and when
+//! it has marked, the workspaces it marked (all of them if marking failed) are dropped
+//! before anything else can be told. Other nodes' marks arrive as `call.ambiguous`.
 
 use crate::{Gate, GateError};
 use airlock_protocol::{Agent, StandingRule, WorkspaceKind};
 use airlock_store::Principal;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Whether the copies can be trusted, and the copies.
@@ -50,6 +57,12 @@ struct State {
     /// per agent and external id), so a copy is never stale. The session itself (its mode)
     /// is read from the database with the call's other reads.
     sessions: HashMap<(String, String, String), String>,
+    /// Workspaces known to hold no unreconciled ambiguous call: a call there needs no
+    /// read for an ambiguous twin.
+    unambiguous: HashSet<String>,
+    /// How many markings of ambiguous calls this node has under way; while any is, no
+    /// workspace is known clear.
+    marking: u32,
 }
 
 /// The most session ids kept; past it the map starts over (each id is read again once).
@@ -121,6 +134,7 @@ impl ReadCache {
         state.tokens.clear();
         state.agents.clear();
         state.rules.clear();
+        state.unambiguous.clear();
     }
 
     /// Never trusts the cache again.
@@ -181,6 +195,34 @@ impl ReadCache {
         self.keep(ticket, |state| {
             state.rules.insert(workspace.to_owned(), rules);
         });
+    }
+
+    /// Whether the workspace is known to hold no unreconciled ambiguous call.
+    pub(crate) fn unambiguous(&self, workspace: &str) -> bool {
+        let state = self.read();
+        state.live && state.marking == 0 && state.unambiguous.contains(workspace)
+    }
+
+    /// Keeps that the workspace held no unreconciled ambiguous call when a read that
+    /// began with `ticket` looked.
+    pub(crate) fn keep_unambiguous(&self, ticket: Ticket, workspace: &str) {
+        self.keep(ticket, |state| {
+            if state.marking == 0 {
+                state.unambiguous.insert(workspace.to_owned());
+            }
+        });
+    }
+
+    /// Calls are about to be marked ambiguous: until the returned guard is finished with
+    /// the workspaces marked (or dropped: all of them), no workspace is known clear.
+    pub(crate) fn marking(&self) -> Marking<'_> {
+        let mut state = self.write();
+        state.epoch += 1;
+        state.marking += 1;
+        Marking {
+            cache: self,
+            done: false,
+        }
     }
 
     fn keep(&self, ticket: Ticket, insert: impl FnOnce(&mut State)) {
@@ -255,6 +297,13 @@ impl ReadCache {
         state.rules.remove(workspace);
     }
 
+    /// Drops that the workspace holds no ambiguous call (one was marked).
+    pub(crate) fn forget_unambiguous(&self, workspace: &str) {
+        let mut state = self.write();
+        state.epoch += 1;
+        state.unambiguous.remove(workspace);
+    }
+
     /// Drops everything of the workspace (a change this node cannot classify).
     pub(crate) fn forget_workspace(&self, workspace: &str) {
         let mut state = self.write();
@@ -264,7 +313,43 @@ impl ReadCache {
             .retain(|_, principal| principal.workspace != workspace);
         state.agents.retain(|(of, _), _| of != workspace);
         state.rules.remove(workspace);
+        state.unambiguous.remove(workspace);
     }
+}
+
+/// A marking of ambiguous calls under way ([`ReadCache::marking`]).
+pub(crate) struct Marking<'a> {
+    cache: &'a ReadCache,
+    done: bool,
+}
+
+impl Marking<'_> {
+    /// The marking committed, and these are the workspaces it marked calls in.
+    pub(crate) fn finish<'w>(mut self, marked: impl IntoIterator<Item = &'w str>) {
+        let mut state = self.cache.write();
+        for workspace in marked {
+            state.unambiguous.remove(workspace);
+        }
+        self.done = true;
+        end_marking(&mut state);
+    }
+}
+
+impl Drop for Marking<'_> {
+    /// Unfinished (the marking failed, or its task was dropped): it may have committed
+    /// anywhere, so no workspace is known clear any more.
+    fn drop(&mut self) {
+        if !self.done {
+            let mut state = self.cache.write();
+            state.unambiguous.clear();
+            end_marking(&mut state);
+        }
+    }
+}
+
+fn end_marking(state: &mut State) {
+    state.epoch += 1;
+    state.marking = state.marking.saturating_sub(1);
 }
 
 impl Gate {
@@ -342,6 +427,7 @@ impl Gate {
             Touches::Tokens => cache.forget_tokens(workspace),
             Touches::Agents => cache.forget_agents(workspace),
             Touches::Rules => cache.forget_rules(workspace),
+            Touches::Ambiguous => cache.forget_unambiguous(workspace),
             Touches::Everything => cache.forget_workspace(workspace),
         }
     }
@@ -374,6 +460,9 @@ pub(crate) fn touches(kind: Option<WorkspaceKind>) -> Touches {
         K::TokenRevoked => Touches::Tokens,
         // Not sorted into a part of its own: a session's change drops the workspace.
         K::SessionUpdated => Touches::Everything,
+        // Another node marked a call ambiguous (this node's own marks are dropped as they
+        // commit: `ReadCache::marking`).
+        K::CallAmbiguous => Touches::Ambiguous,
         // A decision may mint a standing rule, but it also sends `rule.created`.
         K::ApprovalRequested
         | K::ApprovalDecided
@@ -382,7 +471,6 @@ pub(crate) fn touches(kind: Option<WorkspaceKind>) -> Touches {
         | K::ApprovalCancelled
         | K::CallDecided
         | K::CallOutcome
-        | K::CallAmbiguous
         | K::CallReconciled
         | K::PolicyUpdated
         | K::RunState => Touches::Nothing,
@@ -396,6 +484,7 @@ pub(crate) enum Touches {
     Tokens,
     Agents,
     Rules,
+    Ambiguous,
     Everything,
 }
 
@@ -478,6 +567,41 @@ mod tests {
         cache.keep_session_id("ws", "agt_1", "ext", "ses_1");
         cache.disable();
         assert_eq!(cache.session_id("ws", "agt_1", "ext"), None);
+    }
+
+    #[test]
+    fn no_workspace_is_known_clear_while_calls_are_marked_ambiguous() {
+        let cache = ReadCache::new(true);
+        cache.keep_unambiguous(cache.ticket(), "ws1");
+        cache.keep_unambiguous(cache.ticket(), "ws2");
+        assert!(cache.unambiguous("ws1") && cache.unambiguous("ws2"));
+        // A read that began before the marking is not kept, nor one during it.
+        let before = cache.ticket();
+        let marking = cache.marking();
+        assert!(!cache.unambiguous("ws1") && !cache.unambiguous("ws2"));
+        cache.keep_unambiguous(before, "ws3");
+        cache.keep_unambiguous(cache.ticket(), "ws3");
+        marking.finish(["ws1"]);
+        assert!(!cache.unambiguous("ws1"));
+        assert!(cache.unambiguous("ws2"));
+        assert!(!cache.unambiguous("ws3"));
+        // A marking that failed (or was dropped) may have marked anywhere.
+        let marking = cache.marking();
+        drop(marking);
+        assert!(!cache.unambiguous("ws2"));
+        cache.keep_unambiguous(cache.ticket(), "ws2");
+        assert!(cache.unambiguous("ws2"));
+        // Another node's mark, heard, and a lost listener drop it too.
+        assert_eq!(
+            touches(WorkspaceKind::parse("call.ambiguous")),
+            Touches::Ambiguous
+        );
+        cache.forget_unambiguous("ws2");
+        assert!(!cache.unambiguous("ws2"));
+        cache.keep_unambiguous(cache.ticket(), "ws2");
+        cache.set_live(false);
+        cache.set_live(true);
+        assert!(!cache.unambiguous("ws2"));
     }
 
     #[test]

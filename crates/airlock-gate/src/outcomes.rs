@@ -260,7 +260,8 @@ impl Gate {
     /// redacted arguments waits for a person: then the same call is denied rather than
     /// allowed or asked again blindly, because the first may have run. Once a person
     /// reconciles it, the next identical call is evaluated afresh: a new call, a new
-    /// approval, a new grant; the old grant is never revived.
+    /// approval, a new grant; the old grant is never revived. A workspace known to hold no
+    /// ambiguous call at all (the read cache, `cache.rs`) needs no read.
     pub(crate) async fn unless_ambiguous(
         &self,
         workspace: &str,
@@ -272,11 +273,19 @@ impl Gate {
         if verdict.decision == Decision::Deny {
             return Ok(verdict);
         }
-        let twin = self
+        let cache = &self.inner.cache;
+        if cache.unambiguous(workspace) {
+            return Ok(verdict);
+        }
+        let ticket = cache.ticket();
+        let found = self
             .store()
             .ambiguous_twin(workspace, agent_id, tool, redacted)
             .await?;
-        Ok(unless_twin(verdict, twin))
+        if !found.any_in_workspace {
+            cache.keep_unambiguous(ticket, workspace);
+        }
+        Ok(unless_twin(verdict, found.twin))
     }
 
     /// Marks every call whose outcome is overdue as ambiguous; returns how many.
@@ -299,7 +308,9 @@ impl Gate {
                     ))
                     .event(event(now, WorkspaceEventData::CallAmbiguous(call.clone())))
             };
+            let marking = self.inner.cache.marking();
             let marked = self.store().mark_ambiguous(now, BATCH, &on_mark).await?;
+            marking.finish(marked.iter().map(|(workspace, _)| workspace.as_str()));
             for (workspace, _) in &marked {
                 self.poke(workspace);
             }

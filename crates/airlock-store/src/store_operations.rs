@@ -303,14 +303,14 @@ macro_rules! store_operations {
             = read outcomes::list_ambiguous(workspace, limit);
 
         /// The id of an unreconciled ambiguous call of `agent_id` with this tool and these
-        /// redacted arguments, if any.
+        /// redacted arguments, if any, and whether the workspace holds any such call.
         async fn ambiguous_twin(
             &self,
             workspace: &str,
             agent_id: &str,
             tool: &str,
             arguments: &serde_json::Value,
-        ) -> StoreResult<Option<String>>
+        ) -> StoreResult<TwinFound>
             = backend hook_reads::ambiguous_twin_lent(workspace, agent_id, tool, &json_text(arguments)?);
 
         /// Everything a coding agent's hook call reads before it is judged (its session, a

@@ -103,8 +103,18 @@ pub struct HookFound {
     pub redeemed_under: Option<String>,
     /// The id of the call [`crate::Store::held_for_retry`] answers for `retry_key`.
     pub held: Option<String>,
-    /// As [`crate::Store::ambiguous_twin`] answers for the tool and arguments.
+    /// As [`crate::Store::ambiguous_twin`] answers (`twin`) for the tool and arguments.
     pub ambiguous_twin: Option<String>,
+}
+
+/// What [`crate::Store::ambiguous_twin`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TwinFound {
+    /// The id of the oldest unreconciled ambiguous call of the agent with exactly this tool
+    /// and these redacted arguments.
+    pub twin: Option<String>,
+    /// Whether the workspace holds any unreconciled ambiguous call (of any agent or tool).
+    pub any_in_workspace: bool,
 }
 
 /// A consumed grant, and whether this answer replays an earlier redeem under the same key.

@@ -11,7 +11,7 @@ use super::dialect::Db;
 use super::identity::session_from_row;
 use super::{outcomes, Backend};
 use crate::codec::{database, json_text, Columns};
-use crate::{HookFound, HookReads, StoreResult};
+use crate::{HookFound, HookReads, StoreResult, TwinFound};
 use sqlx::{Executor, Row as _};
 
 /// The statement: one row always (the session's columns are `NULL` when it does not
@@ -61,7 +61,7 @@ pub(crate) async fn ambiguous_twin_lent(
     agent_id: &str,
     tool: &str,
     arguments: &str,
-) -> StoreResult<Option<String>> {
+) -> StoreResult<TwinFound> {
     let mut lent = store.lend_reader().await?;
     let twin = outcomes::ambiguous_twin(lent.conn(), workspace, agent_id, tool, arguments).await;
     lent.give_back(twin.is_ok());

@@ -11,7 +11,7 @@ use super::dialect::{lock_workspace, Conn, Db, Pool};
 use super::expiry::lock_due;
 use super::{all, execute};
 use crate::codec::{call_from_row, database, millis, Columns};
-use crate::{Effects, OutcomeRecorded, SettleError, StoreResult};
+use crate::{Effects, OutcomeRecorded, SettleError, StoreResult, TwinFound};
 use airlock_protocol::{Call, CallOutcome, Reconciliation};
 use jiff::Timestamp;
 use sqlx::Executor;
@@ -159,20 +159,40 @@ pub(crate) async fn list_ambiguous(
 }
 
 /// An unreconciled ambiguous call of `agent_id` with exactly this tool and these
-/// (redacted) arguments: while one exists, the same call is not asked again blindly.
+/// (redacted) arguments (while one exists, the same call is not asked again blindly), and
+/// whether the workspace holds any unreconciled ambiguous call at all, in one statement.
 pub(crate) async fn ambiguous_twin<'e, E>(
     executor: E,
     workspace: &str,
     agent_id: &str,
     tool: &str,
     arguments: &str,
-) -> StoreResult<Option<String>>
+) -> StoreResult<TwinFound>
 where
     E: Executor<'e, Database = Db>,
 {
-    let which = "ambiguous_at IS NOT NULL AND reconciled IS NULL AND outcome_status IS NULL
-         ORDER BY ambiguous_at";
-    same_call(executor, workspace, (agent_id, tool, arguments), which).await
+    // Both through `calls_ambiguous`: only unreconciled ambiguous calls are in it.
+    let (twin, any): (Option<String>, bool) = sqlx::query_as(
+        "SELECT (SELECT id FROM calls
+                  WHERE workspace = $1 AND agent_id = $2 AND tool = $3 AND arguments = $4
+                    AND ambiguous_at IS NOT NULL AND reconciled IS NULL
+                    AND outcome_status IS NULL
+                  ORDER BY ambiguous_at LIMIT 1),
+                EXISTS (SELECT 1 FROM calls
+                  WHERE workspace = $1 AND ambiguous_at IS NOT NULL AND reconciled IS NULL
+                    AND outcome_status IS NULL)",
+    )
+    .bind(workspace)
+    .bind(agent_id)
+    .bind(tool)
+    .bind(arguments)
+    .fetch_one(executor)
+    .await
+    .map_err(database)?;
+    Ok(TwinFound {
+        twin,
+        any_in_workspace: any,
+    })
 }
 
 /// The call of `agent_id` whose grant was consumed under `key`, if any.

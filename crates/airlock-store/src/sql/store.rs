@@ -15,7 +15,7 @@ use crate::{
     ApprovalFilter, AuditRows, Change, ClosingApprovals, DecideError, Decided, Decision, Effects,
     Grant, HookFound, HookReads, Lease, NewCall, OutcomeRecorded, Principal, RedeemError,
     RedeemRequest, Redemption, RunUpdate, SettleError, Store, StoreError, StoreResult, StoredStep,
-    WebSession, Workspace,
+    TwinFound, WebSession, Workspace,
 };
 use airlock_protocol::{
     Agent, Approval, AuditRecord, Call, CallOutcome, Message, OutboxItem, PolicyInfo,

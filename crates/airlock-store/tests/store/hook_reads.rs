@@ -33,7 +33,8 @@ async fn one_by_one(store: &dyn Store, workspace: &str, reads: &HookReads<'_>) -
     let ambiguous_twin = store
         .ambiguous_twin(workspace, reads.agent_id, reads.tool, reads.arguments)
         .await
-        .unwrap();
+        .unwrap()
+        .twin;
     HookFound {
         session,
         redeemed_under,

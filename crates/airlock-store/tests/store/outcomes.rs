@@ -390,21 +390,32 @@ pub async fn a_reconciliation_settles_an_ambiguous_call_once(ctx: Ctx) {
         .reconcile(&world.ws, "call_lost", &reconciliation, &fx)
         .await;
     assert!(matches!(early, Err(SettleError::NotAmbiguous)), "{early:?}");
-    assert_eq!(
-        store
-            .ambiguous_twin(&world.ws, &world.agent, &call.tool, &call.arguments)
-            .await
-            .unwrap(),
-        None
-    );
+    let twin = |workspace: &str, tool: &str| {
+        let (store, workspace, agent, tool, arguments) = (
+            store,
+            workspace.to_owned(),
+            world.agent.clone(),
+            tool.to_owned(),
+            &call.arguments,
+        );
+        async move {
+            let found = store
+                .ambiguous_twin(&workspace, &agent, &tool, arguments)
+                .await
+                .unwrap();
+            (found.twin, found.any_in_workspace)
+        }
+    };
+    assert_eq!(twin(&world.ws, &call.tool).await, (None, false));
     store.mark_ambiguous(t(100), 10, &on_mark).await.unwrap();
     assert_eq!(
-        store
-            .ambiguous_twin(&world.ws, &world.agent, &call.tool, &call.arguments)
-            .await
-            .unwrap(),
-        Some("call_lost".to_owned())
+        twin(&world.ws, &call.tool).await,
+        (Some("call_lost".to_owned()), true)
     );
+    // Another tool has no twin, but the workspace holds an ambiguous call; another
+    // workspace holds none.
+    assert_eq!(twin(&world.ws, "other.tool").await, (None, true));
+    assert_eq!(twin(&world.other, &call.tool).await, (None, false));
     let before = ctx.row_counts().await;
     let nope = store
         .reconcile(&world.other, "call_lost", &reconciliation, &fx)
@@ -429,13 +440,7 @@ pub async fn a_reconciliation_settles_an_ambiguous_call_once(ctx: Ctx) {
         .await
         .unwrap()
         .is_empty());
-    assert_eq!(
-        store
-            .ambiguous_twin(&world.ws, &world.agent, &call.tool, &call.arguments)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(twin(&world.ws, &call.tool).await, (None, false));
     // The grant stays spent: nothing is revived.
     let refused = store
         .redeem(&world.ws, "call_lost", t(300), &Effects::none())
