@@ -36,7 +36,7 @@ for p in $(seq "$pairs"); do
     cpu1=$(awk '{print $14 + $15}' "/proc/${pids[$j]}/stat")
     rate=$(echo "$out" | awk '/Requests\/sec/{print $2}')
     count=$(echo "$out" | awk '/requests in/{print $1}')
-    per=$(( (cpu1 - cpu0) * 1000000 / $(getconf CLK_TCK) / count ))
+    per=$(( count > 0 ? (cpu1 - cpu0) * 1000000 / $(getconf CLK_TCK) / count : 0 ))
     echo "round $p  ${bins[$j]}  rate $rate  $(echo "$out" | grep '^p50')  cpu/req ${per}us  load $(cut -d' ' -f1 /proc/loadavg)"
   done
 done

@@ -16,6 +16,14 @@ use airlock_protocol::{Call, CallOutcome, Reconciliation};
 use jiff::Timestamp;
 use sqlx::Executor;
 
+/// The condition of an ambiguous call nobody has settled: not reconciled, and no late
+/// outcome. A macro, so that the statements using it stay whole `&'static str`s.
+macro_rules! unsettled_ambiguous {
+    () => {
+        "ambiguous_at IS NOT NULL AND reconciled IS NULL AND outcome_status IS NULL"
+    };
+}
+
 /// The condition of a call still waiting for its outcome.
 const AWAITING: &str =
     "outcome_due_at IS NOT NULL AND outcome_status IS NULL AND ambiguous_at IS NULL";
@@ -115,12 +123,12 @@ pub(crate) async fn reconcile(
     effects: &Effects,
 ) -> Result<Call, SettleError> {
     lock_workspace(conn, workspace).await?;
-    let query = sqlx::query(
+    let query = sqlx::query(concat!(
         "UPDATE calls SET reconciled = $1, reconciled_by = $2, reconciled_reason = $3,
                           reconciled_at = $4
-         WHERE id = $5 AND workspace = $6 AND ambiguous_at IS NOT NULL
-           AND outcome_status IS NULL AND reconciled IS NULL",
-    )
+         WHERE id = $5 AND workspace = $6 AND ",
+        unsettled_ambiguous!()
+    ))
     .bind(reconciliation.resolution.as_str())
     .bind(&reconciliation.by)
     .bind(&reconciliation.reason)
@@ -149,10 +157,12 @@ pub(crate) async fn list_ambiguous(
     limit: u32,
 ) -> StoreResult<Vec<Call>> {
     let sql = format!(
-        "SELECT {CALL_COLUMNS} FROM calls
-         WHERE workspace = $1 AND ambiguous_at IS NOT NULL AND reconciled IS NULL
-           AND outcome_status IS NULL
-         ORDER BY ambiguous_at, id LIMIT $2"
+        concat!(
+            "SELECT {} FROM calls WHERE workspace = $1 AND ",
+            unsettled_ambiguous!(),
+            " ORDER BY ambiguous_at, id LIMIT $2"
+        ),
+        CALL_COLUMNS
     );
     let query = sqlx::query(&sql).bind(workspace).bind(i64::from(limit));
     all(query, pool, call_from_row).await
@@ -172,16 +182,16 @@ where
     E: Executor<'e, Database = Db>,
 {
     // Both through `calls_ambiguous`: only unreconciled ambiguous calls are in it.
-    let (twin, any): (Option<String>, bool) = sqlx::query_as(
+    let (twin, any): (Option<String>, bool) = sqlx::query_as(concat!(
         "SELECT (SELECT id FROM calls
                   WHERE workspace = $1 AND agent_id = $2 AND tool = $3 AND arguments = $4
-                    AND ambiguous_at IS NOT NULL AND reconciled IS NULL
-                    AND outcome_status IS NULL
-                  ORDER BY ambiguous_at LIMIT 1),
-                EXISTS (SELECT 1 FROM calls
-                  WHERE workspace = $1 AND ambiguous_at IS NOT NULL AND reconciled IS NULL
-                    AND outcome_status IS NULL)",
-    )
+                    AND ",
+        unsettled_ambiguous!(),
+        " ORDER BY ambiguous_at LIMIT 1),
+                EXISTS (SELECT 1 FROM calls WHERE workspace = $1 AND ",
+        unsettled_ambiguous!(),
+        ")"
+    ))
     .bind(workspace)
     .bind(agent_id)
     .bind(tool)

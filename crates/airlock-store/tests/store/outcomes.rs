@@ -370,6 +370,22 @@ pub async fn overdue_calls_are_marked_ambiguous_once_across_nodes(ctx: Ctx) {
         .is_empty());
 }
 
+/// What `ambiguous_twin` answers for the agent's call: the twin, and whether the workspace
+/// holds any unsettled ambiguous call.
+async fn twin(
+    store: &dyn Store,
+    workspace: &str,
+    agent: &str,
+    tool: &str,
+    arguments: &serde_json::Value,
+) -> (Option<String>, bool) {
+    let found = store
+        .ambiguous_twin(workspace, agent, tool, arguments)
+        .await
+        .unwrap();
+    (found.twin, found.any_in_workspace)
+}
+
 pub async fn a_reconciliation_settles_an_ambiguous_call_once(ctx: Ctx) {
     let store = ctx.store.as_ref();
     let world = world(store).await;
@@ -390,32 +406,39 @@ pub async fn a_reconciliation_settles_an_ambiguous_call_once(ctx: Ctx) {
         .reconcile(&world.ws, "call_lost", &reconciliation, &fx)
         .await;
     assert!(matches!(early, Err(SettleError::NotAmbiguous)), "{early:?}");
-    let twin = |workspace: &str, tool: &str| {
-        let (store, workspace, agent, tool, arguments) = (
-            store,
-            workspace.to_owned(),
-            world.agent.clone(),
-            tool.to_owned(),
-            &call.arguments,
-        );
-        async move {
-            let found = store
-                .ambiguous_twin(&workspace, &agent, &tool, arguments)
-                .await
-                .unwrap();
-            (found.twin, found.any_in_workspace)
-        }
-    };
-    assert_eq!(twin(&world.ws, &call.tool).await, (None, false));
+    assert_eq!(
+        twin(store, &world.ws, &world.agent, &call.tool, &call.arguments).await,
+        (None, false)
+    );
     store.mark_ambiguous(t(100), 10, &on_mark).await.unwrap();
     assert_eq!(
-        twin(&world.ws, &call.tool).await,
+        twin(store, &world.ws, &world.agent, &call.tool, &call.arguments).await,
         (Some("call_lost".to_owned()), true)
     );
     // Another tool has no twin, but the workspace holds an ambiguous call; another
     // workspace holds none.
-    assert_eq!(twin(&world.ws, "other.tool").await, (None, true));
-    assert_eq!(twin(&world.other, &call.tool).await, (None, false));
+    assert_eq!(
+        twin(
+            store,
+            &world.ws,
+            &world.agent,
+            "other.tool",
+            &call.arguments
+        )
+        .await,
+        (None, true)
+    );
+    assert_eq!(
+        twin(
+            store,
+            &world.other,
+            &world.agent,
+            &call.tool,
+            &call.arguments
+        )
+        .await,
+        (None, false)
+    );
     let before = ctx.row_counts().await;
     let nope = store
         .reconcile(&world.other, "call_lost", &reconciliation, &fx)
@@ -440,7 +463,10 @@ pub async fn a_reconciliation_settles_an_ambiguous_call_once(ctx: Ctx) {
         .await
         .unwrap()
         .is_empty());
-    assert_eq!(twin(&world.ws, &call.tool).await, (None, false));
+    assert_eq!(
+        twin(store, &world.ws, &world.agent, &call.tool, &call.arguments).await,
+        (None, false)
+    );
     // The grant stays spent: nothing is revived.
     let refused = store
         .redeem(&world.ws, "call_lost", t(300), &Effects::none())
