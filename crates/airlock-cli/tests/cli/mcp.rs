@@ -234,13 +234,7 @@ fn folder_with_hello() -> tempfile::TempDir {
 
 #[test]
 fn allowed_calls_reach_the_server_denied_never_do_and_asked_ones_wait_for_a_person() {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
-    let agent = server.create_agent("desktop");
-    let folder = folder_with_hello();
-    let root = folder.path().canonicalize().unwrap();
+    let (_work, server, agent, _folder, root) = filesystem_setup();
 
     let upstream = filesystem_upstream(&root);
     let steps = run_client(&server.url, &agent, "gated", &root, &upstream, || {
@@ -326,10 +320,7 @@ fn an_unreachable_gateway_denies_and_forwards_nothing() {
 /// Starts `airlock serve` with the everything policy and runs the `everything` scenario
 /// through the proxy with `upstream`; checks what every transport must give.
 fn check_everything(upstream: &[String]) {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, EVERYTHING_POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let (work, server) = server_with_policy(EVERYTHING_POLICY);
     let agent = server.create_agent("desktop");
 
     let steps = run_client(
@@ -514,10 +505,7 @@ fn has_step(steps: &[Value], name: &str) -> bool {
 
 #[test]
 fn server_annotations_give_unlisted_tools_their_risk() {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, ALLOW_ALL_POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let (work, server) = server_with_policy(ALLOW_ALL_POLICY);
     // Read-only: anything whose risk is not `read` is denied, whatever the rules say.
     let agent = create_agent_in_mode(&server, "desktop", "read_only");
     let proxy_args = [
@@ -598,6 +586,16 @@ fn the_agent_flag_and_the_approver_token_are_checked_before_the_server_starts() 
     assert!(text.contains("AIRLOCK_APPROVER"), "{text}");
 }
 
+/// `airlock serve` in a fresh folder with `policy`; the folder lives as long as the
+/// returned guard.
+fn server_with_policy(policy: &str) -> (tempfile::TempDir, Server) {
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("policy.toml");
+    std::fs::write(&path, policy).unwrap();
+    let server = Server::start(work.path(), &["--policy", path.to_str().unwrap()]);
+    (work, server)
+}
+
 /// A server with the filesystem policy (moves are asked), its agent, and a folder with
 /// `hello.txt`.
 fn filesystem_setup() -> (
@@ -607,10 +605,7 @@ fn filesystem_setup() -> (
     tempfile::TempDir,
     PathBuf,
 ) {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let (work, server) = server_with_policy(POLICY);
     let agent = server.create_agent("desktop");
     let folder = folder_with_hello();
     let root = folder.path().canonicalize().unwrap();

@@ -182,13 +182,7 @@ fn without_an_approver_token_the_client_is_not_asked_inline() {
 /// changed.
 #[test]
 fn an_edited_approval_forwards_the_edited_arguments_to_the_real_server() {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
-    let agent = server.create_agent("desktop");
-    let folder = folder_with_hello();
-    let root = folder.path().canonicalize().unwrap();
+    let (_work, server, agent, _folder, root) = filesystem_setup();
 
     let upstream = filesystem_upstream(&root);
     let steps = run_client(&server.url, &agent, "gated", &root, &upstream, || {
@@ -246,10 +240,7 @@ decision = "deny"
 reason = "nothing under /etc"
 when = { path = { path = ["/etc/**"] } }
 "#;
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, NOTES).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let (work, server) = server_with_policy(NOTES);
     let agent = server.create_agent("desktop");
     let (status, call) = post_json(
         &server,

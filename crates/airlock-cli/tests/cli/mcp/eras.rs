@@ -142,10 +142,7 @@ fn a_request_state_runs_only_the_call_it_was_given_for() {
 
 #[test]
 fn a_client_in_auto_mode_discovers_2026_through_the_proxy() {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, EVERYTHING_POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let (work, server) = server_with_policy(EVERYTHING_POLICY);
     let agent = server.create_agent("desktop");
 
     let steps = McpClient::new(
@@ -333,10 +330,7 @@ fn a_2026_client_is_denied_when_the_gateway_is_down() {
 
 #[test]
 fn the_real_servers_progress_reaches_the_client_under_its_own_token() {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, PROGRESS_POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let (work, server) = server_with_policy(PROGRESS_POLICY);
     let agent = server.create_agent("desktop");
 
     for era in ["legacy", "2026-07-28"] {
@@ -393,10 +387,7 @@ fn python_upstream(notes: &Path) -> Vec<String> {
 
 #[test]
 fn a_client_cancelling_a_forwarded_call_cancels_it_at_the_real_server() {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, PYTHON_SERVER_POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let (work, server) = server_with_policy(PYTHON_SERVER_POLICY);
     let agent = server.create_agent("desktop");
 
     for era in ["legacy", "2026-07-28"] {
@@ -433,10 +424,7 @@ fn a_client_cancelling_a_forwarded_call_cancels_it_at_the_real_server() {
 
 #[test]
 fn the_upstream_leg_speaks_2026_to_a_server_that_offers_it() {
-    let work = tempfile::tempdir().unwrap();
-    let policy = work.path().join("policy.toml");
-    std::fs::write(&policy, PYTHON_SERVER_POLICY).unwrap();
-    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let (work, server) = server_with_policy(PYTHON_SERVER_POLICY);
     let agent = server.create_agent("desktop");
     let notes = work.path().join("notes.txt");
     let upstream = python_upstream(&notes);
