@@ -126,7 +126,9 @@ events = [{ type = "text", text = "After the command." }]
     journal_until(&server, &run_id, "tool_started").await;
     let counter = workspace.join("count.txt");
     let start = std::time::Instant::now();
-    while !counter.exists() {
+    // `>>` creates the file before `echo` writes to it: wait for the line itself, so the
+    // restart never lands between the two.
+    while !std::fs::read_to_string(&counter).is_ok_and(|runs| runs.lines().count() > 0) {
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "the command never ran"
