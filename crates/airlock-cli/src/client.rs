@@ -1,91 +1,19 @@
-//! The small blocking HTTP client the client commands share: where the server is, which
-//! token to send, and how a failed request becomes a message and an exit code.
-//!
-//! Errors come back as `application/problem+json` (DESIGN.md §6). A refusal the person
-//! can act on (403 forbidden, 409 already decided / binding mismatch / stale, 422 invalid)
-//! is a [`Refused`] and exits 1; anything else (unreachable server, 401, 404, 5xx) is a
-//! plain error and exits 2.
+//! The blocking HTTP client (ureq, `http://` and `https://`) the client commands share.
+//! Its options, its token and how a failed request becomes a message and an exit code are
+//! `airlock-client`'s ([`ClientArgs`], [`airlock_client::errors`]), which the front binary
+//! shares for `airlock hook`.
 
-use anyhow::{anyhow, Context};
-use clap::Args;
+pub use airlock_client::args::ClientArgs;
+pub use airlock_client::errors::{NotSent, Refused, Transient};
+
+use airlock_client::errors::from_status;
+use airlock_client::hook::{Post, Posted};
+use airlock_hooks::place::UNDECIDED_HEADER;
+use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
-
-/// The options every client command takes (after the command name, anywhere).
-#[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Client options")]
-pub struct ClientArgs {
-    /// The airlock server to talk to.
-    #[arg(
-        long,
-        global = true,
-        env = "AIRLOCK_URL",
-        default_value = "http://127.0.0.1:7070"
-    )]
-    pub url: String,
-    /// Bearer token [default: the contents of DATA_DIR/owner.token when present].
-    #[arg(long, global = true, env = "AIRLOCK_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// The data folder of a local `airlock serve`, whose owner.token is the default token.
-    #[arg(long, global = true, default_value = "airlock-data")]
-    pub data_dir: PathBuf,
-    /// Print the API's JSON as it is, instead of tables.
-    #[arg(long, global = true)]
-    pub json: bool,
-}
-
-/// A request the server refused on its merits (403, 409, 422): the command exits 1.
-#[derive(Debug)]
-pub struct Refused(pub String);
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refused {}
-
-/// A request whose answer never came: the server was unreachable, the connection broke,
-/// or the server failed (5xx). The same request may be sent again; a redeem only under
-/// the same `Idempotency-Key` (DESIGN.md §11.8).
-#[derive(Debug)]
-pub struct Transient(pub String);
-
-impl fmt::Display for Transient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Transient {}
-
-/// A [`Transient`] failure before anything was sent: no connection could be opened, so
-/// the server cannot have acted on the request.
-#[derive(Debug)]
-pub struct NotSent(pub String);
-
-impl fmt::Display for NotSent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for NotSent {}
-
-/// Whether `error` is a [`Transient`] or [`NotSent`] failure.
-pub fn is_transient(error: &anyhow::Error) -> bool {
-    error.downcast_ref::<Transient>().is_some() || is_not_sent(error)
-}
-
-/// Whether `error` is a [`NotSent`] failure.
-pub fn is_not_sent(error: &anyhow::Error) -> bool {
-    error.downcast_ref::<NotSent>().is_some()
-}
 
 /// The size of each of a connection's two buffers (the response headers must fit in one).
 const BUFFER_SIZE: usize = 16 * 1024;
@@ -101,14 +29,7 @@ pub struct Client {
 
 impl Client {
     pub fn new(args: &ClientArgs) -> Client {
-        // An explicit token (flag or environment) wins; an empty one counts as none.
-        let token = args
-            .token
-            .clone()
-            .filter(|token| !token.trim().is_empty())
-            .or_else(|| std::fs::read_to_string(args.data_dir.join("owner.token")).ok())
-            .map(|token| token.trim().to_owned())
-            .filter(|token| !token.is_empty());
+        let token = args.resolve_token();
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             // Zeroed on every connection: ureq's 128 KiB default (twice) was a measurable
@@ -121,7 +42,7 @@ impl Client {
             .build()
             .into();
         Client {
-            base: args.url.trim_end_matches('/').to_owned(),
+            base: args.base(),
             token,
             agent,
         }
@@ -233,28 +154,28 @@ impl Client {
         if (200..300).contains(&status) {
             return Ok(response);
         }
-        if status == 401 {
-            let hint = if self.token.is_none() {
-                " (no token was given and no owner.token was found)"
-            } else {
-                ""
-            };
-            return Err(anyhow!("unauthorized: check --token/AIRLOCK_TOKEN{hint}"));
-        }
         let text = response.body_mut().read_to_string().unwrap_or_default();
-        let message = match serde_json::from_str::<airlock_protocol::Problem>(&text) {
-            Ok(problem) if problem.detail.is_empty() => problem.title,
-            Ok(problem) => format!("{}: {}", problem.title, problem.detail),
-            Err(_) if text.trim().is_empty() => format!("the server answered {status}"),
-            Err(_) => format!("the server answered {status}: {}", text.trim()),
-        };
-        if matches!(status, 403 | 409 | 422) {
-            Err(Refused(message).into())
-        } else if status >= 500 {
-            Err(Transient(message).into())
-        } else {
-            Err(anyhow!(message))
-        }
+        Err(from_status(status, &text, self.token.is_some()))
+    }
+}
+
+/// The hook's request, for `https://` gateways (the front binary takes `http://` ones).
+impl Post for Client {
+    fn post_text(
+        &self,
+        path: &str,
+        body: &str,
+        headers: &[(&str, String)],
+    ) -> anyhow::Result<Posted> {
+        let mut response = Client::post_text(self, path, body, headers)?;
+        let undecided = response.headers().contains_key(UNDECIDED_HEADER);
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(16 * 1024 * 1024)
+            .read_to_vec()
+            .map_err(|error| Transient(format!("the server's answer broke off: {error}")))?;
+        Ok(Posted { undecided, body })
     }
 }
 

@@ -11,7 +11,7 @@ pub mod audit;
 pub mod call;
 pub mod chat;
 pub mod history;
-pub mod hook;
+pub use airlock_client::hook;
 pub mod insights;
 pub mod mcp;
 pub mod policy;

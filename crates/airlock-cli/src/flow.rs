@@ -7,14 +7,17 @@
 //! - [`submit`] `POST /v1/calls` once: the endpoint takes no `Idempotency-Key`, so a
 //!   request whose answer was lost is not sent again (that could open a second call); a
 //!   failure is the caller's fail-closed deny.
-//! - [`submit_hook`] `POST /v1/hooks/{agent}` under the call's key, again while the answer
-//!   is lost: the server waits and redeems there, and answers a retried key with the same
+//! - `POST /v1/hooks/{agent}` under the call's key, again while the answer is lost
+//!   ([`airlock_client::hook::submit_hook`], in the crate the `airlock` front binary
+//!   links): the server waits and redeems there, and answers a retried key with the same
 //!   verdict instead of a second call.
 //! - [`wait`] long-polls an asked call until it is decided or the caller's deadline
 //!   passes, each poll at most [`MAX_POLL_SECONDS`].
 //! - [`redeem`] consumes the grant under one fresh key per call, retried while the
 //!   answer is lost, so that a lost answer is never a lost (or a second) run.
 //! - [`report`] records what happened when the tool ran.
+//! - [`with_retries`] (from `airlock-client`) sends a deduplicated request again while
+//!   its answer is lost.
 //! - [`verdict`] is what a call's status means to a gate (anything but allowed or approved
 //!   is a deny), shared with the server's in-process hook handler.
 //!
@@ -22,19 +25,15 @@
 //! in-process through the gate, not over HTTP; what it shares with this flow is the
 //! meaning of a call's status ([`verdict`]).
 
-mod retry;
+pub use airlock_client::hook::MAX_POLL_SECONDS;
+pub use airlock_client::new_key;
+pub use airlock_client::retry::{with_retries, RETRY_FOR};
 
-pub use retry::{with_retries, RETRY_FOR};
-
-use crate::client::{encode, parse, read_json, Client, Transient};
+use crate::client::{encode, parse, Client};
 use airlock_protocol::{Call, CallStatus, OutcomeReport, OutcomeStatus, Redeemed};
-use airlock_server::handlers::hooks::UNDECIDED_HEADER;
 pub use airlock_server::handlers::hooks::{answer as verdict, Answer};
 use serde_json::Value;
-use std::time::{Duration, Instant};
-
-/// The longest one request may wait on the server (DESIGN.md §6.1).
-pub const MAX_POLL_SECONDS: u64 = 60;
+use std::time::Instant;
 
 /// A call as the server answered it: the JSON as it came (for `--json`) and its reading.
 pub struct Answered {
@@ -94,11 +93,6 @@ fn seconds_until(until: Instant) -> u64 {
     until.saturating_duration_since(Instant::now()).as_secs()
 }
 
-/// A fresh `Idempotency-Key` for one call.
-pub fn new_key() -> String {
-    airlock_gate::ids::new_id("idem")
-}
-
 /// Consumes the grant of an allowed or approved call: `POST /v1/calls/{id}/redeem` under
 /// one fresh key, sent again under that key while the answer is lost.
 pub fn redeem(client: &Client, call_id: &str) -> anyhow::Result<Redeemed> {
@@ -130,46 +124,14 @@ pub fn report(
     with_retries(RETRY_FOR, || client.post(&path, &body)).map(|_| ())
 }
 
-/// What the server's hook endpoint answered.
-pub struct HookAnswer {
-    /// The answer in the agent's own shape.
-    pub answer: Value,
-    /// The server could not decide (its deny is fail-closed, not a verdict).
-    pub undecided: bool,
-}
-
-/// `POST /v1/hooks/{agent}` with the agent's payload `text` and `headers` (which carry
-/// the call's `Idempotency-Key`), sent again while the answer is lost. Every attempt asks
-/// the server to wait only for what is left of `wait`, so that the agent hears from its
-/// hook before its own timeout.
-pub fn submit_hook(
-    client: &Client,
-    agent: &str,
-    text: &str,
-    headers: &[(&str, String)],
-    wait: Duration,
-) -> anyhow::Result<HookAnswer> {
-    let started = Instant::now();
-    with_retries(RETRY_FOR, || {
-        let left = wait.saturating_sub(started.elapsed());
-        let path = format!(
-            "/v1/hooks/{agent}?wait_s={}",
-            left.as_secs().min(MAX_POLL_SECONDS)
-        );
-        let mut response = client.post_text(&path, text, headers)?;
-        let undecided = response.headers().contains_key(UNDECIDED_HEADER);
-        let answer = read_json(&mut response)
-            .map_err(|error| anyhow::Error::new(Transient(format!("{error:#}"))))?;
-        Ok(HookAnswer { answer, undecided })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::client::{is_not_sent, ClientArgs};
+    use crate::client::ClientArgs;
+    use airlock_client::errors::is_not_sent;
+    use std::time::Duration;
 
     /// A client of a gateway that is down: any request fails with nothing sent.
     fn down() -> Client {

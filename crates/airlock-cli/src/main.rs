@@ -1,12 +1,15 @@
-//! The `airlock` binary: argument parsing, dispatch and exit codes (DESIGN.md §7).
+//! `airlock-full`, the binary with the whole CLI: argument parsing, dispatch and exit codes
+//! (DESIGN.md §7). Users run `airlock` (`front.rs`), which runs `airlock hook …` itself and
+//! hands every other command line here unchanged; `cargo run` runs this one directly.
 //!
 //! Exit codes: 0 ok, 1 a refusal or a failed check (a deny, an invalid policy, a failed
 //! case, a tampered audit, a decision the server refused), 2 usage or connection error.
-//! Each command module returns an [`Outcome`] or an error, and only this file turns them
-//! into a process exit code: an error is exit 2 unless it is a [`client::Refused`].
+//! Each command module returns an [`Outcome`] or an error, and only
+//! [`airlock_client::exit_code`] turns them into a process exit code: an error is exit 2
+//! unless it is a [`client::Refused`].
 //!
 //! - [`commands`]: one module per command.
-//! - [`client`]: the HTTP client the client commands share.
+//! - [`client`]: the HTTP client the client commands share (`airlock-client`).
 //! - [`table`]: human output.
 
 // The binary's job is to print.
@@ -29,9 +32,9 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// airlock: a human-in-the-loop approval gateway for AI agent tool calls.
+/// The whole CLI.
 #[derive(Debug, Parser)]
-#[command(name = "airlock", version, about)]
+#[command(name = "airlock", bin_name = "airlock", version, about = airlock_client::ABOUT)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -68,45 +71,30 @@ enum Command {
     Insights(commands::insights::InsightsArgs),
 }
 
-/// How a command ended, mapped to the exit codes of DESIGN.md §7.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Exit 0.
-    Ok,
-    /// Exit 1: a refusal or a failed check.
-    Refused,
-}
-
-/// The parser of `airlock hook …` alone. Agents run the hook as a new process on every
-/// tool call, so it is parsed without building every other command's parser first; the
-/// command, its flags, its help and its errors are the same as [`Cli`]'s (a test compares
-/// them).
-#[derive(Debug, Parser)]
-#[command(name = "airlock", version, about)]
-struct HookCli {
-    #[command(subcommand)]
-    command: HookCommand,
-}
-
-#[derive(Debug, Subcommand)]
-enum HookCommand {
-    /// Gate a coding agent's tool call from its hook: hook JSON on stdin, verdict on stdout.
-    Hook(commands::hook::HookArgs),
-}
+pub use airlock_client::Outcome;
 
 fn main() -> ExitCode {
+    // The hook is parsed alone, as the front binary does (`airlock_client::HookCli`).
     let result = if std::env::args_os()
         .nth(1)
         .is_some_and(|first| first == "hook")
     {
-        let HookCli {
-            command: HookCommand::Hook(args),
-        } = HookCli::parse();
-        commands::hook::run(args)
+        hook(airlock_client::parse_hook_command())
     } else {
         run(Cli::parse())
     };
-    exit_code(result)
+    airlock_client::exit_code(result)
+}
+
+/// `airlock hook …`: the front's code over plain HTTP, this binary's client over TLS.
+fn hook(args: commands::hook::HookArgs) -> anyhow::Result<Outcome> {
+    match airlock_client::run_plain_hook(args) {
+        Ok(outcome) => outcome,
+        Err(args) => {
+            let client = client::Client::new(args.client());
+            commands::hook::run(args, &client)
+        }
+    }
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
@@ -117,7 +105,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Audit(args) => commands::audit::run(args),
         Command::Agents(args) => commands::agents::run(args),
         Command::Call(args) => commands::call::run(args),
-        Command::Hook(args) => commands::hook::run(args),
+        Command::Hook(args) => hook(args),
         Command::Mcp(args) => commands::mcp::run(args),
         Command::Chat(args) => commands::chat::run(args),
         Command::Rules(args) => commands::rules::run(args),
@@ -127,24 +115,10 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     }
 }
 
-fn exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
-    match result {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Refused) => ExitCode::from(1),
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            if error.downcast_ref::<client::Refused>().is_some() {
-                ExitCode::from(1)
-            } else {
-                ExitCode::from(2)
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{Cli, HookCli};
+    use super::Cli;
+    use airlock_client::HookCli;
     use clap::Parser;
 
     /// What a parser prints for `args` when it stops (help, or a usage error).

@@ -2,9 +2,11 @@
 //! translation of their native tool calls into airlock's canonical vocabulary
 //! (DESIGN.md §11.1), so that one policy governs every agent.
 //!
-//! Pure: JSON in, values out, no I/O. The server's hook endpoints use it to read a payload
-//! and answer it; `airlock hook …` uses it only to print an agent's own deny form when the
-//! server cannot be reached (fail closed).
+//! Pure but for [`place::work_tree_of`] (a look for `.git`): JSON in, values out. The
+//! server's hook endpoints use it to read a payload and answer it; `airlock hook …` uses it
+//! to read the payload's place, to name the call's key, and to print an agent's own deny
+//! form when the server cannot be reached (fail closed); [`place`] holds the headers the
+//! two speak in besides the payload.
 //!
 //! The stages, in the order a hook call goes through them:
 //! 1. [`payload`] — read an agent's hook JSON ([`HookCall`]), leniently (agents add fields
@@ -22,6 +24,7 @@ pub mod edit;
 pub mod outcome;
 pub mod patch;
 pub mod payload;
+pub mod place;
 pub mod render;
 pub mod translate;
 

@@ -3,6 +3,8 @@
 //! allow (grant redeemed), deny, ask-then-approve, ask-then-reject, timeout, and the
 //! exit-2 block when the gateway is down or the input is unreadable.
 
+#[path = "hooks/front.rs"]
+mod front;
 #[path = "hooks/http_doc.rs"]
 mod http_doc;
 

@@ -47,9 +47,7 @@ pub mod place;
 
 pub use after::OUTCOME_HEADER;
 
-/// Set (to `true`) on a hook's answer when the deny in it is a failure to decide (a bad
-/// token, an unreadable payload, a gate error), not a verdict.
-pub const UNDECIDED_HEADER: &str = "airlock-undecided";
+pub use airlock_hooks::place::UNDECIDED_HEADER;
 
 /// How long a hook waits for a person by default: below Claude Code's 60 s hook timeout.
 pub const DEFAULT_HOOK_WAIT: Duration = Duration::from_secs(55);

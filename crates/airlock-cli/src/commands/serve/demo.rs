@@ -111,7 +111,11 @@ pub async fn prepare(
         gate.create_agent(&principal, spec).await?;
     }
 
-    let exe = std::env::current_exe().context("cannot find the airlock executable")?;
+    // The `airlock` front beside this binary (`airlock-full`) is what users run; `cargo run`
+    // builds only this one, which runs every command too.
+    let full = std::env::current_exe().context("cannot find the airlock executable")?;
+    let front = full.with_file_name("airlock");
+    let exe = if front.is_file() { front } else { full };
     let exe = shell_quote(&exe.display().to_string());
     let url_arg = shell_quote(url);
     let call = format!(

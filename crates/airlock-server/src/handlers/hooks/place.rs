@@ -21,10 +21,7 @@ use airlock_hooks::HookCall;
 use axum::http::HeaderMap;
 use std::path::Path;
 
-/// The header `airlock hook` puts the project root in.
-pub const PROJECT_HEADER: &str = "airlock-project";
-/// The header `airlock hook` puts the user's home folder in.
-pub const HOME_HEADER: &str = "airlock-home";
+pub use airlock_hooks::place::{work_tree_of, HOME_HEADER, PROJECT_HEADER};
 
 /// A hook call's place; every field is an absolute path without a trailing slash.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -97,19 +94,6 @@ fn holds(folder: &str, path: &str) -> bool {
         || path
             .strip_prefix(folder)
             .is_some_and(|rest| rest.starts_with('/'))
-}
-
-/// The nearest folder at or above `cwd` that holds `.git` (a folder, or the file of a
-/// linked work tree), when `cwd` is an absolute folder on this machine. `airlock hook`
-/// calls it on the agent's machine too.
-pub fn work_tree_of(cwd: &Path) -> Option<String> {
-    if !cwd.is_absolute() || !cwd.is_dir() {
-        return None;
-    }
-    cwd.ancestors()
-        .find(|folder| folder.join(".git").exists())
-        .and_then(|folder| folder.to_str())
-        .map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! retrying never runs a call twice. Only requests the server deduplicates go through
 //! here.
 
-use crate::client::{is_not_sent, is_transient};
+use crate::errors::{is_not_sent, is_transient};
 use std::time::{Duration, Instant};
 
 /// How long a lost answer is retried: long enough for a server to restart.
@@ -16,7 +16,7 @@ pub const RETRY_FOR: Duration = Duration::from_secs(30);
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
 const MAX_PAUSE: Duration = Duration::from_secs(2);
 
-/// Sends `attempt` until it answers or fails for good: a [`crate::client::Transient`]
+/// Sends `attempt` until it answers or fails for good: a [`crate::errors::Transient`]
 /// failure is tried again, with growing pauses, until `retry_for` has passed. A first
 /// attempt that could not even connect is final at once: nothing was sent, so nothing
 /// can have been consumed, and a gateway that is down is a refusal now, not in 30 s.

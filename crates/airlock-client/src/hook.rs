@@ -26,21 +26,45 @@
 //! No approved call silently lost (DESIGN.md §11.8): the hook sends an `Idempotency-Key`
 //! (`<agent>:<tool_use_id>`, else a fresh one) and, when the answer does not come (the
 //! server restarting), sends the same request again under the same key, within the
-//! agent's hook timeout ([`crate::flow::submit_hook`]); a call whose grant the first attempt consumed is answered again,
-//! not submitted twice. After-the-fact events (`PostToolUse`, `AfterTool`) report the
+//! agent's hook timeout ([`submit_hook`]); a call whose grant the first attempt consumed
+//! is answered again, not submitted twice. After-the-fact events (`PostToolUse`, `AfterTool`) report the
 //! call's outcome; they decide nothing, so a failure there is a warning, never a block.
 
-use crate::client::{Client, ClientArgs};
-use crate::flow;
+use crate::args::ClientArgs;
+use crate::errors::Transient;
+use crate::retry::{with_retries, RETRY_FOR};
 use crate::Outcome;
+use airlock_hooks::place::{work_tree_of, HOME_HEADER, PROJECT_HEADER, UNDECIDED_HEADER};
 use airlock_hooks::{Agent, HookEvent, Verdict};
-use airlock_server::handlers::hooks::place::{work_tree_of, HOME_HEADER, PROJECT_HEADER};
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The longest one request may wait on the server (DESIGN.md §6.1).
+pub const MAX_POLL_SECONDS: u64 = 60;
+
+/// How the hook reaches the server: [`crate::plain::Plain`] for `http://` gateways, the
+/// whole CLI's client (with TLS) for the others.
+pub trait Post {
+    /// `POST path` with `body` (JSON text) and extra `headers`: a 2xx answer, or the error
+    /// it stands for ([`crate::errors`]).
+    fn post_text(
+        &self,
+        path: &str,
+        body: &str,
+        headers: &[(&str, String)],
+    ) -> anyhow::Result<Posted>;
+}
+
+/// A 2xx answer to the hook's request.
+pub struct Posted {
+    /// It carries the [`UNDECIDED_HEADER`].
+    pub undecided: bool,
+    pub body: Vec<u8>,
+}
 
 /// Hook inputs larger than this are refused (the server takes 1 MiB bodies).
 const MAX_INPUT: u64 = 1024 * 1024;
@@ -79,7 +103,15 @@ pub struct HookArgs {
     wait: u64,
 }
 
-pub fn run(args: HookArgs) -> anyhow::Result<Outcome> {
+impl HookArgs {
+    /// Where the server is and how to sign in.
+    pub fn client(&self) -> &ClientArgs {
+        &self.client
+    }
+}
+
+/// Runs the hook, reaching the server through `post`.
+pub fn run(args: HookArgs, post: &dyn Post) -> anyhow::Result<Outcome> {
     let agent = args.agent.agent();
     let mut text = String::new();
     let read = std::io::stdin()
@@ -88,7 +120,7 @@ pub fn run(args: HookArgs) -> anyhow::Result<Outcome> {
         .context("cannot read the hook input on stdin");
     // The shape of a deny depends on the event; an unreadable payload gets the default's.
     let event = agent.event_of(&text);
-    let outcome = read.and_then(|_| forward(&args, agent, &text));
+    let outcome = read.and_then(|_| forward(&args, post, agent, &text));
     match outcome {
         Ok(Forwarded::Verdict(answer)) => {
             if let Some(answer) = answer {
@@ -134,7 +166,12 @@ enum Forwarded {
     Undecided(Value),
 }
 
-fn forward(args: &HookArgs, agent: Agent, text: &str) -> anyhow::Result<Forwarded> {
+fn forward(
+    args: &HookArgs,
+    post: &dyn Post,
+    agent: Agent,
+    text: &str,
+) -> anyhow::Result<Forwarded> {
     if text.len() as u64 > MAX_INPUT {
         return Err(anyhow!("the hook input is over {MAX_INPUT} bytes"));
     }
@@ -161,11 +198,10 @@ fn forward(args: &HookArgs, agent: Agent, text: &str) -> anyhow::Result<Forwarde
     }
     headers.push((
         "Idempotency-Key",
-        airlock_hooks::tool_use_key(&call).unwrap_or_else(flow::new_key),
+        airlock_hooks::tool_use_key(&call).unwrap_or_else(crate::new_key),
     ));
-    let client = Client::new(&args.client);
-    let flow::HookAnswer { answer, undecided } = flow::submit_hook(
-        &client,
+    let HookAnswer { answer, undecided } = submit_hook(
+        post,
         agent.name(),
         text,
         &headers,
@@ -183,6 +219,55 @@ fn forward(args: &HookArgs, agent: Agent, text: &str) -> anyhow::Result<Forwarde
         return Err(anyhow!("the server gave no verdict"));
     }
     Ok(Forwarded::Verdict((!silent).then_some(answer)))
+}
+
+/// What the server's hook endpoint answered.
+pub struct HookAnswer {
+    /// The answer in the agent's own shape.
+    pub answer: Value,
+    /// The server could not decide (its deny is fail-closed, not a verdict).
+    pub undecided: bool,
+}
+
+/// `POST /v1/hooks/{agent}` with the agent's payload `text` and `headers` (which carry
+/// the call's `Idempotency-Key`), sent again while the answer is lost. Every attempt asks
+/// the server to wait only for what is left of `wait`, so that the agent hears from its
+/// hook before its own timeout.
+pub fn submit_hook(
+    post: &dyn Post,
+    agent: &str,
+    text: &str,
+    headers: &[(&str, String)],
+    wait: Duration,
+) -> anyhow::Result<HookAnswer> {
+    let started = Instant::now();
+    with_retries(RETRY_FOR, || {
+        let left = wait.saturating_sub(started.elapsed());
+        let path = format!(
+            "/v1/hooks/{agent}?wait_s={}",
+            left.as_secs().min(MAX_POLL_SECONDS)
+        );
+        let Posted { undecided, body } = post.post_text(&path, text, headers)?;
+        // An answer that is not JSON is one that broke off: asked again.
+        let answer = serde_json::from_slice(&body)
+            .map_err(|error| Transient(format!("the server's answer is not JSON: {error}")))?;
+        Ok(HookAnswer { answer, undecided })
+    })
+}
+
+impl Post for crate::plain::Plain {
+    fn post_text(
+        &self,
+        path: &str,
+        body: &str,
+        headers: &[(&str, String)],
+    ) -> anyhow::Result<Posted> {
+        let answer = self.post(path, body, headers)?;
+        Ok(Posted {
+            undecided: answer.has_header(UNDECIDED_HEADER),
+            body: answer.body,
+        })
+    }
 }
 
 /// The reason in an agent-shaped deny.
