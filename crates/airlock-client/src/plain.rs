@@ -187,24 +187,43 @@ fn split(base: &str) -> Result<(String, String), String> {
     Ok((authority, prefix.to_owned()))
 }
 
-/// The answer as sent, up to the close (the request asked for one).
+/// The answer as sent: read until it is whole (its head, then its body by its
+/// `Content-Length` or its last chunk) or the server closes (the request asked it to), so
+/// that a server or proxy keeping the connection open costs nothing.
 fn read_answer(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     let mut raw = Vec::with_capacity(4096);
-    stream.take(MAX_ANSWER + 1).read_to_end(&mut raw)?;
-    if raw.len() as u64 > MAX_ANSWER {
-        return Err(std::io::Error::other("the answer is over 16 MiB"));
+    let mut buffer = [0u8; 8192];
+    while !whole(&raw) {
+        let read = match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        raw.extend_from_slice(&buffer[..read]);
+        if raw.len() as u64 > MAX_ANSWER {
+            return Err(std::io::Error::other("the answer is over 16 MiB"));
+        }
     }
     Ok(raw)
 }
 
-type Parsed = (u16, Vec<(String, String)>, Vec<u8>);
+/// How an answer's body ends.
+enum Framing {
+    Length(usize),
+    Chunked,
+    /// At the close of the connection.
+    Close,
+}
 
-/// Status, headers and body of a whole HTTP/1.1 answer.
-fn parse_answer(raw: &[u8]) -> Result<Parsed, String> {
-    let end = raw
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or("the answer broke off in its head")?;
+/// An answer's head: status, headers (names in lower case), where the body starts and
+/// how it ends. `Ok(None)` while the head is incomplete.
+type Head = (u16, Vec<(String, String)>, usize, Framing);
+
+fn parse_head(raw: &[u8]) -> Result<Option<Head>, String> {
+    let Some(end) = raw.windows(4).position(|window| window == b"\r\n\r\n") else {
+        return Ok(None);
+    };
     let head = std::str::from_utf8(&raw[..end]).map_err(|_| "the answer's head is not text")?;
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap_or_default();
@@ -226,18 +245,45 @@ fn parse_answer(raw: &[u8]) -> Result<Parsed, String> {
             .find(|(header, _)| header == name)
             .map(|(_, value)| value.as_str())
     };
-    let rest = &raw[end + 4..];
-    let body = if header("transfer-encoding").is_some_and(|value| value.contains("chunked")) {
-        dechunk(rest)?
+    let framing = if header("transfer-encoding").is_some_and(|value| value.contains("chunked")) {
+        Framing::Chunked
     } else if let Some(length) = header("content-length") {
-        let length: usize = length
-            .parse()
-            .map_err(|_| format!("a malformed Content-Length: {length:?}"))?;
-        rest.get(..length)
-            .ok_or("the answer broke off in its body")?
-            .to_vec()
+        Framing::Length(
+            length
+                .parse()
+                .map_err(|_| format!("a malformed Content-Length: {length:?}"))?,
+        )
     } else {
-        rest.to_vec()
+        Framing::Close
+    };
+    Ok(Some((status, headers, end + 4, framing)))
+}
+
+/// Whether `raw` holds a whole answer, so far as its head says.
+fn whole(raw: &[u8]) -> bool {
+    match parse_head(raw) {
+        Ok(Some((_, _, start, Framing::Length(length)))) => raw.len() >= start + length,
+        Ok(Some((_, _, start, Framing::Chunked))) => dechunk(&raw[start..]).is_ok(),
+        // A broken head is read no further; parsing it reports why.
+        Err(_) => true,
+        Ok(None | Some((_, _, _, Framing::Close))) => false,
+    }
+}
+
+type Parsed = (u16, Vec<(String, String)>, Vec<u8>);
+
+/// Status, headers and body of a whole HTTP/1.1 answer.
+fn parse_answer(raw: &[u8]) -> Result<Parsed, String> {
+    let (status, headers, start, framing) =
+        parse_head(raw)?.ok_or("the answer broke off in its head")?;
+    let rest = &raw[start..];
+    let body = match framing {
+        Framing::Chunked => dechunk(rest)?,
+        Framing::Length(length) => rest
+            .get(..length)
+            .ok_or("the answer broke off in its body")?
+            .to_vec(),
+        Framing::Close => rest.to_vec(),
     };
     Ok((status, headers, body))
 }

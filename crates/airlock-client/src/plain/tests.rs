@@ -205,3 +205,32 @@ fn only_plain_http_urls_with_a_host_are_served() {
         "{error:#}"
     );
 }
+
+#[test]
+fn a_whole_answer_is_taken_without_waiting_for_the_close() {
+    for answer in [
+        sized("200 OK", "", "{}"),
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n".to_owned(),
+    ] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (done, closed) = std::sync::mpsc::channel::<()>();
+        let served = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            read_request(&mut stream);
+            stream.write_all(answer.as_bytes()).unwrap();
+            // A server (or proxy) that keeps the connection open despite `close`.
+            let _ = closed.recv_timeout(std::time::Duration::from_secs(20));
+        });
+        let started = std::time::Instant::now();
+        let answer = Plain::new(&url, None).post("/p", "{}", &[]).unwrap();
+        assert_eq!(answer.body, b"{}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "waited {:?} for a close",
+            started.elapsed()
+        );
+        done.send(()).unwrap();
+        served.join().unwrap();
+    }
+}
