@@ -27,8 +27,13 @@
 //! (`<agent>:<tool_use_id>`, else a fresh one) and, when the answer does not come (the
 //! server restarting), sends the same request again under the same key, within the
 //! agent's hook timeout ([`submit_hook`]); a call whose grant the first attempt consumed
-//! is answered again, not submitted twice. After-the-fact events (`PostToolUse`, `AfterTool`) report the
-//! call's outcome; they decide nothing, so a failure there is a warning, never a block.
+//! is answered again, not submitted twice. After-the-fact events (`PostToolUse`,
+//! `AfterTool`) report the call's outcome; they decide nothing, so a failure there is a
+//! warning, never a block.
+//!
+//! The request goes through a [`Post`]: the front binary's plain HTTP client for `http://`
+//! gateways, the whole CLI's TLS client for `https://` ones; the rest is this module's,
+//! whichever binary runs it.
 
 use crate::args::ClientArgs;
 use crate::errors::Transient;
