@@ -7,46 +7,24 @@
 //! answer was lost ([`Transient`]) or it was never sent ([`NotSent`]).
 
 use anyhow::anyhow;
-use std::fmt;
 
 /// A request the server refused on its merits (403, 409, 422): the command exits 1.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct Refused(pub String);
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refused {}
 
 /// A request whose answer never came: the server was unreachable, the connection broke,
 /// or the server failed (5xx). The same request may be sent again; a redeem only under
 /// the same `Idempotency-Key` (DESIGN.md §11.8).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct Transient(pub String);
-
-impl fmt::Display for Transient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Transient {}
 
 /// A [`Transient`] failure before anything was sent: no connection could be opened, so
 /// the server cannot have acted on the request.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct NotSent(pub String);
-
-impl fmt::Display for NotSent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for NotSent {}
 
 /// Whether `error` is a [`Transient`] or [`NotSent`] failure.
 pub fn is_transient(error: &anyhow::Error) -> bool {

@@ -92,6 +92,6 @@ pub fn run_plain_hook(args: hook::HookArgs) -> Result<anyhow::Result<Outcome>, h
     if !plain::serves(&args.client().url) {
         return Err(args);
     }
-    let client = plain::Plain::new(&args.client().base(), args.client().resolve_token());
+    let client = plain::Plain::new(&args.client().url, args.client().resolve_token());
     Ok(hook::run(args, &client))
 }
