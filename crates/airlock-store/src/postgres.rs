@@ -118,6 +118,16 @@ impl PostgresStore {
             "SET statement_timeout = {}; SET synchronous_commit = on",
             options.statement_timeout.as_millis()
         );
+        let connector = batch::Connector {
+            // A batch's multi-row statements have a text for each number of rows, and
+            // the driver prepares each text once per connection: room for all of them,
+            // or the batcher would prepare again (one more round trip) most batches.
+            options: connect_options
+                .clone()
+                .statement_cache_capacity(batch::STATEMENTS),
+            settings: settings.clone(),
+            timeout: options.acquire_timeout,
+        };
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)
@@ -134,7 +144,7 @@ impl PostgresStore {
             .await
             .map_err(|error| StoreError::Database(format!("migrating the schema: {error}")))?;
         let commits = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let batcher = batch::Batcher::new(pool.clone(), std::sync::Arc::clone(&commits));
+        let batcher = batch::Batcher::new(connector, std::sync::Arc::clone(&commits))?;
         Ok(PostgresStore {
             pool,
             batcher,

@@ -3,48 +3,94 @@
 //!
 //! Every write on a workspace holds its `audit_heads` row until it commits (`audit`),
 //! so calls of one workspace commit one after another, one WAL flush each, however many
-//! connections carry them. Here they are queued instead, and one committer task per node
+//! connections carry them. Here they are queued instead, and one committer per node
 //! records every queued call in one transaction — one multi-row statement per table, one
 //! flush — then answers each caller, only after that commit. While a batch commits, the
 //! next one queues. A batch whose statements fail is recorded again call by call, each in
 //! its own savepoint, so a bad call fails alone.
 //!
-//! The committer keeps one connection of its own rather than borrowing one from the pool
-//! for each batch: the pool pings a connection when it lends it and when it gets it back,
-//! two network round trips per batch. [`record_batch`] says how a connection that died
-//! meanwhile is noticed without ever acknowledging a call that was not committed.
+//! The committer runs on a thread of its own with a connection of its own (opened there,
+//! so the database's answers wake it directly): a batch is a string of round trips, and on
+//! the server's runtime each of them waited behind the HTTP tasks the batch before had
+//! just answered. It does not borrow from the pool, which pings a connection when it lends
+//! it and when it gets it back, two more round trips per batch. [`record_batch`] says how
+//! a connection that died meanwhile is noticed without ever acknowledging a call that was
+//! not committed.
 
 use super::sql::calls::{fail_each, record_calls, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
-use sqlx::{Executor, PgConnection, PgPool};
-use std::sync::atomic::{AtomicU64, Ordering};
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{Connection, Executor, PgConnection};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::Notify;
-use tokio::task::JoinHandle;
 
-/// The queue and its committer task (stopped when this is dropped).
+/// The queue and its committer thread (which ends when this is dropped).
 pub(super) struct Batcher {
     shared: Arc<Shared>,
-    committer: JoinHandle<()>,
 }
 
 struct Shared {
     queue: Mutex<Vec<QueuedCall>>,
     wake: Notify,
+    /// Set when the store is dropped: the committer ends.
+    closed: AtomicBool,
     /// The store's count of committed transactions.
     commits: Arc<AtomicU64>,
 }
 
+/// Prepared statements the committer's connection keeps: four multi-row statements for
+/// each batch size up to the 64 clients a busy node typically has, and the rest.
+pub(super) const STATEMENTS: usize = 512;
+
+/// How the committer opens its connection: the pool's server and the settings each of
+/// the pool's connections gets when it opens.
+pub(super) struct Connector {
+    pub options: PgConnectOptions,
+    pub settings: String,
+    pub timeout: Duration,
+}
+
+impl Connector {
+    async fn connect(&self) -> StoreResult<PgConnection> {
+        let mut conn =
+            tokio::time::timeout(self.timeout, PgConnection::connect_with(&self.options))
+                .await
+                .map_err(|_| {
+                    StoreError::Database(format!("no connection within {:?}", self.timeout))
+                })?
+                .map_err(database)?;
+        conn.execute(self.settings.as_str())
+            .await
+            .map_err(database)?;
+        Ok(conn)
+    }
+}
+
 impl Batcher {
-    pub(super) fn new(pool: PgPool, commits: Arc<AtomicU64>) -> Batcher {
+    /// Starts the committer on a thread of its own, with a runtime and a connection of its
+    /// own. On the server's runtime its every round trip to the database waited behind the
+    /// HTTP tasks that the batch before had just answered; alone, it is woken as soon as
+    /// the database answers, and the calls queued meanwhile commit sooner.
+    pub(super) fn new(connector: Connector, commits: Arc<AtomicU64>) -> StoreResult<Batcher> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Vec::new()),
             wake: Notify::new(),
+            closed: AtomicBool::new(false),
             commits,
         });
-        let committer = tokio::spawn(commit_loop(Arc::clone(&shared), pool));
-        Batcher { shared, committer }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| StoreError::Database(format!("starting the batcher: {error}")))?;
+        let committer = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("airlock-pg-batch".into())
+            .spawn(move || runtime.block_on(commit_loop(committer, connector)))
+            .map_err(|error| StoreError::Database(format!("starting the batcher: {error}")))?;
+        Ok(Batcher { shared })
     }
 
     /// Records a call that needs no approval (the caller checks) with the calls queued
@@ -56,11 +102,12 @@ impl Batcher {
 
 impl Drop for Batcher {
     fn drop(&mut self) {
-        self.committer.abort();
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.wake.notify_one();
     }
 }
 
-async fn commit_loop(shared: Arc<Shared>, pool: PgPool) {
+async fn commit_loop(shared: Arc<Shared>, connector: Connector) {
     let mut conn: Option<PgConnection> = None;
     loop {
         shared.wake.notified().await;
@@ -69,12 +116,20 @@ async fn commit_loop(shared: Arc<Shared>, pool: PgPool) {
             Err(_) => Vec::new(),
         };
         if queued.is_empty() {
+            if shared.closed.load(Ordering::Acquire) {
+                break;
+            }
             continue;
         }
-        let outcomes = record_batch(&pool, &mut conn, &queued, &shared.commits).await;
+        let outcomes = record_batch(&connector, &mut conn, &queued, &shared.commits).await;
         for (queued, outcome) in queued.into_iter().zip(outcomes) {
             // A caller that stopped waiting no longer needs its answer.
             let _ = queued.reply.send(outcome);
+        }
+    }
+    if let Some(conn) = conn {
+        if let Err(error) = conn.close().await {
+            tracing::debug!(%error, "closing the batcher's connection");
         }
     }
 }
@@ -95,15 +150,14 @@ enum Attempt {
 /// Records `queued` in one transaction on the committer's own connection; one outcome
 /// per call, final once committed.
 ///
-/// The connection is the committer's, not lent by the pool for each batch: the pool
-/// pings a connection before lending it and again when it comes back (two network round
-/// trips per batch). Without the ping a connection that died while idle (the server
-/// restarted, an administrator ended it) fails the batch's first statement instead; that
-/// is before `COMMIT`, so the batch is tried once more on a fresh connection from the
-/// pool, which is pinged. A failure after `COMMIT` was sent is never retried: the
-/// commit's outcome is unknown, so every call of the batch is told it failed.
+/// The connection is the committer's and is not pinged before each batch (a ping is a
+/// round trip). A connection that died while idle (the server restarted, an administrator
+/// ended it) fails the batch's first statement instead; that is before `COMMIT`, so the
+/// batch is tried once more on a freshly opened connection. A failure after `COMMIT` was
+/// sent is never retried: the commit's outcome is unknown, so every call of the batch is
+/// told it failed.
 async fn record_batch(
-    pool: &PgPool,
+    connector: &Connector,
     conn: &mut Option<PgConnection>,
     queued: &[QueuedCall],
     commits: &AtomicU64,
@@ -114,9 +168,9 @@ async fn record_batch(
     loop {
         let live = match conn {
             Some(live) => live,
-            None => match pool.acquire().await {
-                Ok(lent) => conn.insert(lent.detach()),
-                Err(error) => return fail_all(database(error)),
+            None => match connector.connect().await {
+                Ok(fresh) => conn.insert(fresh),
+                Err(error) => return fail_all(error),
             },
         };
         match attempt(live, &writes, commits).await {

@@ -3,13 +3,12 @@
 //! announcement of events to the other nodes, and the sweeper's row locks. The names are
 //! the same in `sqlite/dialect.rs`.
 
-use super::sql::audit::EventRow;
+use super::sql::audit::{push_events, EventRow};
 use super::sql::expiry::Due;
 use crate::codec::{database, millis, Columns};
 use crate::{AuditRows, StoreError, StoreResult};
 use airlock_digest::GENESIS_HASH;
 use jiff::Timestamp;
-use serde_json::json;
 use sqlx::QueryBuilder;
 
 pub(crate) type Db = sqlx::Postgres;
@@ -38,12 +37,16 @@ pub(crate) const CHANNEL: &str = "airlock_events";
 /// `expiry`), so they queue and never deadlock, and writes of one workspace are
 /// serialised across nodes as SQLite's single writer serialises them in one process.
 pub(crate) async fn lock_workspace(conn: &mut Conn, workspace: &str) -> StoreResult<bool> {
-    Ok(locked_head(conn, workspace).await?.is_some())
+    Ok(lock_head(conn, workspace).await?.is_some())
 }
 
-/// The head row of `workspace`, locked (a second `FOR UPDATE` by the same transaction
-/// does not wait).
-async fn locked_head(conn: &mut Conn, workspace: &str) -> StoreResult<Option<(u64, String)>> {
+/// [`lock_workspace`], returning the head it locked, `(seq, hash)`, for an operation that
+/// appends without writing the head in between: one round trip fewer than reading it
+/// again ([`chain_head`]). `None` when no such workspace exists.
+pub(crate) async fn lock_head(
+    conn: &mut Conn,
+    workspace: &str,
+) -> StoreResult<Option<(u64, String)>> {
     let row = sqlx::query("SELECT seq, hash FROM audit_heads WHERE workspace = $1 FOR UPDATE")
         .bind(workspace)
         .fetch_optional(&mut *conn)
@@ -70,7 +73,7 @@ pub(crate) async fn create_chain(conn: &mut Conn, workspace: &str) -> StoreResul
 /// The last `seq` and hash of `workspace`'s chain, from its head row. Already locked by
 /// the operation; read again so the head is the one this transaction last wrote.
 pub(crate) async fn chain_head(conn: &mut Conn, workspace: &str) -> StoreResult<(u64, String)> {
-    locked_head(conn, workspace)
+    lock_head(conn, workspace)
         .await?
         .ok_or_else(|| StoreError::Database(format!("no workspace {workspace}")))
 }
@@ -93,48 +96,34 @@ pub(crate) async fn move_head(
 }
 
 /// Inserts the events and announces each on [`CHANNEL`], so the other nodes' listeners
-/// (`listen.rs`) learn of them on commit.
-pub(crate) async fn insert_events(
-    conn: &mut Conn,
-    mut insert: QueryBuilder<'_, Db>,
-    events: &[EventRow<'_>],
-) -> StoreResult<()> {
-    insert.push(" RETURNING id");
-    let ids: Vec<i64> = insert
+/// (`listen.rs`) learn of them on commit: one statement, the announcements made in the
+/// events' order from the rows as inserted.
+pub(crate) async fn insert_events(conn: &mut Conn, events: &[EventRow<'_>]) -> StoreResult<()> {
+    let mut insert = QueryBuilder::<Db>::new("WITH inserted AS (");
+    push_events(&mut insert, events);
+    // Small on purpose (NOTIFY payloads are limited to 8000 bytes): what changed and
+    // where (`call_id` only when the data names one as a string); a listener reads the
+    // rest from the tables.
+    insert.push(
+        " RETURNING id, workspace, kind, data::json -> 'call_id' AS call_id)
+         SELECT count(pg_notify(",
+    );
+    insert.push_bind(CHANNEL).push(
+        ", json_build_object('workspace', workspace, 'id', id, 'kind', kind,
+             'call_id', CASE json_typeof(call_id) WHEN 'string' THEN call_id END)::text))
+         FROM (SELECT * FROM inserted ORDER BY id) AS announced",
+    );
+    let announced: i64 = insert
         .build_query_scalar()
-        .fetch_all(&mut *conn)
+        .fetch_one(&mut *conn)
         .await
         .map_err(database)?;
-    if ids.len() != events.len() {
+    if usize::try_from(announced).ok() != Some(events.len()) {
         return Err(StoreError::Database(format!(
-            "{} events inserted, {} ids returned",
-            events.len(),
-            ids.len()
+            "{} events inserted, {announced} announced",
+            events.len()
         )));
     }
-    // Small on purpose (NOTIFY payloads are limited to 8000 bytes): what changed and
-    // where; a listener reads the rest from the tables.
-    let payloads: Vec<String> = events
-        .iter()
-        .zip(ids)
-        .map(|((workspace, event, _), id)| {
-            json!({
-                "workspace": workspace,
-                "id": id,
-                "kind": event.kind,
-                "call_id": event.data.get("call_id").and_then(|call_id| call_id.as_str()),
-            })
-            .to_string()
-        })
-        .collect();
-    sqlx::query(
-        "SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS p(payload, n) ORDER BY n",
-    )
-    .bind(CHANNEL)
-    .bind(&payloads)
-    .execute(conn)
-    .await
-    .map_err(database)?;
     Ok(())
 }
 

@@ -23,7 +23,7 @@ pub(crate) async fn append_effects(
     workspace: &str,
     effects: &Effects,
 ) -> StoreResult<()> {
-    append_many(conn, &[(workspace, effects)]).await
+    append_many(conn, &[(workspace, effects)], Vec::new()).await
 }
 
 /// Rows per multi-row `INSERT`: far below either database's limit on bound values
@@ -53,23 +53,15 @@ pub(crate) struct Chained<'a> {
     events: Vec<EventRow<'a>>,
 }
 
-/// Chains each `(workspace, effects)` in order on its workspace's head, read once inside
-/// the transaction.
+/// Chains each `(workspace, effects)` in order on its workspace's head: the one known
+/// among `heads`, `(workspace, seq, hash)`, else read once inside the transaction.
+/// SQLite's writer keeps the heads its last commit left (`writer.rs`), PostgreSQL's
+/// batch the heads it locked (`dialect::lock_head`); the primary key `(workspace, seq)`
+/// refuses a record chained on a head that moved since.
 ///
 /// Each audit record gets `seq` = previous + 1 (1 for the first), `prev_hash` = the
 /// previous record's hash (64 zeros for the first), `at` = the entry's RFC 3339 text,
 /// and `hash` = `audit_hash(prev_hash, record without hash)` (DESIGN.md §6.3).
-pub(crate) async fn chain<'a>(
-    conn: &mut Conn,
-    batch: &[(&'a str, &'a Effects)],
-) -> StoreResult<Chained<'a>> {
-    chain_on(conn, batch, Vec::new()).await
-}
-
-/// [`chain`] on the heads already known, `(workspace, seq, hash)`: a workspace's head is
-/// read only when it is not among them. SQLite's writer keeps the heads its last commit
-/// left (`writer.rs`); the primary key `(workspace, seq)` refuses a record chained on a
-/// head that moved since.
 pub(crate) async fn chain_on<'a>(
     conn: &mut Conn,
     batch: &[(&'a str, &'a Effects)],
@@ -150,7 +142,7 @@ fn push_audit<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [AuditRow<'_>]) 
 }
 
 /// Pushes one multi-row `INSERT` of events onto `insert`.
-fn push_events<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [EventRow<'_>]) {
+pub(crate) fn push_events<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [EventRow<'_>]) {
     insert.push("INSERT INTO events (workspace, kind, at, data) ");
     insert.push_values(chunk, |mut values, (workspace, event, data)| {
         values
@@ -188,11 +180,16 @@ impl<'a> Chained<'a> {
     }
 }
 
-/// Appends each `(workspace, effects)` in order ([`chain`]): the audit records of all of
-/// them in one multi-row statement, each chain's head moved once, then the events in
-/// another (group commit and the batcher hand many at once).
-pub(crate) async fn append_many(conn: &mut Conn, batch: &[(&str, &Effects)]) -> StoreResult<()> {
-    let chained = chain(&mut *conn, batch).await?;
+/// Appends each `(workspace, effects)` in order ([`chain_on`] the `heads` the operation
+/// already read under its lock): the audit records of all of them in one multi-row
+/// statement, each chain's head moved once, then the events in another (group commit and
+/// the batcher hand many at once).
+pub(crate) async fn append_many<'a>(
+    conn: &mut Conn,
+    batch: &[(&'a str, &'a Effects)],
+    heads: Vec<(&'a str, u64, String)>,
+) -> StoreResult<()> {
+    let chained = chain_on(&mut *conn, batch, heads).await?;
     for chunk in chained.rows.chunks(ROWS_PER_STATEMENT) {
         let mut insert = QueryBuilder::<Db>::new("");
         push_audit(&mut insert, chunk);
@@ -204,9 +201,7 @@ pub(crate) async fn append_many(conn: &mut Conn, batch: &[(&str, &Effects)]) -> 
         }
     }
     for chunk in chained.events.chunks(ROWS_PER_STATEMENT) {
-        let mut insert = QueryBuilder::<Db>::new("");
-        push_events(&mut insert, chunk);
-        dialect::insert_events(&mut *conn, insert, chunk).await?;
+        dialect::insert_events(&mut *conn, chunk).await?;
     }
     Ok(())
 }

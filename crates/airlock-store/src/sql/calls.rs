@@ -5,8 +5,8 @@
 //! the rows it is about to change through its own connection, and plain getters read
 //! through the pool.
 
-use super::audit::{append_many, chain, chain_on, Chained};
-use super::dialect::{lock_workspace, Conn, Db, Pool, ORD, SINGLE_WRITER};
+use super::audit::{append_many, chain_on, Chained};
+use super::dialect::{lock_head, Conn, Db, Pool, ORD, SINGLE_WRITER};
 use super::policy::digest_in_force;
 use super::{all, optional};
 use crate::codec::{
@@ -141,8 +141,11 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
     let mut workspaces: Vec<&str> = writes.iter().map(|write| write.workspace).collect();
     workspaces.sort_unstable();
     workspaces.dedup();
+    let mut heads = Vec::new();
     for workspace in workspaces {
-        lock_workspace(conn, workspace).await?;
+        if let Some((seq, hash)) = lock_head(conn, workspace).await? {
+            heads.push((workspace, seq, hash));
+        }
     }
     for write in writes {
         if let Some(approval) = &write.call.approval {
@@ -157,7 +160,7 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
     // An approval's insert numbers its binds (`$n`), which a string of statements cannot
     // share; approvals are never batched, so their calls take the general way.
     if SINGLE_WRITER && writes.iter().all(|write| write.call.approval.is_none()) {
-        let chained = chain(&mut *conn, &effects).await?;
+        let chained = chain_on(&mut *conn, &effects, heads).await?;
         run_inserts(conn, ["", ""], &encoded, &grants, &chained).await?;
         return Ok(());
     }
@@ -176,7 +179,7 @@ pub(crate) async fn record_calls(conn: &mut Conn, writes: &[CallWrite<'_>]) -> S
         push_grants(&mut insert, chunk);
         insert.build().execute(&mut *conn).await.map_err(database)?;
     }
-    append_many(conn, &effects).await
+    append_many(conn, &effects, heads).await
 }
 
 /// Records `writes` and commits them in one round trip, on SQLite's writer when no

@@ -5,7 +5,7 @@
 //! lock to take: the workspace "lock" only says whether to go on, and the chain head is
 //! read from the newest audit record.
 
-use super::sql::audit::EventRow;
+use super::sql::audit::{push_events, EventRow};
 use super::sql::expiry::Due;
 use crate::audit_rows::SEPARATOR;
 use crate::codec::{database, to_i64, Columns};
@@ -30,11 +30,9 @@ pub(crate) const SINGLE_WRITER: bool = true;
 pub(crate) const FOR_UPDATE: &str = "";
 
 /// Inserts the events. Nobody else is told: this process is the only one serving them.
-pub(crate) async fn insert_events(
-    conn: &mut Conn,
-    mut insert: QueryBuilder<'_, Db>,
-    _events: &[EventRow<'_>],
-) -> StoreResult<()> {
+pub(crate) async fn insert_events(conn: &mut Conn, events: &[EventRow<'_>]) -> StoreResult<()> {
+    let mut insert = QueryBuilder::<Db>::new("");
+    push_events(&mut insert, events);
     insert.build().execute(conn).await.map_err(database)?;
     Ok(())
 }
@@ -43,6 +41,15 @@ pub(crate) async fn insert_events(
 /// as the rows the operation does not find).
 pub(crate) async fn lock_workspace(_conn: &mut Conn, _workspace: &str) -> StoreResult<bool> {
     Ok(true)
+}
+
+/// Nothing locked and no head read here: the writer serialises, and the chain reads its
+/// head when it appends (`None`).
+pub(crate) async fn lock_head(
+    _conn: &mut Conn,
+    _workspace: &str,
+) -> StoreResult<Option<(u64, String)>> {
+    Ok(None)
 }
 
 /// A new workspace's chain needs no row: it is empty until its first record.

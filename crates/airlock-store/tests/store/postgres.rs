@@ -500,3 +500,50 @@ async fn a_bad_call_in_a_batch_fails_alone_on_postgres() {
     assert_eq!(failed, vec![7]);
     assert_chain(a.as_ref(), &world.ws, CALLS).await;
 }
+
+/// The batcher commits on a thread and a connection of its own; both end with the store.
+/// A node that is closed leaves no connection behind, the batcher's included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_node_leaves_no_connection_behind() {
+    let database = Postgres::fresh().await;
+    let node = database.node().await;
+    let world = world(node.as_ref()).await;
+    let spec = world.spec("closing");
+    node.record_call(
+        &world.ws,
+        &spec.allowed(),
+        &call_effects("call.allowed", "call_closing", "call_closing", t(1)),
+    )
+    .await
+    .unwrap();
+    let mut admin = database.raw().await;
+    let count = "SELECT COUNT(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    let open: i64 = sqlx::query_scalar(count)
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+    assert!(
+        open >= 2,
+        "the pool's and the batcher's connections: {open}"
+    );
+    let Ok(node) = Arc::try_unwrap(node) else {
+        panic!("the test holds the only handle")
+    };
+    node.close().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let open: i64 = sqlx::query_scalar(count)
+            .fetch_one(&mut admin)
+            .await
+            .unwrap();
+        if open == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{open} connections still open after the node closed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
