@@ -70,10 +70,8 @@ impl Connector {
 }
 
 impl Batcher {
-    /// Starts the committer on a thread of its own, with a runtime and a connection of its
-    /// own. On the server's runtime its every round trip to the database waited behind the
-    /// HTTP tasks that the batch before had just answered; alone, it is woken as soon as
-    /// the database answers, and the calls queued meanwhile commit sooner.
+    /// Starts the committer on a thread of its own, with a single-threaded runtime (the
+    /// module documentation says why).
     pub(super) fn new(connector: Connector, commits: Arc<AtomicU64>) -> StoreResult<Batcher> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Vec::new()),

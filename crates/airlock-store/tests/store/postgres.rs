@@ -547,3 +547,104 @@ async fn a_closed_node_leaves_no_connection_behind() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// An announcement names the event's `call_id` only when its data has one that is a
+/// string, whatever else the data holds, and carries the event's own id and kind; the
+/// events of one batch are announced in the order they were stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn announcements_name_a_call_only_when_the_data_has_one_as_text() {
+    let (_database, a, b, world) = two_nodes().await;
+    let mut changes = b.listen().await.unwrap().expect("PostgreSQL listens");
+    let datas = [
+        json!({"call_id": "call_text"}),
+        json!({"call_id": 7}),
+        json!({"approval_id": "apr_1"}),
+        json!(["call_id"]),
+        json!("call_id"),
+        json!({"call_id": null, "nested": {"call_id": "call_deep"}}),
+    ];
+    let mut effects = Effects::none();
+    for (n, data) in datas.iter().enumerate() {
+        effects = effects.event(EventEntry {
+            at: t(1),
+            kind: format!("kind.{n}"),
+            data: data.clone(),
+        });
+    }
+    a.record_call(&world.ws, &world.spec("announced").allowed(), &effects)
+        .await
+        .unwrap();
+    let mut heard = Vec::new();
+    while heard.len() < datas.len() {
+        let change = wait_for(&mut changes, Duration::from_secs(5), |change| {
+            change.kind.starts_with("kind.")
+        })
+        .await;
+        heard.push(change);
+    }
+    let kinds: Vec<&str> = heard.iter().map(|change| change.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["kind.0", "kind.1", "kind.2", "kind.3", "kind.4", "kind.5"]
+    );
+    let call_ids: Vec<Option<&str>> = heard.iter().map(|c| c.call_id.as_deref()).collect();
+    assert_eq!(call_ids, [Some("call_text"), None, None, None, None, None]);
+    assert!(heard.iter().all(|change| change.workspace == world.ws));
+    let ids: Vec<u64> = heard.iter().map(|change| change.event_id).collect();
+    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "{ids:?}");
+}
+
+/// The batcher's connection is opened with the pool's settings: its statements have the
+/// node's time limit, so a batch that cannot get the workspace's lock fails in time
+/// instead of hanging, stores nothing, and the next batch commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_kept_from_its_lock_fails_within_the_statement_timeout() {
+    let database = Postgres::fresh().await;
+    let options = PgOptions {
+        statement_timeout: Duration::from_millis(300),
+        ..PgOptions::default()
+    };
+    let node = PostgresStore::connect(&database.url, options)
+        .await
+        .unwrap();
+    let world = world(&node).await;
+    let mut admin = database.raw().await;
+    sqlx::query("BEGIN").execute(&mut admin).await.unwrap();
+    sqlx::query("SELECT seq FROM audit_heads WHERE workspace = $1 FOR UPDATE")
+        .bind(&world.ws)
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    // A backstop well past the limit, so a batch without it fails here instead of hanging.
+    let held = tokio::time::timeout(
+        Duration::from_secs(10),
+        node.record_call(
+            &world.ws,
+            &world.spec("held").allowed(),
+            &call_effects("call.allowed", "call_held", "call_held", t(1)),
+        ),
+    )
+    .await
+    .expect("the batch hung on the lock: no statement timeout on its connection");
+    let elapsed = started.elapsed();
+    match held {
+        Err(StoreError::Database(reason)) => assert!(reason.contains("timeout"), "{reason}"),
+        other => panic!("expected the statement timeout, got {other:?}"),
+    }
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    sqlx::query("ROLLBACK").execute(&mut admin).await.unwrap();
+    assert!(node
+        .get_call(&world.ws, &world.spec("held").call_id())
+        .await
+        .unwrap()
+        .is_none());
+    node.record_call(
+        &world.ws,
+        &world.spec("after").allowed(),
+        &call_effects("call.allowed", "call_after", "call_after", t(2)),
+    )
+    .await
+    .unwrap();
+    assert_chain(&node, &world.ws, 1).await;
+}
