@@ -33,6 +33,14 @@ use check::{check_all, threads, Checked, Hex};
 /// reading and hashing it.
 const PAGE: u32 = 1_000;
 
+/// How many pages [`Gate::verify_audit`] reads at once: one a core, at least two (one
+/// read ahead on the guess), at most three (each read holds one of SQLite's four reader
+/// connections; the fourth stays free for everything else). Once hashing has every core,
+/// reading sets the pace (BENCHMARKS.md "Audit").
+pub fn pages_read_at_once() -> usize {
+    threads().clamp(2, 3)
+}
+
 pub use airlock_protocol::{AuditHead as Head, VerifyReport};
 
 /// Checks records one at a time, in order.
@@ -211,27 +219,36 @@ impl Gate {
             .await?)
     }
 
-    /// Walks the whole chain of the workspace and verifies it. Pages are checked on
-    /// blocking threads while the next ones are read, two at a time on two connections:
-    /// the page after the next is read on the guess that the chain is whole (seqs run on
-    /// without a gap, so it starts `PAGE` after the next one) and is used only when the
-    /// next page proves the guess (full, ending exactly there); otherwise it is dropped
-    /// and read again from where the next page really ends. Either way the pages checked
-    /// are exactly those one-after-another paging gives, so the verdict is the same.
+    /// Walks the whole chain of the workspace and verifies it, reading
+    /// [`pages_read_at_once`] pages at a time: see [`Gate::verify_audit_reading`].
     pub async fn verify_audit(&self, principal: &Principal) -> Result<VerifyReport, GateError> {
+        self.verify_audit_reading(principal, pages_read_at_once())
+            .await
+    }
+
+    /// [`Gate::verify_audit`], reading `at_once` pages at a time (at least one). Pages are
+    /// checked on blocking threads (each page's hashes on every core) while the next ones
+    /// are read, each on a connection of its own. The first of them starts where the last
+    /// page checked ended; each one after it is read on the guess that the chain is whole
+    /// (seqs run on without a gap, so it starts `PAGE` after the one before) and is kept
+    /// only when the page before it proves the guess (full, ending exactly there). The
+    /// pages after a wrong guess are dropped and read again from where the chain really
+    /// went on. Either way the pages checked are exactly those one-after-another paging
+    /// gives, so the verdict is the same for any `at_once`.
+    pub async fn verify_audit_reading(
+        &self,
+        principal: &Principal,
+        at_once: usize,
+    ) -> Result<VerifyReport, GateError> {
         require_role(principal, Role::Viewer, "verify the audit log")?;
         let workspace = &principal.workspace;
+        let at_once = u64::try_from(at_once.max(1)).unwrap_or(1);
         let mut verifier = ChainVerifier::default();
-        let page_size = PAGE;
-        let mut pages = vec![
-            self.store()
-                .audit_rows_after(workspace, 0, page_size)
-                .await?,
-        ];
+        let mut pages = vec![self.store().audit_rows_after(workspace, 0, PAGE).await?];
         loop {
             let after = pages
                 .last()
-                .filter(|page| page.len() == page_size as usize)
+                .filter(|page| page.len() == PAGE as usize)
                 .and_then(AuditRows::last_seq);
             let checking = tokio::task::spawn_blocking(move || {
                 for page in &pages {
@@ -243,18 +260,29 @@ impl Gate {
                 let Some(after) = after else {
                     return Ok(Vec::new());
                 };
-                let guess = after.saturating_add(u64::from(page_size));
-                let (next, then) = tokio::join!(
-                    self.store().audit_rows_after(workspace, after, page_size),
-                    self.store().audit_rows_after(workspace, guess, page_size)
-                );
-                let next = next?;
-                let proven = next.len() == page_size as usize && next.last_seq() == Some(guess);
-                Ok::<_, GateError>(if proven {
-                    vec![next, then?]
-                } else {
-                    vec![next]
-                })
+                let starts = (0..at_once)
+                    .map(|nth| after.saturating_add(nth.saturating_mul(u64::from(PAGE))));
+                let read = futures::future::join_all(
+                    starts
+                        .clone()
+                        .map(|start| self.store().audit_rows_after(workspace, start, PAGE)),
+                )
+                .await;
+                let mut proven = Vec::with_capacity(read.len());
+                for (start, page) in starts.zip(read) {
+                    let follows = match proven.last() {
+                        None => true,
+                        Some(before) => {
+                            let before: &AuditRows = before;
+                            before.len() == PAGE as usize && before.last_seq() == Some(start)
+                        }
+                    };
+                    if !follows {
+                        break;
+                    }
+                    proven.push(page?);
+                }
+                Ok::<_, GateError>(proven)
             };
             let (checked, next) = tokio::join!(checking, next);
             verifier = checked.map_err(|error| {

@@ -1,8 +1,8 @@
-//! Verifying a stored chain longer than one page. `Gate::verify_audit` reads the page
-//! after the next on the guess that the chain has no gap, and must fall back to reading
-//! from where the next page really ends when it has one. Whatever the pages, its verdict
-//! is the one the same records get as an export: intact, with a record deleted at a
-//! page's edge or inside a page, or with a record's data rewritten.
+//! Verifying a stored chain longer than one page. `Gate::verify_audit` reads pages ahead
+//! on the guess that the chain has no gap, and must fall back to reading from where a
+//! page really ends when it has one. Whatever the pages, and however many are read at
+//! once, its verdict is the one the same records get as an export: intact, with a record
+//! deleted at a page's edge or inside a page, or with a record's data rewritten.
 
 use super::harness::Harness;
 use airlock_gate::audit::verify_export;
@@ -33,9 +33,18 @@ async fn exported(h: &Harness) -> String {
     }
 }
 
-/// The verdict from the store and from the export, compared on what both report.
+/// The verdict from the store and from the export, compared on what both report; the
+/// store's is the same whether one, two, three or four pages are read at once.
 async fn both_verdicts(h: &Harness) -> (VerifyReport, VerifyReport) {
     let stored = h.gate.verify_audit(&h.owner).await.unwrap();
+    for at_once in 1..=4 {
+        let reading = h
+            .gate
+            .verify_audit_reading(&h.owner, at_once)
+            .await
+            .unwrap();
+        assert_eq!(reading, stored, "{at_once} pages at once");
+    }
     let export = verify_export(&exported(h).await);
     assert_eq!(
         (
