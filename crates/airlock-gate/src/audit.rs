@@ -226,7 +226,7 @@ impl Gate {
             .await
     }
 
-    /// [`Gate::verify_audit`], reading `at_once` pages at a time (at least one). Pages are
+    /// [`Gate::verify_audit`], reading `at_once` pages at a time (one to sixteen). Pages are
     /// checked on blocking threads (each page's hashes on every core) while the next ones
     /// are read, each on a connection of its own. The first of them starts where the last
     /// page checked ended; each one after it is read on the guess that the chain is whole
@@ -242,7 +242,7 @@ impl Gate {
     ) -> Result<VerifyReport, GateError> {
         require_role(principal, Role::Viewer, "verify the audit log")?;
         let workspace = &principal.workspace;
-        let at_once = u64::try_from(at_once.max(1)).unwrap_or(1);
+        let at_once = u64::try_from(at_once.clamp(1, 16)).unwrap_or(1);
         let mut verifier = ChainVerifier::default();
         let mut pages = vec![self.store().audit_rows_after(workspace, 0, PAGE).await?];
         loop {
