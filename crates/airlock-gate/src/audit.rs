@@ -268,15 +268,11 @@ impl Gate {
                         .map(|start| self.store().audit_rows_after(workspace, start, PAGE)),
                 )
                 .await;
-                let mut proven = Vec::with_capacity(read.len());
+                let mut proven: Vec<AuditRows> = Vec::with_capacity(read.len());
                 for (start, page) in starts.zip(read) {
-                    let follows = match proven.last() {
-                        None => true,
-                        Some(before) => {
-                            let before: &AuditRows = before;
-                            before.len() == PAGE as usize && before.last_seq() == Some(start)
-                        }
-                    };
+                    let follows = proven.last().is_none_or(|before| {
+                        before.len() == PAGE as usize && before.last_seq() == Some(start)
+                    });
                     if !follows {
                         break;
                     }
