@@ -33,14 +33,6 @@ use check::{check_all, threads, Checked, Hex};
 /// reading and hashing it.
 const PAGE: u32 = 1_000;
 
-/// How many pages [`Gate::verify_audit`] reads at once: one a core, at least two (one
-/// read ahead on the guess), at most three (each read holds one of SQLite's four reader
-/// connections; the fourth stays free for everything else). Once hashing has every core,
-/// reading sets the pace (BENCHMARKS.md "Audit").
-pub fn pages_read_at_once() -> usize {
-    threads().clamp(2, 3)
-}
-
 pub use airlock_protocol::{AuditHead as Head, VerifyReport};
 
 /// Checks records one at a time, in order.
@@ -220,10 +212,18 @@ impl Gate {
     }
 
     /// Walks the whole chain of the workspace and verifies it, reading
-    /// [`pages_read_at_once`] pages at a time: see [`Gate::verify_audit_reading`].
+    /// [`Gate::audit_pages_at_once`] pages at a time: see [`Gate::verify_audit_reading`].
     pub async fn verify_audit(&self, principal: &Principal) -> Result<VerifyReport, GateError> {
-        self.verify_audit_reading(principal, pages_read_at_once())
+        self.verify_audit_reading(principal, self.audit_pages_at_once())
             .await
+    }
+
+    /// How many pages [`Gate::verify_audit`] reads at once: as many as the store reads
+    /// best at once (`Store::long_reads_at_once`; one a core on SQLite, four on
+    /// PostgreSQL), and at least two, one read ahead on the guess. Once hashing has every
+    /// core, reading sets the pace (BENCHMARKS.md "Audit").
+    pub fn audit_pages_at_once(&self) -> usize {
+        self.store().long_reads_at_once().max(2)
     }
 
     /// [`Gate::verify_audit`], reading `at_once` pages at a time (one to sixteen). Pages are

@@ -78,6 +78,14 @@ store_operations!(declare [
     fn single_writer(&self) -> bool {
         false
     }
+
+    /// How many reads of a long walk (verifying the whole audit chain) are best made at
+    /// once, beside everything else the store serves: SQLite reads in this process, so
+    /// one a core, within its small reader pool; PostgreSQL's reads are round trips that
+    /// its server answers, so more of them overlap even on few cores.
+    fn long_reads_at_once(&self) -> usize {
+        2
+    }
 });
 
 pub mod postgres;

@@ -73,6 +73,11 @@ impl Default for PgOptions {
     }
 }
 
+/// Pages of a long walk (verifying the audit chain) read at once. Each is a round trip
+/// the server answers: four overlapped gave 1.16× two on a two-core host, with the
+/// server on the same cores (BENCHMARKS.md, "The store's verification reads pages").
+const LONG_READS: usize = 4;
+
 /// The PostgreSQL store. Cheap to share behind an `Arc`; one per node.
 pub struct PostgresStore {
     pool: PgPool,
@@ -195,6 +200,12 @@ impl PostgresStore {
     /// Other nodes' changes, as they commit.
     async fn changes(&self) -> StoreResult<Option<tokio::sync::mpsc::Receiver<Change>>> {
         listen::listen(&self.pool).await.map(Some)
+    }
+
+    /// [`crate::Store::long_reads_at_once`]: [`LONG_READS`], and at most half the pool.
+    fn long_reads(&self) -> usize {
+        let pool = usize::try_from(self.pool.options().get_max_connections()).unwrap_or(1);
+        LONG_READS.min(pool / 2).max(1)
     }
 
     /// Write transactions committed since the store connected.

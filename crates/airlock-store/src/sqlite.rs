@@ -188,6 +188,13 @@ impl SqliteStore {
         self.hot.lend().await
     }
 
+    /// [`crate::Store::long_reads_at_once`]: one a core, at least two, and at most all
+    /// the pool's readers but one, which stays free for everything else.
+    fn long_reads(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        cores.clamp(2, READERS as usize - 1)
+    }
+
     /// Write transactions committed since the store opened.
     fn committed(&self) -> u64 {
         self.writer.commits()

@@ -35,6 +35,10 @@ store_operations!(implement [impl Store for Backend] {
     fn single_writer(&self) -> bool {
         super::dialect::SINGLE_WRITER
     }
+
+    fn long_reads_at_once(&self) -> usize {
+        self.long_reads()
+    }
 });
 
 /// [`Store::record_call`]: a call with nothing to check against the policy in force (no

@@ -431,3 +431,19 @@ async fn a_hook_calls_reads_use_their_indexes() {
         "{plan:?}"
     );
 }
+
+/// A long walk (verifying the audit chain) overlaps its reads on the reader pool, but
+/// always leaves one reader free for the calls served beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_walk_leaves_a_reader_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("airlock.db"))
+        .await
+        .unwrap();
+    let at_once = store.long_reads_at_once();
+    assert!(
+        (2..READERS as usize).contains(&at_once),
+        "{at_once} of {READERS} readers"
+    );
+    store.close().await.unwrap();
+}

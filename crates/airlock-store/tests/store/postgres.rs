@@ -648,3 +648,21 @@ async fn a_batch_kept_from_its_lock_fails_within_the_statement_timeout() {
     .unwrap();
     assert_chain(&node, &world.ws, 1).await;
 }
+
+/// A long walk (verifying the audit chain) overlaps its reads, but never takes more than
+/// half the node's pool: the rest stays for the calls served beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_walk_reads_with_at_most_half_the_pool() {
+    let database = Postgres::fresh().await;
+    for (pool, expected) in [(10, 4), (40, 4), (6, 3), (4, 2), (1, 1)] {
+        let options = PgOptions {
+            max_connections: pool,
+            ..PgOptions::default()
+        };
+        let store = PostgresStore::connect(&database.url, options)
+            .await
+            .unwrap();
+        assert_eq!(store.long_reads_at_once(), expected, "a pool of {pool}");
+        store.close().await;
+    }
+}

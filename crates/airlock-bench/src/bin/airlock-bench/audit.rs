@@ -23,7 +23,7 @@ use crate::report::Report;
 use crate::seed::Seeded;
 use crate::Options;
 use airlock_bench::stats::median;
-use airlock_gate::audit::{pages_read_at_once, verify_export, verify_export_from};
+use airlock_gate::audit::{verify_export, verify_export_from};
 use airlock_protocol::AuditRecord;
 use anyhow::bail;
 use sha2::{Digest, Sha256};
@@ -224,10 +224,10 @@ async fn in_the_store(
     );
     let mut rates = Vec::new();
     let mut cpu_rates = Vec::new();
-    // The same verification reading one page at a time, and more pages than this
-    // machine's default: how much reading ahead adds, and what more would.
-    let default = pages_read_at_once();
-    let others: Vec<usize> = [1, 4].into_iter().filter(|n| *n != default).collect();
+    // The same verification reading one, two or four pages at a time beside the store's
+    // default: how much reading ahead adds, and what more would.
+    let default = seeded.gate.audit_pages_at_once();
+    let others: Vec<usize> = [1, 2, 4].into_iter().filter(|n| *n != default).collect();
     let mut other_rates = vec![Vec::new(); others.len()];
     let mut chain = 0;
     for _ in 0..repeats {
