@@ -202,7 +202,8 @@ impl PostgresStore {
         listen::listen(&self.pool).await.map(Some)
     }
 
-    /// [`crate::Store::long_reads_at_once`]: [`LONG_READS`], and at most half the pool.
+    /// [`crate::Store::long_reads_at_once`]: [`LONG_READS`], and at most half the pool
+    /// (at least one; the gate reads two pages at once whatever the store says).
     fn long_reads(&self) -> usize {
         let pool = usize::try_from(self.pool.options().get_max_connections()).unwrap_or(1);
         LONG_READS.min(pool / 2).max(1)

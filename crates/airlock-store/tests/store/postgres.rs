@@ -649,8 +649,9 @@ async fn a_batch_kept_from_its_lock_fails_within_the_statement_timeout() {
     assert_chain(&node, &world.ws, 1).await;
 }
 
-/// A long walk (verifying the audit chain) overlaps its reads, but never takes more than
-/// half the node's pool: the rest stays for the calls served beside it.
+/// The store never asks a long walk (verifying the audit chain) to overlap more reads
+/// than half the node's pool: the rest stays for the calls served beside it. (The gate
+/// reads at least two pages at once, so a pool of fewer than four lends it two.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_walk_reads_with_at_most_half_the_pool() {
     let database = Postgres::fresh().await;
