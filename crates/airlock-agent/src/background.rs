@@ -8,7 +8,7 @@
 
 use crate::{Runtime, LEASE};
 use airlock_protocol::events::RunResumed;
-use airlock_protocol::{CallStatus, RunEventData, StepState};
+use airlock_protocol::{CallStatus, RunEventData, RunState, StepState};
 use airlock_store::RunUpdate;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -111,7 +111,22 @@ impl Runtime {
     }
 
     /// Claims a run (conditional in the store: one node wins) and drives it on.
+    ///
+    /// While one of this node's legs is on the run (see `driving.rs`), only a suspended
+    /// run is claimed: that leg has written its last step and is ending, as when its own
+    /// suspension looks again for decisions that landed meanwhile. A run still `running`
+    /// under an expired lease is that leg's, alive, and is left to it.
     async fn claim(&self, workspace: &str, run_id: &str, now: jiff::Timestamp) {
+        if self.inner.driving.is_driving(run_id) {
+            match self.runs().get_run(workspace, run_id).await {
+                Ok(Some(run)) if run.state == RunState::AwaitingApproval => {}
+                Ok(_) => return,
+                Err(error) => {
+                    tracing::warn!(%error, %run_id, "reading a run before claiming it failed");
+                    return;
+                }
+            }
+        }
         let update = RunUpdate {
             at: Some(self.gate().now()),
             events: vec![self.event(RunEventData::RunResumed(RunResumed {

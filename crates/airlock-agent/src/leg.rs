@@ -52,7 +52,9 @@ impl Runtime {
         if stopping.is_cancelled() {
             return;
         }
+        let on_run = self.inner.driving.enter(&run_id);
         tokio::spawn(async move {
+            let _on_run = on_run;
             let outcome = tokio::select! {
                 outcome = runtime.leg(&workspace, &run_id) => outcome,
                 _ = stopping.cancelled() => return,

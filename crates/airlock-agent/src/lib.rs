@@ -32,6 +32,7 @@
 
 mod background;
 mod ctx;
+mod driving;
 mod execute;
 mod gating;
 mod journal;
@@ -83,6 +84,8 @@ struct Inner {
     /// Cancelled by [`Runtime::shutdown`]: legs stop where they are (every write they
     /// made is committed or rolled back whole) and are taken over after a restart.
     stopping: tokio_util::sync::CancellationToken,
+    /// The runs this node's legs are on; its sweeper leaves them be.
+    driving: Arc<driving::Driving>,
 }
 
 impl Runtime {
@@ -100,6 +103,7 @@ impl Runtime {
                 toolsets: Toolsets::default(),
                 journal,
                 stopping: tokio_util::sync::CancellationToken::new(),
+                driving: Arc::default(),
             }),
         }
     }

@@ -39,8 +39,8 @@ fn crash_at(point: &str, backend: fn() -> Backend) {
         );
         drop(node);
 
+        expire_dead_leases(&backend);
         let node = Node::start(dir.path(), &backend, None);
-        expire_dead_leases(&node);
         settle(&node, &mut seen);
         let tally = check_invariants(&node, &seen, &context);
         println!(
@@ -73,8 +73,8 @@ fn kill_at_random(backend: fn() -> Backend, salt: u64, flow_millis: u64) {
         let (outcome, mut seen) = driver.join().unwrap();
         drop(node);
 
+        expire_dead_leases(&backend);
         let node = Node::start(dir.path(), &backend, None);
-        expire_dead_leases(&node);
         settle(&node, &mut seen);
         let tally = check_invariants(&node, &seen, &context);
         println!(

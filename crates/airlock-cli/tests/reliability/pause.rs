@@ -146,9 +146,10 @@ fn crash_after_resume(backend: fn() -> Backend) {
     // claims it and asks again. The dead node's own sweeper (every second) may have
     // claimed it between the commit and the crash: on PostgreSQL the run then waits out
     // that node's lease (120 s) before another takes it over, so the lease is expired
-    // here as in the other crash scenarios (SQLite's node takes its runs over at start).
+    // here, before the restart, as in the other crash scenarios (SQLite's node takes its
+    // runs over at start).
+    expire_dead_leases(&backend);
     let node = Node::start(dir.path(), &backend, None);
-    expire_dead_leases(&node);
     approve_again_and_complete(&node, &client, &run_id, &first);
 }
 

@@ -229,13 +229,16 @@ fn wait_until(
     Ok(())
 }
 
-/// After the restart: a PostgreSQL node's runs that were `running` under the dead
+/// Before the restart: a PostgreSQL node's runs that were `running` under the dead
 /// process's lease become takeover-able when the lease runs out (120 s); the test moves
 /// that clock instead of waiting. SQLite's single node takes them over at start.
-pub fn expire_dead_leases(node: &Node) {
-    if let crate::node::Backend::Postgres(_) = node.backend {
-        node.backend
-            .psql("UPDATE runs SET lease_until = 0 WHERE state = 'running'");
+///
+/// Call it while no node is up. Run after the restart, it would also expire the lease
+/// of a run the new node had already claimed, and that node's next sweep would claim it
+/// a second time and drive it beside its own live leg (this once failed CI).
+pub fn expire_dead_leases(backend: &crate::node::Backend) {
+    if let crate::node::Backend::Postgres(_) = backend {
+        backend.psql("UPDATE runs SET lease_until = 0 WHERE state = 'running'");
     }
 }
 

@@ -167,3 +167,48 @@ async fn a_model_timeout_fails_the_run() {
     };
     assert!(run["error"].as_str().unwrap().contains("the model failed"));
 }
+
+/// A model that answers after the run's lease ran out (a slow local model): the node
+/// driving the run never takes it over from itself. Its sweeper, ticking while the leg
+/// waits, sees the expired lease; a second leg there would hold the same lease name as
+/// the first, so no write would fence either, and both would drive the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_slower_than_the_lease_keeps_one_leg_on_the_run() {
+    let server = TestServer::start_manual().await.unwrap();
+    server.put_policy(DENY_BY_DEFAULT).await.unwrap();
+    let model = FakeOpenAi::start().await;
+    let agent = agent_with_llm(
+        &server,
+        "slow",
+        json!({"base_url": model.base_url(), "model": "fake-1"}),
+        None,
+    )
+    .await;
+    // Well inside the test client's 2 s timeout, so no retry asks twice; longer than the
+    // sweeper's 1 s tick, so it looks at least once while the lease has run out.
+    model.push(FakeReply::Delay(
+        Duration::from_millis(1500),
+        Box::new(FakeReply::Text("done, slowly".into())),
+    ));
+    let run_id = say(&server, &agent.session, "take your time").await;
+    let start = std::time::Instant::now();
+    while model.requests().is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the model was never asked"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    server
+        .advance(airlock_agent::LEASE + Duration::from_secs(1))
+        .unwrap();
+    until_state(&server, &run_id, "completed").await;
+
+    let journal = whole_journal(&server, &run_id).await;
+    let resumed = kinds(&journal)
+        .iter()
+        .filter(|kind| *kind == "run_resumed")
+        .count();
+    assert_eq!(resumed, 0, "the node claimed its own live run: {journal:?}");
+    assert_eq!(model.requests().len(), 1, "the model was asked twice");
+}
