@@ -57,6 +57,7 @@ impl Runtime {
             let _on_run = on_run;
             let outcome = tokio::select! {
                 outcome = runtime.leg(&workspace, &run_id) => outcome,
+                never = runtime.keep_lease(&workspace, &run_id) => match never {},
                 _ = stopping.cancelled() => return,
             };
             match outcome {
@@ -78,6 +79,29 @@ impl Runtime {
                 }
             }
         });
+    }
+
+    /// Renews the run's lease every `lease_renewal` while the leg lives: a model or a
+    /// tool may take longer than the lease, and a node that is alive keeps its run. Stops
+    /// renewing once the run is no longer this node's to keep (suspended, ended, let go
+    /// after a pause, or taken over); the leg learns that at its next write, if it has not
+    /// stopped already. Never returns.
+    async fn keep_lease(&self, workspace: &str, run_id: &str) -> std::convert::Infallible {
+        let every = self.inner.settings.lease_renewal;
+        loop {
+            tokio::time::sleep(every).await;
+            match self
+                .runs()
+                .renew_lease(workspace, run_id, &self.lease())
+                .await
+            {
+                Ok(true) => {}
+                Ok(false) => return std::future::pending().await,
+                Err(error) => {
+                    tracing::warn!(%run_id, %error, "renewing a run's lease failed; trying again");
+                }
+            }
+        }
     }
 
     async fn leg(&self, workspace: &str, run_id: &str) -> Result<(), LegError> {

@@ -23,7 +23,9 @@
 //!
 //! INVARIANT: nothing in memory is needed to resume a run. A run's state, journal, steps
 //! and conversation are in the store; a leg holds the run under a lease that every write
-//! renews and checks, so two nodes never drive one run.
+//! renews and checks, and that the leg renews while it waits, so two nodes never drive
+//! one run, and a run moves to another node only when its node is gone. A lease names the
+//! node, so a node also never claims a run one of its own legs is on (`driving`).
 //!
 //! INVARIANT: a tool executes only after its grant was consumed (G1). An effect that is a
 //! database write (the outbox) commits in the transaction that consumes the grant; any
@@ -59,7 +61,8 @@ use tokio::sync::broadcast;
 pub use toolset::RuntimeConfig;
 use toolset::Toolsets;
 
-/// How long a leg holds its run without writing; every write renews it.
+/// How long a lease holds a run: every write of its leg renews it, and so does the leg
+/// while it waits (`RuntimeConfig::lease_renewal`). It runs out when the node is gone.
 pub const LEASE: Duration = Duration::from_secs(120);
 
 /// The longest user message.

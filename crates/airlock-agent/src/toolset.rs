@@ -107,6 +107,10 @@ pub struct RuntimeConfig {
     /// Only this process uses the store (SQLite): every run found `running` at start
     /// belonged to a process that is gone and is taken over at once.
     pub single_node: bool,
+    /// How often a live leg renews its run's lease while it waits on a model or a tool
+    /// (a quarter of [`LEASE`](crate::LEASE) by default), so that no other node takes a
+    /// run over from a node that is alive.
+    pub lease_renewal: std::time::Duration,
 }
 
 impl RuntimeConfig {
@@ -118,6 +122,7 @@ impl RuntimeConfig {
             client: ClientOptionsSpec::default(),
             smtp: None,
             single_node: true,
+            lease_renewal: crate::LEASE / 4,
         }
     }
 }

@@ -246,6 +246,16 @@ impl Runs {
             .await
     }
 
+    /// A live leg keeps its run: see [`airlock_store::Store::renew_lease`].
+    pub async fn renew_lease(
+        &self,
+        workspace: &str,
+        run_id: &str,
+        lease: &Lease,
+    ) -> StoreResult<bool> {
+        self.store.renew_lease(workspace, run_id, lease).await
+    }
+
     /// A leg of a paused run stopped: lets go of its lease so that the run may be resumed.
     pub async fn release_paused(
         &self,

@@ -500,6 +500,13 @@ macro_rules! store_operations {
             -> StoreResult<bool>
             = write pause::release_paused(workspace, run_id, owner);
 
+        /// A live leg keeps its run while it waits (on a model, a tool): `lease.owner`'s
+        /// lease runs on to `lease.until`. `false` (nothing written) unless the run is
+        /// running or paused and still held by that owner.
+        async fn renew_lease(&self, workspace: &str, run_id: &str, lease: &Lease)
+            -> StoreResult<bool>
+            = write runs::renew_lease(workspace, run_id, lease);
+
         /// Runs that should be moving and are not, with their workspace, at most `limit`:
         /// runs awaiting approval none of whose gated calls is still pending, and running runs
         /// whose lease ran out before `now`.

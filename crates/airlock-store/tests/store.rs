@@ -199,6 +199,10 @@ macro_rules! conformance_suite {
             takeover::claim_run_takes_over_a_suspended_or_abandoned_run
         );
         behaviour!($backend, takeover::concurrent_claims_have_one_winner);
+        behaviour!(
+            $backend,
+            takeover::renew_lease_keeps_a_held_run_and_nothing_else
+        );
         behaviour!($backend, runs::cancel_run_ends_a_live_run_whoever_holds_it);
         behaviour!(
             $backend,

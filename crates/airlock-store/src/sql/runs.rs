@@ -278,6 +278,27 @@ pub(crate) async fn redeem_for_run(
     Ok(grant)
 }
 
+/// See `Store::renew_lease`. A conditional update of one row: a claim by another node
+/// that committed first has changed the owner, so this one matches nothing.
+pub(crate) async fn renew_lease(
+    conn: &mut Conn,
+    workspace: &str,
+    run_id: &str,
+    lease: &Lease,
+) -> StoreResult<bool> {
+    let query = sqlx::query(
+        "UPDATE runs SET lease_until = $1
+         WHERE id = $2 AND workspace = $3 AND lease_owner = $4
+           AND (state = 'running' OR state = 'paused')",
+    )
+    .bind(millis(lease.until))
+    .bind(run_id)
+    .bind(workspace)
+    .bind(&lease.owner);
+    let renewed = execute(query, &mut *conn).await?;
+    Ok(renewed.rows_affected() == 1)
+}
+
 pub(crate) async fn claim_run(
     conn: &mut Conn,
     workspace: &str,

@@ -49,6 +49,16 @@ pub async fn pause_closes_what_the_run_asked_and_resume_asks_again(ctx: Ctx) {
         .unwrap();
     assert_eq!((run.state, run.last_seq), (RunState::Paused, 3));
     only_the_runs_closed(store, &world, &specs, &closed).await;
+    // The tool still executing keeps the lease: its leg renews it (to the same end here,
+    // so what follows reads as before), and nobody else can.
+    assert!(store
+        .renew_lease(&world.ws, "run_1", &lease("node_a", 40))
+        .await
+        .unwrap());
+    assert!(!store
+        .renew_lease(&world.ws, "run_1", &lease("node_b", 40))
+        .await
+        .unwrap());
     // Pausing again changes nothing.
     let again = writes_nothing(
         &ctx,

@@ -434,3 +434,86 @@ pub async fn a_run_survives_a_restart(ctx: Ctx) {
         .unwrap();
     assert_eq!(run.last_seq, 4);
 }
+
+pub async fn renew_lease_keeps_a_held_run_and_nothing_else(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    // Held by node_a until 40.
+    start_run_held(store, &world, "run_1", &world.session, 10, "node_a").await;
+    let listed = |now| async move {
+        let stalled = store.stalled_runs(t(now), 100).await.unwrap();
+        stalled.iter().any(|(_, id)| id == "run_1")
+    };
+    assert!(listed(41).await, "ran out at 40");
+
+    // Only the holder renews; anyone else, or a run that is not there, writes nothing.
+    for (workspace, run_id, owner) in [
+        (&world.ws, "run_1", "node_b"),
+        (&world.ws, "run_nope", "node_a"),
+        (&world.other, "run_1", "node_a"),
+    ] {
+        let renewed = writes_nothing(
+            &ctx,
+            &world,
+            "run_1",
+            store.renew_lease(workspace, run_id, &lease(owner, 100)),
+        )
+        .await
+        .unwrap();
+        assert!(!renewed, "{workspace}/{run_id} by {owner}");
+    }
+
+    // The holder's renewal, even after the lease ran out (nobody claimed it meanwhile),
+    // keeps the run until the new end: not stalled, not claimable, still writable by it.
+    assert!(store
+        .renew_lease(&world.ws, "run_1", &lease("node_a", 100))
+        .await
+        .unwrap());
+    assert!(!listed(41).await);
+    assert!(!listed(100).await);
+    assert!(listed(101).await);
+    let claimed = store
+        .claim_run(
+            &world.ws,
+            "run_1",
+            t(60),
+            &lease("node_b", 90),
+            &run_events(60, &["run_resumed"]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(claimed, None, "claimed from a renewed lease");
+    let appended = store
+        .update_run(
+            &world.ws,
+            "run_1",
+            "node_a",
+            &run_events(61, &["text_delta"]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(seqs(&appended), [2]);
+
+    // A suspended run holds no lease: nothing to renew.
+    store
+        .update_run(
+            &world.ws,
+            "run_1",
+            "node_a",
+            &RunUpdate {
+                state: Some((RunState::AwaitingApproval, None)),
+                ..run_events(62, &["run_suspended"])
+            },
+        )
+        .await
+        .unwrap();
+    let renewed = writes_nothing(
+        &ctx,
+        &world,
+        "run_1",
+        store.renew_lease(&world.ws, "run_1", &lease("node_a", 200)),
+    )
+    .await
+    .unwrap();
+    assert!(!renewed, "renewed a suspended run");
+}
