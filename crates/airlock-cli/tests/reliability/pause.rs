@@ -64,8 +64,20 @@ fn approve_again_and_complete(node: &Node, client: &Http, run_id: &str, old: &st
         200,
     );
     let until = std::time::Instant::now() + Duration::from_secs(20);
-    while run_state(client, &url, &owner, run_id).unwrap() != "completed" {
-        assert!(std::time::Instant::now() < until, "the run never completed");
+    loop {
+        let state = run_state(client, &url, &owner, run_id).unwrap();
+        if state == "completed" {
+            break;
+        }
+        if std::time::Instant::now() >= until {
+            let (_, run) = client
+                .get(&format!("{url}/v1/runs/{run_id}"), &owner)
+                .unwrap();
+            panic!(
+                "the run never completed: it is {state}\n{run}\n{}",
+                node.stderr.text()
+            );
+        }
         std::thread::sleep(Duration::from_millis(25));
     }
     let (status, outbox) = client.get(&format!("{url}/v1/outbox"), &owner).unwrap();
