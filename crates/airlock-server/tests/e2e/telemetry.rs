@@ -237,6 +237,9 @@ async fn slowest_of(server: &TestServer, agent: &str, count: usize) -> Duration 
     slowest
 }
 
+/// The OTLP exporter's default timeout (`OTEL_EXPORTER_OTLP_TIMEOUT` is not set here).
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
 #[tokio::test]
 async fn a_collector_that_is_down_or_silent_never_slows_a_decision() {
     // Down: the receiver was started and stopped, so its port refuses connections.
@@ -259,9 +262,12 @@ async fn a_collector_that_is_down_or_silent_never_slows_a_decision() {
         let (server, agent) = server_with(&telemetry).await;
         // More spans than one export batch holds (512), so that exports are attempted
         // (and fail or hang) while calls are being answered, on the SDK's own thread.
+        // A call that waited on an export to the silent collector would take the
+        // exporter's timeout (10 s). The bound is half that: a loaded machine's disk has
+        // stalled a PostgreSQL commit for 2 s here, and that is not what this measures.
         let slowest = slowest_of(&server, &agent, 600).await;
         assert!(
-            slowest < Duration::from_secs(2),
+            slowest < EXPORT_TIMEOUT / 2,
             "a call took {slowest:?} with the collector unreachable"
         );
         // A person's decision is answered as promptly.
@@ -271,6 +277,6 @@ async fn a_collector_that_is_down_or_silent_never_slows_a_decision() {
             .await
             .expect_status(200)
             .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(started.elapsed() < EXPORT_TIMEOUT / 2);
     }
 }
