@@ -104,7 +104,7 @@ impl PostgresStore {
             .application_name("airlock");
         // One direct connection first: the pool retries a refused connection until its
         // timeout and then reports only that it timed out; this reports the reason.
-        let probe = tokio::time::timeout(
+        let mut probe = tokio::time::timeout(
             options.acquire_timeout,
             PgConnection::connect_with(&connect_options),
         )
@@ -116,6 +116,15 @@ impl PostgresStore {
             ))
         })?
         .map_err(database)?;
+        // The schema is migrated on that connection, which has none of the settings below:
+        // the statement time limit is for requests (a stuck lock), not for an upgrade,
+        // whose DDL over a large table may take longer, and on a busy machine has taken
+        // more than a short limit on an empty database. Nodes starting together queue on
+        // the migrator's own lock.
+        MIGRATOR
+            .run_direct(&mut probe)
+            .await
+            .map_err(|error| StoreError::Database(format!("migrating the schema: {error}")))?;
         if let Err(error) = probe.close().await {
             tracing::debug!(%error, "closing the probe connection");
         }
@@ -144,10 +153,6 @@ impl PostgresStore {
                 })
             })
             .connect_lazy_with(connect_options);
-        MIGRATOR
-            .run(&pool)
-            .await
-            .map_err(|error| StoreError::Database(format!("migrating the schema: {error}")))?;
         let commits = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let batcher = batch::Batcher::new(connector, std::sync::Arc::clone(&commits))?;
         Ok(PostgresStore {
@@ -277,5 +282,33 @@ mod tests {
         }
         drop(conn);
         store.close().await;
+    }
+
+    /// Migrating is not held to the requests' statement time limit: with a limit no DDL
+    /// meets, a new database is still migrated, and the requests still get the limit.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn migrations_run_without_the_statement_timeout() {
+        let url = airlock_pgtest::fresh_database().await;
+        let options = PgOptions {
+            statement_timeout: Duration::from_millis(1),
+            ..PgOptions::default()
+        };
+        let store = PostgresStore::connect(&url, options).await.unwrap();
+        let mut conn = store.pool.acquire().await.unwrap();
+        let limit: String = sqlx::query_scalar("SHOW statement_timeout")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        assert_eq!(limit, "1ms");
+        drop(conn);
+        store.close().await;
+        // Read on a connection of the test's own, which the 1 ms limit does not bind.
+        let mut own = PgConnection::connect(&url).await.unwrap();
+        let migrated: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
+            .fetch_one(&mut own)
+            .await
+            .unwrap();
+        assert_eq!(usize::try_from(migrated).unwrap(), MIGRATOR.iter().count());
+        own.close().await.unwrap();
     }
 }

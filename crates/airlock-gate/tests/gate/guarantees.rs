@@ -192,7 +192,9 @@ async fn g3_the_first_decision_wins_and_waiters_wake_at_once() {
     let (woken, _) = waiter.await.unwrap();
     let latency = decided_at.elapsed();
     assert_eq!(woken.status, CallStatus::Approved);
-    assert!(latency < Duration::from_secs(1), "woke after {latency:?}");
+    // A missed wake-up would hold the waiter its whole 30 s; the bound leaves room for a
+    // loaded machine's stalls, which are not what this checks (BENCHMARKS.md times it).
+    assert!(latency < Duration::from_secs(10), "woke after {latency:?}");
     let again = h
         .gate
         .decide(&h.owner, &approval.id, approve(&approval.binding_digest))

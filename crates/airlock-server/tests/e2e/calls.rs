@@ -152,7 +152,9 @@ async fn long_poll_wakes_within_milliseconds_of_the_decision() {
     assert_eq!(reply.status, 200);
     assert_eq!(reply.body["status"], "approved");
     assert!(reply.body["grant_id"].is_string());
-    assert!(latency < Duration::from_secs(1), "woke after {latency:?}");
+    // A missed wake-up would hold the caller its whole 30 s; the bound leaves room for a
+    // loaded machine's stalls (a PostgreSQL commit has stalled 2 s in CI).
+    assert!(latency < Duration::from_secs(10), "woke after {latency:?}");
 }
 
 #[tokio::test]
