@@ -602,8 +602,10 @@ async fn announcements_name_a_call_only_when_the_data_has_one_as_text() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_kept_from_its_lock_fails_within_the_statement_timeout() {
     let database = Postgres::fresh().await;
+    // Short enough to wait out, long enough that the setup's own writes meet it when a
+    // loaded machine's disk stalls a commit (300 ms was a flake waiting to happen).
     let options = PgOptions {
-        statement_timeout: Duration::from_millis(300),
+        statement_timeout: Duration::from_millis(1500),
         ..PgOptions::default()
     };
     let node = PostgresStore::connect(&database.url, options)
