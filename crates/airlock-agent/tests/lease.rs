@@ -91,8 +91,12 @@ async fn a_leg_waiting_on_a_slow_model_renews_its_lease() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let now = runtime.get_run(&owner, &run.id).await.unwrap();
-    assert_eq!(now.state, RunState::Running, "renewed while still waiting");
+    let waiting = runtime.get_run(&owner, &run.id).await.unwrap();
+    assert_eq!(
+        waiting.state,
+        RunState::Running,
+        "renewed while still waiting"
+    );
     assert_eq!(model.requests().len(), 1, "still the first attempt");
 
     // Once the leg has stopped (the model never answered: the run failed), nothing

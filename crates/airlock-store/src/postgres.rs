@@ -120,7 +120,8 @@ impl PostgresStore {
         // the statement time limit is for requests (a stuck lock), not for an upgrade,
         // whose DDL over a large table may take longer, and on a busy machine has taken
         // more than a short limit on an empty database. Nodes starting together queue on
-        // the migrator's own lock.
+        // the migrator's own lock. (`run_direct` because `run`'s `Acquire` bound cannot be
+        // met by a `&mut PgConnection` inside this `Send` future; it is what `run` calls.)
         MIGRATOR
             .run_direct(&mut probe)
             .await
