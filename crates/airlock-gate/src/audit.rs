@@ -21,7 +21,7 @@ use crate::identity::require_role;
 use crate::{Gate, GateError};
 use airlock_policy::digest::GENESIS_HASH;
 use airlock_protocol::{AuditRecord, Role, WorkspaceEvent};
-use airlock_store::{AuditRow, AuditRows, Principal};
+use airlock_store::{AuditRow, AuditRows, Principal, StoreError};
 use check::{check_all, threads, Checked, Hex};
 
 /// Records per page when the gate walks the whole chain. Small enough that a page's
@@ -189,6 +189,16 @@ pub fn verify_export_from(reader: impl std::io::Read) -> std::io::Result<VerifyR
     export::verify_reader(reader)
 }
 
+/// What a page read that failed means for verification: the store found something that
+/// is not a record where records are kept (`Corrupt`), which is a break in the chain; any
+/// other failure (the database is unreachable) is an error, not a verdict.
+fn unreadable_page(error: StoreError) -> Result<String, GateError> {
+    match error {
+        StoreError::Corrupt { table, detail } => Ok(format!("unreadable {table}: {detail}")),
+        other => Err(other.into()),
+    }
+}
+
 /// A client's `after` cursor as the stores can hold it: sequence numbers are at most
 /// `i64::MAX` (SQL integers), so a larger cursor means the same as that one — nothing
 /// after it. Found by API fuzzing: `?after=9223372036854775808` was a 503.
@@ -244,11 +254,17 @@ impl Gate {
         let workspace = &principal.workspace;
         let at_once = u64::try_from(at_once.clamp(1, 16)).unwrap_or(1);
         let mut verifier = ChainVerifier::default();
-        let mut pages = vec![self.store().audit_rows_after(workspace, 0, PAGE).await?];
+        // A page the store cannot read (a segment that does not add up, a row that is not
+        // a record) is a break where it starts, like an unreadable line of an export.
+        let (mut pages, mut unreadable) =
+            match self.store().audit_rows_after(workspace, 0, PAGE).await {
+                Ok(page) => (vec![page], None),
+                Err(error) => (Vec::new(), Some(unreadable_page(error)?)),
+            };
         loop {
             let after = pages
                 .last()
-                .filter(|page| page.len() == PAGE as usize)
+                .filter(|page| unreadable.is_none() && page.len() == PAGE as usize)
                 .and_then(AuditRows::last_seq);
             let checking = tokio::task::spawn_blocking(move || {
                 for page in &pages {
@@ -258,7 +274,7 @@ impl Gate {
             });
             let next = async {
                 let Some(after) = after else {
-                    return Ok(Vec::new());
+                    return Ok((Vec::new(), None));
                 };
                 let starts = (0..at_once)
                     .map(|nth| after.saturating_add(nth.saturating_mul(u64::from(PAGE))));
@@ -276,16 +292,23 @@ impl Gate {
                     if !follows {
                         break;
                     }
-                    proven.push(page?);
+                    match page {
+                        Ok(page) => proven.push(page),
+                        Err(error) => return Ok((proven, Some(unreadable_page(error)?))),
+                    }
                 }
-                Ok::<_, GateError>(proven)
+                Ok::<_, GateError>((proven, None))
             };
             let (checked, next) = tokio::join!(checking, next);
             verifier = checked.map_err(|error| {
                 GateError::Unavailable(format!("audit verification stopped: {error}"))
             })?;
-            pages = next?;
-            if pages.is_empty() {
+            if let Some(problem) = unreadable.take() {
+                verifier.unreadable(problem);
+                return Ok(verifier.finish(false));
+            }
+            (pages, unreadable) = next?;
+            if pages.is_empty() && unreadable.is_none() {
                 return Ok(verifier.finish(false));
             }
         }

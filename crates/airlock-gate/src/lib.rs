@@ -54,6 +54,7 @@ pub mod replay;
 pub mod retries;
 pub mod rules;
 mod runs;
+mod seal;
 pub mod tasks;
 mod votes;
 pub mod waiters;

@@ -94,7 +94,7 @@ pub async fn serve(
 }
 
 /// Serves the API on `listener` until `shutdown` is cancelled, then finishes the requests
-/// in flight. Runs the gate's expiry sweeper, its listener for other nodes' changes and
+/// in flight. Runs the gate's expiry sweeper, its audit sealer, its listener for other nodes' changes and
 /// the runtime's background work (resuming runs, the outbox) for as long, with the same
 /// token.
 /// With `options`, also runs the notifier (same token) and records telemetry.
@@ -126,6 +126,12 @@ pub async fn serve_with(
         let stop = shutdown.clone();
         async move { gate.run_sweeper(stop).await }
     });
+    // The audit chain's oldest records move into sealed segments at lulls (`seal.rs`).
+    let sealer = tokio::spawn({
+        let gate = gate.clone();
+        let stop = shutdown.clone();
+        async move { gate.run_sealer(stop).await }
+    });
     // Other nodes' decisions wake this node's waiters (PostgreSQL; ends at once on SQLite).
     let listener_task = tokio::spawn({
         let gate = gate.clone();
@@ -156,6 +162,9 @@ pub async fn serve_with(
     shutdown.cancel();
     if let Err(error) = sweeper.await {
         tracing::warn!(%error, "the expiry sweeper ended abnormally");
+    }
+    if let Err(error) = sealer.await {
+        tracing::warn!(%error, "the audit sealer ended abnormally");
     }
     if let Err(error) = listener_task.await {
         tracing::warn!(%error, "the change listener ended abnormally");

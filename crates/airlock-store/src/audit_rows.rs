@@ -145,6 +145,137 @@ impl AuditRows {
     pub fn last_seq(&self) -> Option<u64> {
         self.rows.last().map(|spans| spans.seq)
     }
+
+    /// The `seq` of the first row.
+    pub fn first_seq(&self) -> Option<u64> {
+        self.rows.first().map(|spans| spans.seq)
+    }
+
+    /// Appends the rows of `other` with `seq > after`, at most `limit` of them.
+    pub fn extend_after(&mut self, other: &AuditRows, after: u64, limit: usize) {
+        for row in other.iter().filter(|row| row.seq > after).take(limit) {
+            self.push(
+                row.seq,
+                [
+                    row.at,
+                    row.actor,
+                    row.kind,
+                    row.subject,
+                    row.data,
+                    row.prev_hash,
+                    row.hash,
+                ],
+            );
+        }
+    }
+
+    /// The page as the body of a sealed segment (`sql/audit_segments.rs`): the
+    /// [`SEGMENT_MAGIC`], the row count (`u32`), each row's `seq` (`u64`) and the length of
+    /// each of its seven values (`u32`), then each column's length (`u64`) and text. All
+    /// little-endian. Every value is kept byte for byte, whatever it holds. `None` if a
+    /// value is 4 GiB or longer, which no request can carry.
+    pub fn to_segment(&self) -> Option<Vec<u8>> {
+        let text: usize = self.columns.iter().map(String::len).sum();
+        let mut body = Vec::with_capacity(text + self.rows.len() * 36 + 64);
+        body.extend_from_slice(SEGMENT_MAGIC);
+        body.extend_from_slice(&u32::try_from(self.rows.len()).ok()?.to_le_bytes());
+        let mut columns: [String; 7] = Default::default();
+        for row in self.iter() {
+            body.extend_from_slice(&row.seq.to_le_bytes());
+            let values = [
+                row.at,
+                row.actor,
+                row.kind,
+                row.subject,
+                row.data,
+                row.prev_hash,
+                row.hash,
+            ];
+            for (value, column) in values.into_iter().zip(&mut columns) {
+                body.extend_from_slice(&u32::try_from(value.len()).ok()?.to_le_bytes());
+                column.push_str(value);
+            }
+        }
+        for column in &columns {
+            body.extend_from_slice(&u64::try_from(column.len()).ok()?.to_le_bytes());
+            body.extend_from_slice(column.as_bytes());
+        }
+        Some(body)
+    }
+
+    /// The page [`AuditRows::to_segment`] wrote; `None` unless every part of `body` adds
+    /// up: the magic, the count, lengths that fill each column exactly and end on
+    /// character boundaries, UTF-8 text, `seq`s strictly rising, and nothing after the last
+    /// column. A segment edited in place is then either refused here or read as the rows it
+    /// now spells, whose hashes tell.
+    pub fn from_segment(body: &[u8]) -> Option<AuditRows> {
+        let mut cursor = Cursor { rest: body };
+        if cursor.take(SEGMENT_MAGIC.len())? != SEGMENT_MAGIC {
+            return None;
+        }
+        let count = usize::try_from(u32::from_le_bytes(cursor.array()?)).ok()?;
+        // Each row takes 36 bytes of the body: a count larger than that allows is a lie.
+        if count > cursor.rest.len() / 36 {
+            return None;
+        }
+        let mut rows = Vec::with_capacity(count);
+        let mut ends = [0usize; 7];
+        for _ in 0..count {
+            let seq = u64::from_le_bytes(cursor.array()?);
+            if rows.last().is_some_and(|before: &Spans| before.seq >= seq) {
+                return None;
+            }
+            for end in &mut ends {
+                let length = usize::try_from(u32::from_le_bytes(cursor.array()?)).ok()?;
+                *end = end.checked_add(length)?;
+            }
+            rows.push(Spans { seq, ends });
+        }
+        let mut columns: [String; 7] = Default::default();
+        for (index, column) in columns.iter_mut().enumerate() {
+            let length = usize::try_from(u64::from_le_bytes(cursor.array()?)).ok()?;
+            let text = std::str::from_utf8(cursor.take(length)?).ok()?;
+            if ends[index] != length
+                || rows
+                    .iter()
+                    .any(|row| !text.is_char_boundary(row.ends[index]))
+            {
+                return None;
+            }
+            column.push_str(text);
+        }
+        if !cursor.rest.is_empty() {
+            return None;
+        }
+        Some(AuditRows {
+            columns,
+            rows,
+            gap: 0,
+        })
+    }
+}
+
+/// The first bytes of a sealed segment's body, naming its layout ([`AuditRows::to_segment`]).
+pub const SEGMENT_MAGIC: &[u8; 4] = b"ALS1";
+
+/// Reads a segment's body from the front.
+struct Cursor<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, length: usize) -> Option<&'a [u8]> {
+        if length > self.rest.len() {
+            return None;
+        }
+        let (taken, rest) = self.rest.split_at(length);
+        self.rest = rest;
+        Some(taken)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
 }
 
 #[cfg(test)]
@@ -221,5 +352,101 @@ mod tests {
                 "{count} {seqs} {subject:?}"
             );
         }
+    }
+
+    fn sample() -> AuditRows {
+        let mut rows = AuditRows::default();
+        rows.push(3, ["t", "actor", "", "süb\u{1f}", r#"{"a":"é"}"#, "p", "h"]);
+        rows.push(4, ["t2", "a2", "k2", "s2", "{}", "h", "h2"]);
+        rows.push(9, ["t3", "", "k3", "s3", "[]", "h2", "h3"]);
+        rows
+    }
+
+    #[test]
+    fn a_segment_holds_its_rows_byte_for_byte() {
+        let rows = sample();
+        let body = rows.to_segment().unwrap();
+        let back = AuditRows::from_segment(&body).unwrap();
+        assert!(back.iter().eq(rows.iter()));
+        assert_eq!((back.first_seq(), back.last_seq()), (Some(3), Some(9)));
+        // A page cut from separated columns (gap 1) writes the same segment.
+        let separated = AuditRows::from_separated(
+            2,
+            "4 9",
+            [
+                "t2\u{1f}t3",
+                "a2\u{1f}",
+                "k2\u{1f}k3",
+                "s2\u{1f}s3",
+                "{}\u{1f}[]",
+                "h\u{1f}h2",
+                "h2\u{1f}h3",
+            ]
+            .map(str::to_owned),
+        )
+        .unwrap();
+        let mut tail = AuditRows::default();
+        tail.extend_after(&rows, 3, 10);
+        assert_eq!(separated.to_segment(), tail.to_segment());
+        let empty = AuditRows::from_segment(&AuditRows::default().to_segment().unwrap()).unwrap();
+        assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn extend_after_takes_the_rows_past_the_cursor_up_to_the_limit() {
+        let rows = sample();
+        let mut page = AuditRows::default();
+        page.extend_after(&rows, 3, 1);
+        assert_eq!(page.iter().map(|row| row.seq).collect::<Vec<_>>(), [4]);
+        page.extend_after(&rows, 4, 10);
+        assert_eq!(page.iter().map(|row| row.seq).collect::<Vec<_>>(), [4, 9]);
+        assert!(page.get(1).unwrap() == rows.get(2).unwrap());
+    }
+
+    #[test]
+    fn a_segment_that_does_not_add_up_is_refused() {
+        let body = sample().to_segment().unwrap();
+        for length in 0..body.len() {
+            assert!(
+                AuditRows::from_segment(&body[..length]).is_none(),
+                "cut at {length}"
+            );
+        }
+        let mut longer = body.clone();
+        longer.push(b'x');
+        assert!(AuditRows::from_segment(&longer).is_none());
+        let edit = |at: usize, byte: u8| {
+            let mut edited = body.clone();
+            edited[at] = byte;
+            AuditRows::from_segment(&edited)
+        };
+        assert!(edit(0, b'X').is_none(), "magic");
+        assert!(edit(4, 2).is_none(), "a row fewer");
+        assert!(edit(4, 4).is_none(), "a row more");
+        assert!(
+            edit(4 + 4 + 36, 3).is_none(),
+            "the second seq repeats the first"
+        );
+        assert!(
+            edit(4 + 4 + 8, 2).is_none(),
+            "the first `at` is one byte longer"
+        );
+        // A value's bytes edited in place still read: the row then spells the edit, and its
+        // hash no longer matches (the verifier's part).
+        let text = body.len() - 5;
+        let edited = edit(text, b'X').unwrap();
+        assert!(!edited.iter().eq(sample().iter()));
+        // A cut in the middle of a character is refused: `é` is two bytes, and the lengths
+        // 1 and 1 still fill the column's 2.
+        let mut rows = AuditRows::default();
+        rows.push(1, ["", "", "", "", "é", "", ""]);
+        rows.push(2, ["", "", "", "", "", "", ""]);
+        let body = rows.to_segment().unwrap();
+        let data_length = |row: usize| 4 + 4 + row * 36 + 8 + 4 * 4;
+        let mut split = body.clone();
+        split[data_length(0)] = 1;
+        split[data_length(1)] = 1;
+        assert!(AuditRows::from_segment(&body).is_some());
+        assert!(AuditRows::from_segment(&split).is_none());
     }
 }

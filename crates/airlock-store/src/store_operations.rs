@@ -667,7 +667,7 @@ macro_rules! store_operations {
             after: u64,
             limit: u32,
         ) -> StoreResult<Vec<AuditRecord>>
-            = read audit::audit_after(workspace, after, limit);
+            = read pages::audit_after(workspace, after, limit);
 
         /// The same records as stored, in one lean page (`data` as its JSON text): what chain
         /// verification reads.
@@ -677,7 +677,19 @@ macro_rules! store_operations {
             after: u64,
             limit: u32,
         ) -> StoreResult<AuditRows>
-            = read audit::audit_rows_after(workspace, after, limit);
+            = read pages::audit_rows_after(workspace, after, limit);
+
+        /// The workspaces whose chain has enough records in rows to seal a segment
+        /// ([`Store::seal_audit`]).
+        async fn workspaces_to_seal(&self) -> StoreResult<Vec<String>>
+            = read pages::workspaces_to_seal();
+
+        /// Moves the oldest records of `workspace`'s chain, a thousand, unchanged into one
+        /// sealed segment, when more than that many are kept as rows (the newest always
+        /// stays a row); how many it moved. Reads are unchanged by it: the records are the
+        /// same, in the same order, only verified faster.
+        async fn seal_audit(&self, workspace: &str) -> StoreResult<u64>
+            = backend pages::seal_audit(workspace);
 
         /// Workspace events with `id > after`, in order, at most `limit`.
         async fn events_after(

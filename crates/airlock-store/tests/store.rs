@@ -167,6 +167,10 @@ macro_rules! conformance_suite {
         );
         behaviour!($backend, audit::audit_chain_is_continuous_and_recomputes);
         behaviour!($backend, audit::audit_chains_are_per_workspace);
+        behaviour!(
+            $backend,
+            audit::sealing_moves_records_and_every_read_stays_the_same
+        );
         behaviour!($backend, audit::events_are_read_after_an_id);
         behaviour!($backend, durability::pending_approval_survives_a_restart);
         behaviour!(

@@ -219,3 +219,104 @@ async fn every_column_rewritten_in_the_store_breaks_the_chain_at_its_record() {
         }
     }
 }
+
+/// A chain whose oldest records were sealed into segments verifies as its export does,
+/// and an edit to a segment breaks it where the edited record is: a value rewritten in
+/// place, a segment cut short (unreadable: a break at its first record), a segment
+/// deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sealed_chain_verifies_as_its_export_does_and_breaks_where_it_was_edited() {
+    let h = Harness::new().await;
+    let (path, store, workspace, agent) = opened(&h).await;
+    let mut effects = Effects::none();
+    for n in 0..5_500 {
+        effects = effects.audit(AuditEntry {
+            at: h.gate.now(),
+            actor: "agent:scout".into(),
+            kind: "call.allowed".into(),
+            subject: format!("call_{n}"),
+            data: json!({"n": n, "arguments": {"path": format!("/srv/{n:05}")}}),
+        });
+    }
+    store
+        .update_agent(&workspace, &agent, &effects)
+        .await
+        .unwrap();
+    let seq_of = |subject: &'static str| {
+        let gate = h.gate.clone();
+        let owner = h.owner.clone();
+        async move {
+            let mut after = 0;
+            loop {
+                let page = gate.audit_after(&owner, after, 1000).await.unwrap();
+                if let Some(record) = page.iter().find(|record| record.subject == subject) {
+                    return record.seq;
+                }
+                after = page.last().unwrap().seq;
+            }
+        }
+    };
+    let before = h.gate.verify_audit(&h.owner).await.unwrap();
+    assert_eq!(h.gate.seal_audit_once().await.unwrap(), 5_000);
+    let (sealed, _) = both_verdicts(&h).await;
+    assert!(sealed.ok, "{sealed:?}");
+    assert_eq!(sealed, before);
+
+    let mut conn = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    let edited = seq_of("call_2500").await;
+    let (first, body): (i64, Vec<u8>) = sqlx::query_as(
+        "SELECT first_seq, body FROM audit_segments WHERE first_seq <= ? AND last_seq >= ?",
+    )
+    .bind(i64::try_from(edited).unwrap())
+    .bind(i64::try_from(edited).unwrap())
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    let put = |body: Vec<u8>| {
+        sqlx::query("UPDATE audit_segments SET body = ? WHERE first_seq = ?")
+            .bind(body)
+            .bind(first)
+    };
+
+    // A value rewritten in place, the same length: the record no longer hashes.
+    let at = body
+        .windows(11)
+        .position(|window| window == b"/srv/02500\"")
+        .unwrap();
+    let mut rewritten = body.clone();
+    rewritten[at + 5] = b'9';
+    put(rewritten).execute(&mut conn).await.unwrap();
+    let (broken, _) = both_verdicts(&h).await;
+    assert_eq!(broken.first_bad_seq, Some(edited), "{broken:?}");
+
+    // Cut short: it cannot be read, and the break is at its first record, whichever pages
+    // are read at once.
+    put(body[..body.len() / 2].to_vec())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    for at_once in [1, 2, 4] {
+        let cut = h
+            .gate
+            .verify_audit_reading(&h.owner, at_once)
+            .await
+            .unwrap();
+        assert!(!cut.ok, "{cut:?}");
+        assert_eq!(cut.first_bad_seq, Some(u64::try_from(first).unwrap()));
+        assert!(
+            cut.problem.as_deref().unwrap().contains("audit_segments"),
+            "{cut:?}"
+        );
+    }
+
+    // Deleted: the records it held are missing.
+    sqlx::query("DELETE FROM audit_segments WHERE first_seq = ?")
+        .bind(first)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (missing, _) = both_verdicts(&h).await;
+    assert_eq!(missing.first_bad_seq, Some(u64::try_from(first).unwrap()));
+}

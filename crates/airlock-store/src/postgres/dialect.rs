@@ -151,10 +151,20 @@ pub(crate) async fn still_due(conn: &mut Conn, due: Due, now: Timestamp) -> Stor
         .collect()
 }
 
+/// A read transaction's snapshot: by default each PostgreSQL statement sees the commits
+/// made before it started; `REPEATABLE READ` keeps the first statement's view for them all.
+pub(crate) async fn snapshot(conn: &mut Conn) -> StoreResult<()> {
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        .execute(conn)
+        .await
+        .map_err(database)?;
+    Ok(())
+}
+
 /// No aggregated page on PostgreSQL: rows arrive over the wire as fast as the caller
 /// reads them.
 pub(crate) async fn audit_page(
-    _pool: &Pool,
+    _conn: &mut Conn,
     _workspace: &str,
     _after: u64,
     _limit: u32,

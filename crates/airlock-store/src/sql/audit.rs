@@ -1,21 +1,23 @@
 //! The audit chain and the workspace event stream: appending [`Effects`] inside an
 //! operation's transaction, and reading them back.
 //!
+//! Reading the chain back and sealing its oldest records into segments is `pages.rs`'s.
+//!
 //! INVARIANT: [`append_many`] (and [`append_effects`], one of it) is the only writer of
-//! the `audit` and `events` tables (and PostgreSQL's `audit_heads`), and it runs inside the
+//! the `audit` and `events` tables (and PostgreSQL's `audit_heads`) but for the sealer
+//! (`pages::seal_audit`), which moves records unchanged, and it runs inside the
 //! write transaction of the operation whose change it records, so a change and its record
 //! commit together or not at all (G8). The chain head it extends cannot move under it:
 //! SQLite runs every write on its one writer connection, and PostgreSQL's operations hold
 //! the workspace's head row locked until commit (`dialect::lock_workspace`).
 
 use super::dialect::{self, Conn, Db, Pool};
-use super::Row;
 use crate::codec::{database, json_text, millis, to_i64, Columns};
-use crate::{AuditEntry, AuditRows, Effects, EventEntry, StoreError, StoreResult};
+use crate::{AuditEntry, Effects, EventEntry, StoreResult};
 use airlock_digest::canonical::to_canonical_string;
 use airlock_digest::digest::{audit_record_hash, AuditMembers};
-use airlock_protocol::{AuditRecord, WorkspaceEvent};
-use sqlx::{QueryBuilder, Row as _};
+use airlock_protocol::WorkspaceEvent;
+use sqlx::QueryBuilder;
 
 /// Appends `effects` to `workspace`'s audit chain and event stream.
 pub(crate) async fn append_effects(
@@ -204,73 +206,6 @@ pub(crate) async fn append_many<'a>(
         dialect::insert_events(&mut *conn, chunk).await?;
     }
     Ok(())
-}
-
-/// The audit records of `workspace` after `after`, at most `limit`, in chain order.
-async fn audit_rows(pool: &Pool, workspace: &str, after: u64, limit: u32) -> StoreResult<Vec<Row>> {
-    sqlx::query(
-        "SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
-         WHERE workspace = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-    )
-    .bind(workspace)
-    .bind(to_i64(after)?)
-    .bind(i64::from(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(database)
-}
-
-pub(crate) async fn audit_after(
-    pool: &Pool,
-    workspace: &str,
-    after: u64,
-    limit: u32,
-) -> StoreResult<Vec<AuditRecord>> {
-    let rows = audit_rows(pool, workspace, after, limit).await?;
-    rows.iter()
-        .map(|row| {
-            let columns = Columns::new(row, "audit");
-            Ok(AuditRecord {
-                seq: columns.unsigned("seq")?,
-                at: columns.text("at")?,
-                actor: columns.text("actor")?,
-                kind: columns.text("kind")?,
-                subject: columns.text("subject")?,
-                data: columns.json("data")?,
-                prev_hash: columns.text("prev_hash")?,
-                hash: columns.text("hash")?,
-            })
-        })
-        .collect()
-}
-
-/// [`crate::Store::audit_rows_after`]: the backend's own fast page if it has one
-/// (`dialect::audit_page`), else the rows copied into one [`AuditRows`] page, each column
-/// borrowed from its row (no `String` or JSON value per record).
-pub(crate) async fn audit_rows_after(
-    pool: &Pool,
-    workspace: &str,
-    after: u64,
-    limit: u32,
-) -> StoreResult<AuditRows> {
-    if let Some(page) = dialect::audit_page(pool, workspace, after, limit).await? {
-        return Ok(page);
-    }
-    let rows = audit_rows(pool, workspace, after, limit).await?;
-    let mut page = AuditRows::with_capacity(usize::try_from(limit).unwrap_or(0).min(100_000));
-    for row in &rows {
-        let seq: i64 = row.try_get(0).map_err(database)?;
-        let seq = u64::try_from(seq).map_err(|_| StoreError::Corrupt {
-            table: "audit",
-            detail: "seq: negative".to_owned(),
-        })?;
-        let mut columns = [""; 7];
-        for (index, column) in columns.iter_mut().enumerate() {
-            *column = row.try_get(index + 1).map_err(database)?;
-        }
-        page.push(seq, columns);
-    }
-    Ok(page)
 }
 
 pub(crate) async fn events_after(

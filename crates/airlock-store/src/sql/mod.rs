@@ -16,7 +16,8 @@
 //! - `notify.rs`: the [`crate::NotifyStore`] impl and its operations.
 //! - `integrations.rs`: the [`crate::IntegrationStore`] impl and its operations (Slack,
 //!   trace context).
-//! - `audit`: appending effects (hash chain, events) and reading them back.
+//! - `audit`: appending effects (hash chain, events) and reading the events back.
+//! - `pages`: reading the audit chain back, and sealing its oldest records into segments.
 //! - `identity`: workspaces, users, agents, tokens, sessions.
 //! - `policy`: policy versions and the cancellation of stale approvals.
 //! - `calls`: call, approval and grant rows.
@@ -102,6 +103,7 @@ mod identity;
 mod integrations;
 mod notify;
 mod outcomes;
+mod pages;
 mod pause;
 mod policy;
 pub(crate) mod retries;

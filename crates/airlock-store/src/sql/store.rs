@@ -7,8 +7,8 @@
 
 use super::identity::AgentKey;
 use super::{
-    audit, calls, decide, expiry, grants, hook_reads, identity, outcomes, pause, policy, retries,
-    rules, runs, tasks, web, Backend,
+    audit, calls, decide, expiry, grants, hook_reads, identity, outcomes, pages, pause, policy,
+    retries, rules, runs, tasks, web, Backend,
 };
 use crate::codec::json_text;
 use crate::{

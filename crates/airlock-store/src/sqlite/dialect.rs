@@ -107,7 +107,7 @@ pub(crate) async fn still_due(_conn: &mut Conn, due: Due, _now: Timestamp) -> St
 /// whole seq). Otherwise (the chain's last page, a gap in the chain) the page is read
 /// with `LIMIT`.
 pub(crate) async fn audit_page(
-    readers: &Pool,
+    conn: &mut Conn,
     workspace: &str,
     after: u64,
     limit: u32,
@@ -121,7 +121,7 @@ pub(crate) async fn audit_page(
                 .bind(workspace)
                 .bind(to_i64(after)?)
                 .bind(last),
-            readers,
+            &mut *conn,
         )
         .await?;
         if let Some(page) = range.filter(|page| page.len() == limit as usize) {
@@ -133,9 +133,15 @@ pub(crate) async fn audit_page(
             .bind(workspace)
             .bind(to_i64(after)?)
             .bind(i64::from(limit)),
-        readers,
+        conn,
     )
     .await
+}
+
+/// A read transaction's snapshot: SQLite's deferred `BEGIN` already takes one at its first
+/// read and keeps it (WAL).
+pub(crate) async fn snapshot(_conn: &mut Conn) -> StoreResult<()> {
+    Ok(())
 }
 
 /// The query's `char(31)` is the separator the page is cut at.
@@ -169,9 +175,9 @@ const LIMIT_PAGE: &str = concat!(
 /// when they do not add up.
 async fn aggregated<'q>(
     query: sqlx::query::Query<'q, Db, sqlx::sqlite::SqliteArguments<'q>>,
-    readers: &Pool,
+    conn: &mut Conn,
 ) -> StoreResult<Option<AuditRows>> {
-    let row = query.fetch_one(readers).await.map_err(database)?;
+    let row = query.fetch_one(conn).await.map_err(database)?;
     let count: i64 = row.try_get(0).map_err(database)?;
     if count == 0 {
         return Ok(Some(AuditRows::default()));
@@ -205,6 +211,7 @@ mod tests {
             .connect("sqlite::memory:")
             .await
             .unwrap();
+        let mut conn = pool.acquire().await.unwrap();
         sqlx::raw_sql(
             "CREATE TABLE audit (workspace TEXT, seq INTEGER, at TEXT, actor TEXT, kind TEXT,
                  subject TEXT, data TEXT, prev_hash TEXT, hash TEXT, PRIMARY KEY (workspace, seq));
@@ -214,25 +221,25 @@ mod tests {
                  ('other', 3, 't3', 'a3', 'k3', 's3', '{}', 'p3', 'h3'),
                  ('ws', 4, 't4', 'a4', 'k4', 's4', '{}', 'p4', 'h4');",
         )
-        .execute(&pool)
+        .execute(&mut *conn)
         .await
         .unwrap();
-        let page = audit_page(&pool, "ws", 0, 10).await.unwrap().unwrap();
+        let page = audit_page(&mut conn, "ws", 0, 10).await.unwrap().unwrap();
         let mut expected = AuditRows::default();
         expected.push(1, ["t1", "a1", "", "s1", r#"{"k":[1]}"#, "p1", "h1"]);
         expected.push(2, ["t2", "a2", "k2", "", "[]", "p2", "h2"]);
         expected.push(4, ["t4", "a4", "k4", "s4", "{}", "p4", "h4"]);
         assert!(page.iter().eq(expected.iter()));
-        let page = audit_page(&pool, "ws", 1, 1).await.unwrap().unwrap();
+        let page = audit_page(&mut conn, "ws", 1, 1).await.unwrap().unwrap();
         assert_eq!(page.last_seq(), Some(2));
-        assert!(audit_page(&pool, "ws", 4, 10)
+        assert!(audit_page(&mut conn, "ws", 4, 10)
             .await
             .unwrap()
             .unwrap()
             .is_empty());
         // Both reads: the seq range when it is whole, the `LIMIT` read across the gap.
         for (after, limit, seqs) in [(0, 2, vec![1, 2]), (0, 3, vec![1, 2, 4])] {
-            let page = audit_page(&pool, "ws", after, limit)
+            let page = audit_page(&mut conn, "ws", after, limit)
                 .await
                 .unwrap()
                 .unwrap();
@@ -253,22 +260,22 @@ mod tests {
             sqlx::query(&format!(
                 "INSERT INTO audit VALUES ('ws', {seq}, 't', 'a', 'k', 's', '{{}}', 'p', 'h')"
             ))
-            .execute(&pool)
+            .execute(&mut *conn)
             .await
             .unwrap();
-            let read = audit_page(&pool, "ws", after, limit).await.unwrap();
+            let read = audit_page(&mut conn, "ws", after, limit).await.unwrap();
             let seqs = read.map(|read| read.iter().map(|row| row.seq).collect::<Vec<_>>());
             assert_eq!(seqs, page, "{seq} {after} {limit}");
             sqlx::query(&format!("DELETE FROM audit WHERE seq = {seq}"))
-                .execute(&pool)
+                .execute(&mut *conn)
                 .await
                 .unwrap();
         }
 
         sqlx::query("UPDATE audit SET actor = 'a' || char(31) WHERE seq = 2")
-            .execute(&pool)
+            .execute(&mut *conn)
             .await
             .unwrap();
-        assert!(audit_page(&pool, "ws", 0, 10).await.unwrap().is_none());
+        assert!(audit_page(&mut conn, "ws", 0, 10).await.unwrap().is_none());
     }
 }

@@ -299,3 +299,120 @@ pub async fn events_are_read_after_an_id(ctx: Ctx) {
         theirs[2].id
     );
 }
+
+/// Appends `count` records to `ws` in one operation (a user created with them).
+async fn append_records(store: &dyn airlock_store::Store, ws: &str, user_id: &str, count: usize) {
+    let mut many = Effects::none();
+    for nth in 0..count {
+        many = many.audit(AuditEntry {
+            at: t(10),
+            actor: "system".into(),
+            kind: "approval.requested".into(),
+            subject: format!("{user_id}-{nth}"),
+            data: json!({"nth": nth, "text": "é ✓ \u{1f}", "pad": "x".repeat(nth % 300)}),
+        });
+    }
+    store
+        .create_user(
+            ws,
+            &user(user_id, Role::Viewer),
+            &token_hash(user_id),
+            &many,
+        )
+        .await
+        .unwrap();
+}
+
+/// Every record of `ws`, paged with `audit_after`.
+async fn all_records(store: &dyn airlock_store::Store, ws: &str) -> Vec<AuditRecord> {
+    let mut records: Vec<AuditRecord> = Vec::new();
+    loop {
+        let after = records.last().map_or(0, |record| record.seq);
+        let page = store.audit_after(ws, after, 1000).await.unwrap();
+        if page.is_empty() {
+            return records;
+        }
+        records.extend(page);
+    }
+}
+
+/// Sealing moves the oldest thousand records of a chain at a time into a segment and
+/// leaves at least the newest in rows; every read (either page, any cursor, any limit)
+/// returns the same records before and after, the chain goes on from its head, and
+/// another workspace's chain is not touched.
+pub async fn sealing_moves_records_and_every_read_stays_the_same(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let ws = world.ws.as_str();
+    append_records(store, ws, "usr_m1", 1_500).await;
+    append_records(store, ws, "usr_m2", 1_100).await;
+    append_records(store, &world.other, "usr_o", 700).await;
+    let before = all_records(store, ws).await;
+    let total = before.len();
+    assert!((2_600..3_000).contains(&total), "{total}");
+    assert_chain(&before);
+    let other_before = all_records(store, &world.other).await;
+    assert_eq!(store.workspaces_to_seal().await.unwrap(), [ws.to_owned()]);
+    assert_eq!(store.seal_audit(&world.other).await.unwrap(), 0);
+
+    assert_eq!(store.seal_audit(ws).await.unwrap(), 1_000);
+    assert_eq!(store.seal_audit(ws).await.unwrap(), 1_000);
+    // What is left in rows is not more than a segment: it stays.
+    assert_eq!(store.seal_audit(ws).await.unwrap(), 0);
+    assert!(store.workspaces_to_seal().await.unwrap().is_empty());
+    let rows = ctx.row_counts().await;
+    assert_eq!(rows["audit_segments"], 2);
+    let other_rows = i64::try_from(other_before.len()).unwrap();
+    assert_eq!(
+        rows["audit"],
+        i64::try_from(total - 2_000).unwrap() + other_rows
+    );
+
+    assert_eq!(all_records(store, ws).await, before);
+    for after in [
+        0,
+        1,
+        2,
+        998,
+        999,
+        1_000,
+        1_001,
+        1_999,
+        2_000,
+        2_001,
+        total - 1,
+        total,
+    ] {
+        for limit in [1, 7, 1_000] {
+            let from = after.min(total);
+            let to = (from + limit).min(total);
+            let records = store
+                .audit_after(
+                    ws,
+                    u64::try_from(after).unwrap(),
+                    u32::try_from(limit).unwrap(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(records, before[from..to], "audit_after({after}, {limit})");
+            let page = store
+                .audit_rows_after(
+                    ws,
+                    u64::try_from(after).unwrap(),
+                    u32::try_from(limit).unwrap(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(page.len(), to - from, "audit_rows_after({after}, {limit})");
+            same_rows(&page, &before[from..to]);
+        }
+    }
+    assert_eq!(all_records(store, &world.other).await, other_before);
+
+    // The chain goes on from its head, which stayed in rows.
+    append_records(store, ws, "usr_m3", 3).await;
+    let after = all_records(store, ws).await;
+    assert_eq!(after.len(), total + 3);
+    assert_eq!(after[..total], before[..]);
+    assert_chain(&after);
+}

@@ -30,6 +30,7 @@ pub const TABLES: &[&str] = &[
     "grants",
     "standing_rules",
     "audit",
+    "audit_segments",
     "events",
     "runs",
     "run_events",

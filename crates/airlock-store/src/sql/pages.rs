@@ -1,0 +1,291 @@
+//! Reading a workspace's audit chain back, and sealing its oldest records into segments.
+//!
+//! A record lives in one of two places. Appended, it is a row of `audit` (`audit.rs`).
+//! Once a chain has more than [`SEGMENT`] records in `audit`, the sealer
+//! ([`seal_audit`]) moves its oldest [`SEGMENT`] into one row of `audit_segments`: their
+//! columns byte for byte, in the layout of [`AuditRows::to_segment`], and deletes their
+//! rows, in one transaction. Nothing about a record changes but where it is kept, so its
+//! hash still recomputes from what is stored, and an edit in a segment breaks the chain
+//! as an edit in a row does. The chain's newest record always stays in `audit` (SQLite
+//! reads the head there).
+//!
+//! Why: verifying a chain reads every record (a million and more). Read as rows, each
+//! costs the database about a microsecond before it is hashed; a segment is one read for a
+//! thousand records, so verification runs at the speed of hashing (BENCHMARKS.md, "Sealed
+//! segments").
+//!
+//! Every read here is made in one snapshot, so that a seal committing meanwhile cannot
+//! hide a record (moved into a segment after the segments were looked at) or show one
+//! twice.
+
+use super::dialect::{self, Conn, Pool};
+use super::{Backend, Row};
+use crate::codec::{database, to_i64};
+use crate::{AuditRows, StoreError, StoreResult};
+use airlock_protocol::AuditRecord;
+use sqlx::{Acquire, Row as _};
+
+/// Records a segment holds: the page verification reads (`Gate::verify_audit`), so that a
+/// page is one segment.
+pub(crate) const SEGMENT: u32 = 1000;
+
+/// [`crate::Store::audit_after`]: the records of [`audit_rows_after`], each `data` parsed.
+pub(crate) async fn audit_after(
+    pool: &Pool,
+    workspace: &str,
+    after: u64,
+    limit: u32,
+) -> StoreResult<Vec<AuditRecord>> {
+    let page = audit_rows_after(pool, workspace, after, limit).await?;
+    page.iter()
+        .map(|row| {
+            let data = serde_json::from_str(row.data).map_err(|error| StoreError::Corrupt {
+                table: "audit",
+                detail: format!("data of seq {}: {error}", row.seq),
+            })?;
+            Ok(AuditRecord {
+                seq: row.seq,
+                at: row.at.to_owned(),
+                actor: row.actor.to_owned(),
+                kind: row.kind.to_owned(),
+                subject: row.subject.to_owned(),
+                data,
+                prev_hash: row.prev_hash.to_owned(),
+                hash: row.hash.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// [`crate::Store::audit_rows_after`]: the records of `workspace` with `seq > after`, at
+/// most `limit`, in chain order, from the segments and the rows alike.
+pub(crate) async fn audit_rows_after(
+    pool: &Pool,
+    workspace: &str,
+    after: u64,
+    limit: u32,
+) -> StoreResult<AuditRows> {
+    let mut conn = pool.acquire().await.map_err(database)?;
+    let mut snapshot = conn.begin().await.map_err(database)?;
+    dialect::snapshot(&mut snapshot).await?;
+    let page = read_page(&mut snapshot, workspace, after, limit).await?;
+    // Nothing was written; ending the transaction either way frees its snapshot.
+    snapshot.rollback().await.map_err(database)?;
+    Ok(page)
+}
+
+/// [`audit_rows_after`] inside its snapshot: where the records after `after` are, the
+/// segment that comes next and the rows before it, taken in seq order until the page is
+/// full or the chain ends.
+async fn read_page(
+    conn: &mut Conn,
+    workspace: &str,
+    mut after: u64,
+    limit: u32,
+) -> StoreResult<AuditRows> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut page = AuditRows::default();
+    while page.len() < limit {
+        let want = limit - page.len();
+        let Some(segment) = next_segment(conn, workspace, after).await? else {
+            let rows = rows_after(conn, workspace, after, None, want).await?;
+            append(&mut page, rows, after, want);
+            break;
+        };
+        let first = segment.first_seq().unwrap_or(u64::MAX);
+        if first > after.saturating_add(1) {
+            // Rows below the segment (only ever a chain altered by hand: the sealer takes
+            // the oldest rows): they come first.
+            let rows = rows_after(conn, workspace, after, Some(first), want).await?;
+            after = rows.last_seq().unwrap_or(after);
+            append(&mut page, rows, 0, want);
+            if page.len() == limit {
+                break;
+            }
+        }
+        let want = limit - page.len();
+        let before = page.len();
+        append(&mut page, segment, after, want);
+        if page.len() == before {
+            break;
+        }
+        after = page.last_seq().unwrap_or(after);
+    }
+    Ok(page)
+}
+
+/// Adds `rows` past `after` (at most `want`) to `page`; taken whole when `page` is empty
+/// and they all belong to it, which is how a page that is one segment is read.
+fn append(page: &mut AuditRows, rows: AuditRows, after: u64, want: usize) {
+    let whole = rows.len() <= want && rows.first_seq().is_none_or(|first| first > after);
+    if page.is_empty() && whole {
+        *page = rows;
+    } else {
+        page.extend_after(&rows, after, want);
+    }
+}
+
+/// The first segment of `workspace` holding a record after `after`, read back.
+async fn next_segment(
+    conn: &mut Conn,
+    workspace: &str,
+    after: u64,
+) -> StoreResult<Option<AuditRows>> {
+    let row = sqlx::query(
+        "SELECT first_seq, last_seq, body FROM audit_segments
+         WHERE workspace = $1 AND last_seq > $2 ORDER BY last_seq LIMIT 1",
+    )
+    .bind(workspace)
+    .bind(to_i64(after)?)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(database)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let first: i64 = row.try_get(0).map_err(database)?;
+    let last: i64 = row.try_get(1).map_err(database)?;
+    let body: &[u8] = row.try_get(2).map_err(database)?;
+    // Its seqs must be the ones its row is found by: a segment that says otherwise would
+    // be skipped or read out of order.
+    let spans = |segment: &AuditRows| {
+        let seq = |seq: Option<u64>| seq.and_then(|seq| i64::try_from(seq).ok());
+        seq(segment.first_seq()) == Some(first) && seq(segment.last_seq()) == Some(last)
+    };
+    match AuditRows::from_segment(body) {
+        Some(segment) if spans(&segment) => Ok(Some(segment)),
+        _ => Err(StoreError::Corrupt {
+            table: "audit_segments",
+            detail: format!("the segment {first}..={last} cannot be read"),
+        }),
+    }
+}
+
+/// The rows of `audit` with `after < seq < below`, at most `limit`, in seq order: the
+/// backend's own fast page when it has one and nothing bounds the rows above, else row
+/// by row.
+async fn rows_after(
+    conn: &mut Conn,
+    workspace: &str,
+    after: u64,
+    below: Option<u64>,
+    limit: usize,
+) -> StoreResult<AuditRows> {
+    let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+    if below.is_none() {
+        if let Some(page) = dialect::audit_page(&mut *conn, workspace, after, limit).await? {
+            return Ok(page);
+        }
+    }
+    let below = match below {
+        Some(below) => to_i64(below)?,
+        None => i64::MAX,
+    };
+    let rows: Vec<Row> = sqlx::query(
+        "SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
+         WHERE workspace = $1 AND seq > $2 AND seq < $3 ORDER BY seq LIMIT $4",
+    )
+    .bind(workspace)
+    .bind(to_i64(after)?)
+    .bind(below)
+    .bind(i64::from(limit))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(database)?;
+    let mut page = AuditRows::with_capacity(rows.len());
+    for row in &rows {
+        let seq: i64 = row.try_get(0).map_err(database)?;
+        let seq = u64::try_from(seq).map_err(|_| StoreError::Corrupt {
+            table: "audit",
+            detail: "seq: negative".to_owned(),
+        })?;
+        let mut columns = [""; 7];
+        for (index, column) in columns.iter_mut().enumerate() {
+            *column = row.try_get(index + 1).map_err(database)?;
+        }
+        page.push(seq, columns);
+    }
+    Ok(page)
+}
+
+/// [`crate::Store::workspaces_to_seal`]: the workspaces with more than [`SEGMENT`]
+/// records in `audit` (by the span of their seqs: two index lookups each).
+pub(crate) async fn workspaces_to_seal(pool: &Pool) -> StoreResult<Vec<String>> {
+    sqlx::query_scalar(
+        "SELECT id FROM workspaces w
+         WHERE (SELECT max(seq) FROM audit a WHERE a.workspace = w.id)
+             - (SELECT min(seq) FROM audit a WHERE a.workspace = w.id) >= $1
+         ORDER BY id",
+    )
+    .bind(i64::from(SEGMENT))
+    .fetch_all(pool)
+    .await
+    .map_err(database)
+}
+
+/// [`crate::Store::seal_audit`]: moves the oldest [`SEGMENT`] records of `workspace`'s
+/// rows into a segment when more than that many are there; how many it moved (0 or
+/// [`SEGMENT`]).
+///
+/// The records are read beside the writer, then written as one transaction that inserts
+/// the segment and deletes exactly their rows. Records are never changed once appended,
+/// so the rows deleted are the rows read; should the count differ (a seal by another node
+/// that committed first, a row added by hand), the transaction is refused whole.
+pub(crate) async fn seal_audit(store: &Backend, workspace: &str) -> StoreResult<u64> {
+    let rows = {
+        let mut conn = store.reads().acquire().await.map_err(database)?;
+        rows_after(&mut conn, workspace, 0, None, SEGMENT as usize + 1).await?
+    };
+    if rows.len() <= SEGMENT as usize {
+        return Ok(0);
+    }
+    let mut sealed = AuditRows::with_capacity(SEGMENT as usize);
+    sealed.extend_after(&rows, 0, SEGMENT as usize);
+    let (Some(first), Some(last)) = (sealed.first_seq(), sealed.last_seq()) else {
+        return Ok(0);
+    };
+    let Some(body) = sealed.to_segment() else {
+        return Ok(0);
+    };
+    let records = u64::try_from(sealed.len()).unwrap_or(u64::MAX);
+    write_transaction!(store, |conn| write_segment(
+        conn,
+        workspace,
+        (first, last, records),
+        &body
+    ))
+}
+
+/// Inserts the segment of `records` records `first..=last` and deletes their rows.
+async fn write_segment(
+    conn: &mut Conn,
+    workspace: &str,
+    (first, last, records): (u64, u64, u64),
+    body: &[u8],
+) -> StoreResult<u64> {
+    sqlx::query(
+        "INSERT INTO audit_segments (workspace, first_seq, last_seq, records, body)
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(workspace)
+    .bind(to_i64(first)?)
+    .bind(to_i64(last)?)
+    .bind(to_i64(records)?)
+    .bind(body)
+    .execute(&mut *conn)
+    .await
+    .map_err(database)?;
+    let deleted = sqlx::query("DELETE FROM audit WHERE workspace = $1 AND seq >= $2 AND seq <= $3")
+        .bind(workspace)
+        .bind(to_i64(first)?)
+        .bind(to_i64(last)?)
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+    if deleted.rows_affected() != records {
+        return Err(StoreError::Conflict(format!(
+            "the audit records {first}..={last} changed while they were sealed"
+        )));
+    }
+    Ok(records)
+}
