@@ -259,7 +259,10 @@ impl Gate {
         let (mut pages, mut unreadable) =
             match self.store().audit_rows_after(workspace, 0, PAGE).await {
                 Ok(page) => (vec![page], None),
-                Err(error) => (Vec::new(), Some(unreadable_page(error)?)),
+                Err(error) => {
+                    let (salvaged, problem) = self.salvage(workspace, 0, error).await?;
+                    (salvaged, Some(problem))
+                }
             };
         loop {
             let after = pages
@@ -294,7 +297,11 @@ impl Gate {
                     }
                     match page {
                         Ok(page) => proven.push(page),
-                        Err(error) => return Ok((proven, Some(unreadable_page(error)?))),
+                        Err(error) => {
+                            let (salvaged, problem) = self.salvage(workspace, start, error).await?;
+                            proven.extend(salvaged);
+                            return Ok((proven, Some(problem)));
+                        }
                     }
                 }
                 Ok::<_, GateError>((proven, None))
@@ -312,6 +319,35 @@ impl Gate {
                 return Ok(verifier.finish(false));
             }
         }
+    }
+
+    /// A page after `after` that could not be read (`error`), read again a record at a
+    /// time: the records before the damage, and what the damage is, so that the break is
+    /// reported at the first record that cannot be read rather than where its page began.
+    async fn salvage(
+        &self,
+        workspace: &str,
+        mut after: u64,
+        error: StoreError,
+    ) -> Result<(Vec<AuditRows>, String), GateError> {
+        let problem = unreadable_page(error)?;
+        let mut records = Vec::new();
+        for _ in 0..PAGE {
+            match self.store().audit_rows_after(workspace, after, 1).await {
+                Ok(record) => match record.last_seq() {
+                    Some(seq) => {
+                        after = seq;
+                        records.push(record);
+                    }
+                    None => break,
+                },
+                Err(error) => {
+                    unreadable_page(error)?;
+                    break;
+                }
+            }
+        }
+        Ok((records, problem))
     }
 
     /// Workspace events after `after` (SSE replay), for users.

@@ -21,6 +21,26 @@ pub struct AuditRow<'a> {
     pub hash: &'a str,
 }
 
+impl AuditRow<'_> {
+    /// `at, actor, kind, subject, data, prev_hash, hash`.
+    pub fn values(&self) -> [&str; 7] {
+        [
+            self.at,
+            self.actor,
+            self.kind,
+            self.subject,
+            self.data,
+            self.prev_hash,
+            self.hash,
+        ]
+    }
+
+    /// The bytes of its values.
+    pub fn size(&self) -> usize {
+        self.values().iter().map(|value| value.len()).sum()
+    }
+}
+
 /// Records in `seq` order; see the module comment.
 #[derive(Debug, Clone, Default)]
 pub struct AuditRows {
@@ -154,19 +174,13 @@ impl AuditRows {
     /// Appends the rows of `other` with `seq > after`, at most `limit` of them.
     pub fn extend_after(&mut self, other: &AuditRows, after: u64, limit: usize) {
         for row in other.iter().filter(|row| row.seq > after).take(limit) {
-            self.push(
-                row.seq,
-                [
-                    row.at,
-                    row.actor,
-                    row.kind,
-                    row.subject,
-                    row.data,
-                    row.prev_hash,
-                    row.hash,
-                ],
-            );
+            self.push_row(&row);
         }
+    }
+
+    /// Appends a copy of `row`.
+    pub fn push_row(&mut self, row: &AuditRow<'_>) {
+        self.push(row.seq, row.values());
     }
 
     /// The page as the body of a sealed segment (`sql/audit_segments.rs`): the
@@ -182,16 +196,7 @@ impl AuditRows {
         let mut columns: [String; 7] = Default::default();
         for row in self.iter() {
             body.extend_from_slice(&row.seq.to_le_bytes());
-            let values = [
-                row.at,
-                row.actor,
-                row.kind,
-                row.subject,
-                row.data,
-                row.prev_hash,
-                row.hash,
-            ];
-            for (value, column) in values.into_iter().zip(&mut columns) {
+            for (value, column) in row.values().into_iter().zip(&mut columns) {
                 body.extend_from_slice(&u32::try_from(value.len()).ok()?.to_le_bytes());
                 column.push_str(value);
             }

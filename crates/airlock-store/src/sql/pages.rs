@@ -1,18 +1,20 @@
 //! Reading a workspace's audit chain back, and sealing its oldest records into segments.
 //!
 //! A record lives in one of two places. Appended, it is a row of `audit` (`audit.rs`).
-//! Once a chain has more than [`SEGMENT`] records in `audit`, the sealer
-//! ([`seal_audit`]) moves its oldest [`SEGMENT`] into one row of `audit_segments`: their
-//! columns byte for byte, in the layout of [`AuditRows::to_segment`], and deletes their
-//! rows, in one transaction. Nothing about a record changes but where it is kept, so its
-//! hash still recomputes from what is stored, and an edit in a segment breaks the chain
-//! as an edit in a row does. The chain's newest record always stays in `audit` (SQLite
-//! reads the head there).
+//! Once a chain has more than [`SEAL`] records in `audit`, the sealer ([`seal_audit`])
+//! moves its oldest [`SEAL`] into rows of `audit_segments`, each a run of consecutive
+//! records of at most [`SEGMENT_BYTES`] (and at least one record): their columns byte for
+//! byte, in the layout of [`AuditRows::to_segment`]. It deletes their rows in the same
+//! transaction. Nothing about a record changes but where it is kept, so its hash still
+//! recomputes from what is stored, and an edit in a segment breaks the chain as an edit
+//! in a row does. The chain's newest record always stays in `audit` (SQLite reads the
+//! head there).
 //!
 //! Why: verifying a chain reads every record (a million and more). Read as rows, each
-//! costs the database about a microsecond before it is hashed; a segment is one read for a
-//! thousand records, so verification runs at the speed of hashing (BENCHMARKS.md, "Sealed
-//! segments").
+//! costs the database about a microsecond before it is hashed; a segment is one read for
+//! dozens of records (BENCHMARKS.md, "Sealed segments"). Why not larger: a value much
+//! over 100 KiB is, to SQLite's C allocator, memory mapped afresh for every read, and the
+//! page faults of that cost more than the reads saved.
 //!
 //! Every read here is made in one snapshot, so that a seal committing meanwhile cannot
 //! hide a record (moved into a segment after the segments were looked at) or show one
@@ -25,9 +27,15 @@ use crate::{AuditRows, StoreError, StoreResult};
 use airlock_protocol::AuditRecord;
 use sqlx::{Acquire, Row as _};
 
-/// Records a segment holds: the page verification reads (`Gate::verify_audit`), so that a
-/// page is one segment.
-pub(crate) const SEGMENT: u32 = 1000;
+/// Records one seal moves (one transaction), and the most a segment holds.
+pub(crate) const SEAL: u32 = 1000;
+
+/// The size a segment's body stays within (unless one record alone is larger).
+pub(crate) const SEGMENT_BYTES: usize = 64 * 1024;
+
+/// Segments read by one statement: a verification page's thousand records, of realistic
+/// size, with room to spare.
+const SEGMENTS_PER_READ: i64 = 64;
 
 /// [`crate::Store::audit_after`]: the records of [`audit_rows_after`], each `data` parsed.
 pub(crate) async fn audit_after(
@@ -74,9 +82,8 @@ pub(crate) async fn audit_rows_after(
     Ok(page)
 }
 
-/// [`audit_rows_after`] inside its snapshot: where the records after `after` are, the
-/// segment that comes next and the rows before it, taken in seq order until the page is
-/// full or the chain ends.
+/// [`audit_rows_after`] inside its snapshot: the segments that come next and the rows
+/// before and after them, taken in seq order until the page is full or the chain ends.
 async fn read_page(
     conn: &mut Conn,
     workspace: &str,
@@ -85,38 +92,41 @@ async fn read_page(
 ) -> StoreResult<AuditRows> {
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut page = AuditRows::default();
-    while page.len() < limit {
-        let want = limit - page.len();
-        let Some(segment) = next_segment(conn, workspace, after).await? else {
-            let rows = rows_after(conn, workspace, after, None, want).await?;
-            append(&mut page, rows, after, want);
+    'page: while page.len() < limit {
+        let segments = next_segments(conn, workspace, after).await?;
+        if segments.is_empty() {
+            let rows = rows_after(conn, workspace, after, None, limit - page.len()).await?;
+            append(&mut page, rows, after, limit);
             break;
-        };
-        let first = segment.first_seq().unwrap_or(u64::MAX);
-        if first > after.saturating_add(1) {
-            // Rows below the segment (only ever a chain altered by hand: the sealer takes
-            // the oldest rows): they come first.
-            let rows = rows_after(conn, workspace, after, Some(first), want).await?;
-            after = rows.last_seq().unwrap_or(after);
-            append(&mut page, rows, 0, want);
-            if page.len() == limit {
-                break;
+        }
+        for row in &segments {
+            // Read back only when reached: a segment past the page is not its concern.
+            let segment = segment(row)?;
+            let first = segment.first_seq().unwrap_or(u64::MAX);
+            if first > after.saturating_add(1) {
+                // Rows below the segment (only ever a chain altered by hand: the sealer
+                // takes the oldest rows): they come first.
+                let rows =
+                    rows_after(conn, workspace, after, Some(first), limit - page.len()).await?;
+                after = rows.last_seq().unwrap_or(after);
+                append(&mut page, rows, 0, limit);
+            }
+            if page.len() < limit {
+                append(&mut page, segment, after, limit);
+                after = page.last_seq().unwrap_or(after);
+            }
+            if page.len() >= limit {
+                break 'page;
             }
         }
-        let want = limit - page.len();
-        let before = page.len();
-        append(&mut page, segment, after, want);
-        if page.len() == before {
-            break;
-        }
-        after = page.last_seq().unwrap_or(after);
     }
     Ok(page)
 }
 
-/// Adds `rows` past `after` (at most `want`) to `page`; taken whole when `page` is empty
-/// and they all belong to it, which is how a page that is one segment is read.
-fn append(page: &mut AuditRows, rows: AuditRows, after: u64, want: usize) {
+/// Adds `rows` past `after` to `page`, up to `limit` rows in all; taken whole when `page`
+/// is empty and they all belong to it.
+fn append(page: &mut AuditRows, rows: AuditRows, after: u64, limit: usize) {
+    let want = limit.saturating_sub(page.len());
     let whole = rows.len() <= want && rows.first_seq().is_none_or(|first| first > after);
     if page.is_empty() && whole {
         *page = rows;
@@ -125,35 +135,33 @@ fn append(page: &mut AuditRows, rows: AuditRows, after: u64, want: usize) {
     }
 }
 
-/// The first segment of `workspace` holding a record after `after`, read back.
-async fn next_segment(
-    conn: &mut Conn,
-    workspace: &str,
-    after: u64,
-) -> StoreResult<Option<AuditRows>> {
-    let row = sqlx::query(
+/// The rows of the next segments of `workspace` holding records after `after`, in order.
+async fn next_segments(conn: &mut Conn, workspace: &str, after: u64) -> StoreResult<Vec<Row>> {
+    sqlx::query(
         "SELECT first_seq, last_seq, body FROM audit_segments
-         WHERE workspace = $1 AND last_seq > $2 ORDER BY last_seq LIMIT 1",
+         WHERE workspace = $1 AND last_seq > $2 ORDER BY last_seq LIMIT $3",
     )
     .bind(workspace)
     .bind(to_i64(after)?)
-    .fetch_optional(&mut *conn)
+    .bind(SEGMENTS_PER_READ)
+    .fetch_all(&mut *conn)
     .await
-    .map_err(database)?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
+    .map_err(database)
+}
+
+/// A row of `audit_segments` read back. Its records must be the ones its row is found by
+/// (`first_seq`, `last_seq`): a segment that says otherwise would be skipped or read out
+/// of order.
+fn segment(row: &Row) -> StoreResult<AuditRows> {
     let first: i64 = row.try_get(0).map_err(database)?;
     let last: i64 = row.try_get(1).map_err(database)?;
     let body: &[u8] = row.try_get(2).map_err(database)?;
-    // Its seqs must be the ones its row is found by: a segment that says otherwise would
-    // be skipped or read out of order.
     let spans = |segment: &AuditRows| {
         let seq = |seq: Option<u64>| seq.and_then(|seq| i64::try_from(seq).ok());
         seq(segment.first_seq()) == Some(first) && seq(segment.last_seq()) == Some(last)
     };
     match AuditRows::from_segment(body) {
-        Some(segment) if spans(&segment) => Ok(Some(segment)),
+        Some(segment) if spans(&segment) => Ok(segment),
         _ => Err(StoreError::Corrupt {
             table: "audit_segments",
             detail: format!("the segment {first}..={last} cannot be read"),
@@ -208,8 +216,8 @@ async fn rows_after(
     Ok(page)
 }
 
-/// [`crate::Store::workspaces_to_seal`]: the workspaces with more than [`SEGMENT`]
-/// records in `audit` (by the span of their seqs: two index lookups each).
+/// [`crate::Store::workspaces_to_seal`]: the workspaces with more than [`SEAL`] records
+/// in `audit` (by the span of their seqs: two index lookups each).
 pub(crate) async fn workspaces_to_seal(pool: &Pool) -> StoreResult<Vec<String>> {
     sqlx::query_scalar(
         "SELECT id FROM workspaces w
@@ -217,68 +225,83 @@ pub(crate) async fn workspaces_to_seal(pool: &Pool) -> StoreResult<Vec<String>> 
              - (SELECT min(seq) FROM audit a WHERE a.workspace = w.id) >= $1
          ORDER BY id",
     )
-    .bind(i64::from(SEGMENT))
+    .bind(i64::from(SEAL))
     .fetch_all(pool)
     .await
     .map_err(database)
 }
 
-/// [`crate::Store::seal_audit`]: moves the oldest [`SEGMENT`] records of `workspace`'s
-/// rows into a segment when more than that many are there; how many it moved (0 or
-/// [`SEGMENT`]).
+/// [`crate::Store::seal_audit`]: moves the oldest [`SEAL`] records of `workspace`'s rows
+/// into segments when more than that many are there; how many it moved (0 or [`SEAL`]).
 ///
 /// The records are read beside the writer, then written as one transaction that inserts
-/// the segment and deletes exactly their rows. Records are never changed once appended,
+/// the segments and deletes exactly their rows. Records are never changed once appended,
 /// so the rows deleted are the rows read; should the count differ (a seal by another node
 /// that committed first, a row added by hand), the transaction is refused whole.
 pub(crate) async fn seal_audit(store: &Backend, workspace: &str) -> StoreResult<u64> {
     let rows = {
         let mut conn = store.reads().acquire().await.map_err(database)?;
-        rows_after(&mut conn, workspace, 0, None, SEGMENT as usize + 1).await?
+        rows_after(&mut conn, workspace, 0, None, SEAL as usize + 1).await?
     };
-    if rows.len() <= SEGMENT as usize {
+    if rows.len() <= SEAL as usize {
         return Ok(0);
     }
-    let mut sealed = AuditRows::with_capacity(SEGMENT as usize);
-    sealed.extend_after(&rows, 0, SEGMENT as usize);
-    let (Some(first), Some(last)) = (sealed.first_seq(), sealed.last_seq()) else {
-        return Ok(0);
-    };
-    let Some(body) = sealed.to_segment() else {
-        return Ok(0);
-    };
-    let records = u64::try_from(sealed.len()).unwrap_or(u64::MAX);
-    write_transaction!(store, |conn| write_segment(
-        conn,
-        workspace,
-        (first, last, records),
-        &body
-    ))
+    let mut segments = Vec::new();
+    let mut current = AuditRows::default();
+    let mut bytes = 0;
+    for row in rows.iter().take(SEAL as usize) {
+        let size = row.size();
+        if !current.is_empty() && bytes + size > SEGMENT_BYTES {
+            segments.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        current.push_row(&row);
+        bytes += size;
+    }
+    segments.push(current);
+    let mut bodies = Vec::with_capacity(segments.len());
+    for segment in &segments {
+        let (Some(first), Some(last), Some(body)) = (
+            segment.first_seq(),
+            segment.last_seq(),
+            segment.to_segment(),
+        ) else {
+            return Ok(0);
+        };
+        bodies.push((first, last, segment.len(), body));
+    }
+    write_transaction!(store, |conn| write_segments(conn, workspace, &bodies))
 }
 
-/// Inserts the segment of `records` records `first..=last` and deletes their rows.
-async fn write_segment(
+/// Inserts each segment (`first`, `last`, records, body) and deletes their rows.
+async fn write_segments(
     conn: &mut Conn,
     workspace: &str,
-    (first, last, records): (u64, u64, u64),
-    body: &[u8],
+    segments: &[(u64, u64, usize, Vec<u8>)],
 ) -> StoreResult<u64> {
-    sqlx::query(
-        "INSERT INTO audit_segments (workspace, first_seq, last_seq, records, body)
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(workspace)
-    .bind(to_i64(first)?)
-    .bind(to_i64(last)?)
-    .bind(to_i64(records)?)
-    .bind(body)
-    .execute(&mut *conn)
-    .await
-    .map_err(database)?;
+    let mut records = 0;
+    for (first, last, count, body) in segments {
+        sqlx::query(
+            "INSERT INTO audit_segments (workspace, first_seq, last_seq, records, body)
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(workspace)
+        .bind(to_i64(*first)?)
+        .bind(to_i64(*last)?)
+        .bind(i64::try_from(*count).unwrap_or(i64::MAX))
+        .bind(body.as_slice())
+        .execute(&mut *conn)
+        .await
+        .map_err(database)?;
+        records += u64::try_from(*count).unwrap_or(u64::MAX);
+    }
+    let (Some((first, ..)), Some((_, last, ..))) = (segments.first(), segments.last()) else {
+        return Ok(0);
+    };
     let deleted = sqlx::query("DELETE FROM audit WHERE workspace = $1 AND seq >= $2 AND seq <= $3")
         .bind(workspace)
-        .bind(to_i64(first)?)
-        .bind(to_i64(last)?)
+        .bind(to_i64(*first)?)
+        .bind(to_i64(*last)?)
         .execute(&mut *conn)
         .await
         .map_err(database)?;

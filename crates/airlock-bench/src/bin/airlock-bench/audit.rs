@@ -2,7 +2,10 @@
 //! SQLite store holding a long chain.
 //!
 //! - **store**: `Gate::verify_audit`, what `GET /v1/audit/verify` runs: pages of records
-//!   read from the store, each hash recomputed over its canonical JSON and linked.
+//!   read from the store, each hash recomputed over its canonical JSON and linked; once
+//!   with every record a row, as appended (`verify_store_rows`), then (`verify_store`)
+//!   after the chain was sealed into segments of a thousand (`seal_rate`), as the
+//!   server's sealer leaves it at a lull.
 //! - **export file**: the chain written as NDJSON (`GET /v1/audit/export`'s format), then
 //!   read and checked side by side with `airlock_gate::audit::verify_export_from`, what
 //!   `airlock audit verify --file` runs.
@@ -220,6 +223,29 @@ async fn in_the_store(
         case,
         "append_rate_batched",
         records as f64 / started.elapsed().as_secs_f64(),
+        "records/s",
+    );
+    // The chain as appended, every record a row: what verification reads until the
+    // sealer's next lull. Then sealed, as a server leaves it at a lull.
+    let started = Instant::now();
+    let verdict = seeded.gate.verify_audit(&seeded.owner).await?;
+    if !verdict.ok || (verdict.records as usize) < records {
+        bail!("the seeded chain does not verify as rows: {verdict:?}");
+    }
+    report.add(
+        BENCH,
+        case,
+        "verify_store_rows",
+        verdict.records as f64 / started.elapsed().as_secs_f64(),
+        "records/s",
+    );
+    let started = Instant::now();
+    let sealed = seeded.gate.seal_audit_once().await?;
+    report.add(
+        BENCH,
+        case,
+        "seal_rate",
+        sealed as f64 / started.elapsed().as_secs_f64(),
         "records/s",
     );
     let mut rates = Vec::new();
