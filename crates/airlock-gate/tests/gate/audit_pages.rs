@@ -319,4 +319,18 @@ async fn a_sealed_chain_verifies_as_its_export_does_and_breaks_where_it_was_edit
         .unwrap();
     let (missing, _) = both_verdicts(&h).await;
     assert_eq!(missing.first_bad_seq, Some(u64::try_from(first).unwrap()));
+    assert_eq!(missing.records, before.records - 1_000);
+    // Three deleted in a row: the seqs jump further than a segment holds, and the records
+    // after the gap are still all read.
+    let gone = sqlx::query("DELETE FROM audit_segments WHERE first_seq > ? AND first_seq < ?")
+        .bind(first)
+        .bind(first + 2_500)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(gone.rows_affected(), 2);
+    let (gap, _) = both_verdicts(&h).await;
+    assert_eq!(gap.first_bad_seq, Some(u64::try_from(first).unwrap()));
+    assert_eq!(gap.records, before.records - 3_000);
+    assert_eq!(gap.head, before.head);
 }

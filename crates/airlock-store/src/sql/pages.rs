@@ -2,9 +2,9 @@
 //!
 //! A record lives in one of two places. Appended, it is a row of `audit` (`audit.rs`).
 //! Once a chain has more than [`SEAL`] records in `audit`, the sealer ([`seal_audit`])
-//! moves its oldest [`SEAL`] into rows of `audit_segments`, each a run of consecutive
-//! records of at most [`SEGMENT_BYTES`] (and at least one record): their columns byte for
-//! byte, in the layout of [`AuditRows::to_segment`]. It deletes their rows in the same
+//! moves its oldest [`SEAL`] into a row of `audit_segments` (several when they are larger
+//! than [`SEGMENT_BYTES`]; each a run of consecutive records, at least one): their columns
+//! byte for byte, in the layout of [`AuditRows::to_segment`]. It deletes their rows in the same
 //! transaction. Nothing about a record changes but where it is kept, so its hash still
 //! recomputes from what is stored, and an edit in a segment breaks the chain as an edit
 //! in a row does. The chain's newest record always stays in `audit` (SQLite reads the
@@ -12,9 +12,10 @@
 //!
 //! Why: verifying a chain reads every record (a million and more). Read as rows, each
 //! costs the database about a microsecond before it is hashed; a segment is one read for
-//! dozens of records (BENCHMARKS.md, "Sealed segments"). Why not larger: a value much
-//! over 100 KiB is, to SQLite's C allocator, memory mapped afresh for every read, and the
-//! page faults of that cost more than the reads saved.
+//! a thousand records, the page verification reads (BENCHMARKS.md, "Sealed segments").
+//! A segment is a value of a megabyte or so: `airlock serve` gives SQLite's C allocations
+//! to mimalloc (`override`), which reuses such blocks where glibc's malloc mapped each one
+//! afresh.
 //!
 //! Every read here is made in one snapshot, so that a seal committing meanwhile cannot
 //! hide a record (moved into a segment after the segments were looked at) or show one
@@ -30,12 +31,9 @@ use sqlx::{Acquire, Row as _};
 /// Records one seal moves (one transaction), and the most a segment holds.
 pub(crate) const SEAL: u32 = 1000;
 
-/// The size a segment's body stays within (unless one record alone is larger).
-pub(crate) const SEGMENT_BYTES: usize = 64 * 1024;
-
-/// Segments read by one statement: a verification page's thousand records, of realistic
-/// size, with room to spare.
-const SEGMENTS_PER_READ: i64 = 64;
+/// The size a segment's body stays within (unless one record alone is larger): a seal of
+/// large records is cut into several segments.
+pub(crate) const SEGMENT_BYTES: usize = 8 * 1024 * 1024;
 
 /// [`crate::Store::audit_after`]: the records of [`audit_rows_after`], each `data` parsed.
 pub(crate) async fn audit_after(
@@ -93,7 +91,7 @@ async fn read_page(
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut page = AuditRows::default();
     'page: while page.len() < limit {
-        let segments = next_segments(conn, workspace, after).await?;
+        let segments = next_segments(conn, workspace, after, limit - page.len()).await?;
         if segments.is_empty() {
             let rows = rows_after(conn, workspace, after, None, limit - page.len()).await?;
             append(&mut page, rows, after, limit);
@@ -135,15 +133,42 @@ fn append(page: &mut AuditRows, rows: AuditRows, after: u64, limit: usize) {
     }
 }
 
-/// The rows of the next segments of `workspace` holding records after `after`, in order.
-async fn next_segments(conn: &mut Conn, workspace: &str, after: u64) -> StoreResult<Vec<Row>> {
-    sqlx::query(
+/// The rows of the next segments of `workspace` holding records after `after`, in order:
+/// those holding records up to `after + want` (a segment holds at most [`SEAL`] records,
+/// so its last seq is at most that much further on), else the next one, wherever it is
+/// (seqs that jump: a chain altered by hand).
+async fn next_segments(
+    conn: &mut Conn,
+    workspace: &str,
+    after: u64,
+    want: usize,
+) -> StoreResult<Vec<Row>> {
+    let reach = after.saturating_add(u64::try_from(want).unwrap_or(u64::MAX));
+    let within = sqlx::query(
         "SELECT first_seq, last_seq, body FROM audit_segments
-         WHERE workspace = $1 AND last_seq > $2 ORDER BY last_seq LIMIT $3",
+         WHERE workspace = $1 AND last_seq > $2 AND last_seq <= $3 AND first_seq <= $4
+         ORDER BY last_seq",
     )
     .bind(workspace)
     .bind(to_i64(after)?)
-    .bind(SEGMENTS_PER_READ)
+    .bind(to_i64(
+        reach
+            .saturating_add(u64::from(SEAL))
+            .min(i64::MAX.unsigned_abs()),
+    )?)
+    .bind(to_i64(reach.min(i64::MAX.unsigned_abs()))?)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(database)?;
+    if !within.is_empty() {
+        return Ok(within);
+    }
+    sqlx::query(
+        "SELECT first_seq, last_seq, body FROM audit_segments
+         WHERE workspace = $1 AND last_seq > $2 ORDER BY last_seq LIMIT 1",
+    )
+    .bind(workspace)
+    .bind(to_i64(after)?)
     .fetch_all(&mut *conn)
     .await
     .map_err(database)

@@ -310,7 +310,7 @@ async fn append_records(store: &dyn airlock_store::Store, ws: &str, user_id: &st
             kind: "approval.requested".into(),
             subject: format!("{user_id}-{nth}"),
             // One record larger than a segment's size (it is a segment alone).
-            data: json!({"nth": nth, "text": "é ✓ \u{1f}", "pad": "x".repeat(if nth == 700 { 70_000 } else { nth % 300 })}),
+            data: json!({"nth": nth, "text": "é ✓ \u{1f}", "pad": "x".repeat(if nth == 700 { 9_000_000 } else { nth % 300 })}),
         });
     }
     store
@@ -337,9 +337,9 @@ async fn all_records(store: &dyn airlock_store::Store, ws: &str) -> Vec<AuditRec
     }
 }
 
-/// Sealing moves the oldest thousand records of a chain at a time into segments (of
-/// about 64 KiB each, one record alone when it is larger) and leaves at least the newest
-/// in rows; every read (either page, any cursor, any limit)
+/// Sealing moves the oldest thousand records of a chain at a time into a segment (cut
+/// where a segment would pass 8 MiB: a record that large is a segment alone) and leaves
+/// at least the newest in rows; every read (either page, any cursor, any limit)
 /// returns the same records before and after, the chain goes on from its head, and
 /// another workspace's chain is not touched.
 pub async fn sealing_moves_records_and_every_read_stays_the_same(ctx: Ctx) {
@@ -363,8 +363,8 @@ pub async fn sealing_moves_records_and_every_read_stays_the_same(ctx: Ctx) {
     assert_eq!(store.seal_audit(ws).await.unwrap(), 0);
     assert!(store.workspaces_to_seal().await.unwrap().is_empty());
     let rows = ctx.row_counts().await;
-    // Records of about 0.5 KB: several segments a seal, so reads cross their edges.
-    assert!(rows["audit_segments"] > 6, "{rows:?}");
+    // The first seal is cut around its 9 MB record (seq 701): three segments, then one.
+    assert_eq!(rows["audit_segments"], 4, "{rows:?}");
     let other_rows = i64::try_from(other_before.len()).unwrap();
     assert_eq!(
         rows["audit"],
