@@ -35,6 +35,20 @@ impl AuditRow<'_> {
         ]
     }
 
+    /// The record it stores, with `data` as parsed from its text.
+    pub fn record(&self, data: serde_json::Value) -> airlock_protocol::AuditRecord {
+        airlock_protocol::AuditRecord {
+            seq: self.seq,
+            at: self.at.to_owned(),
+            actor: self.actor.to_owned(),
+            kind: self.kind.to_owned(),
+            subject: self.subject.to_owned(),
+            data,
+            prev_hash: self.prev_hash.to_owned(),
+            hash: self.hash.to_owned(),
+        }
+    }
+
     /// The bytes of its values.
     pub fn size(&self) -> usize {
         self.values().iter().map(|value| value.len()).sum()

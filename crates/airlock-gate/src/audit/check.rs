@@ -212,19 +212,7 @@ impl Scratch {
             self.hash_matches(&members, &data, row.hash)
         } else {
             match serde_json::from_str(row.data) {
-                Ok(data) => {
-                    let record = AuditRecord {
-                        seq: row.seq,
-                        at: row.at.to_owned(),
-                        actor: row.actor.to_owned(),
-                        kind: row.kind.to_owned(),
-                        subject: row.subject.to_owned(),
-                        data,
-                        prev_hash: row.prev_hash.to_owned(),
-                        hash: String::new(),
-                    };
-                    recompute(&record) == row.hash
-                }
+                Ok(data) => recompute(&AuditRow { hash: "", ..row }.record(data)) == row.hash,
                 // Data that is not JSON cannot have been what was hashed.
                 Err(_) => false,
             }

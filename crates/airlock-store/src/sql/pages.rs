@@ -49,16 +49,7 @@ pub(crate) async fn audit_after(
                 table: "audit",
                 detail: format!("data of seq {}: {error}", row.seq),
             })?;
-            Ok(AuditRecord {
-                seq: row.seq,
-                at: row.at.to_owned(),
-                actor: row.actor.to_owned(),
-                kind: row.kind.to_owned(),
-                subject: row.subject.to_owned(),
-                data,
-                prev_hash: row.prev_hash.to_owned(),
-                hash: row.hash.to_owned(),
-            })
+            Ok(row.record(data))
         })
         .collect()
 }
