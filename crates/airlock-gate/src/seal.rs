@@ -9,6 +9,7 @@
 //! (verification is then slower, never wrong) and are sealed at the next lull.
 
 use crate::{Gate, GateError};
+use airlock_store::StoreError;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -72,7 +73,12 @@ impl Gate {
                 if stop.is_cancelled() || self.store().commits() != seen {
                     return Ok(());
                 }
-                let sealed = self.store().seal_audit(&workspace).await?;
+                let sealed = match self.store().seal_audit(&workspace).await {
+                    Ok(sealed) => sealed,
+                    // Another node sealed these records first: its turn.
+                    Err(StoreError::Conflict(_)) => return Ok(()),
+                    Err(error) => return Err(error.into()),
+                };
                 if sealed == 0 {
                     break;
                 }

@@ -253,7 +253,8 @@ pub(crate) async fn workspaces_to_seal(pool: &Pool) -> StoreResult<Vec<String>> 
 /// The records are read beside the writer, then written as one transaction that inserts
 /// the segments and deletes exactly their rows. Records are never changed once appended,
 /// so the rows deleted are the rows read; should the count differ (a seal by another node
-/// that committed first, a row added by hand), the transaction is refused whole.
+/// that committed first, whose segments are then already there, or a row added by hand),
+/// the transaction is refused whole (`Conflict`).
 pub(crate) async fn seal_audit(store: &Backend, workspace: &str) -> StoreResult<u64> {
     let rows = {
         let mut conn = store.reads().acquire().await.map_err(database)?;
@@ -299,7 +300,7 @@ async fn write_segments(
     for (first, last, count, body) in segments {
         sqlx::query(
             "INSERT INTO audit_segments (workspace, first_seq, last_seq, records, body)
-             VALUES ($1, $2, $3, $4, $5)",
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
         )
         .bind(workspace)
         .bind(to_i64(*first)?)

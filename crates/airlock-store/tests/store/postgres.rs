@@ -202,6 +202,47 @@ async fn a_hundred_decisions_on_two_nodes_have_one_winner() {
     assert_eq!(rows["grants"], i64::from(winners[0].grant.is_some()));
 }
 
+/// Two nodes' sealers on one chain at once: each record moves once (the node that commits
+/// second is refused whole, `Conflict`, and writes nothing), and the chain reads whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_sealing_at_once_move_each_record_once() {
+    let (_database, a, b, world) = two_nodes().await;
+    let mut many = Effects::none();
+    for n in 0..2_500 {
+        many = many.audit(AuditEntry {
+            at: t(1),
+            actor: "system".into(),
+            kind: "call.allowed".into(),
+            subject: format!("call_{n}"),
+            data: json!({"n": n}),
+        });
+    }
+    let user = super::fixtures::user("usr_s", airlock_protocol::Role::Viewer);
+    a.create_user(
+        &world.ws,
+        &user,
+        &super::fixtures::token_hash("usr_s"),
+        &many,
+    )
+    .await
+    .unwrap();
+    for _ in 0..3 {
+        let (on_a, on_b) = tokio::join!(a.seal_audit(&world.ws), b.seal_audit(&world.ws));
+        for sealed in [on_a, on_b] {
+            match sealed {
+                Ok(0 | 1_000) | Err(StoreError::Conflict(_)) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    let segments: i64 = sqlx::query_scalar("SELECT sum(records)::BIGINT FROM audit_segments")
+        .fetch_one(&mut _database.raw().await)
+        .await
+        .unwrap();
+    assert_eq!(segments, 2_000);
+    assert_chain(b.as_ref(), &world.ws, 2_500).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn appends_from_two_nodes_form_one_chain() {
     let (_database, a, b, world) = two_nodes().await;
