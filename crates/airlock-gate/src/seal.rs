@@ -27,14 +27,26 @@ impl Gate {
     /// records were moved. What the sealer does at each lull, and what a benchmark or a
     /// test calls to bring a chain to its sealed state.
     pub async fn seal_audit_once(&self) -> Result<u64, GateError> {
-        let mut moved = 0;
-        for workspace in self.store().workspaces_to_seal().await? {
-            loop {
+        let workspaces = self.store().workspaces_to_seal().await?;
+        Ok(self.seal_each(workspaces, |_| true).await?)
+    }
+
+    /// Seals the oldest records of each of `workspaces`, a seal at a time, for as long as
+    /// `go_on` (given the seals made so far) allows before each; how many records moved.
+    async fn seal_each(
+        &self,
+        workspaces: Vec<String>,
+        mut go_on: impl FnMut(u64) -> bool,
+    ) -> Result<u64, StoreError> {
+        let (mut moved, mut seals) = (0, 0);
+        for workspace in workspaces {
+            while go_on(seals) {
                 let sealed = self.store().seal_audit(&workspace).await?;
                 if sealed == 0 {
                     break;
                 }
                 moved += sealed;
+                seals += 1;
             }
         }
         Ok(moved)
@@ -63,28 +75,17 @@ impl Gate {
         if workspaces.is_empty() {
             return Ok(());
         }
-        let mut seen = self.store().commits();
+        let seen = self.store().commits();
         tokio::select! {
             _ = stop.cancelled() => return Ok(()),
             _ = tokio::time::sleep(QUIET) => {}
         }
-        for workspace in workspaces {
-            loop {
-                if stop.is_cancelled() || self.store().commits() != seen {
-                    return Ok(());
-                }
-                let sealed = match self.store().seal_audit(&workspace).await {
-                    Ok(sealed) => sealed,
-                    // Another node sealed these records first: its turn.
-                    Err(StoreError::Conflict(_)) => return Ok(()),
-                    Err(error) => return Err(error.into()),
-                };
-                if sealed == 0 {
-                    break;
-                }
-                // The seal's own commit is not traffic.
-                seen = seen.saturating_add(1);
-            }
+        // Each seal's own commit is not traffic.
+        let quiet = |seals| !stop.is_cancelled() && self.store().commits() == seen + seals;
+        match self.seal_each(workspaces, quiet).await {
+            // Another node sealed these records first: its turn.
+            Ok(_) | Err(StoreError::Conflict(_)) => {}
+            Err(error) => return Err(error.into()),
         }
         Ok(())
     }

@@ -389,23 +389,10 @@ pub async fn sealing_moves_records_and_every_read_stays_the_same(ctx: Ctx) {
         for limit in [1, 7, 1_000] {
             let from = after.min(total);
             let to = (from + limit).min(total);
-            let records = store
-                .audit_after(
-                    ws,
-                    u64::try_from(after).unwrap(),
-                    u32::try_from(limit).unwrap(),
-                )
-                .await
-                .unwrap();
+            let (cursor, most) = (u64::try_from(after).unwrap(), u32::try_from(limit).unwrap());
+            let records = store.audit_after(ws, cursor, most).await.unwrap();
             assert_eq!(records, before[from..to], "audit_after({after}, {limit})");
-            let page = store
-                .audit_rows_after(
-                    ws,
-                    u64::try_from(after).unwrap(),
-                    u32::try_from(limit).unwrap(),
-                )
-                .await
-                .unwrap();
+            let page = store.audit_rows_after(ws, cursor, most).await.unwrap();
             assert_eq!(page.len(), to - from, "audit_rows_after({after}, {limit})");
             same_rows(&page, &before[from..to]);
         }
