@@ -80,13 +80,175 @@ impl Gate {
             _ = stop.cancelled() => return Ok(()),
             _ = tokio::time::sleep(QUIET) => {}
         }
+        self.seal_while_quiet(workspaces, seen, stop).await?;
+        Ok(())
+    }
+
+    /// Seals the oldest records of `workspaces`, a seal at a time, for as long as the
+    /// store has committed nothing since it counted `seen` commits but these seals, and
+    /// `stop` is not cancelled; how many records moved.
+    async fn seal_while_quiet(
+        &self,
+        workspaces: Vec<String>,
+        seen: u64,
+        stop: &CancellationToken,
+    ) -> Result<u64, GateError> {
         // Each seal's own commit is not traffic.
         let quiet = |seals| !stop.is_cancelled() && self.store().commits() == seen + seals;
         match self.seal_each(workspaces, quiet).await {
+            Ok(moved) => Ok(moved),
             // Another node sealed these records first: its turn.
-            Ok(_) | Err(StoreError::Conflict(_)) => {}
-            Err(error) => return Err(error.into()),
+            Err(StoreError::Conflict(_)) => Ok(0),
+            Err(error) => Err(error.into()),
         }
-        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::identity::AgentSpec;
+    use airlock_store::sqlite::SqliteStore;
+    use airlock_store::{AuditEntry, Effects};
+    use std::sync::Arc;
+
+    /// A gate over a new SQLite store whose one workspace has about `records` audit
+    /// records, and a way to commit one more (traffic).
+    struct Chain {
+        _dir: tempfile::TempDir,
+        gate: Gate,
+        workspace: String,
+        agent: airlock_protocol::Agent,
+        owner: airlock_protocol::Principal,
+    }
+
+    impl Chain {
+        async fn new(records: u64) -> Chain {
+            let dir = tempfile::tempdir().unwrap();
+            let store = SqliteStore::open(&dir.path().join("airlock.db"))
+                .await
+                .unwrap();
+            let clock = ManualClock::new(jiff::Timestamp::from_second(1_800_000_000).unwrap());
+            let gate = Gate::new(Arc::new(store), Arc::new(clock)).await.unwrap();
+            let owner_token = gate
+                .bootstrap("default", "owner")
+                .await
+                .unwrap()
+                .unwrap()
+                .owner_token;
+            let owner = gate.authenticate(&owner_token).await.unwrap();
+            let spec = AgentSpec {
+                name: "scout".into(),
+                ..AgentSpec::default()
+            };
+            let (agent, _) = gate.create_agent(&owner, spec).await.unwrap();
+            let workspace = owner.workspace.clone();
+            let chain = Chain {
+                _dir: dir,
+                workspace: workspace.clone(),
+                owner,
+                agent: gate
+                    .store()
+                    .get_agent(&workspace, &agent.id)
+                    .await
+                    .unwrap()
+                    .unwrap(),
+                gate,
+            };
+            chain.append(records).await;
+            chain
+        }
+
+        /// Commits `records` more records, in one write.
+        async fn append(&self, records: u64) {
+            let mut effects = Effects::none();
+            for n in 0..records {
+                effects = effects.audit(AuditEntry {
+                    at: self.gate.now(),
+                    actor: "agent:scout".into(),
+                    kind: "call.allowed".into(),
+                    subject: format!("call_{n}"),
+                    data: serde_json::json!({"n": n, "tool": "fs.read"}),
+                });
+            }
+            let store = self.gate.store();
+            store
+                .update_agent(&self.workspace, &self.agent, &effects)
+                .await
+                .unwrap();
+        }
+
+        async fn to_seal(&self) -> Vec<String> {
+            self.gate.store().workspaces_to_seal().await.unwrap()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_seal_waits_while_anything_else_commits_and_goes_on_through_its_own_commits() {
+        let chain = Chain::new(3_500).await;
+        let stop = CancellationToken::new();
+        assert_eq!(chain.to_seal().await, std::slice::from_ref(&chain.workspace));
+
+        // Traffic since the sealer counted commits: nothing is sealed.
+        let seen = chain.gate.store().commits();
+        chain.append(1).await;
+        let moved = chain
+            .gate
+            .seal_while_quiet(chain.to_seal().await, seen, &stop)
+            .await;
+        assert_eq!(moved.unwrap(), 0);
+
+        // Stopped: nothing is sealed either.
+        let stopped = CancellationToken::new();
+        stopped.cancel();
+        let seen = chain.gate.store().commits();
+        let moved = chain
+            .gate
+            .seal_while_quiet(chain.to_seal().await, seen, &stopped)
+            .await;
+        assert_eq!(moved.unwrap(), 0);
+
+        // Quiet: one seal after another (each seal's own commit is not traffic), until
+        // nothing is left to seal.
+        let seen = chain.gate.store().commits();
+        let moved = chain
+            .gate
+            .seal_while_quiet(chain.to_seal().await, seen, &stop)
+            .await;
+        assert_eq!(moved.unwrap(), 3_000);
+        assert!(chain.to_seal().await.is_empty());
+        let verdict = chain
+            .gate
+            .verify_audit_reading(&chain.owner, 2)
+            .await
+            .unwrap();
+        assert!(verdict.ok, "{verdict:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_running_sealer_seals_at_a_lull_and_stops_when_asked() {
+        let chain = Chain::new(2_500).await;
+        let stop = CancellationToken::new();
+        let sealer = tokio::spawn({
+            let gate = chain.gate.clone();
+            let stop = stop.clone();
+            async move { gate.run_sealer(stop).await }
+        });
+        // Nothing else commits, so the sealer seals what there is at its next tick.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        while !chain.to_seal().await.is_empty() {
+            assert!(tokio::time::Instant::now() < deadline, "never sealed");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        stop.cancel();
+        sealer.await.unwrap();
+        let verdict = chain
+            .gate
+            .verify_audit_reading(&chain.owner, 2)
+            .await
+            .unwrap();
+        assert!(verdict.ok, "{verdict:?}");
     }
 }
