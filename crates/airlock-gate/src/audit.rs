@@ -236,15 +236,17 @@ impl Gate {
         self.store().long_reads_at_once().max(2)
     }
 
-    /// [`Gate::verify_audit`], reading `at_once` pages at a time (one to sixteen). Pages are
-    /// checked on blocking threads (each page's hashes on every core) while the next ones
-    /// are read, each on a connection of its own. The first of them starts where the last
-    /// page checked ended; each one after it is read on the guess that the chain is whole
-    /// (seqs run on without a gap, so it starts `PAGE` after the one before) and is kept
-    /// only when the page before it proves the guess (full, ending exactly there). The
-    /// pages after a wrong guess are dropped and read again from where the chain really
-    /// went on. Either way the pages checked are exactly those one-after-another paging
-    /// gives, so the verdict is the same for any `at_once`.
+    /// [`Gate::verify_audit`], reading `at_once` pages at a time (one to sixteen). Reading
+    /// and checking run side by side: the pages are read ahead, a batch at a time, while
+    /// the batches before are checked on blocking threads (each page's hashes on every
+    /// core), so that neither waits for the other while there is work. In a batch, each
+    /// page is read on a connection of its own: the first where the last batch ended,
+    /// each one after it on the guess that the chain is whole (seqs run on without a
+    /// gap, so it starts `PAGE` after the one before). A page is kept only when the page
+    /// before it proves the guess (full, ending exactly there); the pages after a wrong
+    /// guess are dropped and read again from where the chain really went on. Either way
+    /// the pages checked are exactly those one-after-another paging gives, so the verdict
+    /// is the same for any `at_once`.
     pub async fn verify_audit_reading(
         &self,
         principal: &Principal,
@@ -253,72 +255,91 @@ impl Gate {
         require_role(principal, Role::Viewer, "verify the audit log")?;
         let workspace = &principal.workspace;
         let at_once = u64::try_from(at_once.clamp(1, 16)).unwrap_or(1);
-        let mut verifier = ChainVerifier::default();
-        // A page the store cannot read (a segment that does not add up, a row that is not
-        // a record) is a break where it starts, like an unreadable line of an export.
-        let (mut pages, mut unreadable) =
-            match self.store().audit_rows_after(workspace, 0, PAGE).await {
-                Ok(page) => (vec![page], None),
-                Err(error) => {
-                    let (salvaged, problem) = self.salvage(workspace, 0, error).await?;
-                    (salvaged, Some(problem))
+        // Two batches wait while the one before is checked.
+        let (batches, mut to_check) = tokio::sync::mpsc::channel(2);
+        let reading = async move {
+            let mut after = 0;
+            loop {
+                let batch = self.read_batch(workspace, after, at_once).await;
+                // The chain goes on after a batch that ends with a full page it could read.
+                let next = match &batch {
+                    Ok((pages, None)) => pages
+                        .last()
+                        .filter(|page| page.len() == PAGE as usize)
+                        .and_then(AuditRows::last_seq),
+                    _ => None,
+                };
+                // Sending fails once the checking has ended: nothing more is wanted.
+                if batches.send(batch).await.is_err() {
+                    return;
                 }
-            };
-        loop {
-            let after = pages
-                .last()
-                .filter(|page| unreadable.is_none() && page.len() == PAGE as usize)
-                .and_then(AuditRows::last_seq);
-            let checking = tokio::task::spawn_blocking(move || {
+                match next {
+                    Some(last) => after = last,
+                    None => return,
+                }
+            }
+        };
+        // One blocking thread checks every batch as it comes (each page's hashes on every
+        // core), so that checking never waits on the runtime between batches.
+        let checking = tokio::task::spawn_blocking(move || {
+            let mut verifier = ChainVerifier::default();
+            while let Some(batch) = to_check.blocking_recv() {
+                let (pages, unreadable) = batch?;
                 for page in &pages {
                     verifier.push_rows(page);
                 }
-                verifier
-            });
-            let next = async {
-                let Some(after) = after else {
-                    return Ok((Vec::new(), None));
-                };
-                let starts = (0..at_once)
-                    .map(|nth| after.saturating_add(nth.saturating_mul(u64::from(PAGE))));
-                let read = futures::future::join_all(
-                    starts
-                        .clone()
-                        .map(|start| self.store().audit_rows_after(workspace, start, PAGE)),
-                )
-                .await;
-                let mut proven: Vec<AuditRows> = Vec::with_capacity(read.len());
-                for (start, page) in starts.zip(read) {
-                    let follows = proven.last().is_none_or(|before| {
-                        before.len() == PAGE as usize && before.last_seq() == Some(start)
-                    });
-                    if !follows {
-                        break;
-                    }
-                    match page {
-                        Ok(page) => proven.push(page),
-                        Err(error) => {
-                            let (salvaged, problem) = self.salvage(workspace, start, error).await?;
-                            proven.extend(salvaged);
-                            return Ok((proven, Some(problem)));
-                        }
-                    }
+                // A page the store cannot read (a segment that does not add up, a row
+                // that is not a record) is a break where it starts, like an unreadable
+                // line of an export.
+                if let Some(problem) = unreadable {
+                    verifier.unreadable(problem);
+                    break;
                 }
-                Ok::<_, GateError>((proven, None))
-            };
-            let (checked, next) = tokio::join!(checking, next);
-            verifier = checked.map_err(|error| {
-                GateError::Unavailable(format!("audit verification stopped: {error}"))
-            })?;
-            if let Some(problem) = unreadable.take() {
-                verifier.unreadable(problem);
-                return Ok(verifier.finish(false));
             }
-            (pages, unreadable) = next?;
-            if pages.is_empty() && unreadable.is_none() {
-                return Ok(verifier.finish(false));
+            Ok::<_, GateError>(verifier.finish(false))
+        });
+        let ((), verdict) = tokio::join!(reading, checking);
+        verdict.map_err(|error| {
+            GateError::Unavailable(format!("audit verification stopped: {error}"))
+        })?
+    }
+
+    /// The pages after `after`, `at_once` of them read at once (see
+    /// [`Gate::verify_audit_reading`]): those that follow one another, and what could not
+    /// be read where the store found something that is not a record (the records before
+    /// it salvaged).
+    async fn read_batch(
+        &self,
+        workspace: &str,
+        after: u64,
+        at_once: u64,
+    ) -> Result<(Vec<AuditRows>, Option<String>), GateError> {
+        let starts =
+            (0..at_once).map(|nth| after.saturating_add(nth.saturating_mul(u64::from(PAGE))));
+        let read = futures::future::join_all(
+            starts
+                .clone()
+                .map(|start| self.store().audit_rows_after(workspace, start, PAGE)),
+        )
+        .await;
+        let mut proven: Vec<AuditRows> = Vec::with_capacity(read.len());
+        for (start, page) in starts.zip(read) {
+            let follows = proven.last().is_none_or(|before| {
+                before.len() == PAGE as usize && before.last_seq() == Some(start)
+            });
+            if !follows {
+                break;
+            }
+            match page {
+                Ok(page) => proven.push(page),
+                Err(error) => {
+                    let (salvaged, problem) = self.salvage(workspace, start, error).await?;
+                    proven.extend(salvaged);
+                    return Ok((proven, Some(problem)));
+                }
             }
         }
+        Ok((proven, None))
     }
 
     /// A page after `after` that could not be read (`error`), read again a record at a

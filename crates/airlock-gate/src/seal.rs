@@ -189,7 +189,10 @@ mod tests {
     async fn a_seal_waits_while_anything_else_commits_and_goes_on_through_its_own_commits() {
         let chain = Chain::new(3_500).await;
         let stop = CancellationToken::new();
-        assert_eq!(chain.to_seal().await, std::slice::from_ref(&chain.workspace));
+        assert_eq!(
+            chain.to_seal().await,
+            std::slice::from_ref(&chain.workspace)
+        );
 
         // Traffic since the sealer counted commits: nothing is sealed.
         let seen = chain.gate.store().commits();

@@ -520,8 +520,14 @@ fn plain_u64(text: &[u8], start: usize) -> Option<(u64, usize)> {
     Some((value, end))
 }
 
+/// Items a thread claims at a time in [`check_all`]: small, so that a thread slowed by
+/// other work (reading the next pages) leaves the rest of the items to the others rather
+/// than holding every thread up at the end, and large beside the cost of a claim.
+const CHUNK: usize = 32;
+
 /// Checks every item on up to `threads` threads, results in input order, into `out`;
 /// `failed` stands for each item of a thread that died (it must not read as checked).
+/// Threads claim [`CHUNK`] items at a time until none are left.
 pub(crate) fn check_all<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
@@ -530,38 +536,51 @@ pub(crate) fn check_all<T: Sync, R: Send>(
     out: &mut Vec<R>,
 ) {
     out.clear();
-    let per_thread = items.len().div_ceil(threads.max(1)).max(1);
     if threads <= 1 || items.len() < 256 {
         let mut scratch = Scratch::default();
         out.extend(items.iter().map(|item| check(&mut scratch, item)));
         return;
     }
-    let check = &check;
-    std::thread::scope(|scope| {
-        let mut chunks = items.chunks(per_thread);
-        let first = chunks.next().unwrap_or_default();
-        let others: Vec<_> = chunks
-            .map(|chunk| {
-                let handle = scope.spawn(move || {
-                    let mut scratch = Scratch::default();
-                    chunk
-                        .iter()
-                        .map(|item| check(&mut scratch, item))
-                        .collect::<Vec<_>>()
-                });
-                (handle, chunk.len())
-            })
-            .collect();
+    let chunks: Vec<&[T]> = items.chunks(CHUNK).collect();
+    let claimed = std::sync::atomic::AtomicUsize::new(0);
+    // Each thread's chunks, checked: (the chunk's index, its results).
+    let work = || {
         let mut scratch = Scratch::default();
-        out.extend(first.iter().map(|item| check(&mut scratch, item)));
-        for (handle, len) in others {
-            match handle.join() {
-                Ok(checked) => out.extend(checked),
-                // A thread that died checked nothing: its records fail rather than pass.
-                Err(_) => out.extend((0..len).map(|_| failed())),
+        let mut done = Vec::new();
+        loop {
+            let index = claimed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(chunk) = chunks.get(index) else {
+                return done;
+            };
+            let results: Vec<R> = chunk.iter().map(|item| check(&mut scratch, item)).collect();
+            done.push((index, results));
+        }
+    };
+    let mut results: Vec<Option<Vec<R>>> = Vec::new();
+    results.resize_with(chunks.len(), || None);
+    std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut place = |done: Vec<(usize, Vec<R>)>| {
+            for (index, checked) in done {
+                if let Some(slot) = results.get_mut(index) {
+                    *slot = Some(checked);
+                }
+            }
+        };
+        place(work());
+        for handle in others {
+            // A thread that died leaves its chunks unchecked: they fail below.
+            if let Ok(done) = handle.join() {
+                place(done);
             }
         }
     });
+    for (chunk, checked) in chunks.iter().zip(results) {
+        match checked {
+            Some(checked) => out.extend(checked),
+            None => out.extend(chunk.iter().map(|_| failed())),
+        }
+    }
 }
 
 /// How many threads to check records on.

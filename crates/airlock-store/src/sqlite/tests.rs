@@ -8,8 +8,8 @@ use jiff::Timestamp;
 use sqlx::{ConnectOptions, Executor};
 
 /// The per-connection settings durability and integrity rest on (G7), and the writer's
-/// checkpoint size: they are not visible from another connection, so they are checked on
-/// the store's own.
+/// checkpoint size, and the readers' mapping: they are not visible from another
+/// connection, so they are checked on the store's own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_are_durable_checked_and_readers_read_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -51,6 +51,13 @@ async fn connections_are_durable_checked_and_readers_read_only() {
         .execute(&store.readers)
         .await;
     assert!(refused.is_err(), "a reader connection wrote");
+    // Readers map the file (what reading sealed audit segments fast rests on); the
+    // writer does not.
+    let mapped: i64 = sqlx::query_scalar("PRAGMA mmap_size")
+        .fetch_one(&store.readers)
+        .await
+        .unwrap();
+    assert_eq!(mapped.unsigned_abs(), MAP_BYTES);
     store.close().await.unwrap();
 }
 

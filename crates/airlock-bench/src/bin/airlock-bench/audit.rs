@@ -96,6 +96,12 @@ async fn measure(
         repeats,
     )
     .await?;
+    // For profiling the served figure by hand: the sealed store, and its owner's token
+    // beside it, moved to where `AIRLOCK_BENCH_KEEP` says (on the same file system).
+    if let Some(keep) = std::env::var_os("AIRLOCK_BENCH_KEEP") {
+        std::fs::write(folder.path().join("data").join("owner.token"), &owner_token)?;
+        std::fs::rename(folder.path().join("data"), keep)?;
+    }
     let mut rates = Vec::new();
     let mut cpu_rates = Vec::new();
     let mut memory_rates = Vec::new();
