@@ -180,6 +180,21 @@ mod tests {
                 .unwrap();
         }
 
+        /// [`Gate::seal_while_quiet`] over what there is to seal.
+        async fn seal_while_quiet(&self, seen: u64, stop: &CancellationToken) -> u64 {
+            let workspaces = self.to_seal().await;
+            self.gate
+                .seal_while_quiet(workspaces, seen, stop)
+                .await
+                .unwrap()
+        }
+
+        /// The chain, sealed or not, verifies whole.
+        async fn assert_verifies(&self) {
+            let verdict = self.gate.verify_audit(&self.owner).await.unwrap();
+            assert!(verdict.ok && verdict.records > 2_500, "{verdict:?}");
+        }
+
         async fn to_seal(&self) -> Vec<String> {
             self.gate.store().workspaces_to_seal().await.unwrap()
         }
@@ -197,37 +212,20 @@ mod tests {
         // Traffic since the sealer counted commits: nothing is sealed.
         let seen = chain.gate.store().commits();
         chain.append(1).await;
-        let moved = chain
-            .gate
-            .seal_while_quiet(chain.to_seal().await, seen, &stop)
-            .await;
-        assert_eq!(moved.unwrap(), 0);
+        assert_eq!(chain.seal_while_quiet(seen, &stop).await, 0);
 
         // Stopped: nothing is sealed either.
         let stopped = CancellationToken::new();
         stopped.cancel();
         let seen = chain.gate.store().commits();
-        let moved = chain
-            .gate
-            .seal_while_quiet(chain.to_seal().await, seen, &stopped)
-            .await;
-        assert_eq!(moved.unwrap(), 0);
+        assert_eq!(chain.seal_while_quiet(seen, &stopped).await, 0);
 
         // Quiet: one seal after another (each seal's own commit is not traffic), until
         // nothing is left to seal.
         let seen = chain.gate.store().commits();
-        let moved = chain
-            .gate
-            .seal_while_quiet(chain.to_seal().await, seen, &stop)
-            .await;
-        assert_eq!(moved.unwrap(), 3_000);
+        assert_eq!(chain.seal_while_quiet(seen, &stop).await, 3_000);
         assert!(chain.to_seal().await.is_empty());
-        let verdict = chain
-            .gate
-            .verify_audit_reading(&chain.owner, 2)
-            .await
-            .unwrap();
-        assert!(verdict.ok, "{verdict:?}");
+        chain.assert_verifies().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -247,11 +245,6 @@ mod tests {
         }
         stop.cancel();
         sealer.await.unwrap();
-        let verdict = chain
-            .gate
-            .verify_audit_reading(&chain.owner, 2)
-            .await
-            .unwrap();
-        assert!(verdict.ok, "{verdict:?}");
+        chain.assert_verifies().await;
     }
 }
