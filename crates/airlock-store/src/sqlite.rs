@@ -41,8 +41,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Read connections. Reads are short; a few cover a 2-core machine.
 const READERS: u32 = 4;
 
-/// How much of the database file each reader maps (`PRAGMA mmap_size`): the most SQLite
-/// allows as built (`SQLITE_MAX_MMAP_SIZE`, just under 2 GiB). Past it, pages are read.
+/// How much of the database file a reader maps while it reads the audit chain
+/// (`dialect::map_file`): the most SQLite allows as built (`SQLITE_MAX_MMAP_SIZE`, just
+/// under 2 GiB). Past it, pages are read.
 const MAP_BYTES: u64 = 0x7fff_0000;
 
 /// The WAL size, in pages, at which the writer checkpoints after a commit (SQLite's
@@ -137,12 +138,7 @@ impl SqliteStore {
         migrate(&bootstrap).await?;
         let writer = bootstrap.acquire().await.map_err(database)?.detach();
         bootstrap.close().await;
-        // Readers map the file (its first [`MAP_BYTES`]) rather than read it: a
-        // page, or a sealed audit segment's overflow pages, is then copied from the
-        // mapping, with no system call and no copy through the kernel.
-        let read_only = options
-            .pragma("query_only", "ON")
-            .pragma("mmap_size", MAP_BYTES.to_string());
+        let read_only = options.pragma("query_only", "ON");
         let readers = SqlitePoolOptions::new()
             .max_connections(READERS)
             // A file on this machine does not drop a connection; the check sqlx makes by

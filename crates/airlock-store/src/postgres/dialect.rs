@@ -161,6 +161,11 @@ pub(crate) async fn snapshot(conn: &mut Conn) -> StoreResult<()> {
     Ok(())
 }
 
+/// Nothing to map on PostgreSQL: its server reads the pages.
+pub(crate) async fn map_file(_conn: &mut Conn, _mapped: bool) -> StoreResult<()> {
+    Ok(())
+}
+
 /// No aggregated page on PostgreSQL: rows arrive over the wire as fast as the caller
 /// reads them.
 pub(crate) async fn audit_page(

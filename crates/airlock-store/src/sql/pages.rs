@@ -63,6 +63,23 @@ pub(crate) async fn audit_rows_after(
     limit: u32,
 ) -> StoreResult<AuditRows> {
     let mut conn = pool.acquire().await.map_err(database)?;
+    // SQLite maps the file while it reads the page, and unmaps it after, whatever the
+    // read gave (`dialect::map_file`).
+    dialect::map_file(&mut conn, true).await?;
+    let page = read_in_snapshot(&mut conn, workspace, after, limit).await;
+    let unmapped = dialect::map_file(&mut conn, false).await;
+    let page = page?;
+    unmapped?;
+    Ok(page)
+}
+
+/// [`read_page`] in a snapshot of its own.
+async fn read_in_snapshot(
+    conn: &mut Conn,
+    workspace: &str,
+    after: u64,
+    limit: u32,
+) -> StoreResult<AuditRows> {
     let mut snapshot = conn.begin().await.map_err(database)?;
     dialect::snapshot(&mut snapshot).await?;
     let page = read_page(&mut snapshot, workspace, after, limit).await?;

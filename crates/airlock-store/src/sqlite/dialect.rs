@@ -144,6 +144,21 @@ pub(crate) async fn snapshot(_conn: &mut Conn) -> StoreResult<()> {
     Ok(())
 }
 
+/// Whether `conn` maps the database file ([`super::MAP_BYTES`] of it) or reads it, for the
+/// audit chain's long reads (`sql/pages.rs`). Mapped, a sealed segment's overflow pages
+/// are copied from the mapping, with no system call and no copy through the kernel
+/// (BENCHMARKS.md, "Sealed segments read through a mapping"). Unmapped again after each
+/// read: the pages a mapping has touched count in the process's RSS for as long as it
+/// lasts.
+pub(crate) async fn map_file(conn: &mut Conn, mapped: bool) -> StoreResult<()> {
+    let bytes = if mapped { super::MAP_BYTES } else { 0 };
+    sqlx::query(&format!("PRAGMA mmap_size = {bytes}"))
+        .execute(conn)
+        .await
+        .map_err(database)?;
+    Ok(())
+}
+
 /// The query's `char(31)` is the separator the page is cut at.
 const _: () = assert!(SEPARATOR == 31);
 

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use sqlx::{ConnectOptions, Executor};
 
 /// The per-connection settings durability and integrity rest on (G7), and the writer's
-/// checkpoint size, and the readers' mapping: they are not visible from another
+/// checkpoint size, and a reader's mapping: they are not visible from another
 /// connection, so they are checked on the store's own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_are_durable_checked_and_readers_read_only() {
@@ -51,14 +51,25 @@ async fn connections_are_durable_checked_and_readers_read_only() {
         .execute(&store.readers)
         .await;
     assert!(refused.is_err(), "a reader connection wrote");
-    // Readers map the file (what reading sealed audit segments fast rests on); the
-    // writer does not.
-    let mapped: i64 = sqlx::query_scalar("PRAGMA mmap_size")
-        .fetch_one(&store.readers)
+    // A reader maps the file only while it reads the audit chain (what reading sealed
+    // segments fast rests on), and is unmapped again after.
+    let mut reader = store.readers.acquire().await.unwrap();
+    assert_eq!(map_size(&mut reader).await, 0);
+    dialect::map_file(&mut reader, true).await.unwrap();
+    assert_eq!(map_size(&mut reader).await, MAP_BYTES);
+    dialect::map_file(&mut reader, false).await.unwrap();
+    assert_eq!(map_size(&mut reader).await, 0);
+    drop(reader);
+    store.close().await.unwrap();
+}
+
+/// How much of the database file `conn` maps.
+async fn map_size(conn: &mut dialect::Conn) -> u64 {
+    let bytes: i64 = sqlx::query_scalar("PRAGMA mmap_size")
+        .fetch_one(conn)
         .await
         .unwrap();
-    assert_eq!(mapped.unsigned_abs(), MAP_BYTES);
-    store.close().await.unwrap();
+    bytes.unsigned_abs()
 }
 
 /// The hot path's readers (`hot_reads.rs`) are read-only like the pool's, a connection
