@@ -86,7 +86,8 @@ impl Gate {
 
     /// Seals the oldest records of `workspaces`, a seal at a time, for as long as the
     /// store has committed nothing since it counted `seen` commits but these seals, and
-    /// `stop` is not cancelled; how many records moved.
+    /// `stop` is not cancelled; how many records moved (counted as none when another
+    /// node's seal came first and this one was refused).
     async fn seal_while_quiet(
         &self,
         workspaces: Vec<String>,
@@ -94,7 +95,8 @@ impl Gate {
         stop: &CancellationToken,
     ) -> Result<u64, GateError> {
         // Each seal's own commit is not traffic.
-        let quiet = |seals| !stop.is_cancelled() && self.store().commits() == seen + seals;
+        let quiet =
+            |seals| !stop.is_cancelled() && self.store().commits() == seen.saturating_add(seals);
         match self.seal_each(workspaces, quiet).await {
             Ok(moved) => Ok(moved),
             // Another node sealed these records first: its turn.
