@@ -22,7 +22,7 @@ use crate::{Gate, GateError};
 use airlock_policy::digest::GENESIS_HASH;
 use airlock_protocol::{AuditRecord, Role, WorkspaceEvent};
 use airlock_store::{AuditRow, AuditRows, Principal, StoreError};
-use check::{check_all, threads, Checked, Hex};
+use check::{check_all, claim_all, threads, Checked, Hex, Scratch};
 
 /// Records per page when the gate walks the whole chain. Small enough that a page's
 /// buffers (SQLite's aggregate of each column, sqlx's copy of it, ours) stay about a
@@ -82,7 +82,13 @@ impl ChainVerifier {
             || None,
             &mut hashes_ok,
         );
-        for (row, hash_ok) in rows.iter().zip(hashes_ok) {
+        self.push_hashed(rows.into_iter().zip(hashes_ok));
+    }
+
+    /// Takes in rows whose hashes were recomputed, each with whether it matched (`None`:
+    /// the thread checking it failed).
+    fn push_hashed<'r>(&mut self, rows: impl IntoIterator<Item = (AuditRow<'r>, Option<bool>)>) {
+        for (row, hash_ok) in rows {
             self.push_checked(match hash_ok {
                 Some(hash_ok) => Checked::Record {
                     seq: row.seq,
@@ -189,6 +195,62 @@ pub fn verify_export_from(reader: impl std::io::Read) -> std::io::Result<VerifyR
     export::verify_reader(reader)
 }
 
+/// Segments each thread reads and checks at a time in [`verify_sealed`]: enough that the
+/// threads' uneven ends of a batch (one waits while another finishes its last segment)
+/// cost little, few enough that a batch's records (a megabyte a segment) stay small.
+const SEGMENTS_A_THREAD: usize = 8;
+
+/// The sealed part of `workspace`'s chain, verified where the store can read it on
+/// threads of its own ([`airlock_store::Store::segment_reader`]; SQLite): the segments
+/// that follow one another from the chain's first record, each thread reading a segment
+/// and hashing its records, then the links in order. Gives the verifier fed with their
+/// records and the last seq they hold (0 when there are none), where the pages go on.
+/// It stops at the first segment it cannot read, or at a gap: the pages read that part
+/// again and report it as they report any page.
+fn verify_sealed(store: &dyn airlock_store::Store, workspace: &str) -> (ChainVerifier, u64) {
+    let mut verifier = ChainVerifier::default();
+    let mut readers = Vec::new();
+    while readers.len() < threads() {
+        match store.segment_reader() {
+            Ok(Some(reader)) => readers.push((reader, Scratch::default())),
+            // None: the store has no such reader; an error: the pages read it all.
+            Ok(None) | Err(_) => break,
+        }
+    }
+    let mut after = 0;
+    let mut checked = Vec::new();
+    loop {
+        let wanted = readers.len() * SEGMENTS_A_THREAD;
+        let Some((lister, _)) = readers.first_mut() else {
+            return (verifier, after);
+        };
+        let segments = match lister.next_segments(workspace, after, wanted) {
+            Ok(segments) if !segments.is_empty() => segments,
+            _ => return (verifier, after),
+        };
+        claim_all(
+            &segments,
+            &mut readers,
+            1,
+            |(reader, scratch), segment| {
+                let rows = reader.read(*segment).ok()?;
+                let hashes_ok: Vec<bool> =
+                    rows.iter().map(|row| scratch.row_hash_ok(row)).collect();
+                Some((rows, hashes_ok))
+            },
+            || None,
+            &mut checked,
+        );
+        for (segment, read) in segments.iter().zip(checked.drain(..)) {
+            let Some((rows, hashes_ok)) = read else {
+                return (verifier, after);
+            };
+            verifier.push_hashed(rows.iter().zip(hashes_ok.into_iter().map(Some)));
+            after = segment.last_seq;
+        }
+    }
+}
+
 /// What a page read that failed means for verification: the store found something that
 /// is not a record where records are kept (`Corrupt`), which is a break in the chain; any
 /// other failure (the database is unreachable) is an error, not a verdict.
@@ -246,7 +308,10 @@ impl Gate {
     /// before it proves the guess (full, ending exactly there); the pages after a wrong
     /// guess are dropped and read again from where the chain really went on. Either way
     /// the pages checked are exactly those one-after-another paging gives, so the verdict
-    /// is the same for any `at_once`.
+    /// is the same for any `at_once`. Before the pages, the sealed segments the chain
+    /// begins with are verified by [`verify_sealed`] where the store can read them on
+    /// threads of its own (SQLite: no copy but one, no hand-off per statement); the pages
+    /// go on from the last record those held, so the records checked are the same.
     pub async fn verify_audit_reading(
         &self,
         principal: &Principal,
@@ -255,10 +320,20 @@ impl Gate {
         require_role(principal, Role::Viewer, "verify the audit log")?;
         let workspace = &principal.workspace;
         let at_once = u64::try_from(at_once.clamp(1, 16)).unwrap_or(1);
+        // The sealed segments first, where the store reads them on threads of its own;
+        // the pages below go on from the last record they held.
+        let store = std::sync::Arc::clone(&self.inner.store);
+        let owned = workspace.clone();
+        let (verifier, sealed) =
+            tokio::task::spawn_blocking(move || verify_sealed(store.as_ref(), &owned))
+                .await
+                .map_err(|error| {
+                    GateError::Unavailable(format!("audit verification stopped: {error}"))
+                })?;
         // Two batches wait while the one before is checked.
         let (batches, mut to_check) = tokio::sync::mpsc::channel(2);
         let reading = async move {
-            let mut after = 0;
+            let mut after = sealed;
             loop {
                 let batch = self.read_batch(workspace, after, at_once).await;
                 // The chain goes on after a batch that ends with a full page it could read.
@@ -282,7 +357,7 @@ impl Gate {
         // One blocking thread checks every batch as it comes (each page's hashes on every
         // core), so that checking never waits on the runtime between batches.
         let checking = tokio::task::spawn_blocking(move || {
-            let mut verifier = ChainVerifier::default();
+            let mut verifier = verifier;
             while let Some(batch) = to_check.blocking_recv() {
                 let (pages, unreadable) = batch?;
                 for page in &pages {

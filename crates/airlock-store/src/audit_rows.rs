@@ -6,7 +6,9 @@
 //! offsets into them, and `data` stays the JSON text the store holds (the verifier
 //! hashes that text as it is instead of building a `serde_json::Value` per record).
 //! A page is a handful of allocations, however many rows it holds, and a backend can
-//! hand over columns it aggregated itself ([`AuditRows::from_separated`]).
+//! hand over columns it aggregated itself ([`AuditRows::from_separated`]). A sealed
+//! segment's page keeps its columns as the segment lays them out, one after another in
+//! one buffer, read there with no other copy ([`read_segment`], [`SegmentReader`]).
 
 /// One record as stored; `data` is its JSON text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,12 +61,23 @@ impl AuditRow<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct AuditRows {
     /// `at, actor, kind, subject, data, prev_hash, hash`: each column of every row, one
-    /// after the other.
+    /// after the other, in a buffer per column (rows pushed one by one, or columns a
+    /// database aggregated)...
     columns: [String; 7],
+    /// ...unless they lie together, as a segment holds them.
+    together: Option<Together>,
     rows: Vec<Spans>,
     /// Bytes between one row's value and the next one's in a column: 0, or 1 for the
     /// [`SEPARATOR`] of [`AuditRows::from_separated`].
     gap: usize,
+}
+
+/// The columns one after another in one buffer, as a segment holds them (read with one
+/// copy in all, [`read_segment`]): column `i` is `whole[starts[i]..starts[i + 1]]`.
+#[derive(Debug, Clone)]
+struct Together {
+    whole: String,
+    starts: [usize; 8],
 }
 
 /// What separates a column's values in [`AuditRows::from_separated`]: the unit separator
@@ -83,14 +96,29 @@ struct Spans {
 impl AuditRows {
     pub fn with_capacity(rows: usize) -> Self {
         AuditRows {
-            columns: Default::default(),
             rows: Vec::with_capacity(rows),
-            gap: 0,
+            ..AuditRows::default()
+        }
+    }
+
+    /// Column `index` (`at, actor, kind, subject, data, prev_hash, hash`) of every row.
+    fn column(&self, index: usize) -> &str {
+        match &self.together {
+            Some(Together { whole, starts }) => starts
+                .get(index)
+                .zip(starts.get(index + 1))
+                .and_then(|(start, end)| whole.get(*start..*end))
+                .unwrap_or_default(),
+            None => self.columns.get(index).map_or("", String::as_str),
         }
     }
 
     /// Appends a row; `columns` are `at, actor, kind, subject, data, prev_hash, hash`.
     pub fn push(&mut self, seq: u64, columns: [&str; 7]) {
+        if self.together.is_some() {
+            self.columns = std::array::from_fn(|index| self.column(index).to_owned());
+            self.together = None;
+        }
         let mut ends = [0; 7];
         for ((end, buffer), column) in ends.iter_mut().zip(&mut self.columns).zip(columns) {
             buffer.push_str(column);
@@ -130,6 +158,7 @@ impl AuditRows {
         }
         Some(AuditRows {
             columns,
+            together: None,
             rows,
             gap: 1,
         })
@@ -153,9 +182,8 @@ impl AuditRows {
                 .and_then(|before| before.ends.get(column))
                 .map(|end| end + self.gap);
             let end = spans.ends.get(column).copied().unwrap_or(0);
-            self.columns
-                .get(column)
-                .and_then(|buffer| buffer.get(start.unwrap_or(0)..end))
+            self.column(column)
+                .get(start.unwrap_or(0)..end)
                 // Offsets were checked (or taken) at character boundaries.
                 .unwrap_or_default()
         };
@@ -203,7 +231,7 @@ impl AuditRows {
     /// little-endian. Every value is kept byte for byte, whatever it holds. `None` if a
     /// value is 4 GiB or longer, which no request can carry.
     pub fn to_segment(&self) -> Option<Vec<u8>> {
-        let text: usize = self.columns.iter().map(String::len).sum();
+        let text: usize = (0..7).map(|index| self.column(index).len()).sum();
         let mut body = Vec::with_capacity(text + self.rows.len() * 36 + 64);
         body.extend_from_slice(SEGMENT_MAGIC);
         body.extend_from_slice(&u32::try_from(self.rows.len()).ok()?.to_le_bytes());
@@ -222,55 +250,148 @@ impl AuditRows {
         Some(body)
     }
 
-    /// The page [`AuditRows::to_segment`] wrote; `None` unless every part of `body` adds
-    /// up: the magic, the count, lengths that fill each column exactly and end on
-    /// character boundaries, UTF-8 text, `seq`s strictly rising, and nothing after the last
-    /// column. A segment edited in place is then either refused here or read as the rows it
-    /// now spells, whose hashes tell.
-    pub fn from_segment(body: &[u8]) -> Option<AuditRows> {
-        let mut cursor = Cursor { rest: body };
-        if cursor.take(SEGMENT_MAGIC.len())? != SEGMENT_MAGIC {
+    /// The page [`AuditRows::to_segment`] wrote, from memory: [`read_segment`].
+    pub fn from_segment(mut body: &[u8]) -> Option<AuditRows> {
+        read_segment(&mut body)
+    }
+}
+
+/// Where a segment's body is read from: memory, or a database's blob read in place.
+pub(crate) trait SegmentBody {
+    fn len(&self) -> usize;
+    /// Fills `into` with the bytes at `offset`; `None` if the body does not hold them.
+    fn read_at(&mut self, into: &mut [u8], offset: usize) -> Option<()>;
+}
+
+impl SegmentBody for &[u8] {
+    fn len(&self) -> usize {
+        <[u8]>::len(self)
+    }
+
+    fn read_at(&mut self, into: &mut [u8], offset: usize) -> Option<()> {
+        let end = offset.checked_add(into.len())?;
+        into.copy_from_slice(self.get(offset..end)?);
+        Some(())
+    }
+}
+
+/// The page [`AuditRows::to_segment`] wrote, its columns read straight into one buffer
+/// (no copy but that read); `None` unless every part of `body` adds up: the magic, the
+/// count, lengths that fill each column exactly and end on character boundaries, UTF-8
+/// text, `seq`s strictly rising, and nothing after the last column. A segment edited in
+/// place is then either refused here or read as the rows it now spells, whose hashes tell.
+pub(crate) fn read_segment(body: &mut impl SegmentBody) -> Option<AuditRows> {
+    let length = body.len();
+    let mut head = [0u8; 8];
+    body.read_at(&mut head, 0)?;
+    let mut cursor = Cursor { rest: &head };
+    if cursor.take(SEGMENT_MAGIC.len())? != SEGMENT_MAGIC {
+        return None;
+    }
+    let count = usize::try_from(u32::from_le_bytes(cursor.array()?)).ok()?;
+    // Each row takes 36 bytes of the body: a count larger than that allows is a lie.
+    if count > (length - head.len()) / 36 {
+        return None;
+    }
+    let mut table = vec![0u8; count * 36];
+    body.read_at(&mut table, head.len())?;
+    let mut offset = head.len() + table.len();
+    let mut cursor = Cursor { rest: &table };
+    let mut rows = Vec::with_capacity(count);
+    let mut ends = [0usize; 7];
+    for _ in 0..count {
+        let seq = u64::from_le_bytes(cursor.array()?);
+        if rows.last().is_some_and(|before: &Spans| before.seq >= seq) {
             return None;
         }
-        let count = usize::try_from(u32::from_le_bytes(cursor.array()?)).ok()?;
-        // Each row takes 36 bytes of the body: a count larger than that allows is a lie.
-        if count > cursor.rest.len() / 36 {
+        for end in &mut ends {
+            let length = usize::try_from(u32::from_le_bytes(cursor.array()?)).ok()?;
+            *end = end.checked_add(length)?;
+        }
+        rows.push(Spans { seq, ends });
+    }
+    let mut whole = Vec::with_capacity(length.saturating_sub(offset + 7 * 8));
+    let mut starts = [0usize; 8];
+    for (index, column_end) in ends.iter().enumerate() {
+        let mut size = [0u8; 8];
+        body.read_at(&mut size, offset)?;
+        offset += size.len();
+        let size = usize::try_from(u64::from_le_bytes(size)).ok()?;
+        if *column_end != size || size > length - offset {
             return None;
         }
-        let mut rows = Vec::with_capacity(count);
-        let mut ends = [0usize; 7];
-        for _ in 0..count {
-            let seq = u64::from_le_bytes(cursor.array()?);
-            if rows.last().is_some_and(|before: &Spans| before.seq >= seq) {
-                return None;
-            }
-            for end in &mut ends {
-                let length = usize::try_from(u32::from_le_bytes(cursor.array()?)).ok()?;
-                *end = end.checked_add(length)?;
-            }
-            rows.push(Spans { seq, ends });
+        let start = whole.len();
+        whole.resize(start + size, 0);
+        body.read_at(whole.get_mut(start..)?, offset)?;
+        offset += size;
+        *starts.get_mut(index + 1)? = whole.len();
+    }
+    if offset != length {
+        return None;
+    }
+    let whole = String::from_utf8(whole).ok()?;
+    // Each column, and each value in it, begins on a character boundary.
+    let bounded = starts.iter().take(7).enumerate().all(|(index, start)| {
+        whole.is_char_boundary(*start)
+            && rows
+                .iter()
+                .all(|row| whole.is_char_boundary(start + row.ends[index]))
+    });
+    bounded.then_some(AuditRows {
+        columns: Default::default(),
+        together: Some(Together { whole, starts }),
+        rows,
+        gap: 0,
+    })
+}
+
+/// A sealed segment found by [`SegmentReader::next_segments`], to be read by
+/// [`SegmentReader::read`] (on this reader or another of the same store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentRef {
+    pub first_seq: u64,
+    pub last_seq: u64,
+    /// Where the backend finds it.
+    pub(crate) id: i64,
+}
+
+/// Blocking reads of the sealed part of an audit chain, each reader on a connection of
+/// its own, for walking a whole chain on every core (`Store::segment_reader`). Segments
+/// are never rewritten once sealed, so what one reader lists another may read.
+pub trait SegmentReader: Send {
+    /// The segments of `workspace` that come next after `after`, at most `max`: the
+    /// first holds `after + 1`, and each one after holds the seq after the last one's.
+    /// Empty when the record after `after` is not the first of a segment.
+    fn next_segments(
+        &mut self,
+        workspace: &str,
+        after: u64,
+        max: usize,
+    ) -> crate::StoreResult<Vec<SegmentRef>>;
+
+    /// The records of `segment`: an error if it cannot be read or does not hold what it
+    /// was found by ([`checked_segment`]).
+    fn read(&mut self, segment: SegmentRef) -> crate::StoreResult<AuditRows>;
+}
+
+/// A segment read back, `None` if it did not add up: its records must be the ones its
+/// row is found by (`first`, `last`), or it would be skipped or read out of order.
+pub(crate) fn checked_segment(
+    segment: Option<AuditRows>,
+    first: i64,
+    last: i64,
+) -> crate::StoreResult<AuditRows> {
+    let seq = |seq: Option<u64>| seq.and_then(|seq| i64::try_from(seq).ok());
+    match segment {
+        Some(segment)
+            if seq(segment.first_seq()) == Some(first) && seq(segment.last_seq()) == Some(last) =>
+        {
+            Ok(segment)
         }
-        let mut columns: [String; 7] = Default::default();
-        for (index, column) in columns.iter_mut().enumerate() {
-            let length = usize::try_from(u64::from_le_bytes(cursor.array()?)).ok()?;
-            let text = std::str::from_utf8(cursor.take(length)?).ok()?;
-            if ends[index] != length
-                || rows
-                    .iter()
-                    .any(|row| !text.is_char_boundary(row.ends[index]))
-            {
-                return None;
-            }
-            column.push_str(text);
-        }
-        if !cursor.rest.is_empty() {
-            return None;
-        }
-        Some(AuditRows {
-            columns,
-            rows,
-            gap: 0,
-        })
+        _ => Err(crate::StoreError::Corrupt {
+            table: "audit_segments",
+            detail: format!("the segment {first}..={last} cannot be read"),
+        }),
     }
 }
 
@@ -467,5 +588,44 @@ mod tests {
         split[data_length(1)] = 1;
         assert!(AuditRows::from_segment(&body).is_some());
         assert!(AuditRows::from_segment(&split).is_none());
+        // A column that ends in the middle of a character, the next beginning with its
+        // last byte: the text is still UTF-8 as a whole, and refused all the same.
+        let mut rows = AuditRows::default();
+        rows.push(1, ["é", "x", "", "", "", "", ""]);
+        let body = rows.to_segment().unwrap();
+        // magic, count, the row (seq, then seven lengths), the `at` column's length (at
+        // 44) and its text "é" (at 52), the `actor` column's length (at 54) and "x".
+        assert_eq!(&body[52..54], "é".as_bytes());
+        let mut shifted = body[..52].to_vec();
+        shifted[16] = 1; // the row's `at`: 1 byte
+        shifted[20] = 2; // its `actor`: 2 bytes
+        shifted[44] = 1; // the `at` column: 1 byte
+        shifted.push(body[52]);
+        shifted.extend_from_slice(&2u64.to_le_bytes()); // the `actor` column: 2 bytes
+        shifted.extend_from_slice(&[body[53], b'x']);
+        shifted.extend_from_slice(&body[63..]);
+        assert_eq!(shifted.len(), body.len());
+        assert!(AuditRows::from_segment(&body).is_some());
+        assert!(AuditRows::from_segment(&shifted).is_none());
+    }
+
+    /// A segment read in place keeps its rows apart from the buffer it lies in: rows
+    /// pushed after them, or the page cut after a cursor, read the same as pushed rows.
+    #[test]
+    fn a_segment_read_in_place_takes_more_rows_like_any_page() {
+        let mut read = AuditRows::from_segment(&sample().to_segment().unwrap()).unwrap();
+        let mut pushed = sample();
+        for page in [&mut read, &mut pushed] {
+            page.push(10, ["t4", "a4", "k4", "s4", "{}", "h3", "h4"]);
+        }
+        assert!(read.iter().eq(pushed.iter()));
+        let mut tail = AuditRows::default();
+        tail.extend_after(&read, 4, 10);
+        assert_eq!(tail.iter().map(|row| row.seq).collect::<Vec<_>>(), [9, 10]);
+        assert_eq!(tail.to_segment(), {
+            let mut expected = AuditRows::default();
+            expected.extend_after(&pushed, 4, 10);
+            expected.to_segment()
+        });
     }
 }

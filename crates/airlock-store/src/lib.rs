@@ -41,7 +41,7 @@ mod error;
 mod test_calls;
 mod types;
 
-pub use audit_rows::{AuditRow, AuditRows};
+pub use audit_rows::{AuditRow, AuditRows, SegmentReader, SegmentRef};
 pub use error::*;
 pub use integrations::*;
 pub use notify::*;
@@ -85,6 +85,14 @@ store_operations!(declare [
     /// its server answers, so more of them overlap even on few cores.
     fn long_reads_at_once(&self) -> usize {
         2
+    }
+
+    /// A blocking reader of the audit chain's sealed segments on a connection of its
+    /// own (the caller runs it off the async runtime, one a thread), for a backend that
+    /// reads them faster that way than through [`Store::audit_rows_after`]: SQLite, which
+    /// reads in this process; `None` otherwise.
+    fn segment_reader(&self) -> StoreResult<Option<Box<dyn SegmentReader>>> {
+        Ok(None)
     }
 });
 

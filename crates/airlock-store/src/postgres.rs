@@ -215,6 +215,12 @@ impl PostgresStore {
         LONG_READS.min(pool / 2).max(1)
     }
 
+    /// [`crate::Store::segment_reader`]: none; PostgreSQL's reads are round trips its
+    /// server answers, which the pages of `audit_rows_after` already overlap.
+    fn open_segment_reader(&self) -> StoreResult<Option<Box<dyn crate::SegmentReader>>> {
+        Ok(None)
+    }
+
     /// Write transactions committed since the store connected.
     fn committed(&self) -> u64 {
         self.commits.load(std::sync::atomic::Ordering::Relaxed)

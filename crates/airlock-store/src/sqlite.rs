@@ -18,9 +18,12 @@
 //! - `writer`: the writer connection and its group commit.
 //! - `hot_reads`: reader connections lent without the pool, for the reads every allowed
 //!   call makes.
+//! - `segments`: sealed audit segments read on blocking connections of their own, for
+//!   verifying a whole chain on every core.
 
 mod dialect;
 mod hot_reads;
+mod segments;
 mod writer;
 
 use crate::codec::database;
@@ -61,6 +64,8 @@ pub struct SqliteStore {
     readers: SqlitePool,
     /// The hot path's reads (`hot_reads.rs`), on connections of their own.
     hot: hot_reads::HotReaders,
+    /// The database file, for the connections `segments.rs` opens.
+    path: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -151,6 +156,7 @@ impl SqliteStore {
             writer: writer::Writer::new(writer),
             readers,
             hot: hot_reads::HotReaders::new(read_only),
+            path: path.to_owned(),
         })
     }
 
@@ -198,6 +204,11 @@ impl SqliteStore {
     fn long_reads(&self) -> usize {
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         cores.clamp(2, READERS as usize - 1)
+    }
+
+    /// [`crate::Store::segment_reader`]: a connection of its own (`segments.rs`).
+    fn open_segment_reader(&self) -> StoreResult<Option<Box<dyn crate::SegmentReader>>> {
+        Ok(Some(Box::new(segments::Reader::open(&self.path)?)))
     }
 
     /// Write transactions committed since the store opened.

@@ -535,31 +535,53 @@ pub(crate) fn check_all<T: Sync, R: Send>(
     failed: impl Fn() -> R,
     out: &mut Vec<R>,
 ) {
+    let threads = if items.len() < 256 { 1 } else { threads };
+    let mut scratches: Vec<Scratch> = (0..threads.max(1)).map(|_| Scratch::default()).collect();
+    claim_all(items, &mut scratches, CHUNK, check, failed, out);
+}
+
+/// Checks every item on one thread per state in `states` (each thread with its own),
+/// results in input order, into `out`; `failed` stands for each item of a thread that
+/// died. Threads claim `chunk` items at a time until none are left.
+pub(crate) fn claim_all<T: Sync, S: Send, R: Send>(
+    items: &[T],
+    states: &mut [S],
+    chunk: usize,
+    check: impl Fn(&mut S, &T) -> R + Sync,
+    failed: impl Fn() -> R,
+    out: &mut Vec<R>,
+) {
     out.clear();
-    if threads <= 1 || items.len() < 256 {
-        let mut scratch = Scratch::default();
-        out.extend(items.iter().map(|item| check(&mut scratch, item)));
+    let Some((first, others)) = states.split_first_mut() else {
+        out.extend(items.iter().map(|_| failed()));
+        return;
+    };
+    if others.is_empty() {
+        out.extend(items.iter().map(|item| check(first, item)));
         return;
     }
-    let chunks: Vec<&[T]> = items.chunks(CHUNK).collect();
+    let chunks: Vec<&[T]> = items.chunks(chunk.max(1)).collect();
     let claimed = std::sync::atomic::AtomicUsize::new(0);
     // Each thread's chunks, checked: (the chunk's index, its results).
-    let work = || {
-        let mut scratch = Scratch::default();
+    let work = |state: &mut S| {
         let mut done = Vec::new();
         loop {
             let index = claimed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let Some(chunk) = chunks.get(index) else {
                 return done;
             };
-            let results: Vec<R> = chunk.iter().map(|item| check(&mut scratch, item)).collect();
+            let results: Vec<R> = chunk.iter().map(|item| check(state, item)).collect();
             done.push((index, results));
         }
     };
+    let work = &work;
     let mut results: Vec<Option<Vec<R>>> = Vec::new();
     results.resize_with(chunks.len(), || None);
     std::thread::scope(|scope| {
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let others: Vec<_> = others
+            .iter_mut()
+            .map(|state| scope.spawn(move || work(state)))
+            .collect();
         let mut place = |done: Vec<(usize, Vec<R>)>| {
             for (index, checked) in done {
                 if let Some(slot) = results.get_mut(index) {
@@ -567,7 +589,7 @@ pub(crate) fn check_all<T: Sync, R: Send>(
                 }
             }
         };
-        place(work());
+        place(work(first));
         for handle in others {
             // A thread that died leaves its chunks unchecked: they fail below.
             if let Ok(done) = handle.join() {

@@ -506,3 +506,150 @@ fn exported_lines_are_checked_from_their_ends_and_a_tampered_one_falls_through()
     );
     assert_eq!(report, verify_export_by_values(&text));
 }
+
+/// The sealed walk ([`verify_sealed`]) reads a SQLite store's segments itself, on every
+/// thread: it ends where the segments end, its verdict on them is the one paging gives,
+/// and it stops where a segment cannot be read, or at a gap, for the pages to go on from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sealed_walk_reads_segments_and_stops_where_they_stop() {
+    use airlock_store::{AuditEntry, Effects, Store};
+    use sqlx::Connection as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("airlock.db");
+    let store = airlock_store::sqlite::SqliteStore::open(&path)
+        .await
+        .unwrap();
+    let at = jiff::Timestamp::from_second(1_800_000_000).unwrap();
+    store
+        .create_workspace(&airlock_store::Workspace {
+            id: "ws".into(),
+            name: "ws".into(),
+            created_at: at,
+        })
+        .await
+        .unwrap();
+    let agent = airlock_protocol::Agent {
+        id: "agt".into(),
+        name: "scout".into(),
+        mode: airlock_protocol::Mode::Ask,
+        system_prompt: None,
+        tools: None,
+        workspace_dir: None,
+        llm: None,
+        mcp_servers: None,
+        created_at: at,
+    };
+    store
+        .create_agent("ws", &agent, "hash", &Effects::none())
+        .await
+        .unwrap();
+    let mut effects = Effects::none();
+    for n in 0..5_300 {
+        effects = effects.audit(AuditEntry {
+            at,
+            actor: "agent:scout".into(),
+            kind: "call.allowed".into(),
+            subject: format!("call_{n}"),
+            data: json!({"n": n, "path": format!("/srv/{n:05}")}),
+        });
+    }
+    store.update_agent("ws", &agent, &effects).await.unwrap();
+    for _ in 0..5 {
+        assert_eq!(store.seal_audit("ws").await.unwrap(), 1_000);
+    }
+    let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(store);
+    // Every record of the chain, through the pages alone, for the verdicts to match.
+    let paged = |sealed: ChainVerifier, after: u64| {
+        let store = std::sync::Arc::clone(&store);
+        async move {
+            let mut verifier = sealed;
+            let mut after = after;
+            loop {
+                let page = store.audit_rows_after("ws", after, 1_000).await.unwrap();
+                let Some(last) = page.last_seq() else {
+                    return verifier.finish(false);
+                };
+                verifier.push_rows(&page);
+                after = last;
+            }
+        }
+    };
+    let walk = || {
+        let store = std::sync::Arc::clone(&store);
+        async move {
+            tokio::task::spawn_blocking(move || verify_sealed(store.as_ref(), "ws"))
+                .await
+                .unwrap()
+        }
+    };
+    let (sealed, after) = walk().await;
+    assert_eq!((sealed.records, after), (5_000, 5_000));
+    let whole = paged(sealed, after).await;
+    assert!(whole.ok && whole.records == 5_300, "{whole:?}");
+    assert_eq!(whole, paged(ChainVerifier::default(), 0).await);
+
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    // A value rewritten in place: read, and the record's hash fails.
+    sqlx::query(
+        "UPDATE audit_segments SET body = CAST(replace(CAST(body AS TEXT), '/srv/02500', '/srv/92500') AS BLOB)
+         WHERE first_seq = 2001",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let (edited, after) = walk().await;
+    assert_eq!(after, 5_000);
+    let edited = paged(edited, after).await;
+    assert_eq!(edited.first_bad_seq, Some(2_501), "{edited:?}");
+    // A segment cut short: the walk stops before it.
+    sqlx::query("UPDATE audit_segments SET body = substr(body, 1, 999) WHERE first_seq = 3001")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (cut, after) = walk().await;
+    assert_eq!((cut.records, after), (3_000, 3_000));
+    // A segment gone: the walk stops at the gap.
+    sqlx::query("DELETE FROM audit_segments WHERE first_seq = 1001")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (gap, after) = walk().await;
+    assert_eq!((gap.records, after), (1_000, 1_000));
+}
+
+/// A checking thread that dies leaves the items it claimed marked as failed, never as
+/// checked, and every other item keeps its own result, in order.
+#[test]
+#[allow(clippy::panic)]
+fn a_checking_thread_that_dies_fails_only_what_it_claimed() {
+    let items: Vec<u32> = (0..40).collect();
+    let first = std::thread::current().id();
+    let mut states = vec![(); 2];
+    let mut out = Vec::new();
+    claim_all(
+        &items,
+        &mut states,
+        4,
+        |(), item| {
+            if std::thread::current().id() != first {
+                panic!("the other thread dies on its first item");
+            }
+            // Slow enough that the other thread surely claims a chunk.
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            Some(item * 10)
+        },
+        || None,
+        &mut out,
+    );
+    assert_eq!(out.len(), items.len());
+    let failed: Vec<usize> = (0..items.len()).filter(|&at| out[at].is_none()).collect();
+    // Exactly one chunk of four, whole, and nothing else.
+    assert_eq!(failed.len(), 4, "{out:?}");
+    assert_eq!(failed[0] % 4, 0);
+    assert_eq!(failed[3], failed[0] + 3);
+    for (item, result) in items.iter().zip(&out) {
+        assert!(result.is_none() || *result == Some(item * 10), "{out:?}");
+    }
+}

@@ -23,6 +23,7 @@
 
 use super::dialect::{self, Conn, Pool};
 use super::{Backend, Row};
+use crate::audit_rows::checked_segment;
 use crate::codec::{database, to_i64};
 use crate::{AuditRows, StoreError, StoreResult};
 use airlock_protocol::AuditRecord;
@@ -182,24 +183,12 @@ async fn next_segments(
     .map_err(database)
 }
 
-/// A row of `audit_segments` read back. Its records must be the ones its row is found by
-/// (`first_seq`, `last_seq`): a segment that says otherwise would be skipped or read out
-/// of order.
+/// A row of `audit_segments` read back ([`checked_segment`]).
 fn segment(row: &Row) -> StoreResult<AuditRows> {
     let first: i64 = row.try_get(0).map_err(database)?;
     let last: i64 = row.try_get(1).map_err(database)?;
     let body: &[u8] = row.try_get(2).map_err(database)?;
-    let spans = |segment: &AuditRows| {
-        let seq = |seq: Option<u64>| seq.and_then(|seq| i64::try_from(seq).ok());
-        seq(segment.first_seq()) == Some(first) && seq(segment.last_seq()) == Some(last)
-    };
-    match AuditRows::from_segment(body) {
-        Some(segment) if spans(&segment) => Ok(segment),
-        _ => Err(StoreError::Corrupt {
-            table: "audit_segments",
-            detail: format!("the segment {first}..={last} cannot be read"),
-        }),
-    }
+    checked_segment(AuditRows::from_segment(body), first, last)
 }
 
 /// The rows of `audit` with `after < seq < below`, at most `limit`, in seq order: the

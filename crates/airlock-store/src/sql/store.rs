@@ -39,6 +39,10 @@ store_operations!(implement [impl Store for Backend] {
     fn long_reads_at_once(&self) -> usize {
         self.long_reads()
     }
+
+    fn segment_reader(&self) -> StoreResult<Option<Box<dyn crate::SegmentReader>>> {
+        self.open_segment_reader()
+    }
 });
 
 /// [`Store::record_call`]: a call with nothing to check against the policy in force (no

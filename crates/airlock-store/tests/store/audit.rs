@@ -324,6 +324,45 @@ async fn append_records(store: &dyn airlock_store::Store, ws: &str, user_id: &st
         .unwrap();
 }
 
+/// A backend's own segment reader (`Store::segment_reader`) finds the segments of `ws`
+/// that follow one another from a cursor, at most as many as asked, and reads back the
+/// records `sealed` (the chain's first, all in segments), whichever reader reads them.
+fn segments_read_alone_hold_the_same_records(
+    [mut reader, mut another]: [Box<dyn airlock_store::SegmentReader>; 2],
+    ws: &str,
+    other: &str,
+    sealed: &[AuditRecord],
+) {
+    let segments = reader.next_segments(ws, 0, 100).unwrap();
+    let spans: Vec<(u64, u64)> = segments
+        .iter()
+        .map(|segment| (segment.first_seq, segment.last_seq))
+        .collect();
+    // Cut around the 9 MB record (seq 701), as the seal cut them.
+    assert_eq!(spans, [(1, 700), (701, 701), (702, 1_000), (1_001, 2_000)]);
+    let mut read = Vec::new();
+    for (nth, segment) in segments.iter().enumerate() {
+        let by = if nth % 2 == 0 {
+            &mut reader
+        } else {
+            &mut another
+        };
+        let rows = by.read(*segment).unwrap();
+        read.extend(rows.iter().map(|row| row.seq));
+        let from = usize::try_from(segment.first_seq - 1).unwrap();
+        same_rows(&rows, &sealed[from..]);
+    }
+    assert_eq!(read, (1..=2_000).collect::<Vec<u64>>());
+    assert_eq!(reader.next_segments(ws, 700, 2).unwrap(), segments[1..3]);
+    for after in [1, 699, 1_999, 2_000, u64::MAX] {
+        assert!(
+            reader.next_segments(ws, after, 100).unwrap().is_empty(),
+            "{after} is not where a segment ends"
+        );
+    }
+    assert!(reader.next_segments(other, 0, 100).unwrap().is_empty());
+}
+
 /// Every record of `ws`, paged with `audit_after`.
 async fn all_records(store: &dyn airlock_store::Store, ws: &str) -> Vec<AuditRecord> {
     let mut records: Vec<AuditRecord> = Vec::new();
@@ -398,6 +437,15 @@ pub async fn sealing_moves_records_and_every_read_stays_the_same(ctx: Ctx) {
         }
     }
     assert_eq!(all_records(store, &world.other).await, other_before);
+    if let Some(reader) = store.segment_reader().unwrap() {
+        let another = store.segment_reader().unwrap().unwrap();
+        segments_read_alone_hold_the_same_records(
+            [reader, another],
+            ws,
+            &world.other,
+            &before[..2_000],
+        );
+    }
 
     // The chain goes on from its head, which stayed in rows.
     append_records(store, ws, "usr_m3", 3).await;
