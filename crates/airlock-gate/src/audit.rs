@@ -195,23 +195,36 @@ pub fn verify_export_from(reader: impl std::io::Read) -> std::io::Result<VerifyR
     export::verify_reader(reader)
 }
 
-/// Segments each thread reads and checks at a time in [`verify_sealed`]: enough that the
-/// threads' uneven ends of a batch (one waits while another finishes its last segment)
-/// cost little, few enough that a batch's records (a megabyte a segment) stay small.
+/// Segments (or runs of [`PAGE`] rows) each thread reads and checks at a time in
+/// [`verify_direct`]: enough that the threads' uneven ends of a batch (one waits while
+/// another finishes its last segment) cost little, few enough that a batch's records (a
+/// megabyte a segment) stay small.
 const SEGMENTS_A_THREAD: usize = 8;
 
-/// The sealed part of `workspace`'s chain, verified where the store can read it on
-/// threads of its own ([`airlock_store::Store::segment_reader`]; SQLite): the segments
-/// that follow one another from the chain's first record, each thread reading a segment
-/// and hashing its records, then the links in order. Gives the verifier fed with their
-/// records and the last seq they hold (0 when there are none), where the pages go on.
-/// It stops at the first segment it cannot read, or at a gap: the pages read that part
-/// again and report it as they report any page.
-fn verify_sealed(store: &dyn airlock_store::Store, workspace: &str) -> (ChainVerifier, u64) {
+/// What one thread reads and hashes in [`verify_direct`].
+enum Part {
+    Segment(airlock_store::SegmentRef),
+    /// The rows with `after < seq <= through`.
+    Rows {
+        after: u64,
+        through: u64,
+    },
+}
+
+/// The chain of `workspace` verified from its start where the store can read it on
+/// threads of its own ([`airlock_store::Store::chain_reader`]; SQLite): the sealed
+/// segments that follow one another, then the rows after them, [`PAGE`] seqs a part, each
+/// thread reading a part and hashing its records, then the links in order. Gives the
+/// verifier fed with their records and the last seq they hold (0 when none), where the
+/// pages go on. It takes only parts that run on from the record before: it stops at a
+/// part it cannot read, at a gap, at records missing from a run of rows (the chain's end,
+/// or a seal that moved them meanwhile), and the pages, read in one snapshot each, read
+/// from there and report whatever is there as they report any page.
+fn verify_direct(store: &dyn airlock_store::Store, workspace: &str) -> (ChainVerifier, u64) {
     let mut verifier = ChainVerifier::default();
     let mut readers = Vec::new();
     while readers.len() < threads() {
-        match store.segment_reader() {
+        match store.chain_reader() {
             Ok(Some(reader)) => readers.push((reader, Scratch::default())),
             // None: the store has no such reader; an error: the pages read it all.
             Ok(None) | Err(_) => break,
@@ -224,16 +237,36 @@ fn verify_sealed(store: &dyn airlock_store::Store, workspace: &str) -> (ChainVer
         let Some((lister, _)) = readers.first_mut() else {
             return (verifier, after);
         };
-        let segments = match lister.next_segments(workspace, after, wanted) {
-            Ok(segments) if !segments.is_empty() => segments,
-            _ => return (verifier, after),
+        let parts: Vec<Part> = match lister.next_segments(workspace, after, wanted) {
+            Ok(segments) if !segments.is_empty() => {
+                segments.into_iter().map(Part::Segment).collect()
+            }
+            Ok(_) => (0..wanted)
+                .map(|nth| {
+                    let start = |nth: usize| {
+                        let span = u64::try_from(nth)
+                            .unwrap_or(u64::MAX)
+                            .saturating_mul(u64::from(PAGE));
+                        after.saturating_add(span)
+                    };
+                    Part::Rows {
+                        after: start(nth),
+                        through: start(nth + 1),
+                    }
+                })
+                .collect(),
+            Err(_) => return (verifier, after),
         };
         claim_all(
-            &segments,
+            &parts,
             &mut readers,
             1,
-            |(reader, scratch), segment| {
-                let rows = reader.read(*segment).ok()?;
+            |(reader, scratch), part| {
+                let rows = match part {
+                    Part::Segment(segment) => reader.read(*segment),
+                    Part::Rows { after, through } => reader.read_rows(workspace, *after, *through),
+                }
+                .ok()?;
                 let hashes_ok: Vec<bool> =
                     rows.iter().map(|row| scratch.row_hash_ok(row)).collect();
                 Some((rows, hashes_ok))
@@ -241,12 +274,25 @@ fn verify_sealed(store: &dyn airlock_store::Store, workspace: &str) -> (ChainVer
             || None,
             &mut checked,
         );
-        for (segment, read) in segments.iter().zip(checked.drain(..)) {
+        for (part, read) in parts.iter().zip(checked.drain(..)) {
             let Some((rows, hashes_ok)) = read else {
                 return (verifier, after);
             };
+            let (first, last) = match part {
+                Part::Segment(segment) => (segment.first_seq, segment.last_seq),
+                Part::Rows { after, through } => (after.saturating_add(1), *through),
+            };
+            // Rows are taken while each is the seq after the one before; a run of
+            // rows that ends early is the last part taken.
+            let run_on = (first..).zip(rows.iter()).all(|(seq, row)| row.seq == seq);
+            if !run_on || rows.is_empty() {
+                return (verifier, after);
+            }
             verifier.push_hashed(rows.iter().zip(hashes_ok.into_iter().map(Some)));
-            after = segment.last_seq;
+            after = rows.last_seq().unwrap_or(after);
+            if after != last {
+                return (verifier, after);
+            }
         }
     }
 }
@@ -308,10 +354,10 @@ impl Gate {
     /// before it proves the guess (full, ending exactly there); the pages after a wrong
     /// guess are dropped and read again from where the chain really went on. Either way
     /// the pages checked are exactly those one-after-another paging gives, so the verdict
-    /// is the same for any `at_once`. Before the pages, the sealed segments the chain
-    /// begins with are verified by [`verify_sealed`] where the store can read them on
-    /// threads of its own (SQLite: no copy but one, no hand-off per statement); the pages
-    /// go on from the last record those held, so the records checked are the same.
+    /// is the same for any `at_once`. Before the pages, as much of the chain as runs on
+    /// from its start is verified by [`verify_direct`] where the store can read it on
+    /// threads of its own (SQLite: no hand-off per statement, a segment with one copy);
+    /// the pages go on from the last record it took, so the records checked are the same.
     pub async fn verify_audit_reading(
         &self,
         principal: &Principal,
@@ -320,12 +366,12 @@ impl Gate {
         require_role(principal, Role::Viewer, "verify the audit log")?;
         let workspace = &principal.workspace;
         let at_once = u64::try_from(at_once.clamp(1, 16)).unwrap_or(1);
-        // The sealed segments first, where the store reads them on threads of its own;
-        // the pages below go on from the last record they held.
+        // The chain first where the store reads it on threads of its own; the pages
+        // below go on from the last record read that way.
         let store = std::sync::Arc::clone(&self.inner.store);
         let owned = workspace.clone();
         let (verifier, sealed) =
-            tokio::task::spawn_blocking(move || verify_sealed(store.as_ref(), &owned))
+            tokio::task::spawn_blocking(move || verify_direct(store.as_ref(), &owned))
                 .await
                 .map_err(|error| {
                     GateError::Unavailable(format!("audit verification stopped: {error}"))

@@ -8,7 +8,7 @@
 //! A page is a handful of allocations, however many rows it holds, and a backend can
 //! hand over columns it aggregated itself ([`AuditRows::from_separated`]). A sealed
 //! segment's page keeps its columns as the segment lays them out, one after another in
-//! one buffer, read there with no other copy ([`read_segment`], [`SegmentReader`]).
+//! one buffer, read there with no other copy ([`read_segment`], [`ChainReader`]).
 
 /// One record as stored; `data` is its JSON text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -345,8 +345,8 @@ pub(crate) fn read_segment(body: &mut impl SegmentBody) -> Option<AuditRows> {
     })
 }
 
-/// A sealed segment found by [`SegmentReader::next_segments`], to be read by
-/// [`SegmentReader::read`] (on this reader or another of the same store).
+/// A sealed segment found by [`ChainReader::next_segments`], to be read by
+/// [`ChainReader::read`] (on this reader or another of the same store).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentRef {
     pub first_seq: u64,
@@ -355,10 +355,12 @@ pub struct SegmentRef {
     pub(crate) id: i64,
 }
 
-/// Blocking reads of the sealed part of an audit chain, each reader on a connection of
-/// its own, for walking a whole chain on every core (`Store::segment_reader`). Segments
-/// are never rewritten once sealed, so what one reader lists another may read.
-pub trait SegmentReader: Send {
+/// Blocking reads of an audit chain as stored, its sealed segments and its rows, each
+/// reader on a connection of its own, for walking a whole chain on every core
+/// (`Store::chain_reader`). A record never changes once appended, wherever it is kept, so
+/// what one reader lists another may read; a seal committing meanwhile can only make
+/// records missing from a read, which the caller sees by their seqs.
+pub trait ChainReader: Send {
     /// The segments of `workspace` that come next after `after`, at most `max`: the
     /// first holds `after + 1`, and each one after holds the seq after the last one's.
     /// Empty when the record after `after` is not the first of a segment.
@@ -372,6 +374,16 @@ pub trait SegmentReader: Send {
     /// The records of `segment`: an error if it cannot be read or does not hold what it
     /// was found by ([`checked_segment`]).
     fn read(&mut self, segment: SegmentRef) -> crate::StoreResult<AuditRows>;
+
+    /// The records of `workspace` kept as rows with `after < seq <= through`, in seq
+    /// order (those in segments are not among them): an error for a row that is not a
+    /// record's text.
+    fn read_rows(
+        &mut self,
+        workspace: &str,
+        after: u64,
+        through: u64,
+    ) -> crate::StoreResult<AuditRows>;
 }
 
 /// A segment read back, `None` if it did not add up: its records must be the ones its

@@ -41,7 +41,7 @@ mod error;
 mod test_calls;
 mod types;
 
-pub use audit_rows::{AuditRow, AuditRows, SegmentReader, SegmentRef};
+pub use audit_rows::{AuditRow, AuditRows, ChainReader, SegmentRef};
 pub use error::*;
 pub use integrations::*;
 pub use notify::*;
@@ -91,7 +91,7 @@ store_operations!(declare [
     /// own (the caller runs it off the async runtime, one a thread), for a backend that
     /// reads them faster that way than through [`Store::audit_rows_after`]: SQLite, which
     /// reads in this process; `None` otherwise.
-    fn segment_reader(&self) -> StoreResult<Option<Box<dyn SegmentReader>>> {
+    fn chain_reader(&self) -> StoreResult<Option<Box<dyn ChainReader>>> {
         Ok(None)
     }
 });

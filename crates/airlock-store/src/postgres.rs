@@ -215,9 +215,9 @@ impl PostgresStore {
         LONG_READS.min(pool / 2).max(1)
     }
 
-    /// [`crate::Store::segment_reader`]: none; PostgreSQL's reads are round trips its
+    /// [`crate::Store::chain_reader`]: none; PostgreSQL's reads are round trips its
     /// server answers, which the pages of `audit_rows_after` already overlap.
-    fn open_segment_reader(&self) -> StoreResult<Option<Box<dyn crate::SegmentReader>>> {
+    fn open_chain_reader(&self) -> StoreResult<Option<Box<dyn crate::ChainReader>>> {
         Ok(None)
     }
 

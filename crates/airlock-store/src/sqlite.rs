@@ -18,12 +18,12 @@
 //! - `writer`: the writer connection and its group commit.
 //! - `hot_reads`: reader connections lent without the pool, for the reads every allowed
 //!   call makes.
-//! - `segments`: sealed audit segments read on blocking connections of their own, for
+//! - `chain`: the audit chain (segments, rows) read on blocking connections of their own, for
 //!   verifying a whole chain on every core.
 
+mod chain;
 mod dialect;
 mod hot_reads;
-mod segments;
 mod writer;
 
 use crate::codec::database;
@@ -64,7 +64,7 @@ pub struct SqliteStore {
     readers: SqlitePool,
     /// The hot path's reads (`hot_reads.rs`), on connections of their own.
     hot: hot_reads::HotReaders,
-    /// The database file, for the connections `segments.rs` opens.
+    /// The database file, for the connections `chain.rs` opens.
     path: std::path::PathBuf,
 }
 
@@ -206,9 +206,9 @@ impl SqliteStore {
         cores.clamp(2, READERS as usize - 1)
     }
 
-    /// [`crate::Store::segment_reader`]: a connection of its own (`segments.rs`).
-    fn open_segment_reader(&self) -> StoreResult<Option<Box<dyn crate::SegmentReader>>> {
-        Ok(Some(Box::new(segments::Reader::open(&self.path)?)))
+    /// [`crate::Store::chain_reader`]: a connection of its own (`chain.rs`).
+    fn open_chain_reader(&self) -> StoreResult<Option<Box<dyn crate::ChainReader>>> {
+        Ok(Some(Box::new(chain::Reader::open(&self.path)?)))
     }
 
     /// Write transactions committed since the store opened.

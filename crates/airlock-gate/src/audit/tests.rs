@@ -507,11 +507,12 @@ fn exported_lines_are_checked_from_their_ends_and_a_tampered_one_falls_through()
     assert_eq!(report, verify_export_by_values(&text));
 }
 
-/// The sealed walk ([`verify_sealed`]) reads a SQLite store's segments itself, on every
-/// thread: it ends where the segments end, its verdict on them is the one paging gives,
-/// and it stops where a segment cannot be read, or at a gap, for the pages to go on from.
+/// The direct walk ([`verify_direct`]) reads a SQLite store's chain itself, on every
+/// thread, segments then rows: it reads the whole chain, its verdict is the one paging
+/// gives, and it stops where a segment cannot be read, at a gap in the segments or in the
+/// rows, for the pages to go on from.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_sealed_walk_reads_segments_and_stops_where_they_stop() {
+async fn the_direct_walk_reads_segments_and_rows_and_stops_where_they_stop() {
     use airlock_store::{AuditEntry, Effects, Store};
     use sqlx::Connection as _;
     let dir = tempfile::tempdir().unwrap();
@@ -577,20 +578,31 @@ async fn the_sealed_walk_reads_segments_and_stops_where_they_stop() {
     let walk = || {
         let store = std::sync::Arc::clone(&store);
         async move {
-            tokio::task::spawn_blocking(move || verify_sealed(store.as_ref(), "ws"))
+            tokio::task::spawn_blocking(move || verify_direct(store.as_ref(), "ws"))
                 .await
                 .unwrap()
         }
     };
-    let (sealed, after) = walk().await;
-    assert_eq!((sealed.records, after), (5_000, 5_000));
-    let whole = paged(sealed, after).await;
+    let (direct, after) = walk().await;
+    assert_eq!((direct.records, after), (5_300, 5_300));
+    let whole = paged(direct, after).await;
     assert!(whole.ok && whole.records == 5_300, "{whole:?}");
     assert_eq!(whole, paged(ChainVerifier::default(), 0).await);
 
     let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
+    // A row deleted: the walk stops before the run of rows holding the gap, and the
+    // pages report it.
+    sqlx::query("DELETE FROM audit WHERE seq = 5100")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let (direct, after) = walk().await;
+    assert_eq!((direct.records, after), (5_000, 5_000));
+    let gap = paged(direct, after).await;
+    assert_eq!(gap.first_bad_seq, Some(5_100), "{gap:?}");
+    assert_eq!(gap, paged(ChainVerifier::default(), 0).await);
     // A value rewritten in place: read, and the record's hash fails.
     sqlx::query(
         "UPDATE audit_segments SET body = CAST(replace(CAST(body AS TEXT), '/srv/02500', '/srv/92500') AS BLOB)

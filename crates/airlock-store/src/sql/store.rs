@@ -40,8 +40,8 @@ store_operations!(implement [impl Store for Backend] {
         self.long_reads()
     }
 
-    fn segment_reader(&self) -> StoreResult<Option<Box<dyn crate::SegmentReader>>> {
-        self.open_segment_reader()
+    fn chain_reader(&self) -> StoreResult<Option<Box<dyn crate::ChainReader>>> {
+        self.open_chain_reader()
     }
 });
 

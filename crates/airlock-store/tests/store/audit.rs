@@ -324,15 +324,17 @@ async fn append_records(store: &dyn airlock_store::Store, ws: &str, user_id: &st
         .unwrap();
 }
 
-/// A backend's own segment reader (`Store::segment_reader`) finds the segments of `ws`
-/// that follow one another from a cursor, at most as many as asked, and reads back the
-/// records `sealed` (the chain's first, all in segments), whichever reader reads them.
-fn segments_read_alone_hold_the_same_records(
-    [mut reader, mut another]: [Box<dyn airlock_store::SegmentReader>; 2],
+/// A backend's own chain reader (`Store::chain_reader`) finds the segments of `ws` that
+/// follow one another from a cursor, at most as many as asked, and reads back the records
+/// of `chain` (its first 2,000 sealed) from them, whichever reader reads them, and the
+/// rest from the rows, by seq range.
+fn chain_read_alone_holds_the_same_records(
+    [mut reader, mut another]: [Box<dyn airlock_store::ChainReader>; 2],
     ws: &str,
     other: &str,
-    sealed: &[AuditRecord],
+    chain: &[AuditRecord],
 ) {
+    let sealed = &chain[..2_000];
     let segments = reader.next_segments(ws, 0, 100).unwrap();
     let spans: Vec<(u64, u64)> = segments
         .iter()
@@ -361,6 +363,17 @@ fn segments_read_alone_hold_the_same_records(
         );
     }
     assert!(reader.next_segments(other, 0, 100).unwrap().is_empty());
+
+    let seqs = |rows: &airlock_store::AuditRows| rows.iter().map(|row| row.seq).collect::<Vec<_>>();
+    // Sealed records are not rows.
+    assert!(reader.read_rows(ws, 0, 2_000).unwrap().is_empty());
+    let rows = another.read_rows(ws, 1_990, 2_007).unwrap();
+    assert_eq!(seqs(&rows), (2_001..=2_007).collect::<Vec<u64>>());
+    same_rows(&rows, &chain[2_000..]);
+    let total = u64::try_from(chain.len()).unwrap();
+    let tail = reader.read_rows(ws, total - 2, total + 100).unwrap();
+    assert_eq!(seqs(&tail), [total - 1, total]);
+    same_rows(&tail, &chain[chain.len() - 2..]);
 }
 
 /// Every record of `ws`, paged with `audit_after`.
@@ -437,14 +450,9 @@ pub async fn sealing_moves_records_and_every_read_stays_the_same(ctx: Ctx) {
         }
     }
     assert_eq!(all_records(store, &world.other).await, other_before);
-    if let Some(reader) = store.segment_reader().unwrap() {
-        let another = store.segment_reader().unwrap().unwrap();
-        segments_read_alone_hold_the_same_records(
-            [reader, another],
-            ws,
-            &world.other,
-            &before[..2_000],
-        );
+    if let Some(reader) = store.chain_reader().unwrap() {
+        let another = store.chain_reader().unwrap().unwrap();
+        chain_read_alone_holds_the_same_records([reader, another], ws, &world.other, &before);
     }
 
     // The chain goes on from its head, which stayed in rows.

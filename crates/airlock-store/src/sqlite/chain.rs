@@ -1,5 +1,6 @@
-//! Sealed audit segments read on a blocking connection of its own
-//! ([`crate::Store::segment_reader`]), for verifying a whole chain on every core.
+//! The audit chain read on a blocking connection of its own
+//! ([`crate::Store::chain_reader`]), for verifying a whole chain on every core: its sealed
+//! segments, and the rows after them.
 //!
 //! Through sqlx a segment is copied three times before it is hashed: SQLite assembles
 //! the value from its overflow pages, sqlx duplicates it, and the page copies it into its
@@ -13,15 +14,15 @@
 
 use super::{BUSY_TIMEOUT, MAP_BYTES};
 use crate::audit_rows::{checked_segment, read_segment, SegmentBody};
-use crate::{AuditRows, SegmentReader, SegmentRef, StoreError, StoreResult};
+use crate::{AuditRows, ChainReader, SegmentRef, StoreError, StoreResult};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
-/// Bytes of segments a connection reads before it is opened again (see the module
+/// Bytes of records a connection reads before it is opened again (see the module
 /// comment).
 const REMAP_BYTES: usize = 64 * 1024 * 1024;
 
-/// A reader of one store's segments.
+/// A reader of one store's audit chains.
 pub(super) struct Reader {
     path: PathBuf,
     conn: Connection,
@@ -49,6 +50,15 @@ fn connect(path: &Path) -> StoreResult<Connection> {
 }
 
 impl Reader {
+    /// A new connection once this one has read its share (module comment).
+    fn remap_if_due(&mut self) -> StoreResult<()> {
+        if self.read >= self.remap_after {
+            self.conn = connect(&self.path)?;
+            self.read = 0;
+        }
+        Ok(())
+    }
+
     pub(super) fn open(path: &Path) -> StoreResult<Reader> {
         Ok(Reader {
             path: path.to_owned(),
@@ -72,7 +82,7 @@ impl SegmentBody for Blob<'_> {
     }
 }
 
-impl SegmentReader for Reader {
+impl ChainReader for Reader {
     fn next_segments(
         &mut self,
         workspace: &str,
@@ -118,11 +128,47 @@ impl SegmentReader for Reader {
         Ok(segments)
     }
 
-    fn read(&mut self, segment: SegmentRef) -> StoreResult<AuditRows> {
-        if self.read >= self.remap_after {
-            self.conn = connect(&self.path)?;
-            self.read = 0;
+    fn read_rows(&mut self, workspace: &str, after: u64, through: u64) -> StoreResult<AuditRows> {
+        self.remap_if_due()?;
+        let bound = |seq: u64| i64::try_from(seq).unwrap_or(i64::MAX);
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, at, actor, kind, subject, data, prev_hash, hash FROM audit
+                 WHERE workspace = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
+            )
+            .map_err(failed)?;
+        let mut rows = statement
+            .query(rusqlite::params![workspace, bound(after), bound(through)])
+            .map_err(failed)?;
+        let mut page = AuditRows::default();
+        let not_text = |column: usize| StoreError::Corrupt {
+            table: "audit",
+            detail: format!("column {column} of a row is not text"),
+        };
+        while let Some(row) = rows.next().map_err(failed)? {
+            let seq: i64 = row.get(0).map_err(failed)?;
+            let seq = u64::try_from(seq).map_err(|_| StoreError::Corrupt {
+                table: "audit",
+                detail: "seq: negative".to_owned(),
+            })?;
+            let mut columns = [""; 7];
+            for (index, column) in columns.iter_mut().enumerate() {
+                *column = row
+                    .get_ref(index + 1)
+                    .ok()
+                    .and_then(|value| value.as_str().ok())
+                    .ok_or_else(|| not_text(index + 1))?;
+            }
+            page.push(seq, columns);
+            let bytes: usize = columns.iter().map(|column| column.len()).sum();
+            self.read = self.read.saturating_add(bytes);
         }
+        Ok(page)
+    }
+
+    fn read(&mut self, segment: SegmentRef) -> StoreResult<AuditRows> {
+        self.remap_if_due()?;
         let blob = self
             .conn
             .blob_open(
@@ -221,10 +267,10 @@ mod tests {
         store.close().await.unwrap();
     }
 
-    /// A segment cut short, one holding other records than its row says, or one gone
-    /// since it was listed is an error, never records.
+    /// A segment cut short, one holding other records than its row says, one gone since
+    /// it was listed, or a row whose value is not text is an error, never records.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_damaged_or_missing_segment_is_an_error_not_records() {
+    async fn a_damaged_or_missing_part_is_an_error_not_records() {
         let dir = tempfile::tempdir().unwrap();
         let (store, path) = sealed(&dir).await;
         let mut reader = Reader::open(&path).unwrap();
@@ -260,6 +306,13 @@ mod tests {
         assert!(matches!(
             reader.read(segments[1]),
             Err(StoreError::Database(_))
+        ));
+        // A row whose value is not text is not a record either.
+        assert_eq!(reader.read_rows("ws_a", 2_000, 2_100).unwrap().len(), 100);
+        edit("UPDATE audit SET data = X'7b7d' WHERE seq = 2050").await;
+        assert!(matches!(
+            reader.read_rows("ws_a", 2_000, 2_100),
+            Err(StoreError::Corrupt { table: "audit", .. })
         ));
         store.close().await.unwrap();
     }
