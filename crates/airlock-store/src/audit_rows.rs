@@ -386,6 +386,14 @@ pub trait ChainReader: Send {
     ) -> crate::StoreResult<AuditRows>;
 }
 
+/// A record's `seq` as a database holds it (a signed integer), or why it is not one.
+pub(crate) fn stored_seq(seq: i64) -> crate::StoreResult<u64> {
+    u64::try_from(seq).map_err(|_| crate::StoreError::Corrupt {
+        table: "audit",
+        detail: "seq: negative".to_owned(),
+    })
+}
+
 /// A segment read back, `None` if it did not add up: its records must be the ones its
 /// row is found by (`first`, `last`), or it would be skipped or read out of order.
 pub(crate) fn checked_segment(

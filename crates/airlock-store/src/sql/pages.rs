@@ -23,7 +23,7 @@
 
 use super::dialect::{self, Conn, Pool};
 use super::{Backend, Row};
-use crate::audit_rows::checked_segment;
+use crate::audit_rows::{checked_segment, stored_seq};
 use crate::codec::{database, to_i64};
 use crate::{AuditRows, StoreError, StoreResult};
 use airlock_protocol::AuditRecord;
@@ -224,11 +224,7 @@ async fn rows_after(
     .map_err(database)?;
     let mut page = AuditRows::with_capacity(rows.len());
     for row in &rows {
-        let seq: i64 = row.try_get(0).map_err(database)?;
-        let seq = u64::try_from(seq).map_err(|_| StoreError::Corrupt {
-            table: "audit",
-            detail: "seq: negative".to_owned(),
-        })?;
+        let seq = stored_seq(row.try_get(0).map_err(database)?)?;
         let mut columns = [""; 7];
         for (index, column) in columns.iter_mut().enumerate() {
             *column = row.try_get(index + 1).map_err(database)?;

@@ -13,7 +13,7 @@
 //! so that the pages it touched leave the process's resident memory as it goes.
 
 use super::{BUSY_TIMEOUT, MAP_BYTES};
-use crate::audit_rows::{checked_segment, read_segment, SegmentBody};
+use crate::audit_rows::{checked_segment, read_segment, stored_seq, SegmentBody};
 use crate::{AuditRows, ChainReader, SegmentRef, StoreError, StoreResult};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -147,11 +147,7 @@ impl ChainReader for Reader {
             detail: format!("column {column} of a row is not text"),
         };
         while let Some(row) = rows.next().map_err(failed)? {
-            let seq: i64 = row.get(0).map_err(failed)?;
-            let seq = u64::try_from(seq).map_err(|_| StoreError::Corrupt {
-                table: "audit",
-                detail: "seq: negative".to_owned(),
-            })?;
+            let seq = stored_seq(row.get(0).map_err(failed)?)?;
             let mut columns = [""; 7];
             for (index, column) in columns.iter_mut().enumerate() {
                 *column = row
