@@ -504,7 +504,8 @@ impl Operation<'_> {
     }
 
     /// Ends the operation: a success joins the batch and returns once the batch is
-    /// committed; a refusal is rolled back and returned at once.
+    /// committed; a refusal is rolled back and returned once the batch it saw is
+    /// committed too (it may rest on a batch-mate's write).
     pub(super) async fn finish<T, E>(mut self, outcome: Result<T, E>) -> Result<T, E>
     where
         E: From<StoreError>,
@@ -528,20 +529,34 @@ impl Operation<'_> {
         // Even a refusal wakes the committer: the transaction it opened must not stay
         // open (holding the database's write lock) until the next write comes.
         self.shared.wake.notify_one();
-        let value = outcome?;
-        ended.map_err(database)?;
-        let Some(mut committed) = committed else {
-            return Err(StoreError::Database("no transaction is open".into()).into());
+        // What the batch did: `None` when no transaction was open, else its commit's result.
+        let batch = match committed {
+            Some(mut committed) => Some(match committed.wait_for(Option::is_some).await {
+                Ok(outcome) => outcome
+                    .clone()
+                    .unwrap_or_else(|| Err("the batch ended without a commit".to_owned())),
+                Err(_) => Err("the writer stopped before committing".to_owned()),
+            }),
+            None => None,
         };
-        let outcome = committed
-            .wait_for(Option::is_some)
-            .await
-            .map_err(|_| StoreError::Database("the writer stopped before committing".into()))?
-            .clone();
-        match outcome {
+        let value = match outcome {
+            Ok(value) => value,
+            // A refusal may rest on what a batch-mate wrote before it (an approval the
+            // sweeper expired a moment earlier is no longer pending): it is answered once
+            // that is committed and readable, and not as a refusal when the batch failed,
+            // since then what it saw was undone.
+            Err(refusal) => {
+                return match batch {
+                    Some(Err(error)) => Err(StoreError::Database(error).into()),
+                    Some(Ok(())) | None => Err(refusal),
+                }
+            }
+        };
+        ended.map_err(database)?;
+        match batch {
             Some(Ok(())) => Ok(value),
             Some(Err(error)) => Err(StoreError::Database(error).into()),
-            None => Err(StoreError::Database("the batch ended without a commit".into()).into()),
+            None => Err(StoreError::Database("no transaction is open".into()).into()),
         }
     }
 }
@@ -641,6 +656,51 @@ mod tests {
         two.await.unwrap().unwrap();
         assert!(dup.await.unwrap().is_err());
         assert_eq!(rows(&reader).await, vec![1, 2]);
+    }
+
+    /// A refusal that rests on a batch-mate's write (a key it just inserted) is answered
+    /// only once that write is committed, so that what the refusal says is readable.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_refusal_is_answered_after_the_batch_it_saw_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, reader) = writer(&dir).await;
+        let writer = Arc::new(writer);
+        let held = writer.begin().await.unwrap();
+        let spawn_insert = |x| {
+            let writer = Arc::clone(&writer);
+            tokio::spawn(async move { insert(&writer, x).await })
+        };
+        let first = spawn_insert(2);
+        writer.until_queued(1).await;
+        let mut refused = spawn_insert(2);
+        writer.until_queued(2).await;
+        // A third batch-mate keeps the batch from committing until it is told to end.
+        let (end, ended) = tokio::sync::oneshot::channel::<()>();
+        let last = {
+            let writer = Arc::clone(&writer);
+            tokio::spawn(async move {
+                let operation = writer.begin().await?;
+                ended.await.ok();
+                operation.finish(Ok::<(), StoreError>(())).await
+            })
+        };
+        writer.until_queued(3).await;
+        // `held` is answered only when the batch commits, so the checks run beside it.
+        let checks = async {
+            let early = tokio::time::timeout(Duration::from_millis(300), &mut refused).await;
+            assert!(
+                early.is_err(),
+                "refused before its batch committed: {early:?}"
+            );
+            assert!(rows(&reader).await.is_empty());
+            end.send(()).unwrap();
+        };
+        let (held, ()) = tokio::join!(held.finish(Ok::<(), StoreError>(())), checks);
+        held.unwrap();
+        assert!(refused.await.unwrap().is_err());
+        assert_eq!(rows(&reader).await, vec![2]);
+        first.await.unwrap().unwrap();
+        last.await.unwrap().unwrap();
     }
 
     /// An operation dropped midway leaves nothing behind, and the writer keeps working.
