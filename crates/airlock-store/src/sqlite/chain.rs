@@ -33,7 +33,7 @@ pub(super) struct Reader {
 }
 
 fn failed(error: rusqlite::Error) -> StoreError {
-    StoreError::Database(format!("reading audit segments: {error}"))
+    StoreError::Database(format!("reading the audit chain: {error}"))
 }
 
 /// A read-only connection to the file that maps it.
