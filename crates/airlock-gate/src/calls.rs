@@ -367,7 +367,13 @@ impl Gate {
         };
         new_call.call = call.clone();
         crate::failpoint!("call.submitted");
-        let redemption = match (redeem, &new_call.grant) {
+        // The store takes the call and its effects whole (a batch moves them, uncopied).
+        let asked = new_call.approval.is_some();
+        let granted = match redeem {
+            Some(_) => new_call.grant.clone(),
+            None => None,
+        };
+        let redemption = match (redeem, granted) {
             (Some(redeem), Some(grant)) => {
                 let request = RedeemRequest {
                     at: now,
@@ -377,27 +383,27 @@ impl Gate {
                 self.store()
                     .record_call_redeemed(
                         workspace,
-                        &new_call,
+                        new_call,
                         &request,
                         redeem.hold.as_deref(),
-                        &effects,
+                        effects,
                     )
                     .await?;
                 crate::failpoint!("grant.redeemed");
                 Some(Redemption {
-                    grant: grant.clone(),
+                    grant,
                     replayed: false,
                     arguments: None,
                 })
             }
             _ => {
                 self.store()
-                    .record_call(workspace, &new_call, &effects)
+                    .record_call(workspace, new_call, effects)
                     .await?;
                 None
             }
         };
-        if new_call.approval.is_some() {
+        if asked {
             crate::failpoint!("approval.created");
             self.inner.sweeper_wake.notify_one();
         }

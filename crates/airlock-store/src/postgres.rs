@@ -41,7 +41,7 @@ mod listen;
 
 use crate::codec::database;
 use crate::{Change, StoreError, StoreResult};
-use sql::calls::CallWrite;
+use sql::calls::Batched;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, Executor, PgConnection, PgPool};
 use std::str::FromStr;
@@ -227,8 +227,8 @@ impl PostgresStore {
     }
 
     /// Records a call that needs no approval in this node's next batch.
-    async fn record_batched(&self, write: CallWrite<'_>) -> StoreResult<()> {
-        self.batcher.record_call(write).await
+    async fn record_batched(&self, batched: Batched) -> StoreResult<()> {
+        self.batcher.record_call(batched).await
     }
 
     /// A pooled connection for one of the hot path's reads (SQLite lends its own, see

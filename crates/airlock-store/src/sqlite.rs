@@ -28,7 +28,7 @@ mod writer;
 
 use crate::codec::database;
 use crate::{Change, StoreError, StoreResult};
-use sql::calls::CallWrite;
+use sql::calls::Batched;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 use std::path::Path;
@@ -217,8 +217,8 @@ impl SqliteStore {
     }
 
     /// Records a call that needs no approval in the writer's next batch.
-    async fn record_batched(&self, write: CallWrite<'_>) -> StoreResult<()> {
-        self.writer.record_call(write).await
+    async fn record_batched(&self, batched: Batched) -> StoreResult<()> {
+        self.writer.record_call(batched).await
     }
 
     /// One process serves the file: there is no other node to hear from.

@@ -140,8 +140,8 @@ macro_rules! store_operations {
         async fn record_call(
             &self,
             workspace: &str,
-            call: &NewCall,
-            effects: &Effects,
+            call: NewCall,
+            effects: Effects,
         ) -> StoreResult<()>
             = backend record_call(workspace, call, effects);
 
@@ -157,10 +157,10 @@ macro_rules! store_operations {
         async fn record_call_redeemed(
             &self,
             workspace: &str,
-            call: &NewCall,
+            call: NewCall,
             request: &RedeemRequest<'_>,
             hold: Option<&str>,
-            effects: &Effects,
+            effects: Effects,
         ) -> StoreResult<()>
             = backend record_call_redeemed(workspace, call, request, hold, effects);
 

@@ -17,7 +17,7 @@
 //! a connection that died meanwhile is noticed without ever acknowledging a call that was
 //! not committed.
 
-use super::sql::calls::{fail_each, record_calls, CallWrite, QueuedCall};
+use super::sql::calls::{fail_each, record_calls, Batched, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
 use sqlx::postgres::PgConnectOptions;
@@ -93,8 +93,8 @@ impl Batcher {
 
     /// Records a call that needs no approval (the caller checks) with the calls queued
     /// beside it, and returns once it is committed.
-    pub(super) async fn record_call(&self, write: CallWrite<'_>) -> StoreResult<()> {
-        QueuedCall::wait(&self.shared.queue, &self.shared.wake, write).await
+    pub(super) async fn record_call(&self, batched: Batched) -> StoreResult<()> {
+        QueuedCall::wait(&self.shared.queue, &self.shared.wake, batched).await
     }
 }
 

@@ -31,7 +31,7 @@ pub(crate) const APPROVAL_COLUMNS: &str = "id, call_id, agent_id, session_id, st
 /// Rows per multi-row `INSERT`: far below either database's limit on bound values.
 const ROWS_PER_STATEMENT: usize = 256;
 
-/// One call for [`record_calls`]: what [`crate::Store::record_call`] takes.
+/// One call for [`record_calls`], borrowed from a [`Batched`] call or from the caller.
 pub(crate) struct CallWrite<'a> {
     pub workspace: &'a str,
     pub call: &'a NewCall,
@@ -59,6 +59,15 @@ pub(crate) fn fail_each(count: usize, error: &StoreError) -> Vec<StoreResult<()>
         .collect()
 }
 
+/// A call handed to SQLite's committer or PostgreSQL's batcher: its data moves there
+/// whole, since the caller only waits for the outcome.
+pub(crate) struct Batched {
+    pub workspace: String,
+    pub call: NewCall,
+    pub effects: Effects,
+    pub redeemed: Option<Redeemed>,
+}
+
 /// A call waiting for SQLite's committer or PostgreSQL's batcher, with where its outcome
 /// goes.
 pub(crate) struct QueuedCall {
@@ -70,19 +79,25 @@ pub(crate) struct QueuedCall {
 }
 
 impl QueuedCall {
-    /// Queues `write` on `queue`, wakes the committer, and waits for the outcome of the
+    /// Queues `batched` on `queue`, wakes the committer, and waits for the outcome of the
     /// transaction it was recorded in.
     pub(crate) async fn wait(
         queue: &std::sync::Mutex<Vec<QueuedCall>>,
         wake: &tokio::sync::Notify,
-        write: CallWrite<'_>,
+        batched: Batched,
     ) -> StoreResult<()> {
         let (reply, outcome) = tokio::sync::oneshot::channel();
+        let Batched {
+            workspace,
+            call,
+            effects,
+            redeemed,
+        } = batched;
         let queued = QueuedCall {
-            workspace: write.workspace.to_owned(),
-            call: write.call.clone(),
-            effects: write.effects.clone(),
-            redeemed: write.redeemed.cloned(),
+            workspace,
+            call,
+            effects,
+            redeemed,
             reply,
         };
         queue

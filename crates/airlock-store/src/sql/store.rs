@@ -46,25 +46,25 @@ store_operations!(implement [impl Store for Backend] {
 });
 
 /// [`Store::record_call`]: a call with nothing to check against the policy in force (no
-/// approval) is batched with the calls recorded beside it; one with an approval is its
-/// own transaction.
+/// approval) is batched with the calls recorded beside it (its data moves to the batch,
+/// uncopied); one with an approval is its own transaction.
 async fn record_call(
     store: &Backend,
     workspace: &str,
-    call: &NewCall,
-    effects: &Effects,
+    call: NewCall,
+    effects: Effects,
 ) -> StoreResult<()> {
     if call.approval.is_none() {
-        let write = calls::CallWrite {
-            workspace,
+        let batched = calls::Batched {
+            workspace: workspace.to_owned(),
             call,
             effects,
             redeemed: None,
         };
-        return store.record_batched(write).await;
+        return store.record_batched(batched).await;
     }
     write_transaction!(store, |conn| calls::record_call(
-        conn, workspace, call, effects
+        conn, workspace, &call, &effects
     ))
 }
 
@@ -73,10 +73,10 @@ async fn record_call(
 async fn record_call_redeemed(
     store: &Backend,
     workspace: &str,
-    call: &NewCall,
+    call: NewCall,
     request: &RedeemRequest<'_>,
     hold: Option<&str>,
-    effects: &Effects,
+    effects: Effects,
 ) -> StoreResult<()> {
     if call.approval.is_some() || call.grant.is_none() {
         return Err(StoreError::Conflict(
@@ -90,11 +90,11 @@ async fn record_call_redeemed(
         hold: hold.map(str::to_owned),
     };
     store
-        .record_batched(calls::CallWrite {
-            workspace,
+        .record_batched(calls::Batched {
+            workspace: workspace.to_owned(),
             call,
             effects,
-            redeemed: Some(&redeemed),
+            redeemed: Some(redeemed),
         })
         .await
 }

@@ -134,7 +134,7 @@ async fn store_with_call_0(dir: &tempfile::TempDir) -> std::sync::Arc<SqliteStor
     );
     workspace_with_agent(store.as_ref()).await;
     store
-        .record_call("ws_a", &allowed_call("0"), &allowed_effects("0"))
+        .record_call("ws_a", allowed_call("0"), allowed_effects("0"))
         .await
         .unwrap();
     store
@@ -161,7 +161,7 @@ async fn a_bad_call_in_a_batch_fails_alone() {
         let store = std::sync::Arc::clone(&store);
         tasks.push(tokio::spawn(async move {
             store
-                .record_call("ws_a", &allowed_call(&id), &allowed_effects(&id))
+                .record_call("ws_a", allowed_call(&id), allowed_effects(&id))
                 .await
         }));
     }
@@ -197,7 +197,7 @@ async fn a_call_whose_grant_fails_in_a_batch_leaves_no_row() {
         let store = std::sync::Arc::clone(&store);
         tasks.push(tokio::spawn(async move {
             store
-                .record_call("ws_a", &call, &allowed_effects(&n.to_string()))
+                .record_call("ws_a", call.clone(), allowed_effects(&n.to_string()))
                 .await
         }));
     }
@@ -246,7 +246,7 @@ async fn a_batch_whose_commit_fails_acknowledges_nothing() {
         tasks.push(tokio::spawn(async move {
             let id = n.to_string();
             store
-                .record_call("ws_a", &allowed_call(&id), &allowed_effects(&id))
+                .record_call("ws_a", allowed_call(&id), allowed_effects(&id))
                 .await
         }));
     }
@@ -268,7 +268,7 @@ async fn a_batch_whose_commit_fails_acknowledges_nothing() {
     }
 
     store
-        .record_call("ws_a", &allowed_call("4"), &allowed_effects("4"))
+        .record_call("ws_a", allowed_call("4"), allowed_effects("4"))
         .await
         .unwrap();
     let records = store.audit_after("ws_a", 0, 100).await.unwrap();
@@ -312,7 +312,7 @@ async fn an_idle_writer_commits_a_call_at_once_on_the_head_it_kept() {
         async move {
             let id = n.to_string();
             store
-                .record_call("ws_a", &allowed_call(&id), &allowed_effects(&id))
+                .record_call("ws_a", allowed_call(&id), allowed_effects(&id))
                 .await
         }
     };

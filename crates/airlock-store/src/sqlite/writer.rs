@@ -45,7 +45,7 @@
 //! that is already there, the primary key `(workspace, seq)` refuses it, and the batch is
 //! rolled back, forgets the heads, and runs the general way.
 
-use super::sql::calls::{commit_calls, fail_each, record_calls, CallWrite, QueuedCall};
+use super::sql::calls::{commit_calls, fail_each, record_calls, Batched, CallWrite, QueuedCall};
 use crate::codec::database;
 use crate::{StoreError, StoreResult};
 use sqlx::{Executor, SqliteConnection};
@@ -366,8 +366,8 @@ impl Writer {
 
     /// Records a call that needs no approval (the caller checks) with the calls queued
     /// beside it, and returns once it is committed.
-    pub(super) async fn record_call(&self, write: CallWrite<'_>) -> StoreResult<()> {
-        QueuedCall::wait(&self.shared.queue, &self.shared.wake, write).await
+    pub(super) async fn record_call(&self, batched: Batched) -> StoreResult<()> {
+        QueuedCall::wait(&self.shared.queue, &self.shared.wake, batched).await
     }
 
     /// Commits what is pending and closes the connection.

@@ -73,8 +73,8 @@ pub async fn audit_chain_is_continuous_and_recomputes(ctx: Ctx) {
     store
         .record_call(
             ws,
-            &allowed.allowed(),
-            &effects("call.allowed", "call_allowed", t(2)),
+            allowed.allowed(),
+            effects("call.allowed", "call_allowed", t(2)),
         )
         .await
         .unwrap();
@@ -82,8 +82,8 @@ pub async fn audit_chain_is_continuous_and_recomputes(ctx: Ctx) {
     store
         .record_call(
             ws,
-            &asked.asked(),
-            &effects("approval.requested", "apr_asked", t(3)),
+            asked.asked(),
+            effects("approval.requested", "apr_asked", t(3)),
         )
         .await
         .unwrap();

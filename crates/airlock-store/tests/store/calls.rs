@@ -13,8 +13,8 @@ pub async fn allowed_call_is_recorded_with_its_grant(ctx: Ctx) {
     store
         .record_call(
             &world.ws,
-            &new_call,
-            &effects("call.allowed", "call_ok", t(0)),
+            new_call.clone(),
+            effects("call.allowed", "call_ok", t(0)),
         )
         .await
         .unwrap();
@@ -44,8 +44,8 @@ pub async fn denied_call_is_recorded_without_grant(ctx: Ctx) {
     store
         .record_call(
             &world.ws,
-            &new_call,
-            &effects("call.denied", "call_no", t(0)),
+            new_call.clone(),
+            effects("call.denied", "call_no", t(0)),
         )
         .await
         .unwrap();
@@ -75,8 +75,8 @@ pub async fn pending_call_is_recorded_with_its_approval(ctx: Ctx) {
     store
         .record_call(
             &world.ws,
-            &new_call,
-            &effects("approval.requested", "apr_ask", t(0)),
+            new_call.clone(),
+            effects("approval.requested", "apr_ask", t(0)),
         )
         .await
         .unwrap();
@@ -115,8 +115,8 @@ pub async fn pending_call_is_recorded_with_its_approval(ctx: Ctx) {
     assert!(store
         .record_call(
             &world.ws,
-            &new_call,
-            &effects("approval.requested", "apr_ask", t(1))
+            new_call.clone(),
+            effects("approval.requested", "apr_ask", t(1))
         )
         .await
         .is_err());
@@ -143,7 +143,7 @@ pub async fn list_approvals_filters_and_orders_newest_first(ctx: Ctx) {
             spec.session = None;
         }
         store
-            .record_call(ws, &spec.asked(), &Effects::none())
+            .record_call(ws, spec.asked(), Effects::none())
             .await
             .unwrap();
         specs.push(spec);
@@ -218,8 +218,8 @@ pub async fn pending_call_under_a_replaced_policy_is_refused_whole(ctx: Ctx) {
     let refused = store
         .record_call(
             &world.ws,
-            &new_call,
-            &effects("approval.requested", "apr_stale", t(0)),
+            new_call.clone(),
+            effects("approval.requested", "apr_stale", t(0)),
         )
         .await;
     assert!(
@@ -229,7 +229,7 @@ pub async fn pending_call_under_a_replaced_policy_is_refused_whole(ctx: Ctx) {
     assert_eq!(ctx.row_counts().await, before);
     // Allowed and denied calls carry no approval to strand, and are recorded.
     store
-        .record_call(&world.ws, &spec.allowed(), &Effects::none())
+        .record_call(&world.ws, spec.allowed(), Effects::none())
         .await
         .unwrap();
 }

@@ -14,8 +14,8 @@ pub async fn fifty_concurrent_decisions_have_one_winner(ctx: Ctx) {
     ctx.store
         .record_call(
             &world.ws,
-            &spec.asked(),
-            &effects("approval.requested", "apr_race", t(0)),
+            spec.asked(),
+            effects("approval.requested", "apr_race", t(0)),
         )
         .await
         .unwrap();
@@ -95,8 +95,8 @@ pub async fn twenty_concurrent_redeems_have_one_winner(ctx: Ctx) {
     ctx.store
         .record_call(
             &world.ws,
-            &spec.allowed(),
-            &effects("call.allowed", "call_once", t(0)),
+            spec.allowed(),
+            effects("call.allowed", "call_once", t(0)),
         )
         .await
         .unwrap();
@@ -146,8 +146,8 @@ pub async fn concurrent_calls_are_all_recorded_and_chained(ctx: Ctx) {
     ctx.store
         .record_call(
             &world.ws,
-            &world.spec("taken").allowed(),
-            &effects("call.allowed", "call_taken", t(0)),
+            world.spec("taken").allowed(),
+            effects("call.allowed", "call_taken", t(0)),
         )
         .await
         .unwrap();
@@ -174,7 +174,7 @@ pub async fn concurrent_calls_are_all_recorded_and_chained(ctx: Ctx) {
         let fx = effects("call.allowed", &spec.call_id(), t(1));
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
-            store.record_call(&ws, &spec.allowed(), &fx).await
+            store.record_call(&ws, spec.allowed(), fx.clone()).await
         }));
     }
     let mut failed = Vec::new();

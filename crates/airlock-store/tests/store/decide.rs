@@ -12,8 +12,8 @@ async fn ask(ctx: &Ctx, world: &World, spec: &Spec) {
     ctx.store
         .record_call(
             &world.ws,
-            &spec.asked(),
-            &effects("approval.requested", &spec.approval_id(), spec.created_at),
+            spec.asked(),
+            effects("approval.requested", &spec.approval_id(), spec.created_at),
         )
         .await
         .unwrap();

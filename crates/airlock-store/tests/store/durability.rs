@@ -12,8 +12,8 @@ pub async fn pending_approval_survives_a_restart(ctx: Ctx) {
     ctx.store
         .record_call(
             &world.ws,
-            &new_call,
-            &effects("approval.requested", "apr_kept", t(1)),
+            new_call.clone(),
+            effects("approval.requested", "apr_kept", t(1)),
         )
         .await
         .unwrap();
@@ -79,7 +79,7 @@ pub async fn spent_grant_stays_spent_after_a_restart(ctx: Ctx) {
     let world = world(ctx.store.as_ref()).await;
     let spec = world.spec("once");
     ctx.store
-        .record_call(&world.ws, &spec.allowed(), &Effects::none())
+        .record_call(&world.ws, spec.allowed(), Effects::none())
         .await
         .unwrap();
     ctx.store

@@ -31,7 +31,7 @@ pub async fn expire_due_moves_only_due_approvals(ctx: Ctx) {
     ];
     for spec in &specs {
         store
-            .record_call(&world.ws, &spec.asked(), &Effects::none())
+            .record_call(&world.ws, spec.asked(), Effects::none())
             .await
             .unwrap();
     }
@@ -117,8 +117,8 @@ pub async fn expire_due_honours_the_limit_across_workspaces(ctx: Ctx) {
         store
             .record_call(
                 &world.ws,
-                &due_at(&world, id, deadline).asked(),
-                &Effects::none(),
+                due_at(&world, id, deadline).asked(),
+                Effects::none(),
             )
             .await
             .unwrap();
@@ -127,7 +127,7 @@ pub async fn expire_due_honours_the_limit_across_workspaces(ctx: Ctx) {
     elsewhere.agent = world.other_agent.clone();
     elsewhere.session = None;
     store
-        .record_call(&world.other, &elsewhere.asked(), &Effects::none())
+        .record_call(&world.other, elsewhere.asked(), Effects::none())
         .await
         .unwrap();
 
@@ -162,7 +162,7 @@ pub async fn next_deadline_is_the_earliest_pending_one(ctx: Ctx) {
     ];
     for spec in &specs {
         store
-            .record_call(&world.ws, &spec.asked(), &Effects::none())
+            .record_call(&world.ws, spec.asked(), Effects::none())
             .await
             .unwrap();
     }

@@ -9,7 +9,7 @@ pub async fn a_grant_is_redeemed_once(ctx: Ctx) {
     let world = world(store).await;
     let allowed = world.spec("allowed");
     store
-        .record_call(&world.ws, &allowed.allowed(), &Effects::none())
+        .record_call(&world.ws, allowed.allowed(), Effects::none())
         .await
         .unwrap();
 
@@ -48,7 +48,7 @@ pub async fn a_grant_is_redeemed_once(ctx: Ctx) {
     // An approved call's grant works the same way.
     let asked = world.spec("asked");
     store
-        .record_call(&world.ws, &asked.asked(), &Effects::none())
+        .record_call(&world.ws, asked.asked(), Effects::none())
         .await
         .unwrap();
     store
@@ -79,15 +79,15 @@ pub async fn redeem_refusals_say_why(ctx: Ctx) {
     let pending = world.spec("pending");
     let allowed = world.spec("allowed");
     store
-        .record_call(&world.ws, &denied.denied(), &Effects::none())
+        .record_call(&world.ws, denied.denied(), Effects::none())
         .await
         .unwrap();
     store
-        .record_call(&world.ws, &pending.asked(), &Effects::none())
+        .record_call(&world.ws, pending.asked(), Effects::none())
         .await
         .unwrap();
     store
-        .record_call(&world.ws, &allowed.allowed(), &Effects::none())
+        .record_call(&world.ws, allowed.allowed(), Effects::none())
         .await
         .unwrap();
     let before = ctx.row_counts().await;
@@ -129,7 +129,7 @@ pub async fn a_held_call_is_released_once(ctx: Ctx) {
     let world = world(store).await;
     let asked = world.spec("asked");
     store
-        .record_call(&world.ws, &asked.asked(), &Effects::none())
+        .record_call(&world.ws, asked.asked(), Effects::none())
         .await
         .unwrap();
     assert!(store
@@ -212,10 +212,10 @@ pub async fn an_allowed_call_is_redeemed_in_the_commit_that_records_it(ctx: Ctx)
     store
         .record_call_redeemed(
             &world.ws,
-            &allowed.allowed(),
+            allowed.allowed(),
             &request,
             Some("esc_1"),
-            &both,
+            both.clone(),
         )
         .await
         .unwrap();
@@ -288,7 +288,7 @@ pub async fn an_allowed_call_is_redeemed_in_the_commit_that_records_it(ctx: Ctx)
     // Only an allowed call has a grant to consume.
     let asked = world.spec("asked");
     let refused = store
-        .record_call_redeemed(&world.ws, &asked.asked(), &request, None, &both)
+        .record_call_redeemed(&world.ws, asked.asked(), &request, None, both.clone())
         .await;
     assert!(refused.is_err(), "{refused:?}");
     assert_eq!(ctx.row_counts().await, before);

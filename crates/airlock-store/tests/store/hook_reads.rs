@@ -91,7 +91,7 @@ pub async fn hook_reads_answer_as_the_separate_reads(ctx: Ctx) {
     // A call redeemed under the hook's key, then left without an outcome until it turned
     // ambiguous: its twin.
     store
-        .record_call(&world.ws, &lost.allowed(), &Effects::none())
+        .record_call(&world.ws, lost.allowed(), Effects::none())
         .await
         .unwrap();
     let request = RedeemRequest {
@@ -125,7 +125,7 @@ pub async fn hook_reads_answer_as_the_separate_reads(ctx: Ctx) {
         let mut spec = world.spec(id);
         spec.created_at = t(at);
         store
-            .record_call(&world.ws, &spec.asked(), &Effects::none())
+            .record_call(&world.ws, spec.asked(), Effects::none())
             .await
             .unwrap();
         store

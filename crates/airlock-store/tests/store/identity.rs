@@ -332,8 +332,8 @@ pub async fn another_workspace_sees_nothing(ctx: Ctx) {
     store
         .record_call(
             ws,
-            &asked.asked(),
-            &effects("approval.requested", "apr_asked", t(1)),
+            asked.asked(),
+            effects("approval.requested", "apr_asked", t(1)),
         )
         .await
         .unwrap();
@@ -341,8 +341,8 @@ pub async fn another_workspace_sees_nothing(ctx: Ctx) {
     store
         .record_call(
             ws,
-            &allowed.allowed(),
-            &effects("call.allowed", "call_allowed", t(1)),
+            allowed.allowed(),
+            effects("call.allowed", "call_allowed", t(1)),
         )
         .await
         .unwrap();

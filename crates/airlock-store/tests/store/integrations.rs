@@ -36,11 +36,7 @@ pub async fn slack_messages_are_closed_once_after_their_approval_ended(ctx: Ctx)
     let world = world(store).await;
     let spec = world.spec("one");
     store
-        .record_call(
-            &world.ws,
-            &spec.asked(),
-            &effects("call.asked", "one", t(1)),
-        )
+        .record_call(&world.ws, spec.asked(), effects("call.asked", "one", t(1)))
         .await
         .unwrap();
     let id = spec.approval_id();
@@ -132,8 +128,8 @@ pub async fn an_approvals_trace_context_is_kept_once(ctx: Ctx) {
     store
         .record_call(
             &world.ws,
-            &spec.asked(),
-            &effects("call.asked", "traced", t(1)),
+            spec.asked(),
+            effects("call.asked", "traced", t(1)),
         )
         .await
         .unwrap();

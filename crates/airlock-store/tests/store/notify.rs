@@ -31,7 +31,7 @@ async fn record_asked(store: &dyn Store, world: &World, id: &str, at: i64) -> Ap
     spec.deadline = t(at + 3600);
     let asked = spec.asked();
     store
-        .record_call(&world.ws, &asked, &effects("call.asked", id, t(at)))
+        .record_call(&world.ws, asked.clone(), effects("call.asked", id, t(at)))
         .await
         .unwrap();
     asked.approval.unwrap()

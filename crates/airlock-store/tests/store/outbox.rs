@@ -16,7 +16,7 @@ async fn run_with_allowed_calls(store: &dyn Store, world: &World, ids: &[&str]) 
     let specs: Vec<Spec> = ids.iter().map(|id| world.spec(id)).collect();
     for spec in &specs {
         store
-            .record_call(&world.ws, &spec.allowed(), &Effects::none())
+            .record_call(&world.ws, spec.allowed(), Effects::none())
             .await
             .unwrap();
     }
@@ -131,7 +131,7 @@ pub async fn redeem_for_run_refusals_write_nothing(ctx: Ctx) {
     let world = world(store).await;
     run_with_allowed_calls(store, &world, &["mail"]).await;
     store
-        .record_call(&world.ws, &world.spec("denied").denied(), &Effects::none())
+        .record_call(&world.ws, world.spec("denied").denied(), Effects::none())
         .await
         .unwrap();
     let item = outbox_item("obx_1", "call_mail", Some("run_1"), 20);
@@ -251,7 +251,7 @@ pub async fn outbox_lists_newest_first_and_delivers_what_is_due(ctx: Ctx) {
     other.agent = world.other_agent.clone();
     other.session = Some("ses_other".into());
     store
-        .record_call(&world.other, &other.allowed(), &Effects::none())
+        .record_call(&world.other, other.allowed(), Effects::none())
         .await
         .unwrap();
     store

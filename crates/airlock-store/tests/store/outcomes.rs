@@ -21,7 +21,7 @@ fn keyed(at: i64, key: Option<&str>) -> RedeemRequest<'_> {
 
 async fn allowed(store: &dyn Store, world: &World, id: &str) {
     store
-        .record_call(&world.ws, &world.spec(id).allowed(), &Effects::none())
+        .record_call(&world.ws, world.spec(id).allowed(), Effects::none())
         .await
         .unwrap();
 }

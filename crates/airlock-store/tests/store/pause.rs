@@ -284,7 +284,7 @@ async fn four_asked_calls(
         spec.session = Some(session.to_owned());
         spec.created_at = t(at);
         store
-            .record_call(&world.ws, &spec.asked(), &airlock_store::Effects::none())
+            .record_call(&world.ws, spec.asked(), airlock_store::Effects::none())
             .await
             .unwrap();
         specs.push(spec);

@@ -85,12 +85,12 @@ pub async fn put_policy_cancels_stale_pending_approvals(ctx: Ctx) {
     elsewhere.session = None;
     for spec in [&old, &decided] {
         store
-            .record_call(ws, &spec.asked(), &Effects::none())
+            .record_call(ws, spec.asked(), Effects::none())
             .await
             .unwrap();
     }
     store
-        .record_call(&world.other, &elsewhere.asked(), &Effects::none())
+        .record_call(&world.other, elsewhere.asked(), Effects::none())
         .await
         .unwrap();
     store
@@ -136,7 +136,7 @@ pub async fn put_policy_cancels_stale_pending_approvals(ctx: Ctx) {
 
     // An approval made under the new policy after the change stays pending.
     store
-        .record_call(ws, &fresh.asked(), &Effects::none())
+        .record_call(ws, fresh.asked(), Effects::none())
         .await
         .unwrap();
     let status = |id: String, ws: &'static str| async move {

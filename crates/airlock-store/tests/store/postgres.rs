@@ -147,7 +147,7 @@ async fn wait_for(
 async fn a_hundred_decisions_on_two_nodes_have_one_winner() {
     let (database, a, b, world) = two_nodes().await;
     let spec = world.spec("race");
-    a.record_call(&world.ws, &spec.asked(), &Effects::none())
+    a.record_call(&world.ws, spec.asked(), Effects::none())
         .await
         .unwrap();
 
@@ -257,7 +257,7 @@ async fn appends_from_two_nodes_form_one_chain() {
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
             let fx = effects("call.allowed", &spec.call_id(), t(1));
-            node.record_call(&ws, &spec.allowed(), &fx).await
+            node.record_call(&ws, spec.allowed(), fx.clone()).await
         }));
     }
     for task in tasks {
@@ -279,8 +279,8 @@ async fn a_decision_on_one_node_reaches_the_other_within_a_second() {
     let spec = world.spec("far");
     a.record_call(
         &world.ws,
-        &spec.asked(),
-        &call_effects("approval.requested", "apr_far", "call_far", t(1)),
+        spec.asked(),
+        call_effects("approval.requested", "apr_far", "call_far", t(1)),
     )
     .await
     .unwrap();
@@ -328,7 +328,7 @@ async fn sweepers_on_two_nodes_never_expire_twice() {
         };
         spec.agent.clone_from(agent);
         spec.session = None;
-        a.record_call(ws, &spec.asked(), &Effects::none())
+        a.record_call(ws, spec.asked(), Effects::none())
             .await
             .unwrap();
     }
@@ -451,8 +451,8 @@ async fn lost_connections_are_replaced_and_listeners_resync() {
     let spec = world.spec("after");
     a.record_call(
         &world.ws,
-        &spec.asked(),
-        &call_effects("approval.requested", "apr_after", "call_after", t(1)),
+        spec.asked(),
+        call_effects("approval.requested", "apr_after", "call_after", t(1)),
     )
     .await
     .unwrap();
@@ -472,8 +472,8 @@ async fn a_batch_whose_connection_died_is_recorded_on_a_fresh_one() {
     let first = world.spec("first");
     a.record_call(
         &world.ws,
-        &first.allowed(),
-        &call_effects("call.allowed", "call_first", "call_first", t(1)),
+        first.allowed(),
+        call_effects("call.allowed", "call_first", "call_first", t(1)),
     )
     .await
     .unwrap();
@@ -482,8 +482,8 @@ async fn a_batch_whose_connection_died_is_recorded_on_a_fresh_one() {
     let second = world.spec("second");
     a.record_call(
         &world.ws,
-        &second.allowed(),
-        &call_effects("call.allowed", "call_second", "call_second", t(2)),
+        second.allowed(),
+        call_effects("call.allowed", "call_second", "call_second", t(2)),
     )
     .await
     .unwrap();
@@ -509,8 +509,8 @@ async fn a_bad_call_in_a_batch_fails_alone_on_postgres() {
     let taken = world.spec("taken");
     a.record_call(
         &world.ws,
-        &taken.allowed(),
-        &call_effects("call.allowed", "call_taken", "call_taken", t(1)),
+        taken.allowed(),
+        call_effects("call.allowed", "call_taken", "call_taken", t(1)),
     )
     .await
     .unwrap();
@@ -531,7 +531,7 @@ async fn a_bad_call_in_a_batch_fails_alone_on_postgres() {
         tasks.push(tokio::spawn(async move {
             barrier.wait().await;
             let fx = effects("call.allowed", &spec.call_id(), t(2));
-            node.record_call(&ws, &spec.allowed(), &fx).await
+            node.record_call(&ws, spec.allowed(), fx.clone()).await
         }));
     }
     let mut failed = Vec::new();
@@ -554,8 +554,8 @@ async fn a_closed_node_leaves_no_connection_behind() {
     let spec = world.spec("closing");
     node.record_call(
         &world.ws,
-        &spec.allowed(),
-        &call_effects("call.allowed", "call_closing", "call_closing", t(1)),
+        spec.allowed(),
+        call_effects("call.allowed", "call_closing", "call_closing", t(1)),
     )
     .await
     .unwrap();
@@ -614,9 +614,13 @@ async fn announcements_name_a_call_only_when_the_data_has_one_as_text() {
             data: data.clone(),
         });
     }
-    a.record_call(&world.ws, &world.spec("announced").allowed(), &effects)
-        .await
-        .unwrap();
+    a.record_call(
+        &world.ws,
+        world.spec("announced").allowed(),
+        effects.clone(),
+    )
+    .await
+    .unwrap();
     let mut heard = Vec::new();
     while heard.len() < datas.len() {
         let change = wait_for(&mut changes, Duration::from_secs(5), |change| {
@@ -666,8 +670,8 @@ async fn a_batch_kept_from_its_lock_fails_within_the_statement_timeout() {
         Duration::from_secs(10),
         node.record_call(
             &world.ws,
-            &world.spec("held").allowed(),
-            &call_effects("call.allowed", "call_held", "call_held", t(1)),
+            world.spec("held").allowed(),
+            call_effects("call.allowed", "call_held", "call_held", t(1)),
         ),
     )
     .await
@@ -686,8 +690,8 @@ async fn a_batch_kept_from_its_lock_fails_within_the_statement_timeout() {
         .is_none());
     node.record_call(
         &world.ws,
-        &world.spec("after").allowed(),
-        &call_effects("call.allowed", "call_after", "call_after", t(2)),
+        world.spec("after").allowed(),
+        call_effects("call.allowed", "call_after", "call_after", t(2)),
     )
     .await
     .unwrap();

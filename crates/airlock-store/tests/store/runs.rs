@@ -346,7 +346,7 @@ pub async fn steps_are_upserted_by_index(ctx: Ctx) {
     let world = world(store).await;
     let asked = world.spec("mail");
     store
-        .record_call(&world.ws, &asked.asked(), &Effects::none())
+        .record_call(&world.ws, asked.asked(), Effects::none())
         .await
         .unwrap();
     start_run_held(store, &world, "run_1", &world.session, 10, "node_a").await;
@@ -408,7 +408,7 @@ pub async fn cancel_run_ends_a_live_run_whoever_holds_it(ctx: Ctx) {
     let (waiting, decided) = (world.spec("waiting"), world.spec("decided"));
     for spec in [&waiting, &decided] {
         store
-            .record_call(&world.ws, &spec.asked(), &Effects::none())
+            .record_call(&world.ws, spec.asked(), Effects::none())
             .await
             .unwrap();
     }

@@ -211,7 +211,7 @@ pub async fn stalled_runs_are_the_ones_that_should_move(ctx: Ctx) {
         let mut spec = world.spec(spec);
         spec.deadline = t(100);
         store
-            .record_call(&world.ws, &spec.asked(), &Effects::none())
+            .record_call(&world.ws, spec.asked(), Effects::none())
             .await
             .unwrap();
     }
@@ -354,7 +354,7 @@ pub async fn a_run_survives_a_restart(ctx: Ctx) {
     let store = ctx.store.as_ref();
     let asked = world.spec("mail");
     store
-        .record_call(&world.ws, &asked.asked(), &Effects::none())
+        .record_call(&world.ws, asked.asked(), Effects::none())
         .await
         .unwrap();
     store

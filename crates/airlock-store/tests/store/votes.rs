@@ -18,8 +18,8 @@ async fn ask(ctx: &Ctx, world: &World, spec: &Spec, required: u32) {
     ctx.store
         .record_call(
             &world.ws,
-            &asked,
-            &effects("approval.requested", &spec.approval_id(), spec.created_at),
+            asked.clone(),
+            effects("approval.requested", &spec.approval_id(), spec.created_at),
         )
         .await
         .unwrap();
