@@ -4,7 +4,9 @@
 # (gate-policy.toml) and one agent; then, PAIRS times, each server in turn gets
 # `wrk -t2 -c64 -d10s` of auto-allowed `POST /v1/calls` (the audit append included) and
 # prints requests/s, p50/p90/p99 (ms), the server's CPU per request (µs, from
-# /proc/PID/stat) and the load average. SERVE_PG runs them on PostgreSQL (see serve.sh).
+# /proc/PID/stat) and the load average. Each round starts once no server has used CPU for
+# a second, so a server sealing its audit records after its own round (at the lull) does not
+# compete with the next one. SERVE_PG runs them on PostgreSQL (see serve.sh).
 set -e
 pairs=$1; shift
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,8 +31,20 @@ LUA
   ports+=($port); luas+=("$d/post.lua"); i=$((i + 1))
 done
 trap 'kill "${pids[@]}" 2>/dev/null' EXIT
+# CPU ticks (user + system) all the servers have used so far.
+ticks() { for pid in "${pids[@]}"; do cat "/proc/$pid/stat"; done | awk '{t += $14 + $15} END {print t}'; }
+# Waits (at most 30 s) until no server has used CPU for a second: a server that has just
+# been loaded seals its new audit records at the lull that follows (airlock-gate seal.rs),
+# and that work must not land in the next server's round.
+quiet() {
+  for _ in $(seq 30); do
+    before=$(ticks); sleep 1
+    [ "$(ticks)" = "$before" ] && return
+  done
+}
 for p in $(seq "$pairs"); do
   for j in "${!ports[@]}"; do
+    quiet
     cpu0=$(awk '{print $14 + $15}' "/proc/${pids[$j]}/stat")
     out=$(wrk -t2 -c64 -d10s -s "${luas[$j]}" "http://127.0.0.1:${ports[$j]}/v1/calls")
     cpu1=$(awk '{print $14 + $15}' "/proc/${pids[$j]}/stat")
