@@ -286,11 +286,8 @@ impl Gate {
         let task_id = session
             .as_ref()
             .and_then(|session| session.task_id.as_deref());
-        let mut new_call = NewCall {
-            call: call.clone(),
-            approval: None,
-            grant: None,
-        };
+        // What is recorded with the call: its grant when allowed, its approval when asked.
+        let (mut new_grant, mut new_approval) = (None, None);
         let effects = match verdict.decision {
             Decision::Allow => {
                 let grant = Grant {
@@ -302,7 +299,7 @@ impl Gate {
                 call.status = CallStatus::Allowed;
                 call.grant_id = Some(grant.id.clone());
                 call.decided_at = Some(now);
-                new_call.grant = Some(grant);
+                new_grant = Some(grant);
                 let mut effects = Effects::none()
                     .audit(audit(
                         now,
@@ -361,11 +358,15 @@ impl Gate {
                         now,
                         WorkspaceEventData::ApprovalRequested(approval.clone()),
                     ));
-                new_call.approval = Some(approval);
+                new_approval = Some(approval);
                 effects
             }
         };
-        new_call.call = call.clone();
+        let new_call = NewCall {
+            call: call.clone(),
+            approval: new_approval,
+            grant: new_grant,
+        };
         crate::failpoint!("call.submitted");
         // The store takes the call and its effects whole (a batch moves them, uncopied).
         let asked = new_call.approval.is_some();
