@@ -370,10 +370,7 @@ impl Gate {
         crate::failpoint!("call.submitted");
         // The store takes the call and its effects whole (a batch moves them, uncopied).
         let asked = new_call.approval.is_some();
-        let granted = match redeem {
-            Some(_) => new_call.grant.clone(),
-            None => None,
-        };
+        let granted = redeem.and_then(|_| new_call.grant.clone());
         let redemption = match (redeem, granted) {
             (Some(redeem), Some(grant)) => {
                 let request = RedeemRequest {

@@ -71,10 +71,7 @@ pub(crate) struct Batched {
 /// A call waiting for SQLite's committer or PostgreSQL's batcher, with where its outcome
 /// goes.
 pub(crate) struct QueuedCall {
-    pub workspace: String,
-    pub call: NewCall,
-    pub effects: Effects,
-    pub redeemed: Option<Redeemed>,
+    pub batched: Batched,
     pub reply: tokio::sync::oneshot::Sender<StoreResult<()>>,
 }
 
@@ -87,23 +84,10 @@ impl QueuedCall {
         batched: Batched,
     ) -> StoreResult<()> {
         let (reply, outcome) = tokio::sync::oneshot::channel();
-        let Batched {
-            workspace,
-            call,
-            effects,
-            redeemed,
-        } = batched;
-        let queued = QueuedCall {
-            workspace,
-            call,
-            effects,
-            redeemed,
-            reply,
-        };
         queue
             .lock()
             .map_err(|_| StoreError::Database("the write queue is poisoned".into()))?
-            .push(queued);
+            .push(QueuedCall { batched, reply });
         wake.notify_one();
         outcome
             .await
@@ -112,11 +96,12 @@ impl QueuedCall {
 
     /// What [`record_calls`] takes of it.
     pub(crate) fn write(&self) -> CallWrite<'_> {
+        let batched = &self.batched;
         CallWrite {
-            workspace: &self.workspace,
-            call: &self.call,
-            effects: &self.effects,
-            redeemed: self.redeemed.as_ref(),
+            workspace: &batched.workspace,
+            call: &batched.call,
+            effects: &batched.effects,
+            redeemed: batched.redeemed.as_ref(),
         }
     }
 }

@@ -200,7 +200,9 @@ impl State {
         if queued.is_empty()
             || self.batch.is_some()
             || self.dangling
-            || queued.iter().any(|call| call.call.approval.is_some())
+            || queued
+                .iter()
+                .any(|queued| queued.batched.call.approval.is_some())
         {
             return false;
         }
