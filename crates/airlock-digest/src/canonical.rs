@@ -21,7 +21,9 @@
 //! escaping ([`write_string`]), key order ([`key_order`]) and integer rule
 //! ([`is_canonical_integer`]).
 
+use crate::text::Canonicalizer;
 use serde_json::{Map, Number, Value};
+use std::cell::RefCell;
 use std::cmp::Ordering;
 
 /// The canonical form of `value` as a string.
@@ -157,6 +159,63 @@ pub fn key_order(left: &[u8], right: &[u8]) -> Ordering {
         Ordering::Less
     } else {
         l.cmp(r)
+    }
+}
+
+/// JSON text in canonical form: what the audit chain hashes and the store keeps as an
+/// audit record's or event's `data`.
+///
+/// [`CanonicalJson::of`] makes it from any serializable value without a `Value` tree:
+/// serde_json writes the value's text, and [`Canonicalizer`] sorts its members in one
+/// pass. Text that pass declines (a float, a duplicate key) goes the general way, through
+/// a `Value` and this module's writer, so the bytes are always what
+/// [`to_canonical_string`] gives for the same value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CanonicalJson(String);
+
+impl CanonicalJson {
+    /// The canonical form of `value`; an error only where serde_json refuses the value
+    /// (a map whose keys are not strings).
+    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Result<CanonicalJson, serde_json::Error> {
+        CanonicalJson::from_json(&serde_json::to_vec(value)?)
+    }
+
+    /// The canonical form of the JSON text `text`; an error when it is not JSON.
+    pub fn from_json(text: &[u8]) -> Result<CanonicalJson, serde_json::Error> {
+        thread_local! {
+            static CANONICALIZER: RefCell<Canonicalizer> = RefCell::new(Canonicalizer::default());
+        }
+        let mut out = Vec::with_capacity(text.len());
+        let fast = CANONICALIZER.with(|canonicalizer| {
+            canonicalizer
+                .try_borrow_mut()
+                .is_ok_and(|mut canonicalizer| canonicalizer.write(text, &mut out))
+        });
+        match fast.then(|| String::from_utf8(out)) {
+            Some(Ok(canonical)) => Ok(CanonicalJson(canonical)),
+            _ => Ok(CanonicalJson::from_value(&serde_json::from_slice(text)?)),
+        }
+    }
+
+    /// The canonical form of `value`.
+    pub fn from_value(value: &Value) -> CanonicalJson {
+        CanonicalJson(to_canonical_string(value))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The value it holds.
+    pub fn to_value(&self) -> Value {
+        // Canonical text is JSON by construction; `null` would only mean a bug here.
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+impl From<Value> for CanonicalJson {
+    fn from(value: Value) -> CanonicalJson {
+        CanonicalJson::from_value(&value)
     }
 }
 
@@ -354,5 +413,72 @@ mod tests {
         let first = canonical_of_text(r#"{"b": 1, "a": {"y": 2, "x": 3}}"#);
         let second = canonical_of_text(r#"{"a": {"x": 3, "y": 2}, "b": 1}"#);
         assert_eq!(first, second);
+    }
+
+    /// A record as the gate hands one over: members out of key order, an optional one
+    /// left out, a nested map, a flattened map that repeats a member, a float.
+    #[derive(serde::Serialize)]
+    struct Record {
+        zeta: &'static str,
+        alpha: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        skipped: Option<u32>,
+        nested: std::collections::HashMap<&'static str, Value>,
+        #[serde(flatten)]
+        extra: serde_json::Map<String, Value>,
+    }
+
+    fn record(extra: Value, nested: Value) -> Record {
+        let extra = extra.as_object().cloned().unwrap();
+        Record {
+            zeta: "z \"quoted\"\n",
+            alpha: Some(7),
+            skipped: None,
+            nested: [("b", nested), ("a", json!([1, {"y": 2, "x": "é😀"}]))]
+                .into_iter()
+                .collect(),
+            extra,
+        }
+    }
+
+    #[test]
+    fn a_serialized_value_is_written_as_its_value_tree_would_be() {
+        let cases = [
+            // The one-pass way: integers, strings, nesting.
+            record(json!({"beta": 2}), json!({"k": null})),
+            // Declined by the one-pass way, taken the general way: a float, a member
+            // repeated by the flattened map, a key that needs an escape.
+            record(json!({"beta": 0.1}), json!(1e30)),
+            record(json!({"zeta": "again"}), json!(false)),
+            record(json!({"q\"k": 1}), json!(-0.0)),
+        ];
+        for case in cases {
+            let expected = to_canonical_string(&serde_json::to_value(&case).unwrap());
+            assert_eq!(CanonicalJson::of(&case).unwrap().as_str(), expected);
+        }
+        let plain = CanonicalJson::of(&record(json!({"beta": 2}), json!({"k": null}))).unwrap();
+        assert_eq!(
+            plain.as_str(),
+            r#"{"alpha":7,"beta":2,"nested":{"a":[1,{"x":"é😀","y":2}],"b":{"k":null}},"zeta":"z \"quoted\"\n"}"#
+        );
+        assert_eq!(
+            plain.to_value(),
+            serde_json::from_str::<Value>(plain.as_str()).unwrap()
+        );
+    }
+
+    #[test]
+    fn json_text_is_canonicalized_or_refused() {
+        let canonical = CanonicalJson::from_json(br#" { "b" : 1.50, "a" : [ ] } "#).unwrap();
+        assert_eq!(canonical.as_str(), r#"{"a":[],"b":1.5}"#);
+        assert_eq!(CanonicalJson::from(json!({"b": 1.5, "a": []})), canonical);
+        for text in [&b"{\"a\":"[..], b"", b"{\"a\":1} trailing", b"\xff"] {
+            assert!(CanonicalJson::from_json(text).is_err(), "{text:?}");
+        }
+        let map_with_number_keys: std::collections::BTreeMap<u32, u32> = [(1, 2)].into();
+        assert_eq!(
+            CanonicalJson::of(&map_with_number_keys).unwrap().as_str(),
+            r#"{"1":2}"#
+        );
     }
 }

@@ -132,7 +132,7 @@ impl Gate {
         key: &str,
         idempotency_key: Option<&str>,
     ) -> Result<Redemption, GateError> {
-        let also = Effects::none().audit(adopted_record(principal, call, self.now()));
+        let also = Effects::none().audit(adopted_record(principal, call, self.now(), false));
         let redeemed = self
             .redeem_keyed_recording(principal, &call.id, idempotency_key, also)
             .await;
@@ -174,7 +174,7 @@ impl Gate {
                 Ok(None)
             }
             CallStatus::Rejected | CallStatus::Denied => {
-                let effects = Effects::none().audit(adopted_record(principal, &held, now));
+                let effects = Effects::none().audit(adopted_record(principal, &held, now, false));
                 let taken = self
                     .store()
                     .release_retry(workspace, &held.id, key, &effects)
@@ -223,10 +223,7 @@ impl Gate {
         {
             return Ok(None);
         }
-        let mut record = adopted_record(principal, &held, self.now());
-        if let Some(data) = record.data.as_object_mut() {
-            data.insert("escalation".into(), true.into());
-        }
+        let record = adopted_record(principal, &held, self.now(), true);
         let taken = self
             .store()
             .release_retry(workspace, &held.id, key, &Effects::none().audit(record))
@@ -281,6 +278,7 @@ fn adopted_record(
     principal: &Principal,
     call: &Call,
     now: jiff::Timestamp,
+    escalation: bool,
 ) -> airlock_store::AuditEntry {
     audit(
         now,
@@ -292,6 +290,7 @@ fn adopted_record(
             session_id: call.session_id.clone(),
             tool: call.tool.clone(),
             outcome: call.status,
+            escalation,
         }),
     )
 }

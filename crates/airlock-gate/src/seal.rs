@@ -172,7 +172,7 @@ mod tests {
                     actor: "agent:scout".into(),
                     kind: "call.allowed".into(),
                     subject: format!("call_{n}"),
-                    data: serde_json::json!({"n": n, "tool": "fs.read"}),
+                    data: serde_json::json!({"n": n, "tool": "fs.read"}).into(),
                 });
             }
             let store = self.gate.store();

@@ -42,6 +42,13 @@ macro_rules! check {
         let stored = event.data();
         let parsed: Value = serde_json::from_str(expected).unwrap();
         assert_eq!(text(&stored), text(&parsed), "{}: stored data", $kind);
+        // The text the gate canonicalizes is the struct's own bytes.
+        assert_eq!(
+            String::from_utf8(event.data_json()).unwrap(),
+            expected,
+            "{}: data as JSON text",
+            $kind
+        );
         let back = $enum::from_parts($kind, stored).unwrap();
         assert_eq!(back.kind(), $kind);
         assert_eq!(text(&back.data()), text(&parsed), "{}: read back", $kind);
@@ -424,9 +431,22 @@ fn audit_kinds_keep_their_json() {
             session_id: Some("ses_1".into()),
             tool: "shell.exec".into(),
             outcome: CallStatus::Approved,
+            escalation: false,
         }),
         "call.adopted",
         r#"{"call_id":"call_1","approval_id":null,"session_id":"ses_1","tool":"shell.exec","outcome":"approved"}"#
+    );
+    check!(
+        AuditEvent::CallAdopted(CallAdoptedAudit {
+            call_id: "call_2".into(),
+            approval_id: None,
+            session_id: None,
+            tool: "shell.exec".into(),
+            outcome: CallStatus::Allowed,
+            escalation: true,
+        }),
+        "call.adopted",
+        r#"{"call_id":"call_2","approval_id":null,"session_id":null,"tool":"shell.exec","outcome":"allowed","escalation":true}"#
     );
     check!(
         AuditEvent::CallOutcome(CallOutcomeAudit {

@@ -1,5 +1,6 @@
 //! The values the store takes and returns beside the wire records of `airlock-protocol`.
 
+pub use airlock_digest::canonical::CanonicalJson;
 use airlock_protocol::{Approval, Call, StandingRule};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -23,8 +24,8 @@ pub struct AuditEntry {
     pub actor: String,
     pub kind: String,
     pub subject: String,
-    /// Already redacted by the caller.
-    pub data: Value,
+    /// Already redacted by the caller; stored and hashed as it is.
+    pub data: CanonicalJson,
 }
 
 /// A workspace event to append; the store assigns its id.
@@ -32,7 +33,7 @@ pub struct AuditEntry {
 pub struct EventEntry {
     pub at: Timestamp,
     pub kind: String,
-    pub data: Value,
+    pub data: CanonicalJson,
 }
 
 /// What an operation appends in its own transaction.

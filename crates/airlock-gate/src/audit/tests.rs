@@ -551,7 +551,7 @@ async fn the_direct_walk_reads_segments_and_rows_and_stops_where_they_stop() {
             actor: "agent:scout".into(),
             kind: "call.allowed".into(),
             subject: format!("call_{n}"),
-            data: json!({"n": n, "path": format!("/srv/{n:05}")}),
+            data: json!({"n": n, "path": format!("/srv/{n:05}")}).into(),
         });
     }
     store.update_agent("ws", &agent, &effects).await.unwrap();

@@ -99,7 +99,9 @@ async fn a_chain_of_several_pages_verifies_as_its_export_does() {
                 actor: "agent:scout".into(),
                 kind: "call.allowed".into(),
                 subject: format!("call_{n}"),
-                data: json!({"n": n, "tool": "fs.read", "arguments": {"path": format!("/srv/{n}")}}),
+                data:
+                    json!({"n": n, "tool": "fs.read", "arguments": {"path": format!("/srv/{n}")}})
+                        .into(),
             });
         }
         store
@@ -153,7 +155,7 @@ async fn every_column_rewritten_in_the_store_breaks_the_chain_at_its_record() {
             actor: "agent:scout".into(),
             kind: "call.allowed".into(),
             subject: format!("call_{n}"),
-            data: json!({"tool": "fs.read", "n": n, "arguments": {"path": format!("/srv/{n}"), "all": true}}),
+            data: json!({"tool": "fs.read", "n": n, "arguments": {"path": format!("/srv/{n}"), "all": true}}).into(),
         });
     }
     store
@@ -235,7 +237,7 @@ async fn a_sealed_chain_verifies_as_its_export_does_and_breaks_where_it_was_edit
             actor: "agent:scout".into(),
             kind: "call.allowed".into(),
             subject: format!("call_{n}"),
-            data: json!({"n": n, "arguments": {"path": format!("/srv/{n:05}")}}),
+            data: json!({"n": n, "arguments": {"path": format!("/srv/{n:05}")}}).into(),
         });
     }
     store

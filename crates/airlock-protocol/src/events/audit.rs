@@ -177,6 +177,9 @@ pub struct CallAdoptedAudit {
     pub session_id: Option<String>,
     pub tool: String,
     pub outcome: CallStatus,
+    /// Adopted by the `PermissionRequest` that escalates it (Codex), not by a retry.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub escalation: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

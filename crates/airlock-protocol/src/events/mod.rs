@@ -68,6 +68,11 @@ pub(crate) fn to_data(data: &impl serde::Serialize) -> Value {
     serde_json::to_value(data).unwrap_or(Value::Null)
 }
 
+/// [`to_data`] as JSON text.
+pub(crate) fn to_data_json(data: &impl serde::Serialize) -> Vec<u8> {
+    serde_json::to_vec(data).unwrap_or_else(|_| b"null".to_vec())
+}
+
 /// Declares one tagged enum of event kinds: each `"kind" => Variant(Data)` becomes a
 /// variant renamed to its kind, and the enum gets `KINDS`, `kind()`, `data()` and
 /// `from_parts()`, so that a kind's text is written once. `pub enum Data: Kind` also
@@ -132,6 +137,14 @@ macro_rules! event_kinds {
             pub fn data(&self) -> serde_json::Value {
                 match self {
                     $( $name::$variant(data) => $crate::events::to_data(data), )+
+                }
+            }
+
+            /// The data as JSON text, written without a `Value` tree (what the store
+            /// keeps, once canonicalized); `null` where [`Self::data`] gives it.
+            pub fn data_json(&self) -> Vec<u8> {
+                match self {
+                    $( $name::$variant(data) => $crate::events::to_data_json(data), )+
                 }
             }
 

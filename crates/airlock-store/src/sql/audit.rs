@@ -12,9 +12,8 @@
 //! the workspace's head row locked until commit (`dialect::lock_workspace`).
 
 use super::dialect::{self, Conn, Db, Pool};
-use crate::codec::{database, json_text, millis, to_i64, Columns};
+use crate::codec::{database, millis, to_i64, Columns};
 use crate::{AuditEntry, Effects, EventEntry, StoreResult};
-use airlock_digest::canonical::to_canonical_string;
 use airlock_digest::digest::{audit_record_hash, AuditMembers};
 use airlock_protocol::WorkspaceEvent;
 use sqlx::QueryBuilder;
@@ -38,13 +37,12 @@ struct AuditRow<'a> {
     seq: i64,
     at: String,
     entry: &'a AuditEntry,
-    data: String,
     prev_hash: String,
     hash: String,
 }
 
-/// An event ready to insert: its workspace, the event, its data as JSON text.
-pub(crate) type EventRow<'a> = (&'a str, &'a EventEntry, String);
+/// An event ready to insert, with its workspace.
+pub(crate) type EventRow<'a> = (&'a str, &'a EventEntry);
 
 /// What [`append_many`] inserts: the audit records chained on each workspace's head, the
 /// heads as they end, and the events.
@@ -89,14 +87,13 @@ pub(crate) async fn chain_on<'a>(
             // `data` is stored as its canonical JSON, so a verifier finds its members
             // already in order and hashes them as they are.
             let at = entry.at.to_string();
-            let data = to_canonical_string(&entry.data);
             let hash = audit_record_hash(&AuditMembers {
                 seq: *seq,
                 at: &at,
                 actor: &entry.actor,
                 kind: &entry.kind,
                 subject: &entry.subject,
-                canonical_data: data.as_bytes(),
+                canonical_data: entry.data.as_str().as_bytes(),
                 prev_hash,
             });
             rows.push(AuditRow {
@@ -104,7 +101,6 @@ pub(crate) async fn chain_on<'a>(
                 seq: to_i64(*seq)?,
                 at,
                 entry,
-                data,
                 prev_hash: std::mem::replace(prev_hash, hash.clone()),
                 hash,
             });
@@ -115,8 +111,7 @@ pub(crate) async fn chain_on<'a>(
         .flat_map(|&(workspace, effects)| {
             effects.events.iter().map(move |event| (workspace, event))
         })
-        .map(|(workspace, event)| Ok((workspace, event, json_text(&event.data)?)))
-        .collect::<StoreResult<Vec<EventRow<'_>>>>()?;
+        .collect();
     Ok(Chained {
         rows,
         heads,
@@ -137,7 +132,7 @@ fn push_audit<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [AuditRow<'_>]) 
             .push_bind(&row.entry.actor)
             .push_bind(&row.entry.kind)
             .push_bind(&row.entry.subject)
-            .push_bind(&row.data)
+            .push_bind(row.entry.data.as_str())
             .push_bind(&row.prev_hash)
             .push_bind(&row.hash);
     });
@@ -146,12 +141,12 @@ fn push_audit<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [AuditRow<'_>]) 
 /// Pushes one multi-row `INSERT` of events onto `insert`.
 pub(crate) fn push_events<'q>(insert: &mut QueryBuilder<'q, Db>, chunk: &'q [EventRow<'_>]) {
     insert.push("INSERT INTO events (workspace, kind, at, data) ");
-    insert.push_values(chunk, |mut values, (workspace, event, data)| {
+    insert.push_values(chunk, |mut values, (workspace, event)| {
         values
             .push_bind(*workspace)
             .push_bind(&event.kind)
             .push_bind(millis(event.at))
-            .push_bind(data);
+            .push_bind(event.data.as_str());
     });
 }
 

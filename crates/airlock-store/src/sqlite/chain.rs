@@ -204,7 +204,7 @@ mod tests {
                 actor: "system".into(),
                 kind: "call.allowed".into(),
                 subject: format!("call_{n}"),
-                data: serde_json::json!({"n": n, "é": "✓"}),
+                data: serde_json::json!({"n": n, "é": "✓"}).into(),
             });
         }
         store

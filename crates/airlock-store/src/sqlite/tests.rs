@@ -101,7 +101,7 @@ fn allowed_effects(id: &str) -> Effects {
         actor: "agent:agt_a".into(),
         kind: "call.allowed".into(),
         subject: format!("call_{id}"),
-        data: serde_json::json!({"id": id}),
+        data: serde_json::json!({"id": id}).into(),
     })
 }
 

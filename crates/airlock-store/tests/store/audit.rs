@@ -56,14 +56,15 @@ pub async fn audit_chain_is_continuous_and_recomputes(ctx: Ctx) {
             // A unit separator (U+001F), which SQLite's aggregated page cuts columns at:
             // that page does not add up and is read row by row, with the same rows.
             subject: "usr_b\u{1f}".into(),
-            data: json!({"name": "b", "unicode": "é ✓", "big": 12345678901234_u64, "f": 0.1}),
+            data: json!({"name": "b", "unicode": "é ✓", "big": 12345678901234_u64, "f": 0.1})
+                .into(),
         })
         .audit(AuditEntry {
             at: precise,
             actor: "system".into(),
             kind: "token.created".into(),
             subject: "usr_b".into(),
-            data: json!([]),
+            data: json!([]).into(),
         });
     store
         .create_user(ws, &user("usr_b", Role::Viewer), &token_hash("tok_b"), &two)
@@ -228,7 +229,7 @@ pub async fn events_are_read_after_an_id(ctx: Ctx) {
     let event = |kind: &str, n: i64| EventEntry {
         at: t(n),
         kind: kind.into(),
-        data: json!({"n": n}),
+        data: json!({"n": n}).into(),
     };
     for n in 0..3 {
         let mine = Effects::none()
@@ -310,7 +311,7 @@ async fn append_records(store: &dyn airlock_store::Store, ws: &str, user_id: &st
             kind: "approval.requested".into(),
             subject: format!("{user_id}-{nth}"),
             // One record larger than a segment's size (it is a segment alone).
-            data: json!({"nth": nth, "text": "é ✓ \u{1f}", "pad": "x".repeat(if nth == 700 { 9_000_000 } else { nth % 300 })}),
+            data: json!({"nth": nth, "text": "é ✓ \u{1f}", "pad": "x".repeat(if nth == 700 { 9_000_000 } else { nth % 300 })}).into(),
         });
     }
     store

@@ -154,12 +154,12 @@ pub fn effects(kind: &str, subject: &str, at: Timestamp) -> Effects {
             actor: "user:usr_a".into(),
             kind: kind.into(),
             subject: subject.into(),
-            data: json!({"subject": subject, "n": 1.5, "nested": {"b": [1, 2], "a": null}}),
+            data: json!({"subject": subject, "n": 1.5, "nested": {"b": [1, 2], "a": null}}).into(),
         })
         .event(EventEntry {
             at,
             kind: kind.into(),
-            data: json!({"id": subject}),
+            data: json!({"id": subject}).into(),
         })
 }
 

@@ -94,12 +94,12 @@ fn call_effects(kind: &str, subject: &str, call_id: &str, at: Timestamp) -> Effe
             actor: "user:usr_a".into(),
             kind: kind.into(),
             subject: subject.into(),
-            data: json!({"call_id": call_id, "n": 1.5}),
+            data: json!({"call_id": call_id, "n": 1.5}).into(),
         })
         .event(EventEntry {
             at,
             kind: kind.into(),
-            data: json!({"call_id": call_id, "approval_id": subject}),
+            data: json!({"call_id": call_id, "approval_id": subject}).into(),
         })
 }
 
@@ -214,7 +214,7 @@ async fn two_nodes_sealing_at_once_move_each_record_once() {
             actor: "system".into(),
             kind: "call.allowed".into(),
             subject: format!("call_{n}"),
-            data: json!({"n": n}),
+            data: json!({"n": n}).into(),
         });
     }
     let user = super::fixtures::user("usr_s", airlock_protocol::Role::Viewer);
@@ -611,7 +611,7 @@ async fn announcements_name_a_call_only_when_the_data_has_one_as_text() {
         effects = effects.event(EventEntry {
             at: t(1),
             kind: format!("kind.{n}"),
-            data: data.clone(),
+            data: data.clone().into(),
         });
     }
     a.record_call(

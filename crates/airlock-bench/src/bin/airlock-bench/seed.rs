@@ -317,7 +317,8 @@ impl Seeded {
                         "approval_id": approval_id,
                         "deadline": "2026-12-02T10:15:00Z",
                         "binding_digest": format!("sha256:{:064x}", n),
-                    }),
+                    })
+                    .into(),
                 });
             }
             self.store
