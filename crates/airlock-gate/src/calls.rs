@@ -162,8 +162,10 @@ impl Gate {
         loop {
             let attempt = {
                 let _submitting = turn.read().await;
-                self.submit_once(principal, &submission, redeeming, redeem)
-                    .await
+                // On the heap: its state is kilobytes, and every future that awaits it
+                // inline (this one, the caller's, the HTTP handler's) is copied whole
+                // each time it moves.
+                Box::pin(self.submit_once(principal, &submission, redeeming, redeem)).await
             };
             match attempt {
                 Err(GateError::StalePolicy) if std::time::Instant::now() < budget => {

@@ -44,9 +44,13 @@ use telemetry::Telemetry;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// What every handler gets.
+/// What every handler gets: one shared [`Shared`], so that the copy axum makes for each
+/// extractor of each request is one reference count, not one per part.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+/// The parts of [`AppState`], reached through it (`state.gate`).
+pub struct Shared {
     pub gate: Gate,
     /// The built-in agent runtime (it shares the gate).
     pub runtime: Runtime,
@@ -62,15 +66,33 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// No notifier, telemetry off.
     pub fn new(runtime: Runtime, shutdown: CancellationToken) -> AppState {
-        AppState {
+        AppState::with(runtime, shutdown, None, Telemetry::disabled())
+    }
+
+    pub fn with(
+        runtime: Runtime,
+        shutdown: CancellationToken,
+        notifier: Option<Notifier>,
+        telemetry: Telemetry,
+    ) -> AppState {
+        AppState(Arc::new(Shared {
             gate: runtime.gate().clone(),
             runtime,
             metrics: Arc::new(Metrics::default()),
             shutdown,
-            notifier: None,
-            telemetry: Telemetry::disabled(),
-        }
+            notifier,
+            telemetry,
+        }))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
     }
 }
 
@@ -138,9 +160,12 @@ pub async fn serve_with(
         let stop = shutdown.clone();
         async move { gate.run_listener(stop).await }
     });
-    let mut state = AppState::new(runtime.clone(), shutdown.clone());
-    state.notifier = notifier;
-    state.telemetry = options.telemetry.clone();
+    let state = AppState::with(
+        runtime.clone(),
+        shutdown.clone(),
+        notifier,
+        options.telemetry.clone(),
+    );
     let app = router(state);
     // Streams (SSE journals and event feeds) write small frames one after another: with
     // Nagle's algorithm on, a frame written while the previous one is unacknowledged waits
