@@ -9,12 +9,9 @@ cd "$(dirname "$0")"
 bin=$1; name=$2
 IFS=: read -r port token pid < <(./serve.sh "$bin" "$name" 17497 "$PWD/gate-policy.toml" | cut -d= -f2)
 script=$(mktemp --suffix .lua)
-cat > "$script" <<LUA
-wrk.method = "POST"
-wrk.body = '{"tool":"bench.op","arguments":{"resource":"res/item"}}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $token"
-LUA
+# shellcheck source=scripts/bench/post_lua.sh
+. ./post_lua.sh
+post_lua "$token" "$script"
 wrk -t2 -c64 -d5s -s "$script" "http://127.0.0.1:$port/v1/calls" > /dev/null
 perf record -F 499 --call-graph dwarf,16384 -p "$pid" -o "/tmp/$name.perf" -- sleep 8 2>/dev/null &
 wrk -t2 -c64 -d10s -s "$script" "http://127.0.0.1:$port/v1/calls" | grep -E 'Requests/sec|Latency'

@@ -7,27 +7,21 @@
 # /proc/PID/stat) and the load average. Each round starts once no server has used CPU for
 # a second, so a server sealing its audit records after its own round (at the lull) does not
 # compete with the next one. SERVE_PG runs them on PostgreSQL (see serve.sh).
+# ROUND_SECS sets a round's length (default 10). QUIET=0 starts each round at once, without
+# the wait. With one binary, QUIET=0 gives the shape of the issue's own check: one server
+# and back-to-back rounds.
 set -e
 pairs=$1; shift
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/bench/post_lua.sh
+. "$here/post_lua.sh"
 bins=("$@"); ports=(); pids=(); luas=()
 i=0
 for bin in "$@"; do
   d=/tmp/gate2/wrk$i
   IFS=: read -r port token pid < <("$here/serve.sh" "$bin" "wrk$i" $((17400 + i)) "$here/gate-policy.toml" | cut -d= -f2)
   pids+=("$pid")
-  cat > "$d/post.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '{"tool":"bench.op","arguments":{"resource":"res/item"}}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $token"
-done = function(summary, latency, requests)
-  io.write(string.format("p50 %.2f p90 %.2f p99 %.2f errors %d non2xx %d\n",
-    latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.errors.status))
-end
-LUA
+  post_lua "$token" "$d/post.lua"
   ports+=($port); luas+=("$d/post.lua"); i=$((i + 1))
 done
 trap 'kill "${pids[@]}" 2>/dev/null' EXIT
@@ -44,9 +38,9 @@ quiet() {
 }
 for p in $(seq "$pairs"); do
   for j in "${!ports[@]}"; do
-    quiet
+    [ "${QUIET:-1}" = 0 ] || quiet
     cpu0=$(awk '{print $14 + $15}' "/proc/${pids[$j]}/stat")
-    out=$(wrk -t2 -c64 -d10s -s "${luas[$j]}" "http://127.0.0.1:${ports[$j]}/v1/calls")
+    out=$(wrk -t2 -c64 -d"${ROUND_SECS:-10}s" -s "${luas[$j]}" "http://127.0.0.1:${ports[$j]}/v1/calls")
     cpu1=$(awk '{print $14 + $15}' "/proc/${pids[$j]}/stat")
     rate=$(echo "$out" | awk '/Requests\/sec/{print $2}')
     count=$(echo "$out" | awk '/requests in/{print $1}')
