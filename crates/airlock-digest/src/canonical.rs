@@ -165,21 +165,15 @@ pub fn key_order(left: &[u8], right: &[u8]) -> Ordering {
 /// JSON text in canonical form: what the audit chain hashes and the store keeps as an
 /// audit record's or event's `data`.
 ///
-/// [`CanonicalJson::of`] makes it from any serializable value without a `Value` tree:
-/// serde_json writes the value's text, and [`Canonicalizer`] sorts its members in one
-/// pass. Text that pass declines (a float, a duplicate key) goes the general way, through
+/// [`CanonicalJson::from_json`] makes it from JSON text without a `Value` tree (the gate
+/// hands it serde_json's bytes of a typed event): [`Canonicalizer`] sorts its members in
+/// one pass. Text that pass declines (a float, a duplicate key) goes the general way, through
 /// a `Value` and this module's writer, so the bytes are always what
 /// [`to_canonical_string`] gives for the same value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CanonicalJson(String);
 
 impl CanonicalJson {
-    /// The canonical form of `value`; an error only where serde_json refuses the value
-    /// (a map whose keys are not strings).
-    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Result<CanonicalJson, serde_json::Error> {
-        CanonicalJson::from_json(&serde_json::to_vec(value)?)
-    }
-
     /// The canonical form of the JSON text `text`; an error when it is not JSON.
     pub fn from_json(text: &[u8]) -> Result<CanonicalJson, serde_json::Error> {
         thread_local! {
@@ -204,12 +198,6 @@ impl CanonicalJson {
 
     pub fn as_str(&self) -> &str {
         &self.0
-    }
-
-    /// The value it holds.
-    pub fn to_value(&self) -> Value {
-        // Canonical text is JSON by construction; `null` would only mean a bug here.
-        serde_json::from_str(&self.0).unwrap_or(Value::Null)
     }
 }
 
@@ -428,6 +416,11 @@ mod tests {
         extra: serde_json::Map<String, Value>,
     }
 
+    /// What the gate does with a typed event's data: serde_json's bytes, canonicalized.
+    fn of(value: &impl serde::Serialize) -> CanonicalJson {
+        CanonicalJson::from_json(&serde_json::to_vec(value).unwrap()).unwrap()
+    }
+
     fn record(extra: Value, nested: Value) -> Record {
         let extra = extra.as_object().cloned().unwrap();
         Record {
@@ -454,16 +447,12 @@ mod tests {
         ];
         for case in cases {
             let expected = to_canonical_string(&serde_json::to_value(&case).unwrap());
-            assert_eq!(CanonicalJson::of(&case).unwrap().as_str(), expected);
+            assert_eq!(of(&case).as_str(), expected);
         }
-        let plain = CanonicalJson::of(&record(json!({"beta": 2}), json!({"k": null}))).unwrap();
+        let plain = of(&record(json!({"beta": 2}), json!({"k": null})));
         assert_eq!(
             plain.as_str(),
             r#"{"alpha":7,"beta":2,"nested":{"a":[1,{"x":"é😀","y":2}],"b":{"k":null}},"zeta":"z \"quoted\"\n"}"#
-        );
-        assert_eq!(
-            plain.to_value(),
-            serde_json::from_str::<Value>(plain.as_str()).unwrap()
         );
     }
 
@@ -476,9 +465,6 @@ mod tests {
             assert!(CanonicalJson::from_json(text).is_err(), "{text:?}");
         }
         let map_with_number_keys: std::collections::BTreeMap<u32, u32> = [(1, 2)].into();
-        assert_eq!(
-            CanonicalJson::of(&map_with_number_keys).unwrap().as_str(),
-            r#"{"1":2}"#
-        );
+        assert_eq!(of(&map_with_number_keys).as_str(), r#"{"1":2}"#);
     }
 }
