@@ -308,6 +308,12 @@ impl Judge<'_> {
                 None => (ClassSet::of(&[Class::Unknown]), 0),
             },
         };
+        // `pip install --help`, `gh --version`: a command the classification knows, asked
+        // only for its help or its version, prints it and does nothing else.
+        if self.table.knows(name) && only_asks_help(&texts, used) {
+            facts.classes.insert(Class::ReadOnly);
+            return None;
+        }
         facts.classes.extend(classes);
         facts
             .classes

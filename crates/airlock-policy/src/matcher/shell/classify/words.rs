@@ -81,6 +81,40 @@ pub(super) fn directory_option(name: &str, arguments: &[Word]) -> Option<(String
 
 /// `git push +main` forces; `git -c core.sshCommand=…` can run anything.
 pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
+    let mut at = 0;
+    while let Some(word) = arguments.get(at) {
+        if !word.text.starts_with('-') {
+            break;
+        }
+        at += if matches!(
+            word.text.as_str(),
+            "-C" | "-c" | "--git-dir" | "--work-tree"
+        ) {
+            2
+        } else {
+            1
+        };
+    }
+    let subcommand = &arguments[at.min(arguments.len())..];
+    match subcommand {
+        [checkout, rest @ ..] if checkout.text == "checkout" && checkout_names_files(rest) => {
+            facts.classes.insert(Class::Discard);
+        }
+        // As the table's `git worktree remove --force`, wherever the option stands: the
+        // worktree's uncommitted changes go with it.
+        [worktree, verb, rest @ ..]
+            if worktree.text == "worktree"
+                && verb.text == "remove"
+                && rest
+                    .iter()
+                    .take_while(|word| word.text != "--")
+                    .any(|word| matches!(word.text.as_str(), "--force" | "-f" | "-ff")) =>
+        {
+            facts.classes = remove(facts.classes, Class::Delete);
+            facts.classes.insert(Class::Discard);
+        }
+        _ => {}
+    }
     let mut pushing = false;
     let mut before_subcommand = true;
     for (index, word) in arguments.iter().enumerate() {
@@ -120,6 +154,38 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
             }
         }
     }
+}
+
+/// Whether `git checkout`'s arguments name files to take from another version
+/// (`git checkout stash@{0} -- a.md`, `git checkout HEAD~1 src/x.rs`): their uncommitted
+/// changes are overwritten with no way back. A branch switch names at most one operand
+/// besides the values of `-b`, `-B` and `--orphan`; a file checkout names paths after `--`
+/// or a second operand.
+fn checkout_names_files(arguments: &[Word]) -> bool {
+    let mut operands = 0;
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if text == "--" {
+            return words.next().is_some();
+        }
+        if matches!(text, "-b" | "-B" | "--orphan") {
+            words.next();
+        } else if !text.starts_with('-') || word.dynamic {
+            operands += 1;
+        }
+    }
+    operands >= 2
+}
+
+/// Whether a command's arguments are its subcommand words (the first `used`, with no
+/// option among them) and then only `--help` or `--version`.
+pub(super) fn only_asks_help(texts: &[&str], used: usize) -> bool {
+    let (subcommand, rest) = texts.split_at(used.min(texts.len()));
+    subcommand
+        .iter()
+        .all(|text| !text.starts_with('-') && !text.starts_with('+'))
+        && matches!(rest, ["--help"] | ["--version"])
 }
 
 /// Inline code of an interpreter: the word after `-c` (python), `-e` (node, ruby,
