@@ -25,6 +25,7 @@ use crate::context::Context;
 use crate::matcher::path::{below, TMP_DIRS};
 
 mod find;
+mod programs;
 mod project;
 mod url;
 mod words;
@@ -226,6 +227,9 @@ impl Judge<'_> {
                 break;
             };
             let prefix = is_assignment(&first.text) || KEYWORDS.contains(&first.text.as_str());
+            if is_assignment(&first.text) && programs::assignment_runs_code(&first.text) {
+                facts.classes.insert(Class::Unknown);
+            }
             // A wrapper with nothing after it is itself the command (`env` alone prints the
             // environment); assignments and keywords alone run nothing.
             if inner.is_empty() && !prefix {
@@ -318,6 +322,18 @@ impl Judge<'_> {
         facts
             .classes
             .extend(self.table.option_classes(name, &texts));
+        let reach = programs::reach(name, arguments);
+        if reach.runs {
+            facts.classes.insert(Class::Unknown);
+        }
+        for (file, role) in reach.files {
+            if role == Role::Change {
+                facts.classes.insert(Class::Write);
+            }
+            facts
+                .files
+                .push(self.path(&file, false, cwd.as_deref(), role));
+        }
         let changes = facts.classes.intersects(ClassSet::of(&[
             Class::Write,
             Class::Delete,
@@ -354,7 +370,16 @@ impl Judge<'_> {
         let mode = self.table.operand_mode(name, &texts);
         let mut moved = None;
         match mode {
-            OperandMode::None => {}
+            OperandMode::None => {
+                // `git log --output=FILE`: what it writes is named by an option.
+                if changes {
+                    self.option_values(
+                        &arguments[used.min(arguments.len())..],
+                        dir.as_deref(),
+                        facts,
+                    );
+                }
+            }
             OperandMode::Default => {
                 let deletes = facts.classes.contains(Class::Delete);
                 let mut destroyed = None;
@@ -685,6 +710,29 @@ impl Judge<'_> {
     /// below it.
     fn glob_file(&self, text: &str, cwd: Option<&str>, role: Role) -> FileRef {
         let first_glob = text.find(['*', '?', '[']).unwrap_or(text.len());
+        // `rm *.log`, `rm -rf build/*.egg-info`: inside the project or a temporary folder,
+        // a changed glob whose wildcards are all in its last name, and whose name has
+        // literal text and no leading dot, stands for some entries of its folder, never the
+        // folder itself (nor `.git`, `.env`…): it is judged as a name in that folder. `*`,
+        // `.*` and `*.*` stand for the whole folder, and so does any glob elsewhere.
+        let last_slash = text.rfind('/');
+        if role == Role::Change
+            && last_slash.is_none_or(|slash| slash < first_glob)
+            && words::names_some_entries(&text[last_slash.map_or(0, |slash| slash + 1)..])
+        {
+            let path = self.context.resolve_from(text, cwd);
+            if path
+                .as_deref()
+                .and_then(|path| path.rsplit_once('/'))
+                .is_some_and(|(folder, _)| self.inside_work_area(folder))
+            {
+                return FileRef {
+                    path,
+                    tree: false,
+                    role,
+                };
+            }
+        }
         let directory = match text[..first_glob].rfind('/') {
             Some(0) => "/",
             Some(slash) => &text[..slash],

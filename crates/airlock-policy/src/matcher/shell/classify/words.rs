@@ -46,6 +46,10 @@ pub(super) fn directory_option(name: &str, arguments: &[Word]) -> Option<(String
         "npm" | "pnpm" | "yarn" => &["--prefix", "-C", "--dir", "--cwd"],
         "uv" => &["--directory", "--project"],
         "cargo" => &["--manifest-path"],
+        // `python -m http.server --directory /` serves that folder.
+        "python" | "python3" if arguments.iter().any(|word| word.text == "http.server") => {
+            &["--directory", "-d"]
+        }
         _ => return None,
     };
     let mut found = None;
@@ -186,6 +190,28 @@ pub(super) fn only_asks_help(texts: &[&str], used: usize) -> bool {
         .iter()
         .all(|text| !text.starts_with('-') && !text.starts_with('+'))
         && matches!(rest, ["--help"] | ["--version"])
+}
+
+/// Whether a glob's last name matches only some entries of its folder: it has literal
+/// text outside brackets (`*.log`, `test_*`) and no leading dot (`.*` and `.env*` can
+/// match `.git` or `.env`).
+pub(super) fn names_some_entries(name: &str) -> bool {
+    if name.starts_with('.') {
+        return false;
+    }
+    let mut in_brackets = false;
+    let mut literal = false;
+    for c in name.chars() {
+        match c {
+            '[' => in_brackets = true,
+            ']' => in_brackets = false,
+            _ if !in_brackets && (c.is_ascii_alphanumeric() || c == '_' || c == '-') => {
+                literal = true;
+            }
+            _ => {}
+        }
+    }
+    literal
 }
 
 /// Inline code of an interpreter: the word after `-c` (python), `-e` (node, ruby,

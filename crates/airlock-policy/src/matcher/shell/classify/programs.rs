@@ -1,0 +1,604 @@
+//! Text that makes a command run other programs or load other code although the command
+//! itself only reads: environment settings (`GIT_SSH_COMMAND=…`, `PAGER=…`,
+//! `LD_PRELOAD=…`), `sed` programs (`e`, `s///e`, `w file`) and `awk` programs
+//! (`system()`, `print | "cmd"`, `print > "file"`).
+//!
+//! These readers are not parsed as languages. What is looked for is the handful of ways
+//! their text reaches outside the command; text that cannot be read that far is treated
+//! as reaching out (fail closed).
+
+use super::{is_assignment, Role, Word};
+
+/// What the text of one command makes it do besides its own work.
+#[derive(Debug, Default)]
+pub(super) struct Reach {
+    /// It runs other programs or loads other code, or its program could not be read.
+    pub runs: bool,
+    /// Files its program writes (`Role::Change`) or reads into its output.
+    pub files: Vec<(String, Role)>,
+}
+
+/// What `name arguments` reaches beyond its own work: an `export`/`declare` of a setting
+/// that runs programs, a `sed` or `awk` program that runs, writes or reads files, and
+/// `less +'!cmd'` (commands the pager runs at start).
+pub(super) fn reach(name: &str, arguments: &[Word]) -> Reach {
+    let mut reach = Reach::default();
+    let texts = arguments.iter().map(|word| word.text.as_str());
+    match name {
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            reach.runs = texts
+                .into_iter()
+                .any(|text| is_assignment(text) && assignment_runs_code(text));
+        }
+        "less" | "more" => {
+            reach.runs = texts
+                .into_iter()
+                .any(|text| text.starts_with('+') && text.contains(['!', '|']));
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            reach.runs = program_words(true, arguments)
+                .iter()
+                .any(|(program, dynamic)| *dynamic || awk_reaches_out(program));
+        }
+        "sed" | "gsed" => {
+            for (program, dynamic) in program_words(false, arguments) {
+                let effects = sed_effects(&program);
+                reach.runs |= dynamic || effects.runs;
+                reach
+                    .files
+                    .extend(effects.writes.into_iter().map(|file| (file, Role::Change)));
+                reach
+                    .files
+                    .extend(effects.reads.into_iter().map(|file| (file, Role::Read)));
+            }
+        }
+        _ => {}
+    }
+    reach
+}
+
+/// The programs given on an `awk` or `sed` command line: the values of `-e` (and
+/// `--expression`, `--source`), else the first word that is neither an option nor an
+/// option's value; none when the program comes from a file (`-f`).
+pub(super) fn program_words(awk: bool, arguments: &[Word]) -> Vec<(String, bool)> {
+    let takes_value: &[&str] = if awk {
+        &[
+            "-F",
+            "-v",
+            "-f",
+            "-i",
+            "-l",
+            "--field-separator",
+            "--assign",
+            "--file",
+            "--include",
+            "--load",
+        ]
+    } else {
+        &["-f", "--file", "-l", "--line-length"]
+    };
+    let mut programs: Vec<(String, bool)> = Vec::new();
+    let whole = |word: &Word| (word.text.clone(), word.dynamic);
+    let mut from_file = false;
+    let mut first_operand = None;
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if text == "--" {
+            if first_operand.is_none() {
+                first_operand = words.next();
+            }
+            break;
+        }
+        let cluster_ends_in_e = !text.starts_with("--")
+            && text.len() > 1
+            && text.starts_with('-')
+            && text.ends_with('e')
+            && text[1..].chars().all(|c| c.is_ascii_alphabetic());
+        if matches!(text, "--expression" | "--source") || cluster_ends_in_e {
+            programs.extend(words.next().map(whole));
+        } else if let Some(value) = text
+            .strip_prefix("--expression=")
+            .or_else(|| text.strip_prefix("--source="))
+        {
+            programs.push((value.to_string(), word.dynamic));
+        } else if matches!(text, "-f" | "--file") || text.starts_with("--file=") {
+            from_file = true;
+            if text == "-f" || text == "--file" {
+                words.next();
+            }
+        } else if takes_value.contains(&text) {
+            words.next();
+        } else if text.starts_with('-') && !word.dynamic {
+            continue;
+        } else if first_operand.is_none() {
+            first_operand = Some(word);
+        }
+    }
+    if programs.is_empty() && !from_file {
+        programs.extend(first_operand.map(whole));
+    }
+    programs
+}
+
+/// Variables whose value names a program something runs (a pager, an editor, an ssh
+/// command, a diff driver, a password prompt).
+const RUNS_VALUE: &[&str] = &[
+    "PAGER",
+    "GIT_PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "BAT_PAGER",
+    "DELTA_PAGER",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "SVN_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PROMPT_COMMAND",
+    "BROWSER",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+];
+
+/// Variables through which a program loads code or settings that run code.
+const LOADS_CODE: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "BASH_ENV",
+    "ENV",
+    "PERL5OPT",
+    "RUBYOPT",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_EXEC_PATH",
+    "GIT_TEMPLATE_DIR",
+];
+
+/// Pagers and editors that only show text or do nothing.
+const QUIET_PROGRAMS: &[&str] = &["", "cat", "less", "more", "true", ":", "head", "tail"];
+
+/// Node options that change limits or warnings, never what code is loaded.
+const QUIET_NODE_OPTIONS: &[&str] = &[
+    "--max-old-space-size",
+    "--max-semi-space-size",
+    "--stack-size",
+    "--enable-source-maps",
+    "--no-warnings",
+    "--no-deprecation",
+    "--trace-warnings",
+    "--trace-deprecation",
+    "--openssl-legacy-provider",
+    "--experimental-vm-modules",
+    "--unhandled-rejections",
+];
+
+/// Whether the assignment `NAME=value` makes what runs beside it run another program or
+/// load other code.
+pub(super) fn assignment_runs_code(word: &str) -> bool {
+    let Some((name, value)) = word.split_once('=') else {
+        return false;
+    };
+    let name = name.strip_suffix('+').unwrap_or(name);
+    if RUNS_VALUE.contains(&name) {
+        let mut parts = value.split_whitespace();
+        let program = parts.next().unwrap_or("");
+        let quiet = QUIET_PROGRAMS.contains(&program)
+            && parts.all(|part| part.starts_with('-') && part.chars().all(is_option_char));
+        return !quiet;
+    }
+    if LOADS_CODE.contains(&name) {
+        return !value.is_empty();
+    }
+    if name == "NODE_OPTIONS" {
+        return !value.split_whitespace().all(|option| {
+            let option = option.split_once('=').map_or(option, |(head, _)| head);
+            QUIET_NODE_OPTIONS.contains(&option)
+        });
+    }
+    name.starts_with("GIT_CONFIG_KEY_")
+        || name.starts_with("GIT_CONFIG_VALUE_")
+        || name.starts_with("BASH_FUNC_")
+        || (name.starts_with("CARGO_TARGET_") && name.ends_with("_RUNNER"))
+}
+
+fn is_option_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '=' | '_')
+}
+
+/// What a `sed` program reaches outside the text it edits.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct SedEffects {
+    /// It runs programs (`e`, `s///e`), or could not be read.
+    pub runs: bool,
+    /// Files it writes (`w file`, `W file`, `s///w file`).
+    pub writes: Vec<String>,
+    /// Files it reads into its output (`r file`, `R file`).
+    pub reads: Vec<String>,
+}
+
+/// Reads a `sed` program (GNU syntax, which the others are subsets of).
+pub(super) fn sed_effects(program: &str) -> SedEffects {
+    let mut effects = SedEffects::default();
+    if read_sed(program, &mut effects).is_none() {
+        effects.runs = true;
+    }
+    effects
+}
+
+fn read_sed(program: &str, effects: &mut SedEffects) -> Option<()> {
+    let chars: Vec<char> = program.chars().collect();
+    let mut at = 0;
+    // The rest of the line from `from`, trimmed: a file name, a label, text.
+    let rest_of_line = |from: usize| -> (String, usize) {
+        let end = chars[from..]
+            .iter()
+            .position(|c| *c == '\n')
+            .map_or(chars.len(), |offset| from + offset);
+        (
+            chars[from..end]
+                .iter()
+                .collect::<String>()
+                .trim()
+                .to_string(),
+            end,
+        )
+    };
+    while at < chars.len() {
+        let c = chars[at];
+        if c.is_whitespace() || c == ';' || c == '}' {
+            at += 1;
+            continue;
+        }
+        if c == '#' {
+            at = rest_of_line(at).1;
+            continue;
+        }
+        at = skip_address(&chars, at)?;
+        while chars
+            .get(at)
+            .is_some_and(|c| c.is_whitespace() || *c == '!')
+        {
+            at += 1;
+        }
+        let Some(&command) = chars.get(at) else {
+            // An address with no command is not a program sed accepts.
+            return None;
+        };
+        at += 1;
+        match command {
+            '{' | '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z'
+            | 'F' => {}
+            'l' | 'L' | 'q' | 'Q' => {
+                while chars
+                    .get(at)
+                    .is_some_and(|c| c.is_ascii_digit() || *c == ' ')
+                {
+                    at += 1;
+                }
+            }
+            ':' | 'b' | 't' | 'T' | 'v' => {
+                while chars
+                    .get(at)
+                    .is_some_and(|c| *c != ';' && *c != '\n' && *c != '}')
+                {
+                    at += 1;
+                }
+            }
+            'a' | 'i' | 'c' => {
+                // Text to the end of the line; a backslash at its end continues it.
+                loop {
+                    let (_, end) = rest_of_line(at);
+                    at = end;
+                    if end > 0 && chars.get(end - 1) == Some(&'\\') && end < chars.len() {
+                        at += 1;
+                        continue;
+                    }
+                    break;
+                }
+            }
+            'r' | 'R' | 'w' | 'W' => {
+                let (file, end) = rest_of_line(at);
+                at = end;
+                if file.is_empty() {
+                    return None;
+                }
+                match command {
+                    'r' | 'R' => effects.reads.push(file),
+                    _ => effects.writes.push(file),
+                }
+            }
+            'e' => {
+                effects.runs = true;
+                at = rest_of_line(at).1;
+            }
+            's' | 'y' => {
+                let delimiter = *chars.get(at)?;
+                if delimiter == '\n' || delimiter == '\\' {
+                    return None;
+                }
+                at = skip_delimited(&chars, at + 1, delimiter)?;
+                at = skip_delimited(&chars, at, delimiter)?;
+                if command == 's' {
+                    while let Some(&flag) = chars.get(at) {
+                        match flag {
+                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => at += 1,
+                            'e' => {
+                                effects.runs = true;
+                                at += 1;
+                            }
+                            'w' => {
+                                let (file, end) = rest_of_line(at + 1);
+                                at = end;
+                                if file.is_empty() {
+                                    return None;
+                                }
+                                effects.writes.push(file);
+                            }
+                            _ => break,
+                        }
+                    }
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(())
+}
+
+/// Skips an address (`3`, `$`, `/re/`, `\%re%`, `first~step`, `addr1,addr2`, `addr,+N`),
+/// returning where the command starts.
+fn skip_address(chars: &[char], mut at: usize) -> Option<usize> {
+    for part in 0..2 {
+        match chars.get(at) {
+            Some('/') => at = skip_delimited(chars, at + 1, '/')?,
+            Some('\\') => {
+                let delimiter = *chars.get(at + 1)?;
+                at = skip_delimited(chars, at + 2, delimiter)?;
+            }
+            Some('$') => at += 1,
+            Some(c) if c.is_ascii_digit() || (part == 1 && matches!(c, '+' | '~')) => {
+                at += 1;
+                while chars
+                    .get(at)
+                    .is_some_and(|c| c.is_ascii_digit() || *c == '~')
+                {
+                    at += 1;
+                }
+            }
+            _ if part == 0 => return Some(at),
+            _ => return None,
+        }
+        while chars.get(at).is_some_and(|c| matches!(c, 'I' | 'M')) {
+            at += 1;
+        }
+        if chars.get(at) != Some(&',') || part == 1 {
+            return Some(at);
+        }
+        at += 1;
+    }
+    Some(at)
+}
+
+/// Skips a regular expression or replacement up to its closing `delimiter` (a backslash
+/// escapes the next character), returning the position after it.
+fn skip_delimited(chars: &[char], mut at: usize, delimiter: char) -> Option<usize> {
+    while let Some(&c) = chars.get(at) {
+        if c == '\\' {
+            at += 2;
+            continue;
+        }
+        if c == delimiter {
+            return Some(at + 1);
+        }
+        if c == '\n' && delimiter != '\n' {
+            // GNU sed allows a newline only escaped in these parts.
+            return None;
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Whether an `awk` program runs programs, writes files or reads other files than the
+/// ones it is given: `system()`, a pipe to or from a command, a `print` redirected to a
+/// file, `getline <file`. Comparisons (`$3 > 100`) and regular expressions with `|` are
+/// not mistaken for them: redirections count only inside `print` and `printf` statements
+/// at their own level of parentheses.
+pub(super) fn awk_reaches_out(program: &str) -> bool {
+    let text = without_strings(program);
+    let compact: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if compact.contains("system(")
+        || compact.contains("system (")
+        || compact.contains("|&")
+        || compact.contains("| getline")
+        || compact.contains("|getline")
+        || reads_with_getline(&compact)
+    {
+        return true;
+    }
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = text[at..].find("print") {
+        let start = at + offset;
+        at = start + "print".len();
+        let before = start.checked_sub(1).map(|i| bytes[i]);
+        if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            continue;
+        }
+        let mut depth = 0i32;
+        for &b in &bytes[at..] {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                b';' | b'}' | b'\n' if depth <= 0 => break,
+                b'>' | b'|' if depth <= 0 => return true,
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
+/// `getline <file` or `getline var <file`.
+fn reads_with_getline(text: &str) -> bool {
+    text.match_indices("getline").any(|(at, _)| {
+        let rest = text[at + "getline".len()..].trim_start();
+        let rest = rest
+            .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+            .trim_start();
+        rest.starts_with('<')
+    })
+}
+
+/// `program` with its string literals emptied (`"a|b"` becomes `""`).
+fn without_strings(program: &str) -> String {
+    let mut out = String::with_capacity(program.len());
+    let mut chars = program.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '"' {
+            while let Some(inner) = chars.next() {
+                if inner == '\\' {
+                    chars.next();
+                } else if inner == '"' {
+                    out.push('"');
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_that_run_programs_are_told_from_quiet_ones() {
+        for word in [
+            "GIT_SSH_COMMAND=rm -rf ~",
+            "PAGER=sh -c id",
+            "GIT_EDITOR=vim",
+            "LD_PRELOAD=/tmp/x.so",
+            "BASH_ENV=/tmp/x",
+            "NODE_OPTIONS=--require /tmp/x.js",
+            "NODE_OPTIONS=-r ./x",
+            "GIT_CONFIG_KEY_0=core.pager",
+            "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=rm",
+            "LESSOPEN=|id %s",
+        ] {
+            assert!(assignment_runs_code(word), "{word}");
+        }
+        for word in [
+            "PAGER=cat",
+            "GIT_PAGER=",
+            "PAGER=less -R",
+            "EDITOR=true",
+            "NODE_OPTIONS=--max-old-space-size=8192",
+            "RUST_LOG=debug",
+            "LD_LIBRARY_PATH=target/release",
+            "PYTHONPATH=src",
+            "CI=1",
+        ] {
+            assert!(!assignment_runs_code(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn sed_programs_that_run_write_or_read_files_are_found() {
+        assert!(sed_effects("e rm -rf ~").runs);
+        assert!(sed_effects("1e id").runs);
+        assert!(sed_effects("s/a/b/e").runs);
+        assert!(sed_effects("s/a/b/ge").runs);
+        assert_eq!(
+            sed_effects("w /home/dev/.bashrc").writes,
+            ["/home/dev/.bashrc"]
+        );
+        assert_eq!(sed_effects("s/a/b/w out.txt").writes, ["out.txt"]);
+        assert_eq!(sed_effects("/x/W log").writes, ["log"]);
+        assert_eq!(sed_effects("r ~/.ssh/id_rsa").reads, ["~/.ssh/id_rsa"]);
+        // Unreadable programs count as running something.
+        assert!(sed_effects("s/a/b").runs);
+        assert!(sed_effects("k").runs);
+    }
+
+    #[test]
+    fn everyday_sed_programs_only_edit() {
+        for program in [
+            "s/foo/bar/g",
+            "s|/usr/local|/opt|g",
+            "s/a\\/b/c/",
+            "s/e/w/",
+            "s/x/y/2",
+            "1,5p",
+            "/^#/d",
+            "$d",
+            "/start/,/end/d",
+            "10q",
+            "s/^[ \\t]*//;s/[ \\t]*$//",
+            "/pattern/!d",
+            "1~2d",
+            "0,/x/s//y/",
+            "/a/,+2d",
+            "y/abc/xyz/",
+            "/foo/{s/a/b/;p}",
+            ":a;N;$!ba;s/\\n/ /g",
+            "1i\\\nheader",
+            "$a footer",
+            "\\%/usr%d",
+            "s/x/y/I",
+            "=",
+            "",
+            "  ",
+        ] {
+            let effects = sed_effects(program);
+            assert_eq!(effects, SedEffects::default(), "{program:?}");
+        }
+    }
+
+    #[test]
+    fn awk_programs_that_reach_out_are_found_and_others_are_not() {
+        for program in [
+            "BEGIN{system(\"rm -rf ~\")}",
+            "{print > \"/home/dev/.bashrc\"}",
+            "{print $1 >> \"out\"}",
+            "{print | \"sh\"}",
+            "{printf \"%s\", $0 | \"mail x\"}",
+            "BEGIN{\"id\" | getline x; print x}",
+            "BEGIN{while ((getline line < \"/etc/shadow\") > 0) print line}",
+            "BEGIN{print |& \"cmd\"}",
+        ] {
+            assert!(awk_reaches_out(program), "{program}");
+        }
+        for program in [
+            "{print $1}",
+            "$3 > 100 {print $1}",
+            "/foo|bar/ {print}",
+            "{print $1 \"|\" $2}",
+            "{print ($1 > $2)}",
+            "NR > 1 {s += $2} END {print s}",
+            "{printf \"%s > %s\\n\", $1, $2}",
+            "BEGIN{FS=\":\"} {print $1}",
+            "length($0) > 80",
+        ] {
+            assert!(!awk_reaches_out(program), "{program}");
+        }
+    }
+}
