@@ -6,7 +6,7 @@
 //! on the machine where the tool runs, so nothing here asks the filesystem. A value that is
 //! not absolute is treated as absent: a relative `cwd` resolves nothing.
 
-use crate::matcher::path::normalize;
+use crate::matcher::path::{is_absolute, is_windows, normalize};
 use crate::matcher::shell::classify::CommandFacts;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -36,11 +36,8 @@ pub struct Context {
 impl Context {
     /// The context of a call; values that are not absolute paths count as absent.
     pub fn new(cwd: Option<&str>, project: Option<&str>, home: Option<&str>) -> Context {
-        let absolute = |value: Option<&str>| {
-            value
-                .filter(|value| value.starts_with('/'))
-                .and_then(normalize)
-        };
+        let absolute =
+            |value: Option<&str>| value.filter(|value| is_absolute(value)).and_then(normalize);
         let cwd = absolute(cwd);
         // The project holds the working directory; without one it is the directory itself.
         let project = absolute(project).or_else(|| cwd.clone());
@@ -84,7 +81,7 @@ impl Context {
         if value.is_empty() || value.contains('\0') {
             return None;
         }
-        if value.starts_with('/') {
+        if is_absolute(value) {
             return normalize(value);
         }
         if let Some(rest) = value.strip_prefix('~') {
@@ -94,6 +91,11 @@ impl Context {
             return normalize(&format!("{}/{rest}", self.home_or_tilde()));
         }
         let cwd = cwd.or(self.cwd.as_deref())?;
+        if is_windows(cwd) {
+            // `backend\base.py` seen from `E:\app`: a Windows path too.
+            let value = value.replace('\\', "/").to_lowercase();
+            return normalize(&format!("{cwd}/{value}"));
+        }
         normalize(&format!("{cwd}/{value}"))
     }
 

@@ -15,6 +15,32 @@ pub use list::PathList;
 use super::Side;
 use crate::context::Context;
 
+/// A path an agent on Windows sends (`E:\work\app\x.py`, `E:/work/app`), as the absolute
+/// path airlock matches: the drive is a folder at the top, separators are `/`, and the
+/// case is folded, since Windows ignores it (`/e:/work/app/x.py`). Patterns are matched
+/// against it in lower case too ([`PathPattern::folded`]). `None` for any other path.
+pub fn windows_path(path: &str) -> Option<String> {
+    let bytes = path.as_bytes();
+    let drive = bytes.first().is_some_and(u8::is_ascii_alphabetic)
+        && bytes.get(1) == Some(&b':')
+        && matches!(bytes.get(2), None | Some(b'\\' | b'/'));
+    drive.then(|| format!("/{}", path.replace('\\', "/").to_lowercase()))
+}
+
+/// Whether a normalised path is a Windows one ([`windows_path`]): `/e:` or below it.
+pub fn is_windows(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.first() == Some(&b'/')
+        && bytes.get(1).is_some_and(u8::is_ascii_alphabetic)
+        && bytes.get(2) == Some(&b':')
+        && matches!(bytes.get(3), None | Some(b'/'))
+}
+
+/// Whether `path` is absolute, on a POSIX system or on Windows (`C:\…`).
+pub fn is_absolute(path: &str) -> bool {
+    path.starts_with('/') || windows_path(path).is_some()
+}
+
 /// Lexically normalises `path`, or `None` when where it points cannot be known.
 ///
 /// - repeated slashes collapse, `.` segments go, a trailing slash goes (except on `/`);
@@ -29,6 +55,9 @@ use crate::context::Context;
 pub fn normalize(path: &str) -> Option<String> {
     if path.is_empty() || path.contains('\0') {
         return None;
+    }
+    if let Some(posix) = windows_path(path) {
+        return normalize(&posix);
     }
     // Most paths are already normal (every command's files, the call's cwd and home):
     // kept as they are without splitting and joining.
@@ -196,12 +225,17 @@ impl PathValue {
     pub fn new(value: &str, context: &Context) -> Option<PathValue> {
         let lexical = normalize(value)?;
         // An absolute value resolves to its own normal form: no second pass over it.
-        let resolved = if value.starts_with('/') {
+        let resolved = if is_absolute(value) {
             Some(lexical.clone())
         } else {
             context.resolve(value)
         };
         Some(PathValue { lexical, resolved })
+    }
+
+    /// Whether the value is a Windows path, as written or where it points.
+    fn is_windows(&self) -> bool {
+        is_windows(&self.lexical) || self.resolved.as_deref().is_some_and(is_windows)
     }
 }
 
@@ -235,6 +269,8 @@ pub struct PathPattern {
     literal: Option<Literal>,
     /// `root` when it is plain text: compared, not run.
     root_text: Option<String>,
+    /// [`PathPattern::folded`], compiled the first time a Windows path needs it.
+    folded: std::sync::OnceLock<Option<Box<PathPattern>>>,
 }
 
 /// The directory a pattern ending in `/**` names, when it is plain text.
@@ -355,6 +391,7 @@ impl PathPattern {
                 needle: needle(&rest),
                 literal: Literal::of(&rest, false),
                 root_text: root_text(&rest),
+                folded: std::sync::OnceLock::new(),
             });
         }
         let normalized = normalize(pattern).ok_or_else(|| {
@@ -377,7 +414,24 @@ impl PathPattern {
             literal: Literal::of(&normalized, true),
             root_text: root_text(&normalized),
             normalized,
+            folded: std::sync::OnceLock::new(),
         })
+    }
+
+    /// This pattern in lower case, which is how a Windows path is matched (its case is
+    /// folded: `CLAUDE.md` and `claude.md` are one file there); `None` when the pattern
+    /// has no upper case and so is its own folded form.
+    pub fn folded(&self) -> Option<&PathPattern> {
+        self.folded
+            .get_or_init(|| {
+                self.normalized
+                    .bytes()
+                    .any(|b| b.is_ascii_uppercase())
+                    .then(|| PathPattern::compile(&self.normalized.to_lowercase()).ok())
+                    .flatten()
+                    .map(Box::new)
+            })
+            .as_deref()
     }
 
     /// The pattern as it is matched (normalised).
@@ -628,12 +682,14 @@ pub fn path_matches(value: &str, patterns: &[PathPattern], side: Side, context: 
     let Some(value) = PathValue::new(value, context) else {
         return side == Side::Restrict;
     };
-    patterns
-        .iter()
-        .any(|pattern| match pattern.matches_value(&value, context) {
-            Some(answer) => answer,
-            None => side == Side::Restrict,
-        })
+    let answer = |pattern: &PathPattern| match pattern.matches_value(&value, context) {
+        Some(answer) => answer,
+        None => side == Side::Restrict,
+    };
+    patterns.iter().any(answer)
+        || (side == Side::Restrict
+            && value.is_windows()
+            && patterns.iter().filter_map(PathPattern::folded).any(answer))
 }
 
 #[cfg(test)]

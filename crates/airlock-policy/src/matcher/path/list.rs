@@ -102,6 +102,18 @@ impl PathList {
                 .matches_resolved(path, tree, side, context)
                 .unwrap_or(unknown)
         };
+        // A Windows path is in lower case: a deny or ask pattern written with upper case
+        // (`**/CLAUDE.md`) is tried folded too.
+        if side == Side::Restrict
+            && super::is_windows(path)
+            && self
+                .patterns
+                .iter()
+                .filter_map(PathPattern::folded)
+                .any(test)
+        {
+            return true;
+        }
         if tree || (unknown && self.project_anchored && context.project().is_none()) {
             return self.patterns.iter().any(test);
         }

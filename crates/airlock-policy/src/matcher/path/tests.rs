@@ -451,3 +451,30 @@ fn concat_starts_with_agrees_with_joined_strings() {
         }
     }
 }
+
+#[test]
+fn windows_paths_are_absolute_slashed_and_caseless() {
+    assert_eq!(
+        windows_path("E:\\Algo\\Backend\\x.py").as_deref(),
+        Some("/e:/algo/backend/x.py")
+    );
+    assert_eq!(windows_path("c:/Users/Me").as_deref(), Some("/c:/users/me"));
+    assert_eq!(windows_path("D:").as_deref(), Some("/d:"));
+    // Not drive paths: a relative name with a colon, a URL, a POSIX path.
+    assert_eq!(windows_path("a:b"), None);
+    assert_eq!(windows_path("http://x"), None);
+    assert_eq!(windows_path("/home/dev"), None);
+    assert_eq!(
+        normalize("E:\\Algo\\..\\Other\\.\\x").as_deref(),
+        Some("/e:/other/x")
+    );
+    assert!(is_windows("/e:/algo") && is_windows("/e:") && !is_windows("/home/e:"));
+    assert!(is_absolute("E:\\x") && is_absolute("/x") && !is_absolute("x\\y"));
+    // A pattern with upper case has a folded twin; one without is its own.
+    let upper = PathPattern::compile("**/CLAUDE.md").unwrap();
+    assert_eq!(
+        upper.folded().map(PathPattern::as_str),
+        Some("**/claude.md")
+    );
+    assert!(PathPattern::compile("**/.env").unwrap().folded().is_none());
+}
