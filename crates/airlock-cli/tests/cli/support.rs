@@ -126,9 +126,19 @@ impl Server {
                 self.stderr.drain();
                 return Err(format!("exited {status}: {}", self.stderr.text()));
             }
-            let healthy = ureq::get(format!("{}/healthz", self.url))
-                .call()
-                .is_ok_and(|response| response.status() == 200);
+            // Only our own server's answer counts: between `free_port` and the bind, another
+            // test's server may take the port and answer `/healthz` while ours fails to
+            // bind (and exits a moment later). Ours says it listens on our address.
+            let ours = [&self.stdout, &self.stderr].iter().any(|output| {
+                output
+                    .text()
+                    .lines()
+                    .any(|line| line.contains("airlock listening") && line.contains(&self.url))
+            });
+            let healthy = ours
+                && ureq::get(format!("{}/healthz", self.url))
+                    .call()
+                    .is_ok_and(|response| response.status() == 200);
             if healthy {
                 return Ok(());
             }
