@@ -15,6 +15,7 @@ use crate::outcomes::{check_idempotency_key, unless_twin};
 use crate::policy::LoadedPolicy;
 use crate::{Gate, GateError};
 use airlock_policy::digest::{binding_digest, Binding};
+use airlock_policy::matcher::path::windows_path;
 use airlock_policy::preview::build_preview;
 use airlock_policy::{
     secrets, Call as PolicyCall, CompiledTool, Decision, StandingRule as Standing,
@@ -64,22 +65,32 @@ pub struct CallContext {
 
 impl CallContext {
     /// Keeps only absolute paths: a relative or empty folder is no folder at all (fail
-    /// closed), and a project must hold the `cwd`.
+    /// closed), and a project must hold the `cwd`. A Windows drive path (`E:\app`) is
+    /// absolute too, kept as the agent wrote it; the policy reads it as `/e:/app`.
     pub fn checked(self) -> CallContext {
         let absolute = |path: Option<String>| {
-            path.filter(|path| path.starts_with('/') && !path.chars().any(char::is_control))
-                .map(|path| match path.trim_end_matches('/') {
-                    "" => "/".to_owned(),
-                    trimmed => trimmed.to_owned(),
-                })
+            path.filter(|path| {
+                (path.starts_with('/') || windows_path(path).is_some())
+                    && !path.chars().any(char::is_control)
+            })
+            .map(|path| match path.trim_end_matches(['/', '\\']) {
+                "" => "/".to_owned(),
+                trimmed if trimmed.ends_with(':') => format!("{trimmed}\\"),
+                trimmed => trimmed.to_owned(),
+            })
         };
+        // Where a path points, for comparing two of them: a Windows path as the policy
+        // reads it.
+        let posix = |path: &str| windows_path(path).unwrap_or_else(|| path.to_owned());
         let cwd = absolute(self.cwd);
         let project = absolute(self.project).filter(|project| {
             cwd.as_deref().is_some_and(|cwd| {
-                cwd == project
-                    || project == "/"
+                let (cwd, project) = (posix(cwd), posix(project));
+                let project = project.trim_end_matches('/');
+                cwd.trim_end_matches('/') == project
+                    || project.is_empty()
                     || cwd
-                        .strip_prefix(project.as_str())
+                        .strip_prefix(project)
                         .is_some_and(|rest| rest.starts_with('/'))
             })
         });
@@ -638,5 +649,53 @@ fn approval_for(
         approvals_required: verdict.approvals.filter(|n| *n > 1),
         approvers: verdict.approvers.clone(),
         votes: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::CallContext;
+
+    fn checked(cwd: &str, project: Option<&str>) -> CallContext {
+        CallContext {
+            native_tool: None,
+            cwd: Some(cwd.to_owned()),
+            project: project.map(str::to_owned),
+            home: Some("C:\\Users\\Me".to_owned()),
+        }
+        .checked()
+    }
+
+    #[test]
+    fn windows_folders_are_kept_as_written_and_a_project_must_hold_the_cwd() {
+        let context = checked("E:\\Algo\\backend\\", Some("E:\\Algo"));
+        assert_eq!(context.cwd.as_deref(), Some("E:\\Algo\\backend"));
+        assert_eq!(context.project.as_deref(), Some("E:\\Algo"));
+        assert_eq!(context.home.as_deref(), Some("C:\\Users\\Me"));
+        // The same folder in another case and separator holds it (Windows ignores both).
+        assert_eq!(
+            checked("e:/algo/backend", Some("E:\\Algo"))
+                .project
+                .as_deref(),
+            Some("E:\\Algo")
+        );
+        // A project that does not hold the cwd is dropped: the cwd stands for it.
+        assert_eq!(
+            checked("E:\\Other", Some("E:\\Algo")).project.as_deref(),
+            Some("E:\\Other")
+        );
+        assert_eq!(checked("E:\\", None).cwd.as_deref(), Some("E:\\"));
+        // Relative and drive-relative folders are no folders.
+        assert_eq!(checked("Algo\\backend", None).cwd, None);
+        assert_eq!(checked("E:Algo", None).cwd, None);
+        // POSIX paths as before.
+        assert_eq!(
+            checked("/home/dev/app/src/", Some("/home/dev/app"))
+                .project
+                .as_deref(),
+            Some("/home/dev/app")
+        );
+        assert_eq!(checked("/", Some("/")).cwd.as_deref(), Some("/"));
     }
 }
