@@ -15,7 +15,7 @@ use crate::outcomes::{check_idempotency_key, unless_twin};
 use crate::policy::LoadedPolicy;
 use crate::{Gate, GateError};
 use airlock_policy::digest::{binding_digest, Binding};
-use airlock_policy::matcher::path::windows_path;
+use airlock_policy::matcher::path::{folder_holds, windows_path};
 use airlock_policy::preview::build_preview;
 use airlock_policy::{
     secrets, Call as PolicyCall, CompiledTool, Decision, StandingRule as Standing,
@@ -79,21 +79,9 @@ impl CallContext {
                 trimmed => trimmed.to_owned(),
             })
         };
-        // Where a path points, for comparing two of them: a Windows path as the policy
-        // reads it.
-        let posix = |path: &str| windows_path(path).unwrap_or_else(|| path.to_owned());
         let cwd = absolute(self.cwd);
-        let project = absolute(self.project).filter(|project| {
-            cwd.as_deref().is_some_and(|cwd| {
-                let (cwd, project) = (posix(cwd), posix(project));
-                let project = project.trim_end_matches('/');
-                cwd.trim_end_matches('/') == project
-                    || project.is_empty()
-                    || cwd
-                        .strip_prefix(project)
-                        .is_some_and(|rest| rest.starts_with('/'))
-            })
-        });
+        let project = absolute(self.project)
+            .filter(|project| cwd.as_deref().is_some_and(|cwd| folder_holds(project, cwd)));
         CallContext {
             native_tool: self.native_tool.filter(|name| !name.is_empty()),
             project: project.or_else(|| cwd.clone()),

@@ -41,6 +41,18 @@ pub fn is_absolute(path: &str) -> bool {
     path.starts_with('/') || windows_path(path).is_some()
 }
 
+/// Whether the absolute folder `folder` is `path` or one of its ancestors, comparing
+/// whole components as the policy reads both (`E:\App` holds `e:/app/src`).
+pub fn folder_holds(folder: &str, path: &str) -> bool {
+    match (
+        normalize(folder).filter(|_| is_absolute(folder)),
+        normalize(path).filter(|_| is_absolute(path)),
+    ) {
+        (Some(folder), Some(path)) => below(&path, &folder).is_some(),
+        _ => false,
+    }
+}
+
 /// Lexically normalises `path`, or `None` when where it points cannot be known.
 ///
 /// - repeated slashes collapse, `.` segments go, a trailing slash goes (except on `/`);

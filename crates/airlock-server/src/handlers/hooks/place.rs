@@ -18,6 +18,7 @@
 
 use airlock_hooks::payload::{home_from_transcript, launch_folder};
 use airlock_hooks::HookCall;
+use airlock_policy::matcher::path::{folder_holds, is_absolute};
 use axum::http::HeaderMap;
 use std::path::Path;
 
@@ -78,22 +79,23 @@ pub fn project_of(cwd: &str) -> Option<String> {
         .filter(|project| project != "/")
 }
 
-/// `path` without a trailing slash, when it is absolute and plain text.
+/// `path` without a trailing slash, when it is absolute (a Windows drive path too, kept
+/// as written) and plain text.
 fn absolute(path: &str) -> Option<String> {
-    if !path.starts_with('/') || path.chars().any(char::is_control) {
+    if !is_absolute(path) || path.chars().any(char::is_control) {
         return None;
     }
-    let trimmed = path.trim_end_matches('/');
-    Some(if trimmed.is_empty() { "/" } else { trimmed }.to_owned())
+    let trimmed = path.trim_end_matches(['/', '\\']);
+    Some(match trimmed {
+        "" => "/".to_owned(),
+        drive if drive.ends_with(':') => format!("{drive}\\"),
+        _ => trimmed.to_owned(),
+    })
 }
 
 /// Whether `folder` is `path` or one of its ancestors, comparing whole components.
 fn holds(folder: &str, path: &str) -> bool {
-    folder == "/"
-        || path == folder
-        || path
-            .strip_prefix(folder)
-            .is_some_and(|rest| rest.starts_with('/'))
+    folder_holds(folder, path)
 }
 
 #[cfg(test)]
@@ -137,6 +139,27 @@ mod tests {
         std::fs::create_dir_all(&loose).unwrap();
         let place = Place::of(&call(loose.to_str(), None), &HeaderMap::new());
         assert_eq!(place.project.as_deref(), loose.to_str());
+    }
+
+    #[test]
+    fn a_windows_agents_folders_are_places_too() {
+        let sent = headers(&[
+            (PROJECT_HEADER, "E:\\Algo"),
+            (HOME_HEADER, "C:\\Users\\Me\\"),
+        ]);
+        let place = Place::of(&call(Some("E:\\Algo\\backend\\"), None), &sent);
+        assert_eq!(place.cwd.as_deref(), Some("E:\\Algo\\backend"));
+        assert_eq!(place.project.as_deref(), Some("E:\\Algo"));
+        assert_eq!(place.home.as_deref(), Some("C:\\Users\\Me"));
+        // Without a header the cwd stands for the project; a relative one is no place.
+        let place = Place::of(&call(Some("E:\\Algo"), None), &HeaderMap::new());
+        assert_eq!(place.project.as_deref(), Some("E:\\Algo"));
+        let place = Place::of(&call(Some("Algo\\backend"), None), &HeaderMap::new());
+        assert_eq!(place, Place::default());
+        // A project on another drive does not hold the cwd.
+        let other = headers(&[(PROJECT_HEADER, "D:\\Algo")]);
+        let place = Place::of(&call(Some("E:\\Algo\\x"), None), &other);
+        assert_eq!(place.project.as_deref(), Some("E:\\Algo\\x"));
     }
 
     #[test]
