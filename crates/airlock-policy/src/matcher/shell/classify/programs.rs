@@ -489,6 +489,19 @@ fn without_strings(program: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // The readers take whatever text a command carries, and never panic on it: any
+        // printable text, and text made of the characters `sed` programs are made of.
+        #[test]
+        fn the_readers_never_panic(text in "[ -~\n]{0,64}", sed in "[0-9$/,;!{}~+aisydeprwgI:\\ \n]{0,32}") {
+            let _ = sed_effects(&text);
+            let _ = sed_effects(&sed);
+            let _ = awk_reaches_out(&text);
+            let _ = assignment_runs_code(&text);
+        }
+    }
 
     #[test]
     fn settings_that_run_programs_are_told_from_quiet_ones() {
