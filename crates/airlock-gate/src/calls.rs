@@ -15,7 +15,7 @@ use crate::outcomes::{check_idempotency_key, unless_twin};
 use crate::policy::LoadedPolicy;
 use crate::{Gate, GateError};
 use airlock_policy::digest::{binding_digest, Binding};
-use airlock_policy::matcher::path::{folder_holds, windows_path};
+use airlock_policy::matcher::path::{absolute_folder, folder_holds};
 use airlock_policy::preview::build_preview;
 use airlock_policy::{
     secrets, Call as PolicyCall, CompiledTool, Decision, StandingRule as Standing,
@@ -68,17 +68,7 @@ impl CallContext {
     /// closed), and a project must hold the `cwd`. A Windows drive path (`E:\app`) is
     /// absolute too, kept as the agent wrote it; the policy reads it as `/e:/app`.
     pub fn checked(self) -> CallContext {
-        let absolute = |path: Option<String>| {
-            path.filter(|path| {
-                (path.starts_with('/') || windows_path(path).is_some())
-                    && !path.chars().any(char::is_control)
-            })
-            .map(|path| match path.trim_end_matches(['/', '\\']) {
-                "" => "/".to_owned(),
-                trimmed if trimmed.ends_with(':') => format!("{trimmed}\\"),
-                trimmed => trimmed.to_owned(),
-            })
-        };
+        let absolute = |path: Option<String>| path.as_deref().and_then(absolute_folder);
         let cwd = absolute(self.cwd);
         let project = absolute(self.project)
             .filter(|project| cwd.as_deref().is_some_and(|cwd| folder_holds(project, cwd)));

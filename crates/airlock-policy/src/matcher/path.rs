@@ -41,6 +41,20 @@ pub fn is_absolute(path: &str) -> bool {
     path.starts_with('/') || windows_path(path).is_some()
 }
 
+/// `path` as a caller's folder (a call's `cwd`, project or home): without a trailing
+/// separator, when it is absolute (a Windows drive path too, kept as written) and holds no
+/// control character; `None` otherwise (fail closed: a relative folder is no folder).
+pub fn absolute_folder(path: &str) -> Option<String> {
+    if !is_absolute(path) || path.chars().any(char::is_control) {
+        return None;
+    }
+    Some(match path.trim_end_matches(['/', '\\']) {
+        "" => "/".to_owned(),
+        drive if drive.ends_with(':') => format!("{drive}\\"),
+        trimmed => trimmed.to_owned(),
+    })
+}
+
 /// Whether the absolute folder `folder` is `path` or one of its ancestors, comparing
 /// whole components as the policy reads both (`E:\App` holds `e:/app/src`).
 pub fn folder_holds(folder: &str, path: &str) -> bool {

@@ -18,7 +18,7 @@
 
 use airlock_hooks::payload::{home_from_transcript, launch_folder};
 use airlock_hooks::HookCall;
-use airlock_policy::matcher::path::{folder_holds, is_absolute};
+use airlock_policy::matcher::path::{absolute_folder, folder_holds};
 use axum::http::HeaderMap;
 use std::path::Path;
 
@@ -38,22 +38,22 @@ impl Place {
             headers
                 .get(name)
                 .and_then(|value| value.to_str().ok())
-                .and_then(absolute)
+                .and_then(absolute_folder)
         };
         let home = header(HOME_HEADER).or_else(|| {
             call.transcript_path
                 .as_deref()
                 .and_then(home_from_transcript)
-                .and_then(|home| absolute(&home))
+                .and_then(|home| absolute_folder(&home))
         });
-        let Some(cwd) = call.cwd.as_deref().and_then(absolute) else {
+        let Some(cwd) = call.cwd.as_deref().and_then(absolute_folder) else {
             return Place {
                 home,
                 ..Place::default()
             };
         };
         let project = header(PROJECT_HEADER)
-            .filter(|project| holds(project, &cwd))
+            .filter(|project| folder_holds(project, &cwd))
             .or_else(|| work_tree_of(Path::new(&cwd)))
             .or_else(|| {
                 call.transcript_path
@@ -74,28 +74,9 @@ impl Place {
 /// holding it when the folder exists on this machine, else none (the gate then takes the
 /// `cwd` itself). Never `/`.
 pub fn project_of(cwd: &str) -> Option<String> {
-    absolute(cwd)
+    absolute_folder(cwd)
         .and_then(|cwd| work_tree_of(Path::new(&cwd)))
         .filter(|project| project != "/")
-}
-
-/// `path` without a trailing slash, when it is absolute (a Windows drive path too, kept
-/// as written) and plain text.
-fn absolute(path: &str) -> Option<String> {
-    if !is_absolute(path) || path.chars().any(char::is_control) {
-        return None;
-    }
-    let trimmed = path.trim_end_matches(['/', '\\']);
-    Some(match trimmed {
-        "" => "/".to_owned(),
-        drive if drive.ends_with(':') => format!("{drive}\\"),
-        _ => trimmed.to_owned(),
-    })
-}
-
-/// Whether `folder` is `path` or one of its ancestors, comparing whole components.
-fn holds(folder: &str, path: &str) -> bool {
-    folder_holds(folder, path)
 }
 
 #[cfg(test)]
