@@ -92,8 +92,16 @@ impl Context {
         }
         let cwd = cwd.or(self.cwd.as_deref())?;
         if is_windows(cwd) {
-            // `backend\base.py` seen from `E:\app`: a Windows path too.
+            // `backend\base.py` seen from `E:\app`: a Windows path too. `\x` starts at the
+            // drive's top; `\\server\share` (another machine) and `C:x` (a folder another
+            // drive remembers) cannot be placed.
             let value = value.replace('\\', "/").to_lowercase();
+            if value.starts_with("//") || value.as_bytes().get(1) == Some(&b':') {
+                return None;
+            }
+            if let Some(rooted) = value.strip_prefix('/') {
+                return normalize(&format!("{}/{rooted}", &cwd[..3]));
+            }
             return normalize(&format!("{cwd}/{value}"));
         }
         normalize(&format!("{cwd}/{value}"))

@@ -85,6 +85,14 @@ pub fn normalize(path: &str) -> Option<String> {
     if let Some(posix) = windows_path(path) {
         return normalize(&posix);
     }
+    if is_windows(path) {
+        // The drive is the top: `E:\..\x` is `E:\x`, as Windows reads it.
+        let (drive, rest) = path.split_at(3);
+        return Some(match normalize(&format!("/{rest}"))?.as_str() {
+            "/" => drive.to_owned(),
+            rest => format!("{drive}{rest}"),
+        });
+    }
     // Most paths are already normal (every command's files, the call's cwd and home):
     // kept as they are without splitting and joining.
     if path == "/" || (!path.starts_with('~') && is_normal(path.strip_prefix('/').unwrap_or(path)))

@@ -468,6 +468,10 @@ fn windows_paths_are_absolute_slashed_and_caseless() {
         normalize("E:\\Algo\\..\\Other\\.\\x").as_deref(),
         Some("/e:/other/x")
     );
+    // The drive is the top: `..` never climbs out of it.
+    assert_eq!(normalize("E:\\..\\..\\x").as_deref(), Some("/e:/x"));
+    assert_eq!(normalize("/e:/algo/../../../x").as_deref(), Some("/e:/x"));
+    assert_eq!(normalize("E:\\..").as_deref(), Some("/e:"));
     assert!(is_windows("/e:/algo") && is_windows("/e:") && !is_windows("/home/e:"));
     assert!(is_absolute("E:\\x") && is_absolute("/x") && !is_absolute("x\\y"));
     // A pattern with upper case has a folded twin; one without is its own.
