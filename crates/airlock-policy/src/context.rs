@@ -6,8 +6,9 @@
 //! on the machine where the tool runs, so nothing here asks the filesystem. A value that is
 //! not absolute is treated as absent: a relative `cwd` resolves nothing.
 
-use crate::matcher::path::{is_absolute, is_windows, normalize};
+use crate::matcher::path::{is_absolute, is_windows, normalize, posix_drive_path};
 use crate::matcher::shell::classify::CommandFacts;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -25,6 +26,9 @@ pub struct Context {
     cwd: Option<String>,
     project: Option<String>,
     home: Option<String>,
+    /// The call was made on Windows (its `cwd`, project or home is a drive path): a POSIX
+    /// shell there writes drives as `/c/…` ([`Context::native`]).
+    windows: bool,
     /// The last command line classified during this evaluation, keyed by its text and the
     /// class table that judged it: every class rule of a policy looks at
     /// the same `command` argument, and classifying it once keeps evaluation within its
@@ -41,10 +45,15 @@ impl Context {
         let cwd = absolute(cwd);
         // The project holds the working directory; without one it is the directory itself.
         let project = absolute(project).or_else(|| cwd.clone());
+        let home = absolute(home);
+        let windows = [&cwd, &project, &home]
+            .into_iter()
+            .any(|folder| folder.as_deref().is_some_and(is_windows));
         Context {
             cwd,
             project,
-            home: absolute(home),
+            home,
+            windows,
             cache: RefCell::new(None),
         }
     }
@@ -73,6 +82,15 @@ impl Context {
         self.home.as_deref().unwrap_or(UNKNOWN_HOME)
     }
 
+    /// `value` as the system the call runs on reads it: on Windows, Git Bash's `/c/Users/me`
+    /// is the drive path `c:/Users/me` ([`posix_drive_path`]); anything else as written.
+    pub fn native<'v>(&self, value: &'v str) -> Cow<'v, str> {
+        match self.windows.then(|| posix_drive_path(value)).flatten() {
+            Some(drive) => Cow::Owned(drive),
+            None => Cow::Borrowed(value),
+        }
+    }
+
     /// The absolute, lexically normalised path `value` names, seen from `cwd` (which
     /// defaults to the call's); `None` when that cannot be known (a relative path without
     /// an absolute working directory, `~user`, a NUL byte). `~` without a known home is
@@ -81,6 +99,7 @@ impl Context {
         if value.is_empty() || value.contains('\0') {
             return None;
         }
+        let value = &*self.native(value);
         if is_absolute(value) {
             return normalize(value);
         }

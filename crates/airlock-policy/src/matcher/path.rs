@@ -27,6 +27,19 @@ pub fn windows_path(path: &str) -> Option<String> {
     drive.then(|| format!("/{}", path.replace('\\', "/").to_lowercase()))
 }
 
+/// The drive path a POSIX shell on Windows (Git Bash, MSYS2, Cygwin) writes as `/c/Users/me`
+/// or `/cygdrive/c/Users/me`: `c:/Users/me`, which [`windows_path`] reads. `None` for any
+/// other path. Only a call made on Windows means a drive by it (see
+/// [`Context::native`]); elsewhere `/c` is a folder like any other.
+pub fn posix_drive_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/cygdrive").unwrap_or(path);
+    let bytes = rest.as_bytes();
+    let drive = bytes.first() == Some(&b'/')
+        && bytes.get(1).is_some_and(u8::is_ascii_alphabetic)
+        && matches!(bytes.get(2), None | Some(b'/'));
+    drive.then(|| format!("{}:/{}", &rest[1..2], rest.get(3..).unwrap_or("")))
+}
+
 /// Whether a normalised path is a Windows one ([`windows_path`]): `/e:` or below it.
 pub fn is_windows(path: &str) -> bool {
     let bytes = path.as_bytes();
@@ -257,6 +270,7 @@ pub struct PathValue {
 impl PathValue {
     /// `value` normalised and resolved, or `None` when it cannot be normalised.
     pub fn new(value: &str, context: &Context) -> Option<PathValue> {
+        let value = &*context.native(value);
         let lexical = normalize(value)?;
         // An absolute value resolves to its own normal form: no second pass over it.
         let resolved = if is_absolute(value) {

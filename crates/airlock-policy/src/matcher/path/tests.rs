@@ -482,3 +482,25 @@ fn windows_paths_are_absolute_slashed_and_caseless() {
     );
     assert!(PathPattern::compile("**/.env").unwrap().folded().is_none());
 }
+
+#[test]
+fn a_posix_shell_on_windows_names_drives_at_the_top() {
+    for (path, expected) in [
+        ("/c/Users/Me/.npmrc", Some("c:/Users/Me/.npmrc")),
+        ("/c", Some("c:/")),
+        ("/c/", Some("c:/")),
+        ("/cygdrive/e/Algo", Some("e:/Algo")),
+        ("/cd/x", None),
+        ("/1/x", None),
+        ("c/x", None),
+        ("/", None),
+        ("/cygdrive", None),
+    ] {
+        assert_eq!(posix_drive_path(path).as_deref(), expected, "{path}");
+    }
+    // Read back as the drive path it names.
+    assert_eq!(
+        normalize(&posix_drive_path("/C/Users/Me/../Me/x").unwrap()).as_deref(),
+        Some("/c:/users/me/x")
+    );
+}

@@ -753,15 +753,17 @@ impl Judge<'_> {
                 facts.credential.push(false);
                 continue;
             };
-            // For one file (not a glob) both sides test the same path: one test is enough.
+            // For one file (not a glob) both sides test the same path, and the restricting
+            // side also tries the lists' patterns in lower case on a Windows path (these
+            // lists only ever restrict). A glob keeps the allowing side's reading: the
+            // pattern must cover all it may expand to.
+            let side = if file.tree {
+                crate::matcher::Side::Allow
+            } else {
+                crate::matcher::Side::Restrict
+            };
             let matches = |patterns: &crate::matcher::path::PathList| {
-                patterns.any_resolved(
-                    path,
-                    file.tree,
-                    crate::matcher::Side::Allow,
-                    self.context,
-                    false,
-                )
+                patterns.any_resolved(path, file.tree, side, self.context, false)
             };
             let credential = !file.tree && matches(&self.table.credentials);
             facts.credential.push(credential);
