@@ -82,6 +82,11 @@ impl Context {
         self.home.as_deref().unwrap_or(UNKNOWN_HOME)
     }
 
+    /// Whether the call was made on Windows (its `cwd`, project or home is a drive path).
+    pub fn on_windows(&self) -> bool {
+        self.windows
+    }
+
     /// `value` as the system the call runs on reads it: on Windows, Git Bash's `/c/Users/me`
     /// is the drive path `c:/Users/me` ([`posix_drive_path`]); anything else as written.
     pub fn native<'v>(&self, value: &'v str) -> Cow<'v, str> {

@@ -127,19 +127,7 @@ fn prints_secret_variable(segment: &str) -> bool {
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
-        let upper = name.to_ascii_uppercase();
-        if [
-            "KEY",
-            "TOKEN",
-            "SECRET",
-            "PASSWORD",
-            "PASSWD",
-            "CREDENTIAL",
-            "PRIVATE",
-        ]
-        .iter()
-        .any(|word| upper.contains(word))
-        {
+        if programs::secret_name(&name) {
             return true;
         }
     }
@@ -304,6 +292,13 @@ impl Judge<'_> {
             return None;
         }
         let name = basename(&first.text);
+        // On Windows the same line may reach `cmd`, where `type FILE` prints the file: it
+        // is judged as the read it may be.
+        if self.context.on_windows() && name.eq_ignore_ascii_case("type") {
+            facts.classes.insert(Class::ReadOnly);
+            self.operands_read(arguments, cwd, facts);
+            return None;
+        }
         let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
         let (classes, used) = match installed {
             Some((_, found)) => found,
@@ -325,6 +320,13 @@ impl Judge<'_> {
         let reach = programs::reach(name, arguments);
         if reach.runs {
             facts.classes.insert(Class::Unknown);
+        }
+        match reach.environment {
+            // Printing the environment is looking for credentials; printing a secret's
+            // value is reading it.
+            Some(programs::Environment::Whole) => facts.classes.insert(Class::CredentialSearch),
+            Some(programs::Environment::Secret) => facts.classes.insert(Class::CredentialAccess),
+            None => {}
         }
         for (file, role) in reach.files {
             if role == Role::Change {
@@ -364,6 +366,7 @@ impl Judge<'_> {
         if name == "git" {
             git_specials(arguments, facts);
         }
+        self.kept_code(name, arguments, cwd.as_deref(), nesting, facts);
 
         let operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
         let role = if changes { Role::Change } else { Role::Read };
@@ -434,21 +437,8 @@ impl Judge<'_> {
                 self.hunting(&words, &texts, &searched, facts);
             }
             OperandMode::Copy => {
-                if matches!(name, "rsync" | "scp")
-                    && operands.iter().any(|word| is_remote_operand(&word.text))
-                {
-                    facts.classes.insert(Class::Network);
-                }
-                let last = operands.len().saturating_sub(1);
-                for (index, word) in operands.iter().enumerate() {
-                    let role = if index == last {
-                        Role::Change
-                    } else {
-                        Role::Read
-                    };
-                    facts.files.push(self.file(word, dir.as_deref(), role));
-                }
-                self.option_values(
+                self.copy(
+                    name,
                     &arguments[used.min(arguments.len())..],
                     dir.as_deref(),
                     facts,
@@ -516,6 +506,86 @@ impl Judge<'_> {
                     .push(self.path(value, word.dynamic, dir, Role::Change));
             }
         }
+    }
+
+    /// `cp`, `ln`, `install`, `scp`, `rsync`: the sources are read and the destination is
+    /// written, and so is each source's name inside it (`cp x.desktop ~/.config/autostart`
+    /// writes `~/.config/autostart/x.desktop`); `-t DIR` makes every operand a source.
+    fn copy(&self, name: &str, arguments: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+        let layout = copy_layout(name, arguments);
+        if layout.runs {
+            facts.classes.insert(Class::Unknown);
+        }
+        if matches!(name, "rsync" | "scp")
+            && layout
+                .operands
+                .iter()
+                .any(|word| is_remote_operand(&word.text))
+        {
+            facts.classes.insert(Class::Network);
+        }
+        let (sources, target) = match &layout.target {
+            Some(target) => (&layout.operands[..], Some(target)),
+            None => match layout.operands.split_last() {
+                Some((target, sources)) => (sources, Some(target)),
+                None => (&layout.operands[..], None),
+            },
+        };
+        // A link is another name for what it points to: writing or deleting through it
+        // changes the target (`ln -s ~/.ssh/authorized_keys ak && cat key >> ak`).
+        let source_role = if name == "ln" {
+            Role::Change
+        } else {
+            Role::Read
+        };
+        // A symbolic link's relative target is read from the folder the link is in.
+        let link_folder = (name == "ln" && symbolic_link(arguments))
+            .then(|| target.filter(|target| !target.dynamic))
+            .flatten()
+            .and_then(|target| {
+                let text = target.text.trim_end_matches('/');
+                if layout.target.is_some() || sources.len() > 1 || target.text.ends_with('/') {
+                    self.context.resolve_from(text, dir)
+                } else {
+                    let folder = text.rsplit_once('/').map_or(".", |(folder, _)| folder);
+                    self.context
+                        .resolve_from(if folder.is_empty() { "/" } else { folder }, dir)
+                }
+            });
+        for word in sources {
+            let from = match &link_folder {
+                Some(folder) if !word.text.starts_with(['/', '~']) => Some(folder.as_str()),
+                _ => dir,
+            };
+            facts.files.push(self.file(word, from, source_role));
+        }
+        for word in &layout.reads {
+            facts.files.push(self.file(word, dir, Role::Read));
+        }
+        for word in &layout.writes {
+            facts.files.push(self.file(word, dir, Role::Change));
+        }
+        if let Some(target) = target {
+            facts.files.push(self.file(target, dir, Role::Change));
+            if !(target.dynamic || target.glob.is_some() || is_remote_operand(&target.text)) {
+                for source in sources.iter().filter(|source| !source.dynamic) {
+                    let Some(named) = source
+                        .text
+                        .trim_end_matches('/')
+                        .rsplit('/')
+                        .next()
+                        .filter(|named| !named.is_empty() && !matches!(*named, "." | ".."))
+                    else {
+                        continue;
+                    };
+                    let inside = format!("{}/{named}", target.text.trim_end_matches('/'));
+                    facts
+                        .files
+                        .push(self.path(&inside, false, dir, Role::Change));
+                }
+            }
+        }
+        self.option_values(arguments, dir, facts);
     }
 
     fn operands_read(&self, arguments: &[Word], cwd: &Cwd, facts: &mut SegmentFacts) {
@@ -643,6 +713,54 @@ impl Judge<'_> {
         }
     }
 
+    /// Code a command keeps to run: an alias's text and a trap's command run later in the
+    /// same shell; a build file from outside the project, or from standard input (`make -f
+    /// /dev/stdin <<< …`), holds recipes nobody has read.
+    fn kept_code(
+        &mut self,
+        name: &str,
+        arguments: &[Word],
+        cwd: Option<&str>,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        let mut code = |judge: &mut Self, word: &Word, text: &str| {
+            if word.dynamic {
+                facts.classes.insert(Class::Unknown);
+            } else {
+                judge.nested(text, cwd, nesting);
+            }
+        };
+        match name {
+            "alias" => {
+                for word in arguments {
+                    if let Some((_, value)) = word.text.split_once('=') {
+                        code(self, word, value);
+                    }
+                }
+            }
+            "trap" => {
+                if let Some(word) = arguments.iter().find(|word| !word.text.starts_with('-')) {
+                    code(self, word, &word.text);
+                }
+            }
+            _ => {
+                let Some(options) = build_file_options(name) else {
+                    return;
+                };
+                for file in words::option_value_words(arguments, options) {
+                    if file.dynamic
+                        || matches!(file.text.as_str(), "-" | "/dev/stdin" | "/dev/fd/0")
+                    {
+                        facts.classes.insert(Class::Unknown);
+                    } else {
+                        facts.files.push(self.file(&file, cwd, Role::Change));
+                    }
+                }
+            }
+        }
+    }
+
     /// A command line found inside another (a here-string into a shell, a string passed
     /// to `os.system`): its segments join the command's.
     fn nested(&mut self, text: &str, dir: Option<&str>, nesting: usize) {
@@ -663,11 +781,30 @@ impl Judge<'_> {
         // that cannot be told, anything.
         if word.text == "{}" && !word.dynamic {
             if let Some(found) = &self.found {
+                // "Some entry below" keeps a filtered `find … -delete` from counting as
+                // deleting its whole place; what is read may be any entry there, named like
+                // a credential too (`find ~/.ssh -name 'id_*' -exec cat {} \;`).
+                let path = match (role, found.path.as_deref()) {
+                    (Role::Read, Some(path)) => path
+                        .strip_suffix("/\u{1}")
+                        .map(|parent| if parent.is_empty() { "/" } else { parent })
+                        .unwrap_or(path),
+                    (_, path) => path.unwrap_or_default(),
+                };
                 return FileRef {
+                    path: found.path.as_ref().map(|_| path.to_string()),
                     role,
-                    ..found.clone()
+                    tree: found.tree,
                 };
             }
+        }
+        // `%APPDATA%\x` is a variable to `cmd` on Windows: where it points is not known.
+        if self.context.on_windows() && words::cmd_variable(&word.text) {
+            return FileRef {
+                path: None,
+                tree: false,
+                role,
+            };
         }
         if word.dynamic || word.text.contains("{}") {
             // `$HOME/.ssh/id_rsa`: the home is known even if the shell computes it.

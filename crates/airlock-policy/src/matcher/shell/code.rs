@@ -160,6 +160,43 @@ const OPAQUE: &[&str] = &[
     "exec ",
     "open(",
 ];
+/// Ways code finds the home folder at run time. A path built from one by joining string
+/// literals (`Path.home() / '.codex' / 'history.jsonl'`, `os.path.expanduser('~/x')`) is
+/// read as that path ([`home_paths`]); any other use leaves where it leads unknown.
+const HOME: &[&str] = &[
+    "path.home(",
+    "expanduser",
+    "homedir",
+    "gethome",
+    "getpwuid",
+    "dir.home",
+    "userprofile",
+    "appdata",
+];
+/// Names that, as a whole string literal, are a credential folder or file: code joining
+/// them into a path (`Path.home() / '.aws' / 'credentials'`) reads credentials.
+const CREDENTIAL_NAMES: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".azure",
+    ".netrc",
+    ".git-credentials",
+    ".password-store",
+    ".vault-token",
+    ".pgpass",
+    ".pypirc",
+    ".npmrc",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "hosts.yml",
+    "gcloud",
+    "keyrings",
+];
 /// Fragments of credential paths: code that names one reads or sends credentials.
 const CREDENTIALS: &[&str] = &[
     ".ssh/id_",
@@ -184,6 +221,12 @@ const CREDENTIALS: &[&str] = &[
     "oauth_creds",
     "login data",
     "logins.json",
+    ".config/gh/",
+    ".pgpass",
+    ".azure/",
+    "application_default_credentials",
+    "/proc/self/environ",
+    "_history",
 ];
 
 /// Reads inline code.
@@ -191,18 +234,38 @@ pub fn inspect(code: &str) -> CodeFacts {
     let lower = code.to_ascii_lowercase();
     let has = |names: &[&str]| names.iter().any(|name| lower.contains(name));
     let mut facts = CodeFacts::default();
-    if has(CREDENTIALS) {
+    if has(CREDENTIALS)
+        || string_literals(code).iter().any(|literal| {
+            let name = literal.trim_start_matches("~/").trim_matches('/');
+            CREDENTIAL_NAMES
+                .iter()
+                .any(|known| name.eq_ignore_ascii_case(known))
+        })
+    {
         facts.classes.insert(Class::CredentialAccess);
     }
     let runs = has(RUNS);
     let deletes = has(DELETES);
     let writes = has(WRITES) || opens_for_writing(&lower);
     let network = has(NETWORK);
-    let opaque = has(OPAQUE) && !only_reads_files(&lower);
+    let home = has(HOME).then(|| home_paths(code));
+    let opaque = (has(OPAQUE) && !only_reads_files(&lower)) || matches!(home, Some(None));
     if !(runs || deletes || writes || network || opaque) {
         if facts.classes.is_empty() {
             facts.classes.insert(Class::ReadOnly);
         }
+        // What it reads is judged like any file read: credential material is not.
+        facts.paths.extend(
+            home.flatten()
+                .unwrap_or_default()
+                .into_iter()
+                .chain(
+                    string_literals(code)
+                        .into_iter()
+                        .filter(|literal| path_like(literal)),
+                )
+                .map(|path| (path, Role::Read)),
+        );
         return facts;
     }
     facts.classes.insert(Class::Unknown);
@@ -220,22 +283,126 @@ pub fn inspect(code: &str) -> CodeFacts {
     } else {
         Role::Read
     };
+    facts.paths.extend(
+        home.flatten()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|path| (path, role)),
+    );
     for literal in string_literals(code) {
         if runs && literal.contains(' ') {
             facts.commands.push(literal.clone());
         }
-        let path_like = literal.starts_with('/')
-            || literal.starts_with("~/")
-            || literal == "~"
-            || literal.starts_with("./")
-            || literal.starts_with("../")
-            || literal == "."
-            || literal == "..";
-        if path_like && !literal.contains(char::is_whitespace) {
+        if path_like(&literal) {
             facts.paths.push((literal, role));
         }
     }
     facts
+}
+
+/// A string literal written as a path (`/etc/x`, `~/x`, `./x`, `..`).
+fn path_like(literal: &str) -> bool {
+    (literal.starts_with('/')
+        || literal.starts_with("~/")
+        || literal == "~"
+        || literal.starts_with("./")
+        || literal.starts_with("../")
+        || literal == "."
+        || literal == "..")
+        && !literal.contains(char::is_whitespace)
+}
+
+/// The paths code builds from the home folder, as `~/…`, when every use of the home is
+/// one of the plain shapes: `Path.home()` followed by `/ 'name'` steps,
+/// `os.path.expanduser('~/…')`, `os.path.join(os.path.expanduser('~'), 'a', 'b')`,
+/// `os.homedir()` followed by `+ '/a'` or inside `path.join(…, 'a')`. `None` when any use
+/// is another shape (the path comes from a variable, a call, a format string).
+fn home_paths(code: &str) -> Option<Vec<String>> {
+    let lower = code.to_ascii_lowercase();
+    let mut paths = Vec::new();
+    let mut from = 0;
+    while let Some(at) = HOME
+        .iter()
+        .filter_map(|name| lower[from..].find(name).map(|at| at + from))
+        .min()
+    {
+        let (path, end) = home_path_at(code, &lower, at)?;
+        paths.push(path);
+        from = end.max(at + 1);
+    }
+    Some(paths)
+}
+
+/// The path one use of the home at `at` builds, and where the use ends.
+fn home_path_at(code: &str, lower: &str, at: usize) -> Option<(String, usize)> {
+    let rest = &lower[at..];
+    // `os.path.join(os.path.expanduser('~'), 'a')`, `path.join(os.homedir(), 'a')`: the
+    // join around the home takes the literals after it. The home's call starts at the
+    // module name before the matched name (`os.path.expanduser`, `require('os').homedir`).
+    let mut start = lower[..at]
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+        .map_or(0, |i| i + 1);
+    for module in ["require('os')", "require(\"os\")"] {
+        if lower[..start].ends_with(module) {
+            start -= module.len();
+        }
+    }
+    let joined = lower[..start].trim_end().ends_with("path.join(");
+    let (mut path, mut end) = if rest.starts_with("expanduser") {
+        let (literal, after) = literal_call(code, at + "expanduser".len())?;
+        if literal != "~" && !literal.starts_with("~/") {
+            return None;
+        }
+        (literal, after)
+    } else if rest.starts_with("path.home()") || rest.starts_with("homedir()") {
+        (String::from("~"), at + rest.find(')')? + 1)
+    } else {
+        return None;
+    };
+    // Then `/ 'a' / 'b'` (pathlib), `+ '/a'` (strings), or `, 'a', 'b'` inside a join.
+    loop {
+        let tail = &code[end..];
+        let trimmed = tail.trim_start();
+        let step = if let Some(after) = trimmed.strip_prefix('/') {
+            Some(("/", after))
+        } else if let Some(after) = trimmed.strip_prefix('+') {
+            Some(("", after))
+        } else if joined {
+            trimmed.strip_prefix(',').map(|after| ("/", after))
+        } else {
+            None
+        };
+        let Some((separator, after)) = step else {
+            break;
+        };
+        let after_trimmed = after.trim_start();
+        let (literal, used) = leading_literal(after_trimmed)?;
+        path.push_str(separator);
+        path.push_str(&literal);
+        end = code.len() - after_trimmed.len() + used;
+    }
+    // The home alone (`p = Path.home()`) is joined to something later that the text does
+    // not show.
+    let path = path.replace("//", "/");
+    (path != "~" && path != "~/" && !path.contains(['{', '%', '$'])).then_some((path, end))
+}
+
+/// The one string literal argument of the call whose name ends at `open`
+/// (`expanduser('~/x')`), and where the call ends.
+fn literal_call(code: &str, open: usize) -> Option<(String, usize)> {
+    let inner = code.get(open..)?.trim_start().strip_prefix('(')?;
+    let inner_trimmed = inner.trim_start();
+    let (literal, used) = leading_literal(inner_trimmed)?;
+    let after = inner_trimmed[used..].trim_start().strip_prefix(')')?;
+    Some((literal, code.len() - after.len()))
+}
+
+/// A `'…'` or `"…"` literal at the start of `text`, without escapes, and its length.
+fn leading_literal(text: &str) -> Option<(String, usize)> {
+    let quote = text.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let end = text[1..].find(quote)? + 1;
+    let literal = &text[1..end];
+    (!literal.contains('\\')).then(|| (literal.to_string(), end + 1))
 }
 
 /// `open(x, 'w')` and friends.
@@ -334,5 +501,50 @@ mod tests {
                 .classes
                 .contains(Class::Unknown)
         );
+    }
+
+    #[test]
+    fn paths_built_from_pieces_or_the_home_are_not_plain_reads() {
+        let pathlib =
+            inspect("import pathlib;print((pathlib.Path.home()/'.aws'/'credentials').read_text())");
+        assert!(
+            pathlib.classes.contains(Class::CredentialAccess),
+            "{pathlib:?}"
+        );
+        assert!(
+            pathlib
+                .paths
+                .contains(&("~/.aws/credentials".to_string(), Role::Read)),
+            "{pathlib:?}"
+        );
+        let joined =
+            inspect("import os;print(open(os.path.join(os.sep,'root','.ssh','id_rsa')).read())");
+        assert!(
+            joined.classes.contains(Class::CredentialAccess),
+            "{joined:?}"
+        );
+        let home = inspect("import os;print(open(os.path.expanduser(f'~{u}')).read())");
+        assert!(home.classes.contains(Class::Unknown), "{home:?}");
+        let home = inspect("from pathlib import Path;p=Path.home()\nprint((p/name).read_text())");
+        assert!(home.classes.contains(Class::Unknown), "{home:?}");
+        // Built from literals, the path is known, and judged as a read of it.
+        for (code, path) in [
+            ("from pathlib import Path;print((Path.home()/'.codex'/'history.jsonl').read_text())", "~/.codex/history.jsonl"),
+            ("import os;print(open(os.path.expanduser('~/notes/a.txt')).read())", "~/notes/a.txt"),
+            ("import os;print(open(os.path.join(os.path.expanduser('~'), 'a', 'b.txt')).read())", "~/a/b.txt"),
+            ("console.log(require('fs').readFileSync(require('os').homedir() + '/x/y.json', 'utf8'))", "~/x/y.json"),
+        ] {
+            let found = inspect(code);
+            assert_eq!(found.classes, ClassSet::of(&[Class::ReadOnly]), "{code}");
+            assert!(found.paths.contains(&(path.to_string(), Role::Read)), "{code}: {found:?}");
+        }
+        // A credential word inside a longer literal is text, not a path piece.
+        for code in ["print('see .ssh docs')", "print(len('the .aws folder'))"] {
+            assert_eq!(
+                inspect(code).classes,
+                ClassSet::of(&[Class::ReadOnly]),
+                "{code}"
+            );
+        }
     }
 }

@@ -16,6 +16,87 @@ pub(super) struct Reach {
     pub runs: bool,
     /// Files its program writes (`Role::Change`) or reads into its output.
     pub files: Vec<(String, Role)>,
+    /// Its program prints environment variables: all of them, or one named like a secret.
+    pub environment: Option<Environment>,
+}
+
+/// What of the environment a program prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Environment {
+    /// The whole environment (`jq -n env`, `awk '… for (k in ENVIRON) …'`).
+    Whole,
+    /// A variable named like a secret (`ENVIRON["GITHUB_TOKEN"]`, `$ENV.API_KEY`).
+    Secret,
+}
+
+/// Whether a variable's name says it holds a secret (`GITHUB_TOKEN`, `db_password`).
+pub(crate) fn secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "PRIVATE",
+    ]
+    .iter()
+    .any(|word| upper.contains(word))
+}
+
+/// What of the environment a program's text reads through `name` (`ENVIRON` in awk,
+/// `env`/`$ENV` in jq): each use must be followed by one literal variable name
+/// (`ENVIRON["HOME"]`, `$ENV.HOME`, `env.PATH`), or it may be all of them.
+fn environment_in(program: &str, names: &[&str], jq: bool) -> Option<Environment> {
+    let bytes = program.as_bytes();
+    let mut found = None;
+    for name in names {
+        let mut from = 0;
+        while let Some(at) = program[from..].find(name).map(|at| at + from) {
+            from = at + name.len();
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(from).copied();
+            let word_char =
+                |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+            // `.env` is a field in jq, `myENVIRON` another name.
+            if word_char(before) || word_char(after) || (jq && before == Some(b'.')) {
+                continue;
+            }
+            let rest = &program[from..];
+            let variable: Option<String> = if let Some(field) = rest.strip_prefix('.') {
+                Some(
+                    field
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect(),
+                )
+            } else if let Some(index) = rest.strip_prefix('[') {
+                let index = index.trim_start();
+                let quote = index.chars().next().filter(|c| *c == '"' || *c == '\'');
+                quote.and_then(|quote| {
+                    let inner = &index[1..];
+                    let end = inner.find(quote)?;
+                    let name = &inner[..end];
+                    name.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        .then(|| name.to_string())
+                })
+            } else {
+                None
+            };
+            let this = match variable.filter(|name| !name.is_empty()) {
+                None => Environment::Whole,
+                Some(name) if secret_name(&name) => Environment::Secret,
+                Some(_) => continue,
+            };
+            if this == Environment::Whole {
+                return Some(Environment::Whole);
+            }
+            found = Some(this);
+        }
+    }
+    found
 }
 
 /// What `name arguments` reaches beyond its own work: an `export`/`declare` of a setting
@@ -36,9 +117,22 @@ pub(super) fn reach(name: &str, arguments: &[Word]) -> Reach {
                 .any(|text| text.starts_with('+') && text.contains(['!', '|']));
         }
         "awk" | "gawk" | "mawk" | "nawk" => {
-            reach.runs = program_words(true, arguments)
+            let programs = program_words(true, arguments);
+            reach.runs = programs
                 .iter()
                 .any(|(program, dynamic)| *dynamic || awk_reaches_out(program));
+            reach.environment = programs
+                .iter()
+                .filter_map(|(program, _)| environment_in(program, &["ENVIRON"], false))
+                .max_by_key(|found| *found == Environment::Whole);
+        }
+        "jq" | "gojq" | "jaq" | "yq" => {
+            // Its filter is one of its words; any word that reads the environment does.
+            reach.environment = arguments
+                .iter()
+                .filter(|word| !word.dynamic)
+                .filter_map(|word| environment_in(&word.text, &["$ENV", "env"], true))
+                .max_by_key(|found| *found == Environment::Whole);
         }
         "sed" | "gsed" => {
             for (program, dynamic) in program_words(false, arguments) {

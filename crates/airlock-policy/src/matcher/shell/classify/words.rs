@@ -381,3 +381,246 @@ pub(super) fn installed_tool(path: &str) -> Option<&str> {
         });
     (tool_folder && !name.is_empty()).then_some(name)
 }
+
+/// How a copy-like command (`cp`, `ln`, `install`, `scp`, `rsync`) lays out its words:
+/// which operands are read, where it writes, and whether an option makes it run another
+/// program.
+#[derive(Debug, Default)]
+pub(super) struct CopyLayout {
+    /// The operands, without the values of options that take one (`scp -i KEY`, `rsync
+    /// --exclude DIR`).
+    pub(super) operands: Vec<Word>,
+    /// `-t DIR`/`--target-directory DIR`: every operand is a source, copied into it.
+    pub(super) target: Option<Word>,
+    /// Values of options that name files it reads (`rsync --files-from F`, `scp -F CONFIG`)
+    /// or writes (`rsync --log-file F`).
+    pub(super) reads: Vec<Word>,
+    pub(super) writes: Vec<Word>,
+    /// An option makes it run a program it is given (`scp -S prog`, `rsync -e 'sh -c …'`,
+    /// `-o ProxyCommand=…`, `install --strip-program=…`).
+    pub(super) runs: bool,
+}
+
+/// What an option's value is to a copy-like command.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CopyValue {
+    /// Not a file (a port, a suffix, a pattern, a mode, the key ssh signs in with).
+    Other,
+    Target,
+    Reads,
+    Writes,
+    /// A remote-shell command (`rsync -e`): plain `ssh` with options is what it is for.
+    Shell,
+    /// An ssh option (`-o Name=value`): some of them run local commands.
+    SshOption,
+    Runs,
+}
+
+/// The options of `name` that take a value, short (one letter) and long.
+fn copy_value_option(name: &str, option: &str) -> Option<CopyValue> {
+    use CopyValue::*;
+    let found = match (name, option) {
+        ("cp" | "ln" | "install", "-t" | "--target-directory") => Target,
+        ("cp" | "ln" | "install", "-S" | "--suffix") => Other,
+        ("install", "-m" | "--mode" | "-o" | "--owner" | "-g" | "--group") => Other,
+        ("install", "--strip-program") => Runs,
+        ("scp", "-c" | "-D" | "-i" | "-J" | "-l" | "-P" | "-X") => Other,
+        ("scp", "-F") => Reads,
+        ("scp", "-o") => SshOption,
+        ("scp", "-S") => Runs,
+        ("rsync", "-e" | "--rsh") => Shell,
+        ("rsync", "--rsync-path") => Runs,
+        ("rsync", "--exclude-from" | "--include-from" | "--files-from" | "--password-file") => {
+            Reads
+        }
+        ("rsync", "--log-file" | "--write-batch" | "--only-write-batch") => Writes,
+        (
+            "rsync",
+            "-f" | "--filter" | "--exclude" | "--include" | "-B" | "--block-size" | "-M"
+            | "--remote-option" | "-T" | "--temp-dir" | "--backup-dir" | "--partial-dir"
+            | "--suffix" | "--compare-dest" | "--copy-dest" | "--link-dest" | "--chmod" | "--chown"
+            | "--usermap" | "--groupmap" | "--port" | "--timeout" | "--contimeout" | "--bwlimit"
+            | "--max-size" | "--min-size" | "--max-delete" | "--out-format" | "--log-file-format"
+            | "--sockopts" | "--outbuf" | "--modify-window" | "--checksum-choice"
+            | "--compress-choice" | "--compress-level" | "--skip-compress" | "--iconv"
+            | "--address" | "--info" | "--debug" | "--stop-after" | "--stop-at" | "--read-batch"
+            | "--protocol",
+        ) => Other,
+        _ => return None,
+    };
+    Some(found)
+}
+
+/// Whether an ssh option (`-o Name=value`, `Name value`) runs a local command.
+pub(super) fn ssh_option_runs(value: &str) -> bool {
+    let name: String = value
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    matches!(
+        name.as_str(),
+        "proxycommand" | "localcommand" | "permitlocalcommand" | "knownhostscommand"
+    ) || name.is_empty()
+}
+
+/// Whether a remote-shell command (`rsync -e CMD`) is plain `ssh` with options that run
+/// nothing else.
+fn plain_ssh(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    if words.next().map(basename) != Some("ssh") {
+        return false;
+    }
+    let rest: Vec<&str> = words.collect();
+    !command.contains(['$', '`', ';', '|', '&', '(', ')', '<', '>', '\'', '"', '\\'])
+        && !rest.iter().enumerate().any(|(index, word)| {
+            let option = word.strip_prefix("-o").filter(|_| word.starts_with("-o"));
+            match option {
+                Some("") => rest
+                    .get(index + 1)
+                    .is_none_or(|value| ssh_option_runs(value)),
+                Some(value) => ssh_option_runs(value),
+                None => false,
+            }
+        })
+}
+
+/// Reads the words of a copy-like command (see [`CopyLayout`]).
+pub(super) fn copy_layout(name: &str, arguments: &[Word]) -> CopyLayout {
+    let mut layout = CopyLayout::default();
+    let take = |kind: CopyValue, value: Word, layout: &mut CopyLayout| match kind {
+        CopyValue::Other => {}
+        CopyValue::Target => layout.target = Some(value),
+        CopyValue::Reads => layout.reads.push(value),
+        CopyValue::Writes => layout.writes.push(value),
+        CopyValue::Shell => layout.runs |= value.dynamic || !plain_ssh(&value.text),
+        CopyValue::SshOption => layout.runs |= value.dynamic || ssh_option_runs(&value.text),
+        CopyValue::Runs => layout.runs = true,
+    };
+    let mut words = arguments.iter();
+    let mut options_done = false;
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if options_done || word.dynamic || text.len() < 2 || !text.starts_with('-') {
+            layout.operands.push(word.clone());
+            continue;
+        }
+        if text == "--" {
+            options_done = true;
+            continue;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (option, glued) = match long.split_once('=') {
+                Some((option, value)) => (format!("--{option}"), Some(value)),
+                None => (text.to_string(), None),
+            };
+            if let Some(kind) = copy_value_option(name, &option) {
+                let value = match glued {
+                    Some(value) => Some(Word::literal(value)),
+                    None => words.next().cloned(),
+                };
+                match value {
+                    Some(value) => take(kind, value, &mut layout),
+                    // A value-taking option at the end: nothing to copy, but say so.
+                    None => layout.runs |= kind == CopyValue::Runs,
+                }
+            }
+            continue;
+        }
+        // A cluster of short options: the first that takes a value takes the rest of the
+        // word, or the next word.
+        for (at, letter) in text.char_indices().skip(1) {
+            let option = format!("-{letter}");
+            let Some(kind) = copy_value_option(name, &option) else {
+                continue;
+            };
+            let rest = &text[at + letter.len_utf8()..];
+            let value = if rest.is_empty() {
+                words.next().cloned()
+            } else {
+                Some(Word::literal(rest))
+            };
+            if let Some(value) = value {
+                take(kind, value, &mut layout);
+            }
+            break;
+        }
+    }
+    layout
+}
+
+/// The options naming the build file a build tool runs (`make -f FILE`).
+pub(super) fn build_file_options(name: &str) -> Option<&'static [&'static str]> {
+    match name {
+        "make" | "gmake" => Some(&["-f", "--file", "--makefile"]),
+        "just" => Some(&["-f", "--justfile"]),
+        "rake" => Some(&["-f", "--rakefile"]),
+        _ => None,
+    }
+}
+
+/// The values of `options` in `arguments`: `-f FILE`, `-fFILE`, `--file FILE`,
+/// `--file=FILE`.
+pub(super) fn option_value_words(arguments: &[Word], options: &[&str]) -> Vec<Word> {
+    let mut values = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if text == "--" {
+            break;
+        }
+        for option in options {
+            if text == *option {
+                values.extend(words.next().cloned());
+            } else if let Some(value) = text
+                .strip_prefix(option)
+                .and_then(|rest| {
+                    if option.starts_with("--") {
+                        rest.strip_prefix('=')
+                    } else {
+                        Some(rest)
+                    }
+                })
+                .filter(|value| !value.is_empty())
+            {
+                values.push(Word {
+                    text: value.to_string(),
+                    dynamic: word.dynamic,
+                    glob: None,
+                });
+            } else {
+                continue;
+            }
+            break;
+        }
+    }
+    values
+}
+
+/// Whether a word holds a `cmd` variable (`%APPDATA%`, `%USERPROFILE%`).
+pub(super) fn cmd_variable(text: &str) -> bool {
+    let mut parts = text.split('%');
+    parts.next();
+    let mut inside: Vec<&str> = parts.collect();
+    // The text between two `%` is a name only when another `%` closes it.
+    inside.pop();
+    inside
+        .iter()
+        .step_by(2)
+        .any(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+}
+
+/// Whether `ln` is told to make symbolic links (`-s`, `-sf`, `--symbolic`).
+pub(super) fn symbolic_link(arguments: &[Word]) -> bool {
+    arguments
+        .iter()
+        .take_while(|word| word.text != "--")
+        .any(|word| {
+            word.text == "--symbolic"
+                || (word.text.starts_with('-')
+                    && !word.text.starts_with("--")
+                    && word.text[1..].chars().all(|c| c.is_ascii_alphabetic())
+                    && word.text.contains('s'))
+        })
+}
