@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use super::code;
-use super::lex::{LexError, Segment, Word};
+use super::lex::{holds_temp, LexError, Segment, Word};
 use super::{
     basename, crude_segments, is_assignment, parse_command, strip_one_wrapper, KEYWORDS, SHELLS,
 };
@@ -42,6 +42,11 @@ pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
 pub enum Role {
     Read,
     Change,
+    /// The directory a command builds, installs or runs in: it must lie where an allow
+    /// rule's `paths` say, as a change does, but the command does not delete, write or
+    /// change the permissions of the directory itself (`python -c "os.remove('x')"` run
+    /// in the project does not delete the project).
+    Workdir,
 }
 
 /// A file a segment names.
@@ -360,7 +365,7 @@ impl Judge<'_> {
             facts.files.push(FileRef {
                 path: dir.clone(),
                 tree: false,
-                role: Role::Change,
+                role: Role::Workdir,
             });
         }
         if name == "git" {
@@ -468,7 +473,9 @@ impl Judge<'_> {
             OperandMode::Cd => {
                 moved = Some(match operands.first() {
                     None => self.context.home().map(str::to_string),
-                    Some(word) if word.dynamic || word.text == "-" => None,
+                    // A folder from `mktemp` is no folder if `mktemp` failed: `cd ""`
+                    // stays where it was.
+                    Some(word) if word.dynamic || word.text == "-" || holds_temp(word) => None,
                     Some(word) => self.context.resolve_from(&word.text, cwd.as_deref()),
                 });
             }
@@ -808,7 +815,10 @@ impl Judge<'_> {
         }
         if word.dynamic || word.text.contains("{}") {
             // `$HOME/.ssh/id_rsa`: the home is known even if the shell computes it.
-            if let Some(text) = self.known_variables(&word.text).filter(|_| word.dynamic) {
+            if let Some(text) = self
+                .known_variables(&word.text, cwd)
+                .filter(|_| word.dynamic)
+            {
                 return self.path(&text, false, cwd, role);
             }
             return FileRef {
@@ -825,10 +835,36 @@ impl Judge<'_> {
     }
 
     /// `text` with `$HOME`/`${HOME}` replaced, when that is all that is computed in it.
-    fn known_variables(&self, text: &str) -> Option<String> {
-        let home = self.context.home()?;
-        let replaced = text.replace("${HOME}", home).replace("$HOME", home);
-        (!replaced.contains(['$', '`', '…'])).then_some(replaced)
+    /// `text` with `$HOME` and `$PWD` (the working directory where the word is read) in
+    /// place, when those are known; `None` when anything else in it is computed.
+    fn known_variables(&self, text: &str, cwd: Option<&str>) -> Option<String> {
+        let mut replaced = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('$') {
+            replaced.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            let (name, used) = match after.strip_prefix('{') {
+                Some(braced) => match braced.split_once('}') {
+                    Some((name, _)) => (name, name.len() + 2),
+                    None => return None,
+                },
+                None => {
+                    let end = after
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(after.len());
+                    (&after[..end], end)
+                }
+            };
+            let value = match name {
+                "HOME" => self.context.home()?,
+                "PWD" => cwd?,
+                _ => return None,
+            };
+            replaced.push_str(value);
+            rest = &after[used..];
+        }
+        replaced.push_str(rest);
+        (!replaced.contains(['`', '…'])).then_some(replaced)
     }
 
     fn path(&self, text: &str, dynamic: bool, cwd: Option<&str>, role: Role) -> FileRef {
@@ -917,6 +953,7 @@ impl Judge<'_> {
                         facts.classes.insert(Class::Persistence);
                     }
                 }
+                Role::Workdir => {}
             }
         }
     }

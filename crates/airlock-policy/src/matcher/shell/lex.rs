@@ -4,6 +4,7 @@
 //! removal. What a segment runs in turn (`sh -c`, `eval`, `find -exec`) and how segments
 //! match a prefix is the business of the parent module.
 
+use std::collections::HashMap;
 use std::mem;
 
 use globset::GlobMatcher;
@@ -132,6 +133,9 @@ struct WordBuilder {
     glob: bool,
     /// An unquoted `{` was seen: a following unquoted `,` or `..` makes a brace expansion.
     brace: bool,
+    /// It holds a variable set from `mktemp`: were `mktemp` to fail, the variable would be
+    /// empty, so a glob after it (`"$dir"/*`) could stand for anything.
+    temp: bool,
 }
 
 impl WordBuilder {
@@ -208,7 +212,12 @@ impl WordBuilder {
                     }))
     }
 
-    fn finish(self) -> Word {
+    fn finish(mut self) -> Word {
+        if self.temp && self.glob {
+            // Shown as computed, so nothing reads a place from its text.
+            self.dynamic = true;
+            self.text.insert(0, '…');
+        }
         let glob = if self.glob && !self.dynamic {
             // A pattern that does not compile (`[` alone) is what bash leaves as it is.
             self.pattern.as_deref().and_then(compile_glob)
@@ -263,6 +272,35 @@ const REDIRECTIONS: &[(&str, Redirection)] = &[
 /// Redirection targets that writing to changes nothing on disk.
 const HARMLESS_SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
 
+/// What a variable set earlier on the same command line holds, when that can be read.
+#[derive(Debug, Clone)]
+enum Known {
+    /// `NAME=text`: the text.
+    Text(String),
+    /// `NAME=$(mktemp …)`: a new file or folder in the temporary folder.
+    Temp,
+}
+
+/// Where [`Known::Temp`] stands in a word: an entry of the temporary folder no other name
+/// matches (see `classify::words::any_child`).
+const TEMP_ENTRY: &str = "/tmp/\u{1}";
+
+/// Whether a word holds a variable set from `mktemp` ([`TEMP_ENTRY`]).
+pub(super) fn holds_temp(word: &Word) -> bool {
+    word.text.contains('\u{1}')
+}
+
+/// How a segment ended: whether what it set still holds for what follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// `;`, a newline, the end: the next command runs after it, whatever it did.
+    Sequence,
+    /// `&&`, `||`: the next command runs after it, depending on it.
+    Condition,
+    /// `|`, `&`: it ran in a subshell of its own.
+    Apart,
+}
+
 /// A hand-written lexer for the shell grammar's word and operator level. It produces the
 /// segments in the order they end (substitutions before the command that holds them).
 pub(super) struct Lexer {
@@ -275,6 +313,17 @@ pub(super) struct Lexer {
     here_bodies: Vec<Option<String>>,
     /// A subshell or substitution was seen (a prefix must not have one).
     pub(super) nested: bool,
+    /// The depth of the command line itself.
+    base_depth: usize,
+    /// Variables set by plain assignments earlier on this line that surely ran: their
+    /// expansions are read as their values ([`Lexer::learn`]).
+    known: HashMap<String, Known>,
+    /// The current segment runs whatever came before it (it follows `;`, a newline or
+    /// nothing), rather than after `&&`, `||`, `|` or `&`.
+    unconditional: bool,
+    /// A compound command (`if`, `for`, `while`, `case`, `{`) was seen: what runs after it
+    /// may depend on its branches, so no more assignments are learnt.
+    compound: bool,
 }
 
 impl Lexer {
@@ -287,6 +336,10 @@ impl Lexer {
             here_documents: Vec::new(),
             here_bodies: Vec::new(),
             nested: false,
+            base_depth: depth,
+            known: HashMap::new(),
+            unconditional: true,
+            compound: false,
         }
     }
 
@@ -322,14 +375,18 @@ impl Lexer {
         }
         self.nested = true;
         self.depth += 1;
+        let unconditional = self.unconditional;
         let result = lex(self);
+        self.unconditional = unconditional;
         self.depth -= 1;
         result
     }
 
-    fn finish_segment(&mut self, segment: &mut Segment) {
+    fn finish_segment(&mut self, segment: &mut Segment, ending: Ending) {
         let mut segment = mem::take(segment);
         segment.depth = self.depth;
+        self.learn(&segment, ending);
+        self.unconditional = ending == Ending::Sequence;
         // A segment of redirections only still writes (`(cat a) > b`); otherwise an empty
         // segment (`;;`, a subshell's outer shell) runs nothing.
         if !segment.words.is_empty() || segment.writes {
@@ -349,14 +406,14 @@ impl Lexer {
                 if !self.here_documents.is_empty() {
                     return Err(LexError::UnterminatedHereDocument);
                 }
-                self.finish_segment(&mut segment);
+                self.finish_segment(&mut segment, Ending::Sequence);
                 return Ok(());
             };
             match c {
                 ' ' | '\t' => self.position += 1,
                 '\n' => {
                     self.position += 1;
-                    self.finish_segment(&mut segment);
+                    self.finish_segment(&mut segment, Ending::Sequence);
                     self.here_document_bodies()?;
                 }
                 '&' if self.peek_at(1) == Some('>') => self.redirection(&mut segment)?,
@@ -369,7 +426,12 @@ impl Lexer {
                     }
                     // `|` and `|&` feed the next command; `||` does not.
                     let pipe = c == '|' && second != Some('|');
-                    self.finish_segment(&mut segment);
+                    let ending = match (c, second) {
+                        (';', _) => Ending::Sequence,
+                        ('&', Some('&')) | ('|', Some('|')) => Ending::Condition,
+                        _ => Ending::Apart,
+                    };
+                    self.finish_segment(&mut segment, ending);
                     segment.piped = pipe;
                 }
                 '(' => {
@@ -387,7 +449,7 @@ impl Lexer {
                         return Err(LexError::UnexpectedCloseParenthesis);
                     }
                     self.position += 1;
-                    self.finish_segment(&mut segment);
+                    self.finish_segment(&mut segment, Ending::Sequence);
                     return Ok(());
                 }
                 '<' | '>' if !self.at_process_substitution() => self.redirection(&mut segment)?,
@@ -534,7 +596,9 @@ impl Lexer {
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '_')
                 {
-                    word.push_expansion(&format!("${{{inside}}}"));
+                    if !self.substitute(&inside, word, in_double_quotes) {
+                        word.push_expansion(&format!("${{{inside}}}"));
+                    }
                 } else {
                     word.push_expansion("${…}");
                 }
@@ -561,7 +625,9 @@ impl Lexer {
                     name.push(c);
                     self.position += 1;
                 }
-                word.push_expansion(&name);
+                if !self.substitute(&name[1..], word, in_double_quotes) {
+                    word.push_expansion(&name);
+                }
             }
             _ => {
                 word.push_literal('$');
@@ -569,6 +635,148 @@ impl Lexer {
             }
         }
         Ok(())
+    }
+
+    /// Puts the value of a variable set earlier on the line in place of its expansion, when
+    /// it is known and stays one word as written: quoted, any text; unquoted, text that
+    /// word splitting and globbing leave as it is.
+    fn substitute(&self, name: &str, word: &mut WordBuilder, in_double_quotes: bool) -> bool {
+        let value = match self.known.get(name) {
+            Some(Known::Text(text)) => text.as_str(),
+            Some(Known::Temp) => {
+                word.temp = true;
+                TEMP_ENTRY
+            }
+            None => return false,
+        };
+        let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:=@%~".contains(c);
+        if !in_double_quotes
+            && !value.chars().all(plain)
+            && !matches!(self.known.get(name), Some(Known::Temp))
+        {
+            return false;
+        }
+        word.quoted |= in_double_quotes;
+        for c in value.chars() {
+            word.push_literal(c);
+        }
+        true
+    }
+
+    /// Learns the variables a finished segment sets, when what follows surely sees them:
+    /// a segment of plain assignments only (`F=/tmp/x`, `dir=$(mktemp -d)`) on the line
+    /// itself (not in a subshell or substitution), run whatever came before it, ending in
+    /// `;`, a newline, `&&` or `||`, before any compound command, and each name assigned
+    /// nowhere else on the line and used only as `$NAME`/`${NAME}` (a `read NAME`, `for
+    /// NAME in`, `export NAME` or a second assignment leaves it unknown).
+    fn learn(&mut self, segment: &Segment, ending: Ending) {
+        let Some(first) = segment.words.first() else {
+            return;
+        };
+        if self.depth == self.base_depth && super::KEYWORDS.contains(&first.text.as_str()) {
+            self.compound = true;
+        }
+        if self.depth != self.base_depth
+            || self.compound
+            || !self.unconditional
+            || ending == Ending::Apart
+            || segment.redirected
+            || !segment
+                .words
+                .iter()
+                .all(|word| super::is_assignment(&word.text))
+        {
+            return;
+        }
+        let single = segment.words.len() == 1;
+        for word in &segment.words {
+            let Some((name, value)) = word.text.split_once('=') else {
+                continue;
+            };
+            if name.ends_with('+') || !self.assigned_once(name) {
+                continue;
+            }
+            let known = if !word.dynamic {
+                Known::Text(value.to_string())
+            } else if single && value == "$(…)" && self.last_substitution_is_mktemp() {
+                Known::Temp
+            } else {
+                continue;
+            };
+            self.known.insert(name.to_string(), known);
+        }
+    }
+
+    /// Whether `name` is assigned once on the line (`name=…` starting a word) and every
+    /// other word it starts is a use (`$name`, `${name}`): a word `name` (`read name`, `for
+    /// name in`, `export name`, `((name++))`) or a second assignment may change it.
+    fn assigned_once(&self, name: &str) -> bool {
+        let text: String = self.chars.iter().collect();
+        let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let mut assignments = 0;
+        let mut from = 0;
+        while let Some(at) = text[from..].find(name).map(|at| at + from) {
+            from = at + name.len();
+            let before = text[..at].chars().next_back();
+            let after = text[from..].chars().next();
+            let starts_word = before.is_none_or(|c| c.is_whitespace() || ";&|(".contains(c));
+            if !starts_word || after.is_some_and(identifier) {
+                continue;
+            }
+            if after == Some('=') {
+                assignments += 1;
+            } else {
+                return false;
+            }
+        }
+        assignments == 1
+    }
+
+    /// Whether the segments lexed for the assignment being finished are one plain `mktemp`
+    /// that creates a name in the temporary folder (`mktemp`, `mktemp -d`, `mktemp -t
+    /// x.XXXX`, `mktemp --tmpdir x.XXXX`), not one placed elsewhere (`-p DIR`, a template
+    /// with a folder or without `-t`).
+    fn last_substitution_is_mktemp(&self) -> bool {
+        let inner: Vec<&Segment> = self
+            .segments
+            .iter()
+            .rev()
+            .take_while(|segment| segment.depth > self.base_depth)
+            .collect();
+        let [only] = inner.as_slice() else {
+            return false;
+        };
+        if only.piped || only.redirected {
+            return false;
+        }
+        let Some((command, arguments)) = only.words.split_first() else {
+            return false;
+        };
+        if command.dynamic || command.text != "mktemp" {
+            return false;
+        }
+        let mut in_tmp = false;
+        let mut template = None;
+        for word in arguments {
+            match word.text.as_str() {
+                _ if word.dynamic => return false,
+                "-d" | "--directory" | "-q" | "--quiet" => {}
+                "-t" | "--tmpdir" => in_tmp = true,
+                text if text.starts_with('-') => {
+                    // Bundled short options (`-dt`, `-qd`) of the ones above only.
+                    if text.starts_with("--") || !text[1..].chars().all(|c| "dqt".contains(c)) {
+                        return false;
+                    }
+                    in_tmp |= text.contains('t');
+                }
+                text => {
+                    if template.replace(text).is_some() {
+                        return false;
+                    }
+                }
+            }
+        }
+        template.is_none_or(|template| in_tmp && !template.contains('/'))
     }
 
     /// Reads `$(( … ))` after its opening: an arithmetic expression, in which only the
