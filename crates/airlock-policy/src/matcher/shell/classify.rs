@@ -27,6 +27,7 @@ use crate::matcher::path::{below, TMP_DIRS};
 mod find;
 mod programs;
 mod project;
+mod remote;
 mod url;
 mod words;
 
@@ -372,6 +373,9 @@ impl Judge<'_> {
             git_specials(arguments, facts);
         }
         self.kept_code(name, arguments, cwd.as_deref(), nesting, facts);
+        if name == "ssh" {
+            self.ssh(arguments, nesting, facts);
+        }
 
         let operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
         let role = if changes { Role::Change } else { Role::Read };
@@ -530,6 +534,7 @@ impl Judge<'_> {
                 .any(|word| is_remote_operand(&word.text))
         {
             facts.classes.insert(Class::Network);
+            self.remote_copy(&layout, facts);
         }
         let (sources, target) = match &layout.target {
             Some(target) => (&layout.operands[..], Some(target)),

@@ -226,7 +226,11 @@ const CREDENTIALS: &[&str] = &[
     ".azure/",
     "application_default_credentials",
     "/proc/self/environ",
-    "_history",
+    ".bash_history",
+    ".zsh_history",
+    ".psql_history",
+    ".mysql_history",
+    "consolehost_history",
 ];
 
 /// Reads inline code.

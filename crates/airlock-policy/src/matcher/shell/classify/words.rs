@@ -399,6 +399,8 @@ pub(super) struct CopyLayout {
     /// An option makes it run a program it is given (`scp -S prog`, `rsync -e 'sh -c …'`,
     /// `-o ProxyCommand=…`, `install --strip-program=…`).
     pub(super) runs: bool,
+    /// `rsync --remove-source-files`: the sources are deleted once copied.
+    pub(super) removes_sources: bool,
 }
 
 /// What an option's value is to a copy-like command.
@@ -515,6 +517,14 @@ pub(super) fn copy_layout(name: &str, arguments: &[Word]) -> CopyLayout {
                 Some((option, value)) => (format!("--{option}"), Some(value)),
                 None => (text.to_string(), None),
             };
+            if name == "rsync"
+                && matches!(
+                    option.as_str(),
+                    "--remove-source-files" | "--remove-sent-files"
+                )
+            {
+                layout.removes_sources = true;
+            }
             if let Some(kind) = copy_value_option(name, &option) {
                 let value = match glued {
                     Some(value) => Some(Word::literal(value)),

@@ -1,0 +1,233 @@
+//! Commands that reach another machine over ssh: `ssh host 'command'` runs a command line
+//! there, and `scp`/`rsync` copy from there. What runs or is copied is judged as it is
+//! written: a remote command that only reads (`tail -5 /srv/log`, `nvidia-smi`, `ps aux`)
+//! is a read, as it would be here, and a copy from another host into the project is a
+//! download. Anything else stays `network` (asked), and credential material named over
+//! there is credential material.
+//!
+//! The remote machine's folders are unknown: its command is judged with no working
+//! directory and no home, so a relative path or `~` is never placed in this project.
+
+use super::*;
+use crate::matcher::Side;
+
+/// ssh options (one letter) that take a value.
+const SSH_VALUES: &str = "bcDEeFIiJLlmOopQRSWw";
+/// ssh options that only change how it signs in or prints: a remote command run with
+/// only these is "run this there and show what it says".
+const SSH_PLAIN_VALUES: &str = "bceiJlmp";
+const SSH_PLAIN_FLAGS: &str = "46CqvtTnxakK";
+/// `-o` settings that do not run local programs, forward anything or send local data.
+const SSH_PLAIN_SETTINGS: &[&str] = &[
+    "stricthostkeychecking",
+    "connecttimeout",
+    "userknownhostsfile",
+    "globalknownhostsfile",
+    "batchmode",
+    "serveraliveinterval",
+    "serveralivecountmax",
+    "loglevel",
+    "port",
+    "user",
+    "identityfile",
+    "identitiesonly",
+    "compression",
+    "connectionattempts",
+    "addressfamily",
+    "hostkeyalias",
+    "preferredauthentications",
+    "pubkeyauthentication",
+    "passwordauthentication",
+    "numberofpasswordprompts",
+    "requesttty",
+    "checkhostip",
+    "tcpkeepalive",
+    "hashknownhosts",
+    "updatehostkeys",
+    "visualhostkey",
+];
+
+/// The words of the command an `ssh` line runs on the other machine, when it only signs
+/// in and runs it (no forwarding, tunnels, agent, X11, control sockets, subsystems,
+/// configuration files or settings that run local programs); `None` otherwise or when
+/// there is no command. Options may follow the destination (`ssh host -i key cmd`), as
+/// ssh reads them; the command starts at the first word after the destination that is
+/// not an option.
+fn ssh_remote_command(arguments: &[Word]) -> Option<&[Word]> {
+    let mut index = 0;
+    let mut destination = false;
+    while let Some(word) = arguments.get(index) {
+        let text = word.text.as_str();
+        if word.dynamic {
+            return None;
+        }
+        if text == "--" {
+            index += 1;
+            if !destination {
+                arguments.get(index).filter(|word| !word.dynamic)?;
+                destination = true;
+                index += 1;
+            }
+            break;
+        }
+        if !(text.len() > 1 && text.starts_with('-')) {
+            if destination {
+                break;
+            }
+            destination = true;
+            index += 1;
+            continue;
+        }
+        for (at, letter) in text.char_indices().skip(1) {
+            if SSH_VALUES.contains(letter) {
+                let rest = &text[at + 1..];
+                let value = if rest.is_empty() {
+                    index += 1;
+                    arguments.get(index).filter(|value| !value.dynamic)?.text.as_str()
+                } else {
+                    rest
+                };
+                let plain = SSH_PLAIN_VALUES.contains(letter)
+                    || (letter == 'o' && {
+                        let setting = value
+                            .split(['=', ' '])
+                            .next()
+                            .unwrap_or_default()
+                            .to_ascii_lowercase();
+                        SSH_PLAIN_SETTINGS.contains(&setting.as_str())
+                    });
+                if !plain {
+                    return None;
+                }
+                break;
+            }
+            if !SSH_PLAIN_FLAGS.contains(letter) {
+                return None;
+            }
+        }
+        index += 1;
+    }
+    let command = arguments.get(index..)?;
+    (destination && !command.is_empty()).then_some(command)
+}
+
+/// A remote operand's path as the other machine reads it, without a working directory:
+/// `host:/srv/x` is `/srv/x`, `host:x` and `host:~/x` are in its home.
+fn remote_path(operand: &str) -> Option<String> {
+    let (_, path) = operand.split_once(':')?;
+    let path = if path.is_empty() {
+        "~".to_string()
+    } else if path.starts_with('/') || path == "~" || path.starts_with("~/") {
+        path.to_string()
+    } else {
+        format!("~/{path}")
+    };
+    crate::matcher::path::normalize(&path)
+}
+
+impl Judge<'_> {
+    /// `ssh … host 'command'`: a remote command that only reads anything but credential
+    /// material is a read; one that reads credentials is credential access.
+    pub(super) fn ssh(&mut self, arguments: &[Word], nesting: usize, facts: &mut SegmentFacts) {
+        // `-o ProxyCommand=…`, `-oLocalCommand=…`: a program run here.
+        let settings = arguments.iter().enumerate().filter_map(|(index, word)| {
+            match word.text.strip_prefix("-o") {
+                Some("") => arguments.get(index + 1),
+                Some(_) => Some(word),
+                None => None,
+            }
+        });
+        for setting in settings {
+            let value = setting.text.strip_prefix("-o").unwrap_or(&setting.text);
+            if setting.dynamic || ssh_option_runs(value) {
+                facts.classes.insert(Class::Unknown);
+            }
+        }
+        let Some(command) = ssh_remote_command(arguments) else {
+            return;
+        };
+        if command.iter().any(|word| word.dynamic) {
+            return;
+        }
+        // ssh joins its words with spaces; the remote shell reads the result.
+        let text = command
+            .iter()
+            .map(|word| word.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let segments = match parse_command(&text, nesting + 1) {
+            Ok(segments) => segments,
+            Err(_) => return,
+        };
+        let remote = Context::unknown();
+        let mut judge = Judge {
+            table: self.table,
+            context: &remote,
+            sources: segments.iter().any(feeds_code),
+            out: Vec::new(),
+            found: None,
+        };
+        judge.all(&segments, None, nesting + 1);
+        for class in [Class::CredentialAccess, Class::CredentialSearch] {
+            if judge
+                .out
+                .iter()
+                .any(|segment| segment.classes.contains(class))
+            {
+                facts.classes.insert(class);
+            }
+        }
+        let reads = judge.out.iter().all(|segment| {
+            !segment.classes.is_empty()
+                && segment.classes.is_subset(ClassSet::of(&[Class::ReadOnly]))
+                && segment
+                    .files
+                    .iter()
+                    .zip(&segment.credential)
+                    // The folder a read runs in over there is no file it reads.
+                    .filter(|(file, _)| file.role != Role::Workdir)
+                    .all(|(file, credential)| file.path.is_some() && !credential)
+        });
+        if reads {
+            facts.classes = remove(facts.classes, Class::Network);
+            facts.classes.insert(Class::ReadOnly);
+        }
+    }
+
+    /// `scp host:x ./dir`, `rsync -a host:/srv/x/ ./x/`: every source on another machine
+    /// and the destination here is a download (the destination is judged as written).
+    /// Credential material named over there is credential access.
+    pub(super) fn remote_copy(&self, layout: &CopyLayout, facts: &mut SegmentFacts) {
+        let remote = Context::unknown();
+        let (sources, destination) = match (&layout.target, layout.operands.split_last()) {
+            (Some(target), _) => (&layout.operands[..], target),
+            (None, Some((last, sources))) => (sources, last),
+            (None, None) => return,
+        };
+        for source in sources.iter().filter(|word| is_remote_operand(&word.text)) {
+            let Some(path) = remote_path(&source.text) else {
+                facts.classes.insert(Class::CredentialAccess);
+                continue;
+            };
+            let named = |list: &crate::matcher::path::PathList, tree| {
+                list.any_resolved(&path, tree, Side::Restrict, &remote, true)
+            };
+            if named(&self.table.credentials, true) {
+                facts.classes.insert(Class::CredentialAccess);
+            } else if named(&self.table.credential_dirs, false) {
+                facts.classes.insert(Class::CredentialSearch);
+            }
+        }
+        let download = !sources.is_empty()
+            && sources
+                .iter()
+                .all(|word| !word.dynamic && is_remote_operand(&word.text))
+            && !is_remote_operand(&destination.text)
+            && !layout.runs
+            && !layout.removes_sources;
+        if download {
+            facts.classes = remove(facts.classes, Class::Network);
+            facts.classes.insert(Class::Fetch);
+        }
+    }
+}
