@@ -21,6 +21,9 @@ pub enum OperandMode {
     Url,
     Dd,
     Cd,
+    /// The operands are files it looks at, not into (`ls`, `stat`, `du`): their names,
+    /// sizes and dates, never their contents.
+    Names,
 }
 
 impl OperandMode {
@@ -35,6 +38,7 @@ impl OperandMode {
             "url" => OperandMode::Url,
             "dd" => OperandMode::Dd,
             "cd" => OperandMode::Cd,
+            "names" => OperandMode::Names,
             _ => return None,
         })
     }

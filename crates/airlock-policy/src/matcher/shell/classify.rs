@@ -453,6 +453,33 @@ impl Judge<'_> {
                     facts,
                 );
             }
+            OperandMode::Names => {
+                // Looking at a credential file's name, size or date is not reading it: in
+                // the project or a temporary folder that is a look at the work area
+                // (`ls .env`), elsewhere it is looking for credentials (`ls ~/.ssh/id_*`).
+                for word in &operands {
+                    let file = self.file(word, dir.as_deref(), role);
+                    let credential = !file.tree
+                        && file.path.as_deref().is_some_and(|path| {
+                            self.table.credentials.any_resolved(
+                                path,
+                                false,
+                                crate::matcher::Side::Restrict,
+                                self.context,
+                                false,
+                            )
+                        });
+                    if !credential {
+                        facts.files.push(file);
+                    } else if !file
+                        .path
+                        .as_deref()
+                        .is_some_and(|path| self.inside_work_area(path))
+                    {
+                        facts.classes.insert(Class::CredentialSearch);
+                    }
+                }
+            }
             OperandMode::Find => self.find(arguments, dir.as_deref(), &texts, facts),
             OperandMode::Code | OperandMode::Script => {
                 self.runner(name, arguments, segment, dir.as_deref(), nesting, facts);

@@ -83,7 +83,11 @@ fn ssh_remote_command(arguments: &[Word]) -> Option<&[Word]> {
                 let rest = &text[at + 1..];
                 let value = if rest.is_empty() {
                     index += 1;
-                    arguments.get(index).filter(|value| !value.dynamic)?.text.as_str()
+                    arguments
+                        .get(index)
+                        .filter(|value| !value.dynamic)?
+                        .text
+                        .as_str()
                 } else {
                     rest
                 };
