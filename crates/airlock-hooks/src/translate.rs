@@ -11,7 +11,7 @@
 //! | `fs.edit` | `path` or `paths`, `old?`, `new?`, `patch?` | Edit, MultiEdit, NotebookEdit | apply_patch | replace |
 //! | `http.fetch` | `url` | WebFetch | – | web_fetch (the URLs in its prompt) |
 //! | `web.search` | `query` | WebSearch | web_search | google_web_search |
-//! | `agent.internal` | as given | TodoWrite, Task, BashOutput, KillShell, ExitPlanMode | update_plan | write_todos |
+//! | `agent.internal` | as given | TodoWrite, Task, BashOutput, KillShell, ExitPlanMode, ToolSearch | update_plan | write_todos |
 //!
 //! Native arguments the canonical form does not name are kept beside it (a person sees
 //! them in the preview; a rule may test them). A tool not in the table keeps its name and
@@ -201,6 +201,8 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
             | "TaskUpdate"
             | "TaskList"
             | "TaskGet"
+            | "TaskStop"
+            | "ToolSearch"
             | "ListMcpResourcesTool"
             | "ReadMcpResourceTool",
         )

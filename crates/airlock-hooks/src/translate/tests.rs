@@ -119,6 +119,8 @@ fn claude_code_tools() {
         "BashOutput",
         "KillShell",
         "ExitPlanMode",
+        "ToolSearch",
+        "TaskStop",
     ] {
         check(
             C,
