@@ -39,6 +39,7 @@ impl OperandMode {
             "dd" => OperandMode::Dd,
             "cd" => OperandMode::Cd,
             "names" => OperandMode::Names,
+            "files" => OperandMode::Default,
             _ => return None,
         })
     }

@@ -315,6 +315,8 @@ const WRAPPERS: &[(&str, &str, usize)] = &[
     ("ionice", "-c -n -p -P -u --class --classdata", 0),
     ("chroot", "--userspec --groups", 1),
     ("busybox", "", 0),
+    ("flock", "-w -E --wait --timeout --conflict-exit-code", 1),
+    ("chronic", "", 0),
 ];
 
 /// Shell reserved words that may precede a command in a segment (`if rm …`, `then rm …`,

@@ -223,6 +223,10 @@ impl Judge<'_> {
             let prefix = is_assignment(&first.text) || KEYWORDS.contains(&first.text.as_str());
             if is_assignment(&first.text) && programs::assignment_runs_code(&first.text) {
                 facts.classes.insert(Class::Unknown);
+                // What it runs is judged too: `GIT_SSH_COMMAND='cat ~/.aws/credentials'`.
+                if let Some((_, value)) = first.text.split_once('=').filter(|_| !first.dynamic) {
+                    self.nested(value, cwd.as_deref(), nesting);
+                }
             }
             // A wrapper with nothing after it is itself the command (`env` alone prints the
             // environment); assignments and keywords alone run nothing.
@@ -250,7 +254,7 @@ impl Judge<'_> {
                 );
             }
         }
-        self.check_files(&mut facts);
+        self.check_files(&mut facts, copies_trees(words));
         self.out.push(facts);
         moved
     }
@@ -295,6 +299,7 @@ impl Judge<'_> {
                 .files
                 .push(self.file(first, cwd.as_deref(), Role::Change));
             self.operands_read(arguments, cwd, facts);
+            self.output_options(arguments, cwd.as_deref(), facts);
             return None;
         }
         let name = basename(&first.text);
@@ -317,6 +322,18 @@ impl Judge<'_> {
         // only for its help or its version, prints it and does nothing else.
         if self.table.knows(name) && only_asks_help(&texts, used) {
             facts.classes.insert(Class::ReadOnly);
+            return None;
+        }
+        // `printenv NAME` prints one variable: a look at `PATH`, a read of `API_KEY`.
+        if name == "printenv" && arguments.iter().any(|word| !word.text.starts_with('-')) {
+            let secret = arguments
+                .iter()
+                .any(|word| word.dynamic || programs::secret_name(&word.text));
+            facts.classes.insert(if secret {
+                Class::CredentialAccess
+            } else {
+                Class::ReadOnly
+            });
             return None;
         }
         facts.classes.extend(classes);
@@ -627,6 +644,14 @@ impl Judge<'_> {
         self.option_values(arguments, dir, facts);
     }
 
+    /// A program the project runs, told where to write (`--out DIR`, `--output=FILE`,
+    /// `-o FILE`): that place is changed, whatever the program is.
+    fn output_options(&self, arguments: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+        for word in option_value_words(arguments, OUTPUT_OPTIONS) {
+            facts.files.push(self.file(&word, dir, Role::Change));
+        }
+    }
+
     fn operands_read(&self, arguments: &[Word], cwd: &Cwd, facts: &mut SegmentFacts) {
         for word in operands(arguments) {
             facts
@@ -688,6 +713,7 @@ impl Judge<'_> {
             Some(word) => {
                 facts.classes.insert(Class::Build);
                 facts.files.push(self.file(word, dir, Role::Change));
+                self.output_options(arguments, dir, facts);
             }
             // Only options (`python3 --version`, `node -v`): the table has judged it.
             None if !arguments.is_empty()
@@ -775,6 +801,44 @@ impl Judge<'_> {
                 for word in arguments {
                     if let Some((_, value)) = word.text.split_once('=') {
                         code(self, word, value);
+                    }
+                }
+            }
+            // `export GIT_SSH_COMMAND='…'`: the setting's command runs later.
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                for word in arguments {
+                    if programs::assignment_runs_code(&word.text) {
+                        if let Some((_, value)) = word.text.split_once('=') {
+                            code(self, word, value);
+                        }
+                    }
+                }
+            }
+            // `git -c core.pager='…' log`, `git config core.sshCommand '…'`: git runs the
+            // value through a shell; `ext::` remotes run a command of their own.
+            "git" => {
+                for (word, value) in words::git_settings_that_run(arguments) {
+                    code(self, word, &value);
+                }
+                for word in arguments {
+                    if let Some(command) = word.text.strip_prefix("ext::") {
+                        code(self, word, &command.replace("% ", " "));
+                    }
+                }
+            }
+            // `npm pkg set scripts.pretest='…'`: a script the next `npm test` runs.
+            "npm" | "pnpm"
+                if arguments
+                    .iter()
+                    .take(2)
+                    .map(|word| word.text.as_str())
+                    .eq(["pkg", "set"]) =>
+            {
+                for word in &arguments[2..] {
+                    if let Some((key, value)) = word.text.split_once('=') {
+                        if key.starts_with("scripts.") {
+                            code(self, word, value);
+                        }
                     }
                 }
             }
@@ -951,7 +1015,11 @@ impl Judge<'_> {
     }
 
     /// Credential material read, credential directories read, start-up files changed.
-    fn check_files(&self, facts: &mut SegmentFacts) {
+    ///
+    /// A command that copies or archives whole folders (`tar c`, `zip -r`, `cp -r`,
+    /// `rsync`) reads what a credential folder holds: that is credential access, where
+    /// listing or searching it is looking for credentials.
+    fn check_files(&self, facts: &mut SegmentFacts, copies: TreeCopy) {
         facts.credential.clear();
         for file in &facts.files {
             let Some(path) = &file.path else {
@@ -977,12 +1045,21 @@ impl Judge<'_> {
                     if credential {
                         facts.classes.insert(Class::CredentialAccess);
                     } else if matches(&self.table.credential_dirs) {
-                        facts.classes.insert(Class::CredentialSearch);
+                        facts.classes.insert(if copies != TreeCopy::No {
+                            Class::CredentialAccess
+                        } else {
+                            Class::CredentialSearch
+                        });
                     }
                 }
                 Role::Change => {
                     if !file.tree && matches(&self.table.startup) {
                         facts.classes.insert(Class::Persistence);
+                    }
+                    if copies == TreeCopy::Archives
+                        && (credential || matches(&self.table.credential_dirs))
+                    {
+                        facts.classes.insert(Class::CredentialAccess);
                     }
                 }
                 Role::Workdir => {}

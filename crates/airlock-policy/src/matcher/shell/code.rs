@@ -273,6 +273,15 @@ pub fn inspect(code: &str) -> CodeFacts {
         return facts;
     }
     facts.classes.insert(Class::Unknown);
+    // Fetching and evaluating (`fetch(u).then(eval)`, `exec(urlopen(u).read())`) runs code
+    // that arrives at run time.
+    if network
+        && ["eval(", "exec(", ".then(eval", "new function", "runpy"]
+            .iter()
+            .any(|name| lower.contains(name))
+    {
+        facts.classes.insert(Class::RemoteCode);
+    }
     if deletes {
         facts.classes.insert(Class::Delete);
     }

@@ -40,6 +40,11 @@ pub(crate) fn secret_name(name: &str) -> bool {
         "PASSWD",
         "CREDENTIAL",
         "PRIVATE",
+        "DATABASE_URL",
+        "DB_URL",
+        "_DSN",
+        "CONNECTION_STRING",
+        "WEBHOOK",
     ]
     .iter()
     .any(|word| upper.contains(word))

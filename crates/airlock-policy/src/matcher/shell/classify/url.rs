@@ -24,6 +24,16 @@ impl Judge<'_> {
                 Some((option, value)) if option.starts_with("--") => (option, Some(value)),
                 _ => (text, None),
             };
+            // curl's bundled short options (`-sT file`, `-sSLo out`, `-ofile`): the first
+            // that takes a value takes the rest of the word, or the next word.
+            let cluster;
+            let (option, inline) = match curl_cluster(name, option, word.dynamic) {
+                Some((letter, rest)) => {
+                    cluster = format!("-{letter}");
+                    (cluster.as_str(), rest)
+                }
+                None => (option, inline),
+            };
             let kind = url_option(name, option);
             if kind != UrlOption::Not && option.starts_with('-') {
                 let value = match inline {
@@ -144,4 +154,24 @@ impl Judge<'_> {
             });
         }
     }
+}
+
+/// In `curl`'s cluster of short options (`-sT`), the first letter whose option takes a
+/// value, and the value when the cluster goes on after it (`-ofile`).
+fn curl_cluster<'t>(name: &str, text: &'t str, dynamic: bool) -> Option<(char, Option<&'t str>)> {
+    let letters = text.strip_prefix('-')?;
+    if name != "curl" || dynamic || letters.starts_with('-') || letters.chars().count() < 2 {
+        return None;
+    }
+    for (at, letter) in letters.char_indices() {
+        if !letter.is_ascii_alphanumeric() {
+            return None;
+        }
+        let kind = url_option(name, &format!("-{letter}"));
+        if !matches!(kind, UrlOption::Not | UrlOption::Flag) {
+            let rest = &letters[at + letter.len_utf8()..];
+            return Some((letter, (!rest.is_empty()).then_some(rest)));
+        }
+    }
+    None
 }

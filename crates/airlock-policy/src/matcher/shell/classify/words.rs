@@ -634,3 +634,129 @@ pub(super) fn symbolic_link(arguments: &[Word]) -> bool {
                     && word.text.contains('s'))
         })
 }
+
+/// Whether a git configuration key names a command git runs through a shell (or, with a
+/// leading `!`, an alias or credential helper that is one).
+fn git_key_runs(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let last = key.rsplit('.').next().unwrap_or_default();
+    matches!(
+        key.as_str(),
+        "core.pager"
+            | "core.sshcommand"
+            | "core.editor"
+            | "core.fsmonitor"
+            | "core.askpass"
+            | "sequence.editor"
+            | "diff.external"
+            | "gpg.program"
+            | "interactive.difffilter"
+            | "uploadpack.packobjectshook"
+    ) || key.starts_with("pager.")
+        || key.starts_with("alias.")
+        || key.starts_with("credential.")
+        || (key.starts_with("filter.") && matches!(last, "clean" | "smudge" | "process"))
+        || (key.starts_with("diff.") && matches!(last, "command" | "textconv"))
+        || (key.starts_with("merge.") && last == "driver")
+        || (key.starts_with("gpg.") && last == "program")
+        || (key.starts_with("remote.") && matches!(last, "uploadpack" | "receivepack"))
+}
+
+/// The values of git settings that run a command, given as `git -c KEY=VALUE` before the
+/// subcommand or as `git config [options] KEY VALUE`: each with the word it came from,
+/// without an alias's or helper's leading `!`.
+pub(super) fn git_settings_that_run(arguments: &[Word]) -> Vec<(&Word, String)> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(word) = arguments.get(at) {
+        match word.text.as_str() {
+            "-c" => {
+                if let Some(setting) = arguments.get(at + 1) {
+                    if let Some((key, value)) = setting.text.split_once('=') {
+                        if git_key_runs(key) {
+                            found.push((setting, value.trim_start_matches('!').to_string()));
+                        }
+                    }
+                }
+                at += 2;
+            }
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => at += 2,
+            text if text.starts_with('-') => at += 1,
+            "config" => {
+                let rest: Vec<&Word> = arguments[at + 1..]
+                    .iter()
+                    .filter(|word| !word.text.starts_with('-'))
+                    .collect();
+                if let [key, value, ..] = rest.as_slice() {
+                    if git_key_runs(&key.text) {
+                        found.push((*value, value.text.trim_start_matches('!').to_string()));
+                    }
+                }
+                break;
+            }
+            _ => break,
+        }
+    }
+    found
+}
+
+/// How a command reads whole folders into a copy or an archive, if it does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum TreeCopy {
+    No,
+    /// `cp -r`, `scp -r`, `rsync`, `rclone`: the sources are read.
+    Copies,
+    /// `tar c`, `zip`, `7z a`: every operand is taken as changed, sources included.
+    Archives,
+}
+
+/// Whether and how a command reads whole folders into a copy or an archive.
+pub(super) fn copies_trees(words: &[Word]) -> TreeCopy {
+    let Some((first, arguments)) = words.split_first() else {
+        return TreeCopy::No;
+    };
+    if first.dynamic {
+        return TreeCopy::No;
+    }
+    match basename(&first.text) {
+        "cp" | "scp" | "rsync" | "rclone" => TreeCopy::Copies,
+        "zip" | "7z" | "7za" => TreeCopy::Archives,
+        "tar" | "bsdtar" | "gtar"
+            if arguments.iter().any(|word| {
+                word.text == "--create"
+                    || (!word.text.starts_with("--")
+                        && word
+                            .text
+                            .trim_start_matches('-')
+                            .chars()
+                            .all(|c| c.is_ascii_alphabetic())
+                        && word.text.contains('c'))
+            }) =>
+        {
+            TreeCopy::Archives
+        }
+        _ => TreeCopy::No,
+    }
+}
+
+/// Options by which programs are commonly told where to write.
+pub(super) const OUTPUT_OPTIONS: &[&str] = &[
+    "-o",
+    "--out",
+    "--output",
+    "--outdir",
+    "--out-dir",
+    "--output-dir",
+    "--output-file",
+    "--outfile",
+    "--dest",
+    "--destination",
+    "--target-dir",
+    "--save",
+    "--save-to",
+    "--save-dir",
+    "--export-dir",
+    "--log-file",
+    "--logfile",
+    "--log-dir",
+];
