@@ -12,6 +12,10 @@ use globset::GlobMatcher;
 use super::{compile_glob, MAX_DEPTH};
 
 mod ansi;
+mod variables;
+
+pub(super) use variables::holds_temp;
+use variables::Known;
 
 /// One simple command of a command line.
 #[derive(Debug, Clone, Default)]
@@ -271,24 +275,6 @@ const REDIRECTIONS: &[(&str, Redirection)] = &[
 
 /// Redirection targets that writing to changes nothing on disk.
 const HARMLESS_SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
-
-/// What a variable set earlier on the same command line holds, when that can be read.
-#[derive(Debug, Clone)]
-enum Known {
-    /// `NAME=text`: the text.
-    Text(String),
-    /// `NAME=$(mktemp …)`: a new file or folder in the temporary folder.
-    Temp,
-}
-
-/// Where [`Known::Temp`] stands in a word: an entry of the temporary folder no other name
-/// matches (see `classify::words::any_child`).
-const TEMP_ENTRY: &str = "/tmp/\u{1}";
-
-/// Whether a word holds a variable set from `mktemp` ([`TEMP_ENTRY`]).
-pub(super) fn holds_temp(word: &Word) -> bool {
-    word.text.contains('\u{1}')
-}
 
 /// How a segment ended: whether what it set still holds for what follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -635,148 +621,6 @@ impl Lexer {
             }
         }
         Ok(())
-    }
-
-    /// Puts the value of a variable set earlier on the line in place of its expansion, when
-    /// it is known and stays one word as written: quoted, any text; unquoted, text that
-    /// word splitting and globbing leave as it is.
-    fn substitute(&self, name: &str, word: &mut WordBuilder, in_double_quotes: bool) -> bool {
-        let value = match self.known.get(name) {
-            Some(Known::Text(text)) => text.as_str(),
-            Some(Known::Temp) => {
-                word.temp = true;
-                TEMP_ENTRY
-            }
-            None => return false,
-        };
-        let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:=@%~".contains(c);
-        if !in_double_quotes
-            && !value.chars().all(plain)
-            && !matches!(self.known.get(name), Some(Known::Temp))
-        {
-            return false;
-        }
-        word.quoted |= in_double_quotes;
-        for c in value.chars() {
-            word.push_literal(c);
-        }
-        true
-    }
-
-    /// Learns the variables a finished segment sets, when what follows surely sees them:
-    /// a segment of plain assignments only (`F=/tmp/x`, `dir=$(mktemp -d)`) on the line
-    /// itself (not in a subshell or substitution), run whatever came before it, ending in
-    /// `;`, a newline, `&&` or `||`, before any compound command, and each name assigned
-    /// nowhere else on the line and used only as `$NAME`/`${NAME}` (a `read NAME`, `for
-    /// NAME in`, `export NAME` or a second assignment leaves it unknown).
-    fn learn(&mut self, segment: &Segment, ending: Ending) {
-        let Some(first) = segment.words.first() else {
-            return;
-        };
-        if self.depth == self.base_depth && super::KEYWORDS.contains(&first.text.as_str()) {
-            self.compound = true;
-        }
-        if self.depth != self.base_depth
-            || self.compound
-            || !self.unconditional
-            || ending == Ending::Apart
-            || segment.redirected
-            || !segment
-                .words
-                .iter()
-                .all(|word| super::is_assignment(&word.text))
-        {
-            return;
-        }
-        let single = segment.words.len() == 1;
-        for word in &segment.words {
-            let Some((name, value)) = word.text.split_once('=') else {
-                continue;
-            };
-            if name.ends_with('+') || !self.assigned_once(name) {
-                continue;
-            }
-            let known = if !word.dynamic {
-                Known::Text(value.to_string())
-            } else if single && value == "$(…)" && self.last_substitution_is_mktemp() {
-                Known::Temp
-            } else {
-                continue;
-            };
-            self.known.insert(name.to_string(), known);
-        }
-    }
-
-    /// Whether `name` is assigned once on the line (`name=…` starting a word) and every
-    /// other word it starts is a use (`$name`, `${name}`): a word `name` (`read name`, `for
-    /// name in`, `export name`, `((name++))`) or a second assignment may change it.
-    fn assigned_once(&self, name: &str) -> bool {
-        let text: String = self.chars.iter().collect();
-        let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        let mut assignments = 0;
-        let mut from = 0;
-        while let Some(at) = text[from..].find(name).map(|at| at + from) {
-            from = at + name.len();
-            let before = text[..at].chars().next_back();
-            let after = text[from..].chars().next();
-            let starts_word = before.is_none_or(|c| c.is_whitespace() || ";&|(".contains(c));
-            if !starts_word || after.is_some_and(identifier) {
-                continue;
-            }
-            if after == Some('=') {
-                assignments += 1;
-            } else {
-                return false;
-            }
-        }
-        assignments == 1
-    }
-
-    /// Whether the segments lexed for the assignment being finished are one plain `mktemp`
-    /// that creates a name in the temporary folder (`mktemp`, `mktemp -d`, `mktemp -t
-    /// x.XXXX`, `mktemp --tmpdir x.XXXX`), not one placed elsewhere (`-p DIR`, a template
-    /// with a folder or without `-t`).
-    fn last_substitution_is_mktemp(&self) -> bool {
-        let inner: Vec<&Segment> = self
-            .segments
-            .iter()
-            .rev()
-            .take_while(|segment| segment.depth > self.base_depth)
-            .collect();
-        let [only] = inner.as_slice() else {
-            return false;
-        };
-        if only.piped || only.redirected {
-            return false;
-        }
-        let Some((command, arguments)) = only.words.split_first() else {
-            return false;
-        };
-        if command.dynamic || command.text != "mktemp" {
-            return false;
-        }
-        let mut in_tmp = false;
-        let mut template = None;
-        for word in arguments {
-            match word.text.as_str() {
-                _ if word.dynamic => return false,
-                "-d" | "--directory" | "-q" | "--quiet" => {}
-                "-t" | "--tmpdir" => in_tmp = true,
-                text if text.starts_with('-') => {
-                    // Bundled short options (`-dt`, `-qd`) of the ones above only.
-                    if text.starts_with("--") || !text[1..].chars().all(|c| "dqt".contains(c)) {
-                        return false;
-                    }
-                    in_tmp |= text.contains('t');
-                }
-                text => {
-                    if template.replace(text).is_some() {
-                        return false;
-                    }
-                }
-            }
-        }
-        template.is_none_or(|template| in_tmp && !template.contains('/'))
     }
 
     /// Reads `$(( … ))` after its opening: an arithmetic expression, in which only the

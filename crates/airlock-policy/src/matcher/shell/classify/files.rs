@@ -1,0 +1,341 @@
+//! How the words of a command name files: operands, option values, copies, globs and
+//! variables, resolved against the working directory; and which of those files are
+//! credential material, credential folders or start-up files.
+
+use super::*;
+
+impl Judge<'_> {
+    /// Option values (`--target-directory=/x`, `-o/x`) of a command that changes files:
+    /// they may name what it changes.
+    pub(super) fn option_values(
+        &self,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        for word in arguments {
+            let text = word.text.as_str();
+            if text == "--" {
+                break;
+            }
+            let value = if let Some(long) = text.strip_prefix("--") {
+                long.split_once('=').map(|(_, value)| value)
+            } else if text.starts_with('-') && text.len() > 2 {
+                text.get(2..)
+            } else {
+                None
+            };
+            if let Some(value) = value.filter(|value| value.contains('/') || value.starts_with('~'))
+            {
+                facts
+                    .files
+                    .push(self.path(value, word.dynamic, dir, Role::Change));
+            }
+        }
+    }
+
+    /// `cp`, `ln`, `install`, `scp`, `rsync`: the sources are read and the destination is
+    /// written, and so is each source's name inside it (`cp x.desktop ~/.config/autostart`
+    /// writes `~/.config/autostart/x.desktop`); `-t DIR` makes every operand a source.
+    pub(super) fn copy(
+        &self,
+        name: &str,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        let layout = copy_layout(name, arguments);
+        if layout.runs {
+            facts.classes.insert(Class::Unknown);
+        }
+        if matches!(name, "rsync" | "scp")
+            && layout
+                .operands
+                .iter()
+                .any(|word| is_remote_operand(&word.text))
+        {
+            facts.classes.insert(Class::Network);
+            self.remote_copy(&layout, facts);
+        }
+        let (sources, target) = match &layout.target {
+            Some(target) => (&layout.operands[..], Some(target)),
+            None => match layout.operands.split_last() {
+                Some((target, sources)) => (sources, Some(target)),
+                None => (&layout.operands[..], None),
+            },
+        };
+        // A link is another name for what it points to: writing or deleting through it
+        // changes the target (`ln -s ~/.ssh/authorized_keys ak && cat key >> ak`).
+        let source_role = if name == "ln" {
+            Role::Change
+        } else {
+            Role::Read
+        };
+        // A symbolic link's relative target is read from the folder the link is in.
+        let link_folder = (name == "ln" && symbolic_link(arguments))
+            .then(|| target.filter(|target| !target.dynamic))
+            .flatten()
+            .and_then(|target| {
+                let text = target.text.trim_end_matches('/');
+                if layout.target.is_some() || sources.len() > 1 || target.text.ends_with('/') {
+                    self.context.resolve_from(text, dir)
+                } else {
+                    let folder = text.rsplit_once('/').map_or(".", |(folder, _)| folder);
+                    self.context
+                        .resolve_from(if folder.is_empty() { "/" } else { folder }, dir)
+                }
+            });
+        for word in sources {
+            let from = match &link_folder {
+                Some(folder) if !word.text.starts_with(['/', '~']) => Some(folder.as_str()),
+                _ => dir,
+            };
+            facts.files.push(self.file(word, from, source_role));
+        }
+        for word in &layout.reads {
+            facts.files.push(self.file(word, dir, Role::Read));
+        }
+        for word in &layout.writes {
+            facts.files.push(self.file(word, dir, Role::Change));
+        }
+        if let Some(target) = target {
+            facts.files.push(self.file(target, dir, Role::Change));
+            if !(target.dynamic || target.glob.is_some() || is_remote_operand(&target.text)) {
+                for source in sources.iter().filter(|source| !source.dynamic) {
+                    let Some(named) = source
+                        .text
+                        .trim_end_matches('/')
+                        .rsplit('/')
+                        .next()
+                        .filter(|named| !named.is_empty() && !matches!(*named, "." | ".."))
+                    else {
+                        continue;
+                    };
+                    let inside = format!("{}/{named}", target.text.trim_end_matches('/'));
+                    facts
+                        .files
+                        .push(self.path(&inside, false, dir, Role::Change));
+                }
+            }
+        }
+        self.option_values(arguments, dir, facts);
+    }
+
+    /// A program the project runs, told where to write (`--out DIR`, `--output=FILE`,
+    /// `-o FILE`): that place is changed, whatever the program is.
+    pub(super) fn output_options(
+        &self,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        for word in option_value_words(arguments, OUTPUT_OPTIONS) {
+            facts.files.push(self.file(&word, dir, Role::Change));
+        }
+    }
+
+    pub(super) fn operands_read(&self, arguments: &[Word], cwd: &Cwd, facts: &mut SegmentFacts) {
+        for word in operands(arguments) {
+            facts
+                .files
+                .push(self.file(word, cwd.as_deref(), Role::Read));
+        }
+    }
+
+    /// Inside the project or a temporary directory.
+    pub(super) fn inside_work_area(&self, path: &str) -> bool {
+        self.context
+            .project()
+            .is_some_and(|project| below(path, project).is_some())
+            || TMP_DIRS.iter().any(|tmp| below(path, tmp).is_some())
+    }
+
+    /// Resolves a word to a file reference.
+    pub(super) fn file(&self, word: &Word, cwd: Option<&str>, role: Role) -> FileRef {
+        // `{}` is what `find -exec` puts there: whatever it found below its place, or, when
+        // that cannot be told, anything.
+        if word.text == "{}" && !word.dynamic {
+            if let Some(found) = &self.found {
+                // "Some entry below" keeps a filtered `find … -delete` from counting as
+                // deleting its whole place; what is read may be any entry there, named like
+                // a credential too (`find ~/.ssh -name 'id_*' -exec cat {} \;`).
+                let path = match (role, found.path.as_deref()) {
+                    (Role::Read, Some(path)) => path
+                        .strip_suffix("/\u{1}")
+                        .map(|parent| if parent.is_empty() { "/" } else { parent })
+                        .unwrap_or(path),
+                    (_, path) => path.unwrap_or_default(),
+                };
+                return FileRef {
+                    path: found.path.as_ref().map(|_| path.to_string()),
+                    role,
+                    tree: found.tree,
+                };
+            }
+        }
+        // `%APPDATA%\x` is a variable to `cmd` on Windows: where it points is not known.
+        if self.context.on_windows() && words::cmd_variable(&word.text) {
+            return FileRef {
+                path: None,
+                tree: false,
+                role,
+            };
+        }
+        if word.dynamic || word.text.contains("{}") {
+            // `$HOME/.ssh/id_rsa`: the home is known even if the shell computes it.
+            if let Some(text) = self
+                .known_variables(&word.text, cwd)
+                .filter(|_| word.dynamic)
+            {
+                return self.path(&text, false, cwd, role);
+            }
+            return FileRef {
+                path: None,
+                tree: false,
+                role,
+            };
+        }
+        if let Some(glob) = &word.glob {
+            let _ = glob;
+            return self.glob_file(&word.text, cwd, role);
+        }
+        self.path(&word.text, false, cwd, role)
+    }
+
+    /// `text` with `$HOME`/`${HOME}` replaced, when that is all that is computed in it.
+    /// `text` with `$HOME` and `$PWD` (the working directory where the word is read) in
+    /// place, when those are known; `None` when anything else in it is computed.
+    pub(super) fn known_variables(&self, text: &str, cwd: Option<&str>) -> Option<String> {
+        let mut replaced = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('$') {
+            replaced.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            let (name, used) = match after.strip_prefix('{') {
+                Some(braced) => match braced.split_once('}') {
+                    Some((name, _)) => (name, name.len() + 2),
+                    None => return None,
+                },
+                None => {
+                    let end = after
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(after.len());
+                    (&after[..end], end)
+                }
+            };
+            let value = match name {
+                "HOME" => self.context.home()?,
+                "PWD" => cwd?,
+                _ => return None,
+            };
+            replaced.push_str(value);
+            rest = &after[used..];
+        }
+        replaced.push_str(rest);
+        (!replaced.contains(['`', '…'])).then_some(replaced)
+    }
+
+    pub(super) fn path(&self, text: &str, dynamic: bool, cwd: Option<&str>, role: Role) -> FileRef {
+        FileRef {
+            path: if dynamic {
+                None
+            } else {
+                self.context.resolve_from(text, cwd)
+            },
+            tree: false,
+            role,
+        }
+    }
+
+    /// A glob stands for the directory before its first glob character and what is
+    /// below it.
+    pub(super) fn glob_file(&self, text: &str, cwd: Option<&str>, role: Role) -> FileRef {
+        let first_glob = text.find(['*', '?', '[']).unwrap_or(text.len());
+        // `rm *.log`, `rm -rf build/*.egg-info`: inside the project or a temporary folder,
+        // a changed glob whose wildcards are all in its last name, and whose name has
+        // literal text and no leading dot, stands for some entries of its folder, never the
+        // folder itself (nor `.git`, `.env`…): it is judged as a name in that folder. `*`,
+        // `.*` and `*.*` stand for the whole folder, and so does any glob elsewhere.
+        let last_slash = text.rfind('/');
+        if role == Role::Change
+            && last_slash.is_none_or(|slash| slash < first_glob)
+            && words::names_some_entries(&text[last_slash.map_or(0, |slash| slash + 1)..])
+        {
+            let path = self.context.resolve_from(text, cwd);
+            if path
+                .as_deref()
+                .and_then(|path| path.rsplit_once('/'))
+                .is_some_and(|(folder, _)| self.inside_work_area(folder))
+            {
+                return FileRef {
+                    path,
+                    tree: false,
+                    role,
+                };
+            }
+        }
+        let directory = match text[..first_glob].rfind('/') {
+            Some(0) => "/",
+            Some(slash) => &text[..slash],
+            None => ".",
+        };
+        FileRef {
+            path: self.context.resolve_from(directory, cwd),
+            tree: true,
+            role,
+        }
+    }
+
+    /// Credential material read, credential directories read, start-up files changed.
+    ///
+    /// A command that copies or archives whole folders (`tar c`, `zip -r`, `cp -r`,
+    /// `rsync`) reads what a credential folder holds: that is credential access, where
+    /// listing or searching it is looking for credentials.
+    pub(super) fn check_files(&self, facts: &mut SegmentFacts, copies: TreeCopy) {
+        facts.credential.clear();
+        for file in &facts.files {
+            let Some(path) = &file.path else {
+                facts.credential.push(false);
+                continue;
+            };
+            // For one file (not a glob) both sides test the same path, and the restricting
+            // side also tries the lists' patterns in lower case on a Windows path (these
+            // lists only ever restrict). A glob keeps the allowing side's reading: the
+            // pattern must cover all it may expand to.
+            let side = if file.tree {
+                crate::matcher::Side::Allow
+            } else {
+                crate::matcher::Side::Restrict
+            };
+            let matches = |patterns: &crate::matcher::path::PathList| {
+                patterns.any_resolved(path, file.tree, side, self.context, false)
+            };
+            let credential = !file.tree && matches(&self.table.credentials);
+            facts.credential.push(credential);
+            match file.role {
+                Role::Read => {
+                    if credential {
+                        facts.classes.insert(Class::CredentialAccess);
+                    } else if matches(&self.table.credential_dirs) {
+                        facts.classes.insert(if copies != TreeCopy::No {
+                            Class::CredentialAccess
+                        } else {
+                            Class::CredentialSearch
+                        });
+                    }
+                }
+                Role::Change => {
+                    if !file.tree && matches(&self.table.startup) {
+                        facts.classes.insert(Class::Persistence);
+                    }
+                    if copies == TreeCopy::Archives
+                        && (credential || matches(&self.table.credential_dirs))
+                    {
+                        facts.classes.insert(Class::CredentialAccess);
+                    }
+                }
+                Role::Workdir => {}
+            }
+        }
+    }
+}

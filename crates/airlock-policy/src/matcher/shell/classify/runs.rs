@@ -1,0 +1,223 @@
+//! What a command runs besides itself: a script, inline code in another language, code
+//! kept to run later (aliases, traps, settings, package scripts) and command lines nested
+//! in another (`sh -c`, here-strings, strings passed to `os.system`).
+
+use super::*;
+
+impl Judge<'_> {
+    /// Shells and interpreters: a script file, inline code, or code from stdin.
+    pub(super) fn runner(
+        &mut self,
+        name: &str,
+        arguments: &[Word],
+        segment: &Segment,
+        dir: Option<&str>,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        let is_shell = SHELLS.contains(&name) || matches!(name, "source" | ".");
+        // `sh -c '…'`: the parent module already made the script's commands segments of
+        // their own; the shell itself does nothing more.
+        if is_shell && crate::matcher::shell::shell_script(arguments).is_some() {
+            facts.classes = remove(facts.classes, Class::Build);
+            if facts.classes.is_empty() {
+                facts.classes.insert(Class::ReadOnly);
+            }
+            return;
+        }
+        if !is_shell {
+            if let Some(code) = inline_code(name, arguments) {
+                facts.classes = remove(facts.classes, Class::Build);
+                if code.dynamic {
+                    facts.classes.insert(self.hidden_code());
+                    return;
+                }
+                self.code(&code.text, dir, nesting, facts);
+                return;
+            }
+            // `python -m pytest` and friends were classified by the table.
+            if arguments.iter().any(|word| word.text == "-m") {
+                return;
+            }
+        }
+        let script = arguments.iter().find(|word| !word.text.starts_with('-'));
+        match script {
+            Some(word) if word.dynamic => {
+                // `source <(curl …)`, `bash "$SCRIPT"`.
+                facts.classes = remove(facts.classes, Class::Build);
+                facts.classes.insert(self.hidden_code());
+            }
+            Some(word) => {
+                facts.classes.insert(Class::Build);
+                facts.files.push(self.file(word, dir, Role::Change));
+                self.output_options(arguments, dir, facts);
+            }
+            // Only options (`python3 --version`, `node -v`): the table has judged it.
+            None if !arguments.is_empty()
+                && !segment.piped
+                && segment.here_text.is_none()
+                && !arguments
+                    .iter()
+                    .any(|word| matches!(word.text.as_str(), "-" | "-s" | "-i")) =>
+            {
+                if facts.classes == ClassSet::of(&[Class::Build]) {
+                    facts.classes = ClassSet::of(&[Class::Unknown]);
+                }
+            }
+            None => {
+                facts.classes = remove(facts.classes, Class::Build);
+                match &segment.here_text {
+                    Some(Some(text)) if is_shell => {
+                        if facts.classes.is_empty() {
+                            facts.classes.insert(Class::ReadOnly);
+                        }
+                        self.nested(text, dir, nesting);
+                    }
+                    Some(Some(text)) => self.code(text, dir, nesting, facts),
+                    Some(None) => facts.classes.insert(Class::Unknown),
+                    None if segment.piped => facts.classes.insert(self.hidden_code()),
+                    None => facts.classes.insert(Class::Unknown),
+                }
+            }
+        }
+    }
+
+    /// Code the command line cannot show: `remote_code` when something downloads or
+    /// decodes, else `unknown`.
+    pub(super) fn hidden_code(&self) -> Class {
+        if self.sources {
+            Class::RemoteCode
+        } else {
+            Class::Unknown
+        }
+    }
+
+    /// Inline code in another language.
+    pub(super) fn code(
+        &mut self,
+        text: &str,
+        dir: Option<&str>,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        let found = code::inspect(text);
+        facts.classes.extend(found.classes);
+        for (path, role) in &found.paths {
+            facts.files.push(self.path(path, false, dir, *role));
+        }
+        if found
+            .classes
+            .intersects(ClassSet::of(&[Class::Write, Class::Delete]))
+            && found.paths.is_empty()
+        {
+            facts.files.push(FileRef {
+                path: None,
+                tree: false,
+                role: Role::Change,
+            });
+        }
+        for command in &found.commands {
+            self.nested(command, dir, nesting);
+        }
+    }
+
+    /// Code a command keeps to run: an alias's text and a trap's command run later in the
+    /// same shell; a build file from outside the project, or from standard input (`make -f
+    /// /dev/stdin <<< …`), holds recipes nobody has read.
+    pub(super) fn kept_code(
+        &mut self,
+        name: &str,
+        arguments: &[Word],
+        cwd: Option<&str>,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        let mut code = |judge: &mut Self, word: &Word, text: &str| {
+            if word.dynamic {
+                facts.classes.insert(Class::Unknown);
+            } else {
+                judge.nested(text, cwd, nesting);
+            }
+        };
+        match name {
+            "alias" => {
+                for word in arguments {
+                    if let Some((_, value)) = word.text.split_once('=') {
+                        code(self, word, value);
+                    }
+                }
+            }
+            // `export GIT_SSH_COMMAND='…'`: the setting's command runs later.
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                for word in arguments {
+                    if programs::assignment_runs_code(&word.text) {
+                        if let Some((_, value)) = word.text.split_once('=') {
+                            code(self, word, value);
+                        }
+                    }
+                }
+            }
+            // `git -c core.pager='…' log`, `git config core.sshCommand '…'`: git runs the
+            // value through a shell; `ext::` remotes run a command of their own.
+            "git" => {
+                for (word, value) in words::git_settings_that_run(arguments) {
+                    code(self, word, &value);
+                }
+                for word in arguments {
+                    if let Some(command) = word.text.strip_prefix("ext::") {
+                        code(self, word, &command.replace("% ", " "));
+                    }
+                }
+            }
+            // `npm pkg set scripts.pretest='…'`: a script the next `npm test` runs.
+            "npm" | "pnpm"
+                if arguments
+                    .iter()
+                    .take(2)
+                    .map(|word| word.text.as_str())
+                    .eq(["pkg", "set"]) =>
+            {
+                for word in &arguments[2..] {
+                    if let Some((key, value)) = word.text.split_once('=') {
+                        if key.starts_with("scripts.") {
+                            code(self, word, value);
+                        }
+                    }
+                }
+            }
+            "trap" => {
+                if let Some(word) = arguments.iter().find(|word| !word.text.starts_with('-')) {
+                    code(self, word, &word.text);
+                }
+            }
+            _ => {
+                let Some(options) = build_file_options(name) else {
+                    return;
+                };
+                for file in words::option_value_words(arguments, options) {
+                    if file.dynamic
+                        || matches!(file.text.as_str(), "-" | "/dev/stdin" | "/dev/fd/0")
+                    {
+                        facts.classes.insert(Class::Unknown);
+                    } else {
+                        facts.files.push(self.file(&file, cwd, Role::Change));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A command line found inside another (a here-string into a shell, a string passed
+    /// to `os.system`): its segments join the command's.
+    pub(super) fn nested(&mut self, text: &str, dir: Option<&str>, nesting: usize) {
+        let segments = match parse_command(text, nesting + 1) {
+            Ok(segments) => segments,
+            Err(LexError::TooDeep) => vec![Segment::unknowable()],
+            Err(_) => crude_segments(text),
+        };
+        if segments.iter().any(feeds_code) {
+            self.sources = true;
+        }
+        self.all(&segments, dir.map(str::to_string), nesting + 1);
+    }
+}
