@@ -390,6 +390,7 @@ impl Judge<'_> {
         }
         if name == "git" {
             git_specials(arguments, facts);
+            self.git_history_reads(arguments, dir.as_deref(), facts);
         }
         self.kept_code(name, arguments, cwd.as_deref(), nesting, facts);
         if name == "ssh" {
@@ -530,8 +531,9 @@ impl Judge<'_> {
                 });
             }
         }
-        if from_stdin {
-            // `xargs rm`: the operands come from the pipe; nobody can say which.
+        if from_stdin && mode != OperandMode::None {
+            // `xargs rm`: the operands come from the pipe; nobody can say which. A command
+            // whose operands are no files (`xargs ps -p`, `xargs echo`) names none.
             facts.files.push(FileRef {
                 path: None,
                 tree: false,

@@ -338,4 +338,63 @@ impl Judge<'_> {
             }
         }
     }
+
+    /// Files git prints from its history: `git show REV:PATH`, `git cat-file -p REV:PATH`,
+    /// and the paths after `--` of `git show` and of `git log -p`: their contents as
+    /// committed, read like the files themselves (`git show HEAD:.env` reads `.env`). A
+    /// `REV:PATH` is relative to the top of the work tree (the project), `REV:./PATH` to
+    /// the working directory.
+    pub(super) fn git_history_reads(
+        &self,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        let mut at = 0;
+        while let Some(word) = arguments.get(at) {
+            match word.text.as_str() {
+                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => at += 2,
+                text if text.starts_with('-') => at += 1,
+                _ => break,
+            }
+        }
+        let Some((subcommand, rest)) = arguments.get(at..).and_then(<[Word]>::split_first) else {
+            return;
+        };
+        let patches = rest.iter().any(|word| {
+            matches!(
+                word.text.as_str(),
+                "-p" | "-u" | "--patch" | "--patch-with-stat"
+            ) || word.text.starts_with("-L")
+        });
+        let (revisions, paths) = match rest.iter().position(|word| word.text == "--") {
+            Some(dash) => (&rest[..dash], &rest[dash + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        let (blobs, after_dashes) = match subcommand.text.as_str() {
+            "show" | "cat-file" => (true, subcommand.text == "show"),
+            "log" | "whatchanged" => (false, patches),
+            _ => return,
+        };
+        if blobs {
+            for word in revisions.iter().filter(|word| !word.text.starts_with('-')) {
+                let Some((_, path)) = word.text.split_once(':') else {
+                    continue;
+                };
+                let base = if path.starts_with("./") || path.starts_with("../") {
+                    dir
+                } else {
+                    self.context.project().or(dir)
+                };
+                facts
+                    .files
+                    .push(self.path(path, word.dynamic, base, Role::Read));
+            }
+        }
+        if after_dashes {
+            for word in paths {
+                facts.files.push(self.file(word, dir, Role::Read));
+            }
+        }
+    }
 }
