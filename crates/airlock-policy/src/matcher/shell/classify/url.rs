@@ -115,6 +115,16 @@ impl Judge<'_> {
                 continue;
             }
             urls += 1;
+            // `file:///home/me/.ssh/id_rsa` is a file of this machine, read.
+            if let Some(path) = file_url_path(text) {
+                // Another host's file, or one that does not decode, cannot be placed.
+                let unplaced = path.is_none() || word.dynamic;
+                let path = path.unwrap_or_default();
+                facts
+                    .files
+                    .push(self.path(&path, unplaced, dir, Role::Read));
+                continue;
+            }
             if word.dynamic || !is_local_url(text) {
                 remote |= word.dynamic;
             } else {
@@ -174,4 +184,49 @@ fn curl_cluster<'t>(name: &str, text: &'t str, dynamic: bool) -> Option<(char, O
         }
     }
     None
+}
+
+/// The path a `file:` URL names (`file:///etc/x`, `file://localhost/etc/x`, `FILE:/etc/x`),
+/// with `%XX` escapes decoded: `None` when it is no `file:` URL, `Some(None)` when it names
+/// another host or does not decode.
+fn file_url_path(url: &str) -> Option<Option<String>> {
+    let scheme = url.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &url[5..];
+    let path = match rest.strip_prefix("//") {
+        Some(authority_and_path) => {
+            let (host, path) = authority_and_path
+                .find('/')
+                .map_or((authority_and_path, ""), |at| {
+                    authority_and_path.split_at(at)
+                });
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return Some(None);
+            }
+            path
+        }
+        None => rest,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let mut decoded = Vec::with_capacity(path.len());
+    let mut bytes = path.bytes();
+    while let Some(byte) = bytes.next() {
+        if byte == b'%' {
+            let high = bytes.next().and_then(|b| (b as char).to_digit(16));
+            let low = bytes.next().and_then(|b| (b as char).to_digit(16));
+            match (high, low) {
+                (Some(high), Some(low)) => decoded.push((high * 16 + low) as u8),
+                _ => return Some(None),
+            }
+        } else {
+            decoded.push(byte);
+        }
+    }
+    Some(
+        String::from_utf8(decoded)
+            .ok()
+            .filter(|path| path.starts_with('/')),
+    )
 }
