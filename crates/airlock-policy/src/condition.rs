@@ -29,6 +29,9 @@ pub enum Matcher {
     Domain(Vec<DomainPattern>),
     Present(bool),
     Class(ClassMatcher),
+    /// `secret = true`: the value holds secret material, as the secret scan finds it
+    /// (DESIGN.md G9); `false`: it holds none.
+    Secret(bool),
 }
 
 /// One `when` entry: a dotted argument path and its matcher.
@@ -138,10 +141,13 @@ impl Matcher {
         if let Some(present) = entry.present {
             compiled.push(Matcher::Present(present));
         }
+        if let Some(secret) = entry.secret {
+            compiled.push(Matcher::Secret(secret));
+        }
         match compiled.len() {
             1 => Ok(compiled.remove(0)),
-            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class".into()),
-            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class; write two conditions on two rules".into()),
+            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, secret".into()),
+            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, secret; write two conditions on two rules".into()),
         }
     }
 
@@ -157,6 +163,7 @@ impl Matcher {
         };
         match self {
             Matcher::Present(expected) => *expected,
+            Matcher::Secret(expected) => crate::secrets::scan(value).is_empty() != *expected,
             Matcher::Eq(expected) => {
                 if json_equal(value, expected) {
                     return true;

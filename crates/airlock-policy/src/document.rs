@@ -153,6 +153,9 @@ pub struct MatcherEntry {
     pub domain: Option<OneOrMany>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub present: Option<bool>,
+    /// Whether the value holds secret material (the scan of DESIGN.md §4.2 step 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<bool>,
     /// Command classes (DESIGN.md §11.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<OneOrMany>,

@@ -125,6 +125,15 @@ impl Judge<'_> {
                     .push(self.path(&path, unplaced, dir, Role::Read));
                 continue;
             }
+            // The machine's credentials from its metadata service, or secret material
+            // sent in the address, are credential access.
+            if !word.dynamic
+                && (is_instance_metadata(&url_host(text))
+                    || !crate::secrets::scan(&serde_json::Value::String(text.to_string()))
+                        .is_empty())
+            {
+                facts.classes.insert(Class::CredentialAccess);
+            }
             if word.dynamic || !is_local_url(text) {
                 remote |= word.dynamic;
             } else {

@@ -306,6 +306,14 @@ pub(super) fn is_remote_operand(text: &str) -> bool {
 
 /// Whether a literal URL points at this machine.
 pub(super) fn is_local_url(text: &str) -> bool {
+    let host = url_host(text);
+    matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1" | "0.0.0.0")
+        || host.ends_with(".localhost")
+}
+
+/// The host of a URL as a command writes it, lower-case, without user info, port or
+/// IPv6 brackets.
+pub(super) fn url_host(text: &str) -> String {
     let rest = text.split_once("://").map_or(text, |(_, rest)| rest);
     let host_port = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host_port = host_port
@@ -316,7 +324,23 @@ pub(super) fn is_local_url(text: &str) -> bool {
     } else {
         host_port.split(':').next().unwrap_or("")
     };
-    matches!(host, "localhost" | "127.0.0.1" | "::1" | "0.0.0.0") || host.ends_with(".localhost")
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// Cloud instance metadata services: they hand out the machine's credentials to anyone
+/// on it who asks.
+pub(super) fn is_instance_metadata(host: &str) -> bool {
+    matches!(
+        host,
+        "169.254.169.254"
+            | "169.254.170.2"
+            | "169.254.170.23"
+            | "fd00:ec2::254"
+            | "metadata.google.internal"
+            | "metadata.goog"
+            | "metadata"
+            | "100.100.100.200"
+    )
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
