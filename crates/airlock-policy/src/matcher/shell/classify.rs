@@ -394,7 +394,14 @@ impl Judge<'_> {
         }
         self.kept_code(name, arguments, cwd.as_deref(), nesting, facts);
         if name == "ssh" {
-            self.ssh(arguments, nesting, facts);
+            // Data fed to ssh (`… | ssh host 'cat > x'`, `ssh host cmd < file`) goes to the
+            // other machine, whatever the command there does with it.
+            let sends_input = segment.piped
+                || segment.here_text.is_some()
+                || segment.redirections.iter().any(|(_, writes)| !writes);
+            if !sends_input {
+                self.ssh(arguments, nesting, facts);
+            }
         }
 
         let operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
