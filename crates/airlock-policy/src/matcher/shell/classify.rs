@@ -538,9 +538,12 @@ impl Judge<'_> {
                 });
             }
         }
-        if from_stdin && mode != OperandMode::None {
+        let reads_no_files =
+            mode == OperandMode::None && facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly]));
+        if from_stdin && !reads_no_files {
             // `xargs rm`: the operands come from the pipe; nobody can say which. A command
-            // whose operands are no files (`xargs ps -p`, `xargs echo`) names none.
+            // that only looks and whose operands are no files (`xargs ps -p`, `xargs echo`)
+            // names none; one that does more (`xargs git checkout --`) may name anything.
             facts.files.push(FileRef {
                 path: None,
                 tree: false,
