@@ -30,6 +30,7 @@ mod programs;
 mod project;
 mod remote;
 mod runs;
+mod sql;
 mod url;
 mod words;
 
@@ -401,6 +402,30 @@ impl Judge<'_> {
                 || segment.redirections.iter().any(|(_, writes)| !writes);
             if !sends_input {
                 self.ssh(arguments, nesting, facts);
+            }
+        }
+        if name == "docker" && !segment.piped && segment.here_text.is_none() {
+            self.docker_exec(arguments, nesting, facts);
+        }
+        // A database on this machine asked one query that only reads.
+        if let Some((queries, local)) = sql::client_queries(name, arguments) {
+            let sends_input = segment.piped
+                || segment.here_text.is_some()
+                || segment.redirections.iter().any(|(_, writes)| !writes);
+            if local && !sends_input && queries.iter().all(|query| sql::reads_only(query)) {
+                facts.classes = remove(facts.classes, Class::Network);
+                // `sqlite3` is not in the table: unknown only for being unlisted.
+                if name == "sqlite3" {
+                    facts.classes = remove(facts.classes, Class::Unknown);
+                }
+                facts.classes.insert(Class::ReadOnly);
+            }
+            if name == "sqlite3" {
+                if let Some(file) = arguments.iter().find(|word| !word.text.starts_with('-')) {
+                    facts
+                        .files
+                        .push(self.file(file, cwd.as_deref(), Role::Read));
+                }
             }
         }
 

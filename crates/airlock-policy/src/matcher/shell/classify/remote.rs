@@ -150,18 +150,84 @@ impl Judge<'_> {
         let Some(command) = ssh_remote_command(arguments) else {
             return;
         };
-        if command.iter().any(|word| word.dynamic) {
+        if self.reads_elsewhere(command, true, nesting, facts) {
+            facts.classes = remove(facts.classes, Class::Network);
+            facts.classes.insert(Class::ReadOnly);
+        }
+    }
+
+    /// `docker exec [-it] [-u U] [-w DIR] [-e X=1] CONTAINER command…`: a command that only
+    /// reads in the container (`docker exec db psql -c "SELECT …"`) is a read.
+    pub(super) fn docker_exec(
+        &mut self,
+        arguments: &[Word],
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        let Some((exec, rest)) = arguments.split_first() else {
+            return;
+        };
+        if exec.text != "exec" {
             return;
         }
-        // ssh joins its words with spaces; the remote shell reads the result.
-        let text = command
-            .iter()
-            .map(|word| word.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let segments = match parse_command(&text, nesting + 1) {
-            Ok(segments) => segments,
-            Err(_) => return,
+        let mut index = 0;
+        while let Some(word) = rest.get(index) {
+            match word.text.as_str() {
+                _ if word.dynamic => return,
+                "-i" | "-t" | "-it" | "-ti" | "--interactive" | "--tty" => index += 1,
+                "-u" | "--user" | "-w" | "--workdir" | "-e" | "--env" => index += 2,
+                text if text.starts_with("--user=")
+                    || text.starts_with("--workdir=")
+                    || text.starts_with("--env=") =>
+                {
+                    index += 1
+                }
+                text if text.starts_with('-') => return,
+                _ => break,
+            }
+        }
+        let Some(command) = rest.get(index + 1..).filter(|command| !command.is_empty()) else {
+            return;
+        };
+        if self.reads_elsewhere(command, false, nesting, facts) {
+            facts.classes = remove(facts.classes, Class::Deploy);
+            facts.classes.insert(Class::ReadOnly);
+        }
+    }
+
+    /// Judges a command run on another machine or in a container, whose folders are
+    /// unknown: whether it only reads, no credential material included. Credential access
+    /// or search over there is added to `facts`.
+    fn reads_elsewhere(
+        &mut self,
+        command: &[Word],
+        through_shell: bool,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) -> bool {
+        if command.iter().any(|word| word.dynamic) {
+            return false;
+        }
+        // ssh joins its words with spaces and the remote shell reads the result; a
+        // container gets the words as they are (an argv, no shell).
+        let segments = if through_shell {
+            let text = command
+                .iter()
+                .map(|word| word.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            match parse_command(&text, nesting + 1) {
+                Ok(segments) => segments,
+                Err(_) => return false,
+            }
+        } else {
+            let mut segments = Vec::new();
+            crate::matcher::shell::push_with_nested(
+                Segment::of(command.to_vec()),
+                nesting + 1,
+                &mut segments,
+            );
+            segments
         };
         let remote = Context::unknown();
         let mut judge = Judge {
@@ -181,7 +247,7 @@ impl Judge<'_> {
                 facts.classes.insert(class);
             }
         }
-        let reads = judge.out.iter().all(|segment| {
+        judge.out.iter().all(|segment| {
             !segment.classes.is_empty()
                 && segment.classes.is_subset(ClassSet::of(&[Class::ReadOnly]))
                 && segment
@@ -191,11 +257,7 @@ impl Judge<'_> {
                     // The folder a read runs in over there is no file it reads.
                     .filter(|(file, _)| file.role != Role::Workdir)
                     .all(|(file, credential)| file.path.is_some() && !credential)
-        });
-        if reads {
-            facts.classes = remove(facts.classes, Class::Network);
-            facts.classes.insert(Class::ReadOnly);
-        }
+        })
     }
 
     /// `scp host:x ./dir`, `rsync -a host:/srv/x/ ./x/`: every source on another machine

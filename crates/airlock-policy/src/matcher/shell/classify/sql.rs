@@ -1,0 +1,392 @@
+//! Database clients given their query on the command line (`psql -c "SELECT …"`, `mysql -e
+//! …`, `sqlite3 app.db "SELECT …"`), and commands run in a container (`docker exec db
+//! psql …`). A single query that only reads, sent to a database on this machine (or in a
+//! container here), is a read; anything else stays what the table says (`network` for the
+//! clients, `deploy` for `docker exec`): a query that writes, runs files or programs, reads
+//! server files, or talks to another host is asked.
+//!
+//! The query is not parsed as SQL. It is read only when every statement starts with a
+//! reading verb and no word of it can write, run code, read the server's files or change
+//! the session; anything else counts as writing (fail closed).
+
+use super::*;
+
+/// Words that make a query more than a read, in any position (lower case).
+const NOT_READING: &[&str] = &[
+    "into",
+    "insert",
+    "update",
+    "delete",
+    "merge",
+    "upsert",
+    "replace",
+    "drop",
+    "alter",
+    "create",
+    "truncate",
+    "grant",
+    "revoke",
+    "copy",
+    "call",
+    "do",
+    "lock",
+    "set",
+    "reset",
+    "listen",
+    "notify",
+    "vacuum",
+    "analyze",
+    "analyse",
+    "cluster",
+    "reindex",
+    "refresh",
+    "comment",
+    "security",
+    "prepare",
+    "execute",
+    "exec",
+    "deallocate",
+    "load",
+    "import",
+    "attach",
+    "detach",
+    "pragma",
+    "begin",
+    "commit",
+    "rollback",
+    "savepoint",
+    "release",
+    "kill",
+    "shutdown",
+    "flush",
+    "handler",
+    "install",
+    "uninstall",
+    "rename",
+    "discard",
+    "checkpoint",
+    "outfile",
+    "dumpfile",
+];
+/// Functions that write, read the server's files, run other queries or programs, or act
+/// on other sessions (prefixes, lower case).
+const NOT_READING_FUNCTIONS: &[&str] = &[
+    "pg_read",
+    "pg_ls_",
+    "pg_stat_file",
+    "lo_",
+    "dblink",
+    "pg_terminate",
+    "pg_cancel",
+    "pg_reload",
+    "pg_rotate",
+    "set_config",
+    "nextval",
+    "setval",
+    "pg_sleep",
+    "pg_advisory",
+    "pg_logical",
+    "pg_replication",
+    "pg_create",
+    "pg_drop",
+    "pg_switch",
+    "pg_promote",
+    "query_to_",
+    "cursor_to_",
+    "load_file",
+    "sys_",
+    "load_extension",
+    "readfile",
+    "writefile",
+    "edit",
+    "fts3_tokenizer",
+    "sleep",
+    "benchmark",
+    "get_lock",
+];
+/// psql meta-commands and sqlite dot-commands that only describe.
+const DESCRIBING: &[&str] = &[
+    "\\d",
+    "\\l",
+    "\\conninfo",
+    "\\x",
+    ".tables",
+    ".schema",
+    ".indexes",
+    ".indices",
+    ".databases",
+    ".dbinfo",
+    ".headers",
+];
+
+/// Whether `sql` only reads: each `;`-separated statement starts with `select`, `with`,
+/// `show`, `explain` (not `analyze`), `describe`, `desc`, `table`, `values`, or is a
+/// describing meta-command, and no word writes or calls a function that does more.
+pub(super) fn reads_only(sql: &str) -> bool {
+    let lower = sql.to_ascii_lowercase();
+    let statements: Vec<&str> = lower
+        .split(';')
+        .map(str::trim)
+        .filter(|statement| !statement.is_empty())
+        .collect();
+    if statements.is_empty() {
+        return false;
+    }
+    statements.iter().all(|statement| {
+        if statement.starts_with(['\\', '.']) {
+            return DESCRIBING.iter().any(|command| {
+                statement.strip_prefix(command).is_some_and(|rest| {
+                    rest.is_empty()
+                        || rest
+                            .starts_with(|c: char| c.is_ascii_alphabetic() || c == '+' || c == ' ')
+                })
+            }) && !statement[1..].contains(['\\', '|', '!', '>', '<']);
+        }
+        let verb = statement
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .next()
+            .unwrap_or_default();
+        matches!(
+            verb,
+            "select" | "with" | "show" | "explain" | "describe" | "desc" | "table" | "values"
+        ) && !statement.contains('\\')
+    }) && !lower
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|word| {
+            NOT_READING.contains(&word)
+                || NOT_READING_FUNCTIONS
+                    .iter()
+                    .any(|function| word.starts_with(function))
+        })
+}
+
+/// Whether a database host is this machine: none given (the local socket), a socket
+/// folder, or a loopback name.
+fn local_host(host: Option<&str>) -> bool {
+    match host {
+        None => true,
+        Some(host) => {
+            host.starts_with('/')
+                || matches!(
+                    host.trim_start_matches('[').trim_end_matches(']'),
+                    "localhost" | "127.0.0.1" | "::1" | ""
+                )
+        }
+    }
+}
+
+/// The host of a connection string (`postgres://u:p@host:5432/db`, `host=x dbname=y`).
+fn connection_host(text: &str) -> Option<Option<String>> {
+    if let Some((_, rest)) = text.split_once("://") {
+        let authority = rest.split(['/', '?']).next().unwrap_or_default();
+        let host = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
+        let host = if host.starts_with('[') {
+            host.split(']')
+                .next()
+                .map(|h| format!("{h}]"))
+                .unwrap_or_default()
+        } else {
+            host.split(':').next().unwrap_or_default().to_string()
+        };
+        return Some(Some(host));
+    }
+    if text.contains('=') {
+        // A conninfo string: a `service=` reads its host from a file nobody sees.
+        if text
+            .split_whitespace()
+            .any(|pair| pair.starts_with("service="))
+        {
+            return Some(Some("(service)".into()));
+        }
+        let host = text.split_whitespace().find_map(|pair| {
+            pair.strip_prefix("host=")
+                .or_else(|| pair.strip_prefix("hostaddr="))
+        });
+        return Some(host.map(str::to_string));
+    }
+    None
+}
+
+/// The queries a database client line runs and whether its database is on this machine;
+/// `None` when the line runs SQL from a file, standard input or an option airlock does not
+/// know, writes output to a file, or has no query.
+pub(super) fn client_queries(name: &str, arguments: &[Word]) -> Option<(Vec<String>, bool)> {
+    let (query_options, host_options, value_options, flags): (&[&str], &[&str], &[&str], &[&str]) =
+        match name {
+            "psql" => (
+                &["-c", "--command"],
+                &["-h", "--host"],
+                &[
+                    "-p",
+                    "--port",
+                    "-U",
+                    "--username",
+                    "-d",
+                    "--dbname",
+                    "-v",
+                    "--set",
+                    "--variable",
+                    "-P",
+                    "--pset",
+                    "-F",
+                    "--field-separator",
+                    "-R",
+                    "--record-separator",
+                    "-T",
+                    "--table-attr",
+                ],
+                &[
+                    "-A",
+                    "--no-align",
+                    "-t",
+                    "--tuples-only",
+                    "-x",
+                    "--expanded",
+                    "-q",
+                    "--quiet",
+                    "-X",
+                    "--no-psqlrc",
+                    "-e",
+                    "--echo-queries",
+                    "-E",
+                    "--echo-hidden",
+                    "-w",
+                    "--no-password",
+                    "-H",
+                    "--html",
+                    "--csv",
+                    "-b",
+                    "--echo-errors",
+                    "-a",
+                    "--echo-all",
+                    "-n",
+                    "--no-readline",
+                    "-z",
+                    "-0",
+                    "-1",
+                    "--single-transaction",
+                ],
+            ),
+            "mysql" | "mariadb" => (
+                &["-e", "--execute"],
+                &["-h", "--host"],
+                &[
+                    "-P",
+                    "--port",
+                    "-u",
+                    "--user",
+                    "-D",
+                    "--database",
+                    "-S",
+                    "--socket",
+                    "--default-character-set",
+                ],
+                &[
+                    "-B",
+                    "--batch",
+                    "-N",
+                    "--skip-column-names",
+                    "-s",
+                    "--silent",
+                    "-t",
+                    "--table",
+                    "-v",
+                    "--verbose",
+                    "-E",
+                    "--vertical",
+                    "-r",
+                    "--raw",
+                    "--protocol=tcp",
+                    "--protocol=socket",
+                ],
+            ),
+            "sqlite3" => (
+                &["-cmd"],
+                &[],
+                &["-separator", "-newline", "-nullvalue"],
+                &[
+                    "-readonly",
+                    "-header",
+                    "-noheader",
+                    "-csv",
+                    "-json",
+                    "-line",
+                    "-column",
+                    "-box",
+                    "-markdown",
+                    "-table",
+                    "-list",
+                    "-batch",
+                    "-bail",
+                    "-html",
+                    "-tabs",
+                    "-quote",
+                ],
+            ),
+            _ => return None,
+        };
+    let mut queries = Vec::new();
+    let mut host: Option<String> = None;
+    let mut operands = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        if word.dynamic {
+            return None;
+        }
+        let text = word.text.as_str();
+        if !text.starts_with('-') || text == "-" {
+            operands.push(text);
+            continue;
+        }
+        let (option, glued) = match text.split_once('=') {
+            Some((option, value)) if option.starts_with("--") => (option, Some(value.to_string())),
+            _ => (text, None),
+        };
+        // `-cSELECT 1`, `-hdb`: a short option with its value glued on.
+        let (option, glued) = if glued.is_none()
+            && !option.starts_with("--")
+            && option.len() > 2
+            && name != "sqlite3"
+        {
+            (&option[..2], Some(option[2..].to_string()))
+        } else {
+            (option, glued)
+        };
+        let takes = |list: &[&str]| list.contains(&option);
+        let mut value = || match &glued {
+            Some(value) => Some(value.clone()),
+            None => words
+                .next()
+                .filter(|word| !word.dynamic)
+                .map(|word| word.text.clone()),
+        };
+        if takes(query_options) {
+            queries.push(value()?);
+        } else if takes(host_options) {
+            host = Some(value()?);
+        } else if takes(value_options) {
+            value()?;
+        } else if name.starts_with("m") && (option == "-p" || option.starts_with("--password")) {
+            // mysql's password, glued or prompted: the secret scan sees a written one.
+        } else if !(flags.contains(&text) || flags.contains(&option)) {
+            return None;
+        }
+    }
+    match name {
+        "sqlite3" => {
+            // `sqlite3 FILE [SQL…]`: the file is on this machine.
+            let (_, sql) = operands.split_first()?;
+            queries.extend(sql.iter().map(|text| text.to_string()));
+        }
+        _ => {
+            for operand in operands {
+                if let Some(found) = connection_host(operand) {
+                    host = found.or(host);
+                }
+            }
+        }
+    }
+    (!queries.is_empty()).then(|| (queries, local_host(host.as_deref())))
+}
