@@ -1,0 +1,187 @@
+//! Expansions inside a word: `$NAME` and `${…}` (a known variable read as its value),
+//! `$(…)` and backtick substitutions (lexed as command lines of their own), `$((…))`
+//! arithmetic and `$'…'` strings.
+
+use super::*;
+
+impl Lexer {
+    /// Reads an expansion starting at `$`.
+    pub(super) fn dollar(
+        &mut self,
+        word: &mut WordBuilder,
+        in_double_quotes: bool,
+    ) -> Result<(), LexError> {
+        match self.peek_at(1) {
+            Some('(') if self.peek_at(2) == Some('(') => {
+                self.position += 3;
+                self.arithmetic()?;
+                word.push_expansion("$((…))");
+            }
+            Some('(') => {
+                self.position += 2;
+                self.nested(|lexer| lexer.sequence(true))?;
+                word.push_expansion("$(…)");
+            }
+            Some('{') => {
+                self.position += 2;
+                let start = self.position;
+                self.braced_parameter()?;
+                // `${HOME}` is shown as itself; anything more is shown as `${…}`.
+                let inside: String = self.chars[start..self.position.saturating_sub(1)]
+                    .iter()
+                    .collect();
+                if !inside.is_empty()
+                    && inside
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    if !self.substitute(&inside, word, in_double_quotes) {
+                        word.push_expansion(&format!("${{{inside}}}"));
+                    }
+                } else {
+                    word.push_expansion("${…}");
+                }
+            }
+            Some('\'') if !in_double_quotes => {
+                self.position += 2;
+                word.quoted = true;
+                word.started = true;
+                self.ansi_c_quoted(word)?;
+            }
+            // `$"…"` is a translatable string: lexed as `"…"`.
+            Some('"') if !in_double_quotes => self.position += 1,
+            Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
+                self.position += 2;
+                word.push_expansion(&format!("${c}"));
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                self.position += 1;
+                let mut name = String::from("$");
+                while let Some(c) = self
+                    .peek()
+                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
+                    name.push(c);
+                    self.position += 1;
+                }
+                if !self.substitute(&name[1..], word, in_double_quotes) {
+                    word.push_expansion(&name);
+                }
+            }
+            _ => {
+                word.push_literal('$');
+                self.position += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `$(( … ))` after its opening: an arithmetic expression, in which only the
+    /// substitutions matter.
+    pub(super) fn arithmetic(&mut self) -> Result<(), LexError> {
+        let mut scratch = WordBuilder::default();
+        let mut open = 0usize;
+        loop {
+            match self.peek() {
+                None => return Err(LexError::MissingCloseParenthesis),
+                Some('(') => {
+                    open += 1;
+                    self.position += 1;
+                }
+                Some(')') if open > 0 => {
+                    open -= 1;
+                    self.position += 1;
+                }
+                Some(')') if self.peek_at(1) == Some(')') => {
+                    self.position += 2;
+                    return Ok(());
+                }
+                // `$((a) …)`: bash would retry as a command substitution; we fail closed.
+                Some(')') => return Err(LexError::MissingCloseParenthesis),
+                Some('$') => self.dollar(&mut scratch, true)?,
+                Some('`') => {
+                    self.position += 1;
+                    self.backtick(&mut scratch, true)?;
+                }
+                Some(_) => self.position += 1,
+            }
+        }
+    }
+
+    /// Reads `${ … }` after its opening: the parameter's value is unknown, but a default
+    /// such as `${x:-$(cmd)}` still runs its substitution.
+    pub(super) fn braced_parameter(&mut self) -> Result<(), LexError> {
+        let mut scratch = WordBuilder::default();
+        loop {
+            match self.peek() {
+                None => return Err(LexError::UnterminatedBrace),
+                Some('}') => {
+                    self.position += 1;
+                    return Ok(());
+                }
+                Some('\\') => self.position = (self.position + 2).min(self.chars.len()),
+                Some('\'') => {
+                    self.position += 1;
+                    while self.peek().is_some_and(|c| c != '\'') {
+                        self.position += 1;
+                    }
+                    if self.peek().is_none() {
+                        return Err(LexError::UnterminatedSingleQuote);
+                    }
+                    self.position += 1;
+                }
+                Some('"') => {
+                    self.position += 1;
+                    self.double_quoted(&mut scratch, true)?;
+                }
+                Some('$') => self.dollar(&mut scratch, true)?,
+                Some('`') => {
+                    self.position += 1;
+                    self.backtick(&mut scratch, true)?;
+                }
+                Some(_) => self.position += 1,
+            }
+        }
+    }
+
+    /// Reads a backtick substitution after its opening backtick. Its text is unescaped
+    /// (`` \` ``, `\\`, `\$`, and `\"` inside double quotes) and lexed as a command line of
+    /// its own, which is how the shell nests backticks.
+    pub(super) fn backtick(
+        &mut self,
+        word: &mut WordBuilder,
+        in_double_quotes: bool,
+    ) -> Result<(), LexError> {
+        let mut script = String::new();
+        loop {
+            match self.peek() {
+                None => return Err(LexError::UnterminatedBacktick),
+                Some('`') => break,
+                Some('\\') => match self.peek_at(1) {
+                    Some(escaped @ ('`' | '\\' | '$')) => {
+                        script.push(escaped);
+                        self.position += 1;
+                    }
+                    Some('"') if in_double_quotes => {
+                        script.push('"');
+                        self.position += 1;
+                    }
+                    _ => script.push('\\'),
+                },
+                Some(c) => script.push(c),
+            }
+            self.position += 1;
+        }
+        self.position += 1;
+        if self.depth >= MAX_DEPTH {
+            return Err(LexError::TooDeep);
+        }
+        let mut inner = Lexer::new(&script, self.depth + 1);
+        inner.sequence(false)?;
+        inner.fill_here_texts();
+        self.segments.append(&mut inner.segments);
+        self.nested = true;
+        word.push_expansion("`…`");
+        Ok(())
+    }
+}
