@@ -394,25 +394,20 @@ impl Judge<'_> {
             self.git_history_reads(arguments, dir.as_deref(), facts);
         }
         self.kept_code(name, arguments, cwd.as_deref(), nesting, facts);
-        if name == "ssh" {
-            // Data fed to ssh (`… | ssh host 'cat > x'`, `ssh host cmd < file`) goes to the
-            // other machine, whatever the command there does with it.
-            let sends_input = segment.piped
-                || segment.here_text.is_some()
-                || segment.redirections.iter().any(|(_, writes)| !writes);
-            if !sends_input {
-                self.ssh(arguments, nesting, facts);
-            }
+        // Data fed to a command (`… | ssh host 'cat > x'`, `psql < dump.sql`) is what it
+        // sends or runs, whatever its own words say.
+        let fed = segment.piped
+            || segment.here_text.is_some()
+            || segment.redirections.iter().any(|(_, writes)| !writes);
+        if name == "ssh" && !fed {
+            self.ssh(arguments, nesting, facts);
         }
         if name == "docker" && !segment.piped && segment.here_text.is_none() {
             self.docker_exec(arguments, nesting, facts);
         }
         // A database on this machine asked one query that only reads.
         if let Some((queries, local)) = sql::client_queries(name, arguments) {
-            let sends_input = segment.piped
-                || segment.here_text.is_some()
-                || segment.redirections.iter().any(|(_, writes)| !writes);
-            if local && !sends_input && queries.iter().all(|query| sql::reads_only(query)) {
+            if local && !fed && queries.iter().all(|query| sql::reads_only(query)) {
                 facts.classes = remove(facts.classes, Class::Network);
                 // `sqlite3` is not in the table: unknown only for being unlisted.
                 if name == "sqlite3" {
