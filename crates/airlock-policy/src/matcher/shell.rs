@@ -33,7 +33,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use self::lex::{LexError, Lexer, Segment, Word};
+use self::lex::{LexError, Lexer, LoopItems, Segment, Word};
 use super::Side;
 
 /// How deeply subshells, substitutions and `sh -c` scripts may nest before the command
@@ -377,17 +377,29 @@ fn is_assignment(word: &str) -> bool {
 /// Lexes and expands a command line into its segments: the lexer's segments plus, for
 /// each, what it runs in turn.
 fn parse_command(command: &str, depth: usize) -> Result<Vec<Segment>, LexError> {
+    parse_command_reading(command, depth, None).map(|(segments, _)| segments)
+}
+
+/// Lexes `command` as [`parse_command`] does, reading the variable of the loop over
+/// several items that `reading` names as its item at that index. Also returns the first
+/// loop over several known items that `reading` did not name (its variable and how many
+/// items), so that the caller can lex the line once per item (`lex/loops.rs`).
+fn parse_command_reading(
+    command: &str,
+    depth: usize,
+    reading: Option<LoopItems>,
+) -> Result<(Vec<Segment>, Option<LoopItems>), LexError> {
     if depth > MAX_DEPTH {
         return Err(LexError::TooDeep);
     }
-    let mut lexer = Lexer::new(command, depth);
+    let mut lexer = Lexer::reading(command, depth, reading);
     lexer.sequence(false)?;
     lexer.fill_here_texts();
     let mut segments = Vec::new();
     for segment in lexer.segments {
         push_with_nested(segment, depth, &mut segments);
     }
-    Ok(segments)
+    Ok((segments, lexer.several))
 }
 
 /// Shells whose `-c` argument is a script.

@@ -18,7 +18,8 @@ use std::sync::Arc;
 use super::code;
 use super::lex::{holds_temp, LexError, Segment, Word};
 use super::{
-    basename, crude_segments, is_assignment, parse_command, strip_one_wrapper, KEYWORDS, SHELLS,
+    basename, crude_segments, is_assignment, parse_command, parse_command_reading,
+    strip_one_wrapper, KEYWORDS, SHELLS,
 };
 use crate::classes::{Class, ClassSet, ClassTable, OperandMode};
 use crate::context::Context;
@@ -95,27 +96,50 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
             }],
         };
     }
-    let segments = match parse_command(command, 0) {
-        Ok(segments) => segments,
-        Err(LexError::TooDeep) => vec![Segment::unknowable()],
-        Err(_) => crude_segments(command),
-    };
-    let mut judge = Judge {
-        table,
-        context,
-        sources: segments.iter().any(feeds_code),
-        out: Vec::new(),
-        found: None,
-    };
-    judge.all(&segments, context.cwd().map(str::to_string), 0);
-    let mut out = judge.out;
-    project::replaces_checkout(&mut out);
+    let mut out = Vec::new();
+    for segments in readings(command) {
+        let mut judge = Judge {
+            table,
+            context,
+            sources: segments.iter().any(feeds_code),
+            out: Vec::new(),
+            found: None,
+        };
+        judge.all(&segments, context.cwd().map(str::to_string), 0);
+        let mut part = judge.out;
+        project::replaces_checkout(&mut part);
+        out.append(&mut part);
+    }
     for segment in &mut out {
         if prints_secret_variable(&segment.text) {
             segment.classes.insert(Class::CredentialAccess);
         }
     }
     CommandFacts { segments: out }
+}
+
+/// Command lines longer than this are lexed once, whatever loops they hold: a loop over
+/// several items is read item by item only in lines short enough to lex that often.
+const MAX_READ_PER_ITEM_BYTES: usize = 16 * 1024;
+
+/// The segments of `command`, once per reading: one reading, or, for a line with a loop
+/// over several known items (`for f in a.md b.md; do …`), one per item, its variable read
+/// as that item (`lex/loops.rs`). Every reading is judged; the strictest decides.
+fn readings(command: &str) -> Vec<Vec<Segment>> {
+    match parse_command_reading(command, 0, None) {
+        Ok((segments, Some((name, count)))) if command.len() <= MAX_READ_PER_ITEM_BYTES => {
+            let per_item: Result<Vec<Vec<Segment>>, LexError> = (0..count)
+                .map(|index| {
+                    parse_command_reading(command, 0, Some((name.clone(), index)))
+                        .map(|(segments, _)| segments)
+                })
+                .collect();
+            per_item.unwrap_or_else(|_| vec![segments])
+        }
+        Ok((segments, _)) => vec![segments],
+        Err(LexError::TooDeep) => vec![vec![Segment::unknowable()]],
+        Err(_) => vec![crude_segments(command)],
+    }
 }
 
 /// Whether a segment prints the value of a variable named like a credential

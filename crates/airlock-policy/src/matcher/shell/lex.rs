@@ -13,11 +13,13 @@ use super::{compile_glob, MAX_DEPTH};
 
 mod ansi;
 mod expansions;
+mod loops;
 mod redirections;
 mod variables;
 
 use redirections::HereDocument;
 
+pub(super) use loops::LoopItems;
 pub(super) use variables::holds_temp;
 use variables::Known;
 
@@ -177,6 +179,24 @@ impl WordBuilder {
         }
     }
 
+    /// The value of a loop variable whose item is a glob (`for f in src/*.ts`): one of the
+    /// names the glob matches, so the word stands for any of them, as the glob would.
+    fn push_glob_value(&mut self, text: &str, pattern: &str) {
+        self.started = true;
+        self.glob = true;
+        let current = &self.text;
+        self.pattern
+            .get_or_insert_with(|| {
+                let mut escaped = String::with_capacity(current.len() + pattern.len());
+                for c in current.chars() {
+                    escape_into(&mut escaped, c);
+                }
+                escaped
+            })
+            .push_str(pattern);
+        self.text.push_str(text);
+    }
+
     /// An expansion: its value is only known at run time.
     fn push_expansion(&mut self, shown: &str) {
         self.started = true;
@@ -271,6 +291,17 @@ pub(super) struct Lexer {
     /// A compound command (`if`, `for`, `while`, `case`, `{`) was seen: what runs after it
     /// may depend on its branches, so no more assignments are learnt.
     compound: bool,
+    /// How many loops (`for`, `select`, `while`, `until`) are open here.
+    open_loops: usize,
+    /// Loop variables read as one of their items, each with the `open_loops` inside its
+    /// loop: the binding ends at the loop's `done` ([`Lexer::follow_loops`]).
+    bound: Vec<(String, usize)>,
+    /// In this reading, the loop over several items whose variable is read as one item:
+    /// its name and the item's index (see [`super::parse_command_reading`]).
+    reading: Option<LoopItems>,
+    /// The first loop over several known items that no reading chose: its variable's
+    /// name and how many items it has.
+    pub(super) several: Option<LoopItems>,
 }
 
 impl Lexer {
@@ -287,6 +318,19 @@ impl Lexer {
             known: HashMap::new(),
             unconditional: true,
             compound: false,
+            open_loops: 0,
+            bound: Vec::new(),
+            reading: None,
+            several: None,
+        }
+    }
+
+    /// A lexer that reads the variable of the loop `reading` names as that loop's item at
+    /// the given index.
+    pub(super) fn reading(text: &str, depth: usize, reading: Option<LoopItems>) -> Lexer {
+        Lexer {
+            reading,
+            ..Lexer::new(text, depth)
         }
     }
 

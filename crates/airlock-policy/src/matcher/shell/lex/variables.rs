@@ -11,6 +11,12 @@ pub(super) enum Known {
     Text(String),
     /// `NAME=$(mktemp …)`: a new file or folder in the temporary folder.
     Temp,
+    /// `for NAME in … ITEM …`: one item of the loop as written, with its glob pattern when
+    /// it is a glob (the variable then holds one of the names the glob matches).
+    Item {
+        text: String,
+        pattern: Option<String>,
+    },
 }
 
 /// Where [`Known::Temp`] stands in a word: an entry of the temporary folder no other name
@@ -34,6 +40,22 @@ impl Lexer {
     ) -> bool {
         let value = match self.known.get(name) {
             Some(Known::Text(text)) => text.as_str(),
+            Some(Known::Item {
+                text,
+                pattern: Some(pattern),
+            }) => {
+                // Unquoted, a matched name with blanks would split into other words.
+                if !in_double_quotes {
+                    return false;
+                }
+                word.quoted = true;
+                word.push_glob_value(text, pattern);
+                return true;
+            }
+            Some(Known::Item {
+                text,
+                pattern: None,
+            }) => text.as_str(),
             Some(Known::Temp) => {
                 word.temp = true;
                 TEMP_ENTRY
@@ -61,6 +83,7 @@ impl Lexer {
     /// nowhere else on the line and used only as `$NAME`/`${NAME}` (a `read NAME`, `for
     /// NAME in`, `export NAME` or a second assignment leaves it unknown).
     pub(super) fn learn(&mut self, segment: &Segment, ending: Ending) {
+        self.follow_loops(segment);
         let Some(first) = segment.words.first() else {
             return;
         };
@@ -104,9 +127,21 @@ impl Lexer {
     /// other word it starts is a use (`$name`, `${name}`): a word `name` (`read name`, `for
     /// name in`, `export name`, `((name++))`) or a second assignment may change it.
     pub(super) fn assigned_once(&self, name: &str) -> bool {
+        self.settings(name) == (1, 0)
+    }
+
+    /// Whether `name` is set on the line only by the one loop header `for name in`: no
+    /// assignment, and no other word that it starts but `$name`/`${name}`.
+    pub(super) fn bound_once(&self, name: &str) -> bool {
+        self.settings(name) == (0, 1)
+    }
+
+    /// How often `name` starts a word of the line as an assignment (`name=…`) and as a
+    /// word of its own (`read name`, `for name in`); uses (`$name`) are neither.
+    fn settings(&self, name: &str) -> (usize, usize) {
         let text: String = self.chars.iter().collect();
         let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        let mut assignments = 0;
+        let (mut assignments, mut words) = (0, 0);
         let mut from = 0;
         while let Some(at) = text[from..].find(name).map(|at| at + from) {
             from = at + name.len();
@@ -119,10 +154,10 @@ impl Lexer {
             if after == Some('=') {
                 assignments += 1;
             } else {
-                return false;
+                words += 1;
             }
         }
-        assignments == 1
+        (assignments, words)
     }
 
     /// Whether the segments lexed for the assignment being finished are one plain `mktemp`
