@@ -377,22 +377,24 @@ fn is_assignment(word: &str) -> bool {
 /// Lexes and expands a command line into its segments: the lexer's segments plus, for
 /// each, what it runs in turn.
 fn parse_command(command: &str, depth: usize) -> Result<Vec<Segment>, LexError> {
-    parse_command_reading(command, depth, None).map(|(segments, _)| segments)
+    parse_command_reading(command, depth, None, false).map(|(segments, _)| segments)
 }
 
 /// Lexes `command` as [`parse_command`] does, reading the variable of the loop over
 /// several items that `reading` names as its item at that index. Also returns the first
 /// loop over several known items that `reading` did not name (its variable and how many
-/// items), so that the caller can lex the line once per item (`lex/loops.rs`).
+/// items), so that the caller can lex the line once per item (`lex/loops.rs`). On
+/// `windows`, backslashes in words are path separators.
 fn parse_command_reading(
     command: &str,
     depth: usize,
     reading: Option<LoopItems>,
+    windows: bool,
 ) -> Result<(Vec<Segment>, Option<LoopItems>), LexError> {
     if depth > MAX_DEPTH {
         return Err(LexError::TooDeep);
     }
-    let mut lexer = Lexer::reading(command, depth, reading);
+    let mut lexer = Lexer::reading(command, depth, reading, windows);
     lexer.sequence(false)?;
     lexer.fill_here_texts();
     let mut segments = Vec::new();

@@ -97,7 +97,7 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
         };
     }
     let mut out = Vec::new();
-    for segments in readings(command) {
+    for segments in readings(command, context.on_windows()) {
         let mut judge = Judge {
             table,
             context,
@@ -124,13 +124,14 @@ const MAX_READ_PER_ITEM_BYTES: usize = 16 * 1024;
 
 /// The segments of `command`, once per reading: one reading, or, for a line with a loop
 /// over several known items (`for f in a.md b.md; do …`), one per item, its variable read
-/// as that item (`lex/loops.rs`). Every reading is judged; the strictest decides.
-fn readings(command: &str) -> Vec<Vec<Segment>> {
-    match parse_command_reading(command, 0, None) {
+/// as that item (`lex/loops.rs`). Every reading is judged; the strictest decides. A call
+/// made on Windows reads backslashes in words as path separators.
+fn readings(command: &str, windows: bool) -> Vec<Vec<Segment>> {
+    match parse_command_reading(command, 0, None, windows) {
         Ok((segments, Some((name, count)))) if command.len() <= MAX_READ_PER_ITEM_BYTES => {
             let per_item: Result<Vec<Vec<Segment>>, LexError> = (0..count)
                 .map(|index| {
-                    parse_command_reading(command, 0, Some((name.clone(), index)))
+                    parse_command_reading(command, 0, Some((name.clone(), index)), windows)
                         .map(|(segments, _)| segments)
                 })
                 .collect();

@@ -302,7 +302,14 @@ pub(super) struct Lexer {
     /// The first loop over several known items that no reading chose: its variable's
     /// name and how many items it has.
     pub(super) several: Option<LoopItems>,
+    /// The command runs on Windows: an unquoted backslash before anything but the
+    /// characters of [`ESCAPED_ON_WINDOWS`] is a path separator, not an escape.
+    windows: bool,
 }
+
+/// Characters a backslash still escapes on Windows: blanks, quotes, `$`, backticks and
+/// operators, which a command line in Git Bash escapes and a path does not hold.
+const ESCAPED_ON_WINDOWS: &str = " \t\"'$`;&|()<>{}#";
 
 impl Lexer {
     pub(super) fn new(text: &str, depth: usize) -> Lexer {
@@ -322,14 +329,21 @@ impl Lexer {
             bound: Vec::new(),
             reading: None,
             several: None,
+            windows: false,
         }
     }
 
     /// A lexer that reads the variable of the loop `reading` names as that loop's item at
-    /// the given index.
-    pub(super) fn reading(text: &str, depth: usize, reading: Option<LoopItems>) -> Lexer {
+    /// the given index, and backslashes as path separators when `windows`.
+    pub(super) fn reading(
+        text: &str,
+        depth: usize,
+        reading: Option<LoopItems>,
+        windows: bool,
+    ) -> Lexer {
         Lexer {
             reading,
+            windows,
             ..Lexer::new(text, depth)
         }
     }
@@ -483,6 +497,16 @@ impl Lexer {
                     match self.peek() {
                         // A line continuation joins the lines.
                         Some('\n') => self.position += 1,
+                        // On Windows, `..\..\x`, `C:\Users` and `\\server` are paths: the
+                        // backslash is kept as the separator PowerShell and cmd read it as,
+                        // where bash would drop it (see `windows`).
+                        Some(next) if self.windows && !ESCAPED_ON_WINDOWS.contains(next) => {
+                            word.push_literal('\\');
+                            if next == '\\' {
+                                word.push_literal('\\');
+                                self.position += 1;
+                            }
+                        }
                         Some(escaped) => {
                             word.quoted = true;
                             word.push_literal(escaped);
