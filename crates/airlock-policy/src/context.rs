@@ -96,9 +96,9 @@ impl Context {
         }
     }
 
-    /// The absolute, lexically normalised path `value` names, seen from `cwd` (which
-    /// defaults to the call's); `None` when that cannot be known (a relative path without
-    /// an absolute working directory, `~user`, a NUL byte). `~` without a known home is
+    /// The absolute, lexically normalised path `value` names, seen from `cwd`; `None` when
+    /// that cannot be known (a relative path where the working directory is unknown, as
+    /// after `cd "$X"`, `~user`, a NUL byte). `~` without a known home is
     /// [`UNKNOWN_HOME`].
     pub fn resolve_from(&self, value: &str, cwd: Option<&str>) -> Option<String> {
         if value.is_empty() || value.contains('\0') {
@@ -114,7 +114,7 @@ impl Context {
             }
             return normalize(&format!("{}/{rest}", self.home_or_tilde()));
         }
-        let cwd = cwd.or(self.cwd.as_deref())?;
+        let cwd = cwd?;
         if is_windows(cwd) {
             // `backend\base.py` seen from `E:\app`: a Windows path too. `\x` starts at the
             // drive's top; `\\server\share` (another machine) and `C:x` (a folder another
@@ -133,7 +133,7 @@ impl Context {
 
     /// [`Context::resolve_from`] the call's working directory.
     pub fn resolve(&self, value: &str) -> Option<String> {
-        self.resolve_from(value, None)
+        self.resolve_from(value, self.cwd.as_deref())
     }
 
     /// The facts of a command line, computed once per evaluation.

@@ -158,7 +158,11 @@ fn host_text(host: Host) -> String {
             None => domain,
         },
         Host::Ipv4(address) => address.to_string(),
-        Host::Ipv6(address) => format!("[{address}]"),
+        // `[::ffff:169.254.169.254]` reaches the IPv4 address it maps: it is that host.
+        Host::Ipv6(address) => match address.to_ipv4_mapped() {
+            Some(mapped) => mapped.to_string(),
+            None => format!("[{address}]"),
+        },
     }
 }
 
@@ -221,6 +225,9 @@ mod tests {
             ("ssh://git@Bücher.test:22/repo", Some("xn--bcher-kva.test")),
             ("http://127.0.0.1:8080/", Some("127.0.0.1")),
             ("http://0x7f.1/", Some("127.0.0.1")),
+            ("http://[::ffff:169.254.169.254]/", Some("169.254.169.254")),
+            ("http://[::ffff:a9fe:a9fe]/x", Some("169.254.169.254")),
+            ("http://[::1]/", Some("[::1]")),
             ("127.0.0.1", Some("127.0.0.1")),
             ("http://[::1]:8080/", Some("[::1]")),
             ("acme.test/?next=http://evil.test", Some("acme.test")),

@@ -25,6 +25,7 @@
 pub mod classify;
 mod code;
 mod lex;
+mod powershell;
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 mod tests;
@@ -235,8 +236,23 @@ fn restrict_match_from(words: &[Word], prefix: &[String], by_basename: bool) -> 
     true
 }
 
+/// The program a command word names: its last path component (after `/`, or `\\` as
+/// Windows writes paths), without the `.exe`/`.cmd`/`.bat`/`.com` Windows adds
+/// (`npm.cmd`, `C:\Program Files\Git\bin\bash.exe`).
 fn basename(path: &str) -> &str {
-    path.rsplit_once('/').map_or(path, |(_, name)| name)
+    let name = path.rsplit_once(['/', '\\']).map_or(path, |(_, name)| name);
+    let lower_suffix = |suffix: &str| {
+        name.len() > suffix.len()
+            && name.is_char_boundary(name.len() - suffix.len())
+            && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
+    match [".exe", ".cmd", ".bat", ".com"]
+        .into_iter()
+        .find(|suffix| lower_suffix(suffix))
+    {
+        Some(suffix) => &name[..name.len() - suffix.len()],
+        None => name,
+    }
 }
 
 fn basename_glob(glob: &GlobMatcher) -> Option<GlobMatcher> {
@@ -423,6 +439,19 @@ fn push_with_nested(segment: Segment, depth: usize, out: &mut Vec<Segment>) {
                     push_script(script, depth, out);
                 }
             }
+            "powershell" | "pwsh" => {
+                if let Some(script) = powershell_script(arguments) {
+                    match script {
+                        Some(script) if !script.dynamic => {
+                            out.extend(
+                                powershell::segments(&script.text, depth + 1)
+                                    .unwrap_or_else(|| vec![Segment::unknowable()]),
+                            );
+                        }
+                        _ => out.push(Segment::unknowable()),
+                    }
+                }
+            }
             "su" | "runuser" => {
                 let script = arguments
                     .windows(2)
@@ -508,6 +537,42 @@ fn push_script(script: &Word, depth: usize, out: &mut Vec<Segment>) {
         Err(LexError::TooDeep) => out.push(Segment::unknowable()),
         Err(_) => out.extend(crude_segments(&script.text)),
     }
+}
+
+/// The script `powershell`/`pwsh` runs from its arguments: `Some(Some(word))` for
+/// `-Command TEXT` (`-c`, any case; the rest of the line is the script, so only a lone
+/// word is read), `Some(None)` for a script that cannot be read (`-EncodedCommand`, more
+/// than one word after `-Command`), `None` when it runs no inline script (`-File x.ps1`,
+/// an interactive shell).
+fn powershell_script(arguments: &[Word]) -> Option<Option<&Word>> {
+    let mut index = 0;
+    while let Some(word) = arguments.get(index) {
+        let lower = word.text.to_ascii_lowercase();
+        index += 1;
+        match lower.as_str() {
+            _ if word.dynamic => return Some(None),
+            "-command" | "-c" | "/c" | "-com" | "-comm" | "-comma" | "-comman" => {
+                return Some(match &arguments[index..] {
+                    [script] => Some(script),
+                    _ => None,
+                });
+            }
+            "-encodedcommand" | "-enc" | "-e" | "-ec" => return Some(None),
+            "-file" | "-f" => return None,
+            "-executionpolicy" | "-ep" | "-windowstyle" | "-w" | "-version" | "-v"
+            | "-inputformat" | "-outputformat" | "-configurationname" | "-workingdirectory"
+            | "-wd" => index += 1,
+            text if text.starts_with('-') || text.starts_with('/') => {}
+            // A first word that is no option is the command itself.
+            _ => {
+                return Some(match &arguments[index - 1..] {
+                    [script] => Some(script),
+                    _ => None,
+                })
+            }
+        }
+    }
+    None
 }
 
 /// The commands of `find … -exec cmd args ;` (also `-execdir`, `-ok`, `-okdir`, and the

@@ -127,6 +127,11 @@ const MAX_READ_PER_ITEM_BYTES: usize = 16 * 1024;
 /// as that item (`lex/loops.rs`). Every reading is judged; the strictest decides. A call
 /// made on Windows reads backslashes in words as path separators.
 fn readings(command: &str, windows: bool) -> Vec<Vec<Segment>> {
+    if windows && super::powershell::looks_like_powershell(command) {
+        return vec![
+            super::powershell::segments(command, 0).unwrap_or_else(|| vec![Segment::unknowable()])
+        ];
+    }
     match parse_command_reading(command, 0, None, windows) {
         Ok((segments, Some((name, count)))) if command.len() <= MAX_READ_PER_ITEM_BYTES => {
             let per_item: Result<Vec<Vec<Segment>>, LexError> = (0..count)

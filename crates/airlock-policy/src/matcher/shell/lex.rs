@@ -250,7 +250,7 @@ impl WordBuilder {
 }
 
 /// Appends `c` to a glob pattern as a literal character.
-fn escape_into(pattern: &mut String, c: char) {
+pub(super) fn escape_into(pattern: &mut String, c: char) {
     if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
         pattern.push('\\');
     }

@@ -15,6 +15,34 @@ impl Judge<'_> {
         nesting: usize,
         facts: &mut SegmentFacts,
     ) {
+        // `powershell -Command '…'`: the parent module made the script's commands
+        // segments of their own (`powershell.rs`).
+        if matches!(name, "powershell" | "pwsh")
+            && crate::matcher::shell::powershell_script(arguments).is_some()
+        {
+            facts.classes = remove(facts.classes, Class::Build);
+            if facts.classes.is_empty() {
+                facts.classes.insert(Class::ReadOnly);
+            }
+            return;
+        }
+        // `powershell -File x.ps1`: the script named after `-File`; anything else (an
+        // interactive shell, options not known here) cannot be seen.
+        if matches!(name, "powershell" | "pwsh") {
+            let file = arguments
+                .windows(2)
+                .find(|pair| matches!(pair[0].text.to_ascii_lowercase().as_str(), "-file" | "-f"))
+                .map(|pair| &pair[1]);
+            facts.classes = remove(facts.classes, Class::Build);
+            match file {
+                Some(word) if !word.dynamic => {
+                    facts.classes.insert(Class::Build);
+                    facts.files.push(self.file(word, dir, Role::Change));
+                }
+                _ => facts.classes.insert(Class::Unknown),
+            }
+            return;
+        }
         let is_shell = SHELLS.contains(&name) || matches!(name, "source" | ".");
         // `sh -c '…'`: the parent module already made the script's commands segments of
         // their own; the shell itself does nothing more.
