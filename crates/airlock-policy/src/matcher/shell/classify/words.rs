@@ -403,7 +403,9 @@ pub(super) fn installed_tool(path: &str) -> Option<&str> {
                 )
             })
         });
-    (tool_folder && !name.is_empty()).then_some(name)
+    // The build tool's wrapper a project keeps (`./gradlew publish`): judged as the tool.
+    let wrapper = matches!(name, "gradlew" | "mvnw");
+    ((tool_folder || wrapper) && !name.is_empty()).then_some(name)
 }
 
 /// How a copy-like command (`cp`, `ln`, `install`, `scp`, `rsync`) lays out its words:
