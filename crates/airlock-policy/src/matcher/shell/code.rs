@@ -51,6 +51,11 @@ const RUNS: &[&str] = &[
     "deno.command",
     "bun.spawn",
     "process.binding",
+    "system.cmd",
+    "system.shell",
+    ":os.cmd",
+    "port.open",
+    "system2",
 ];
 const DELETES: &[&str] = &[
     "rmtree",
@@ -159,6 +164,9 @@ const OPAQUE: &[&str] = &[
     "setattr(",
     "exec ",
     "open(",
+    "fetch_env",
+    "get_env",
+    "code.eval",
 ];
 /// Ways code finds the home folder at run time. A path built from one by joining string
 /// literals (`Path.home() / '.codex' / 'history.jsonl'`, `os.path.expanduser('~/x')`) is

@@ -297,7 +297,15 @@ pub(super) fn assignment_runs_code(word: &str) -> bool {
     if RUNS_VALUE.contains(&name) {
         let mut parts = value.split_whitespace();
         let program = parts.next().unwrap_or("");
-        let quiet = QUIET_PROGRAMS.contains(&program)
+        // An editor is handed the file being edited: `cat` as the editor prints it
+        // (`EDITOR=cat rails credentials:edit` prints the decrypted credentials); only an
+        // editor that does nothing (`GIT_EDITOR=true`) is quiet.
+        let quiet_programs: &[&str] = if name.contains("EDITOR") || name == "VISUAL" {
+            &["true", ":"]
+        } else {
+            QUIET_PROGRAMS
+        };
+        let quiet = quiet_programs.contains(&program)
             && parts.all(|part| part.starts_with('-') && part.chars().all(is_option_char));
         return !quiet;
     }

@@ -225,6 +225,7 @@ pub(super) fn inline_code<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w W
         ],
         "php" => &["-r"],
         "Rscript" | "julia" => &["-e"],
+        "elixir" | "mix" => &["-e", "--eval"],
         _ => return None,
     };
     for (index, word) in arguments.iter().enumerate() {
