@@ -20,6 +20,7 @@ mod variables;
 use redirections::HereDocument;
 
 pub(super) use loops::LoopItems;
+pub(super) use redirections::HARMLESS_SINKS;
 pub(super) use variables::holds_temp;
 use variables::Known;
 

@@ -2,6 +2,7 @@
 //! data out, and the files it sends or writes.
 
 use super::*;
+use crate::matcher::shell::lex::HARMLESS_SINKS;
 
 impl Judge<'_> {
     /// `curl`/`wget`: literal URLs to anywhere are fetches; a URL computed at run time may
@@ -55,7 +56,9 @@ impl Judge<'_> {
                 match kind {
                     UrlOption::Output => {
                         names_output = true;
-                        if value != "-" {
+                        // `-o /dev/null`: the body is thrown away, as `> /dev/null` would.
+                        let sink = !dynamic && HARMLESS_SINKS.contains(&value.as_str());
+                        if value != "-" && !sink {
                             facts.classes.insert(Class::Write);
                             facts
                                 .files

@@ -33,7 +33,8 @@ pub(super) const REDIRECTIONS: &[(&str, Redirection)] = &[
 ];
 
 /// Redirection targets that writing to changes nothing on disk.
-pub(super) const HARMLESS_SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
+pub(in crate::matcher::shell) const HARMLESS_SINKS: &[&str] =
+    &["/dev/null", "/dev/stdout", "/dev/stderr"];
 
 /// A here-document announced by `<<` whose body starts after the next newline.
 pub(super) struct HereDocument {
