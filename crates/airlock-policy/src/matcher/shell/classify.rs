@@ -127,7 +127,7 @@ const MAX_READ_PER_ITEM_BYTES: usize = 16 * 1024;
 /// as that item (`lex/loops.rs`). Every reading is judged; the strictest decides. A call
 /// made on Windows reads backslashes in words as path separators.
 fn readings(command: &str, windows: bool) -> Vec<Vec<Segment>> {
-    if windows && super::powershell::looks_like_powershell(command) {
+    if super::powershell::looks_like_powershell(command, windows) {
         return vec![
             super::powershell::segments(command, 0).unwrap_or_else(|| vec![Segment::unknowable()])
         ];

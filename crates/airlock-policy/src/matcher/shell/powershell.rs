@@ -17,16 +17,21 @@
 use super::lex::{escape_into, Segment, Word};
 use super::{compile_glob, MAX_DEPTH};
 
-/// Whether `command`, run on Windows, is PowerShell rather than a POSIX shell line: its
-/// first command (or one after a `|` or `;`) is a cmdlet (`Verb-Noun` with a PowerShell
-/// verb) or an alias only PowerShell has, or it starts with a variable, the call
-/// operator, or a PowerShell statement, or it reads `$env:`.
-pub(super) fn looks_like_powershell(command: &str) -> bool {
-    if command.contains("$env:") || command.contains("$Env:") || command.contains("$ENV:") {
-        return true;
-    }
+/// Whether `command` is PowerShell rather than a POSIX shell line: its first command (or
+/// one after a `|` or `;`) is a cmdlet (`Verb-Noun` with a PowerShell verb), which no
+/// POSIX system has (Claude Code's `PowerShell` tool runs `pwsh` on any system). On
+/// Windows also: an alias only PowerShell (or `cmd`, which reads it alike) has, a line
+/// that starts with an assignment (`$x = …`) or the call operator, or one that reads
+/// `$env:`.
+pub(super) fn looks_like_powershell(command: &str, windows: bool) -> bool {
     let trimmed = command.trim_start();
-    if trimmed.starts_with("& ") || assigns_variable(trimmed) {
+    if windows
+        && (command.contains("$env:")
+            || command.contains("$Env:")
+            || command.contains("$ENV:")
+            || trimmed.starts_with("& ")
+            || assigns_variable(trimmed))
+    {
         return true;
     }
     command.split(['|', ';', '\n']).any(|part| {
@@ -36,7 +41,7 @@ pub(super) fn looks_like_powershell(command: &str) -> bool {
             .unwrap_or("")
             .trim_start_matches('(');
         let lower = first.to_ascii_lowercase();
-        POWERSHELL_ONLY.contains(&lower.as_str())
+        (windows && POWERSHELL_ONLY.contains(&lower.as_str()))
             || lower
                 .split_once('-')
                 .is_some_and(|(verb, noun)| VERBS.contains(&verb) && is_noun(noun))
