@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         // deny form (fail closed), which a bare exit code is not for every agent.
         let error = hand_over(program, &rest);
         let unreachable = CannotHandOver(format!("{error:#}"));
-        return airlock_client::exit_code(airlock_client::hook::run(hook, &unreachable));
+        return airlock_client::exit_code(airlock_client::hook::run(hook, unreachable));
     }
     let error = hand_over(program, &rest);
     eprintln!("error: {error:#}");

@@ -92,7 +92,7 @@ fn hook(args: commands::hook::HookArgs) -> anyhow::Result<Outcome> {
         Ok(outcome) => outcome,
         Err(args) => {
             let client = client::Client::new(args.client());
-            commands::hook::run(args, &client)
+            commands::hook::run(args, client)
         }
     }
 }

@@ -20,13 +20,19 @@
 //!   an agent that reads stdout first (Gemini CLI treats exit 2 with nothing to read as a
 //!   warning and runs the tool).
 //!
-//! The default wait (55 s) stays under Claude Code's default hook timeout (60 s): a hook
-//! killed by its agent's timeout is not a deny everywhere, so we answer first.
+//! One deadline for the whole hook (G4): reading stdin, connecting, every retry and the
+//! wait for a person all happen within `--wait` + [`ANSWER_MARGIN`] (58 s by default), and
+//! when that passes the hook answers the agent's deny at once ("airlock did not answer in
+//! time") and exits 2, whatever it was still waiting on. A hook killed by its agent's own
+//! timeout is not a block to any of the three agents (the tool runs), so the guides set
+//! that timeout above the deadline (`--wait 55`, `"timeout": 60`) and the hook answers
+//! first. The request runs on a worker thread so that nothing it blocks on (a gateway that
+//! accepts and never answers, a name that does not resolve) can hold the answer back.
 //!
 //! No approved call silently lost (DESIGN.md §11.8): the hook sends an `Idempotency-Key`
 //! (`<agent>:<tool_use_id>`, else a fresh one) and, when the answer does not come (the
 //! server restarting), sends the same request again under the same key, within the
-//! agent's hook timeout ([`submit_hook`]); a call whose grant the first attempt consumed
+//! hook's deadline ([`submit_hook`]); a call whose grant the first attempt consumed
 //! is answered again, not submitted twice. After-the-fact events (`PostToolUse`,
 //! `AfterTool`) report the call's outcome; they decide nothing, so a failure there is a
 //! warning, never a block.
@@ -46,10 +52,17 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::io::Read;
 use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// The longest one request may wait on the server (DESIGN.md §6.1).
 pub const MAX_POLL_SECONDS: u64 = 60;
+
+/// How long after `--wait` the hook may still take to answer: the server's work once the
+/// wait is over (redeeming a grant) and the way back. The whole hook answers within
+/// `--wait` + this; an agent's hook timeout must be above that (the guides: `--wait 55`
+/// and a 60 s timeout).
+pub const ANSWER_MARGIN: Duration = Duration::from_secs(3);
 
 /// How the hook reaches the server: [`crate::plain::Plain`] for `http://` gateways, the
 /// whole CLI's client (with TLS) for the others.
@@ -102,8 +115,9 @@ pub struct HookArgs {
     /// Whose hook is calling: its input is read, its output written.
     #[arg(value_enum)]
     agent: AgentName,
-    /// Wait up to this many seconds for a person to decide an asked call, then deny.
-    /// Keep it below the agent's hook timeout (Claude Code: 60 s by default).
+    /// Wait up to this many seconds for a person to decide an asked call, then deny. The
+    /// whole hook answers within this + 3 s (a deny if airlock has not answered by then):
+    /// set the agent's hook timeout above that (the guides: --wait 55, timeout 60 s).
     #[arg(long, value_name = "SECONDS", default_value_t = 55)]
     wait: u64,
 }
@@ -113,19 +127,77 @@ impl HookArgs {
     pub fn client(&self) -> &ClientArgs {
         &self.client
     }
+
+    /// How long the whole hook may take, from its start to its answer. The server never
+    /// waits longer than [`MAX_POLL_SECONDS`], so neither does the hook.
+    pub fn budget(&self) -> Duration {
+        Duration::from_secs(self.wait.min(MAX_POLL_SECONDS)) + ANSWER_MARGIN
+    }
 }
 
-/// Runs the hook, reaching the server through `post`.
-pub fn run(args: HookArgs, post: &dyn Post) -> anyhow::Result<Outcome> {
+/// What the worker thread tells the thread that answers the agent.
+enum Heard {
+    /// The event the payload names, once stdin is read: the shape of a late deny.
+    Event(HookEvent),
+    /// The server's answer, or why there is none.
+    Outcome(anyhow::Result<Forwarded>),
+}
+
+/// Runs the hook, reaching the server through `post`, and answers the agent within
+/// [`HookArgs::budget`] whatever happens to the request.
+pub fn run<P: Post + Send + 'static>(args: HookArgs, post: P) -> anyhow::Result<Outcome> {
     let agent = args.agent.agent();
-    let mut text = String::new();
-    let read = std::io::stdin()
-        .take(MAX_INPUT + 1)
-        .read_to_string(&mut text)
-        .context("cannot read the hook input on stdin");
-    // The shape of a deny depends on the event; an unreadable payload gets the default's.
-    let event = agent.event_of(&text);
-    let outcome = read.and_then(|_| forward(&args, post, agent, &text));
+    let budget = args.budget();
+    let deadline = Instant::now() + budget;
+    let (tell, heard) = mpsc::channel();
+    // The request runs on a worker: this thread answers the agent at the deadline even if
+    // the worker is stuck (a gateway that accepts and never answers). A worker still
+    // running then ends with the process.
+    let worker = std::thread::Builder::new()
+        .name("airlock-hook".into())
+        .spawn(move || {
+            let mut text = String::new();
+            let read = std::io::stdin()
+                .take(MAX_INPUT + 1)
+                .read_to_string(&mut text)
+                .context("cannot read the hook input on stdin");
+            // The shape of a deny depends on the event; an unreadable payload gets the
+            // default's. A send fails only when the answer has already been given.
+            let _ = tell.send(Heard::Event(agent.event_of(&text)));
+            let outcome = read.and_then(|_| forward(&post, agent, &text, deadline));
+            let _ = tell.send(Heard::Outcome(outcome));
+        });
+    let mut event = agent.default_event();
+    let outcome = match worker {
+        Err(error) => Err(anyhow!("cannot start the hook's worker thread: {error}")),
+        Ok(_) => loop {
+            match heard.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Heard::Event(named)) => event = named,
+                Ok(Heard::Outcome(outcome)) => break outcome,
+                Err(RecvTimeoutError::Timeout) => {
+                    break Err(anyhow!(
+                        "airlock did not answer in time (within {} s: the hook's --wait and \
+                         {} s to answer)",
+                        budget.as_secs(),
+                        ANSWER_MARGIN.as_secs()
+                    ))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    break Err(anyhow!("the hook stopped before airlock answered"))
+                }
+            }
+        },
+    };
+    answer(agent, event, outcome)
+}
+
+/// Tells the agent: the verdict on stdout, or (when there is none) its own deny form on
+/// stdout and the reason as the error (exit 2).
+fn answer(
+    agent: Agent,
+    event: HookEvent,
+    outcome: anyhow::Result<Forwarded>,
+) -> anyhow::Result<Outcome> {
     match outcome {
         Ok(Forwarded::Verdict(answer)) => {
             if let Some(answer) = answer {
@@ -172,10 +244,10 @@ enum Forwarded {
 }
 
 fn forward(
-    args: &HookArgs,
     post: &dyn Post,
     agent: Agent,
     text: &str,
+    deadline: Instant,
 ) -> anyhow::Result<Forwarded> {
     if text.len() as u64 > MAX_INPUT {
         return Err(anyhow!("the hook input is over {MAX_INPUT} bytes"));
@@ -205,13 +277,8 @@ fn forward(
         "Idempotency-Key",
         airlock_hooks::tool_use_key(&call).unwrap_or_else(crate::new_key),
     ));
-    let HookAnswer { answer, undecided } = submit_hook(
-        post,
-        agent.name(),
-        text,
-        &headers,
-        Duration::from_secs(args.wait),
-    )?;
+    let HookAnswer { answer, undecided } =
+        submit_hook(post, agent.name(), text, &headers, deadline)?;
     if undecided {
         return Ok(Forwarded::Undecided(answer));
     }
@@ -235,22 +302,27 @@ pub struct HookAnswer {
 }
 
 /// `POST /v1/hooks/{agent}` with the agent's payload `text` and `headers` (which carry
-/// the call's `Idempotency-Key`), sent again while the answer is lost. Every attempt asks
-/// the server to wait only for what is left of `wait`, so that the agent hears from its
-/// hook before its own timeout.
+/// the call's `Idempotency-Key`), sent again while the answer is lost, until `deadline`.
+/// Every attempt asks the server to wait only until [`ANSWER_MARGIN`] before the
+/// deadline, so that its answer is back in time.
 pub fn submit_hook(
     post: &dyn Post,
     agent: &str,
     text: &str,
     headers: &[(&str, String)],
-    wait: Duration,
+    deadline: Instant,
 ) -> anyhow::Result<HookAnswer> {
-    let started = Instant::now();
-    with_retries(RETRY_FOR, || {
-        let left = wait.saturating_sub(started.elapsed());
+    let retry_for = RETRY_FOR.min(deadline.saturating_duration_since(Instant::now()));
+    with_retries(retry_for, || {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(ANSWER_MARGIN);
+        // Rounded up: the margin holds the part of a second this adds.
         let path = format!(
             "/v1/hooks/{agent}?wait_s={}",
-            left.as_secs().min(MAX_POLL_SECONDS)
+            left.as_millis()
+                .div_ceil(1000)
+                .min(u128::from(MAX_POLL_SECONDS))
         );
         let Posted { undecided, body } = post.post_text(&path, text, headers)?;
         // An answer that is not JSON is one that broke off: asked again.

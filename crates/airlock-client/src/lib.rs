@@ -93,5 +93,5 @@ pub fn run_plain_hook(args: hook::HookArgs) -> Result<anyhow::Result<Outcome>, h
         return Err(args);
     }
     let client = plain::Plain::new(&args.client().url, args.client().resolve_token());
-    Ok(hook::run(args, &client))
+    Ok(hook::run(args, client))
 }

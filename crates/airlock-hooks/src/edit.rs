@@ -68,6 +68,7 @@ mod tests {
             transcript_path: None,
             tool_use_id: None,
             turn_id: None,
+            mcp_context: None,
         }
     }
 

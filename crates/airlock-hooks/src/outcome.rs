@@ -1,16 +1,22 @@
-//! What an agent's after-the-fact hook (`PostToolUse`, `AfterTool`) says about a call that
-//! ran, and the idempotency key that ties a hook's events for one tool use together
-//! (DESIGN.md §11.8).
+//! What an agent's after-the-fact hook (`PostToolUse`, `PostToolUseFailure`, `AfterTool`)
+//! says about a call that ran, and the idempotency key that ties a hook's events for one
+//! tool use together (DESIGN.md §11.8).
 //!
 //! The agents report a tool's result, not a verdict on it, and each in its own shape:
-//! - Claude Code `PostToolUse`: `tool_response` is the tool's own result object (`Bash`:
-//!   `{stdout, stderr, interrupted}`; others may carry `success: false` or an `error`).
-//! - Codex `PostToolUse`: `tool_response` when present, with an `exit_code` for shell calls.
+//! - Claude Code `PostToolUse` (a tool that succeeded): `tool_response` is the tool's own
+//!   result object (`Bash`: `{stdout, stderr, interrupted}`).
+//! - Claude Code `PostToolUseFailure` (a tool that failed): no `tool_response`, but
+//!   `error` (the failure as text) and `is_interrupt`.
+//! - Codex `PostToolUse`: for a shell call (`Bash`), `tool_response` is the command's
+//!   output as one string, with no exit status; for others, the tool's result.
 //! - Gemini CLI `AfterTool`: `tool_response: {llmContent, returnDisplay, error?}`.
 //!
-//! So a call *failed* only on an explicit sign of failure (`success: false`, `is_error`,
-//! `interrupted`, a non-empty `error`, a non-zero exit code); otherwise it *succeeded* in
-//! the only sense that matters to exactly-once: it ran.
+//! So a call *failed* only on an explicit sign of failure (`PostToolUseFailure`,
+//! `success: false`, `is_error`, `interrupted`, a non-empty `error`, a non-zero exit code);
+//! otherwise it *succeeded* in the only sense that matters to exactly-once: it ran. A
+//! report that shows the call ran but not how it ended (Codex's shell output) is recorded
+//! as having run, with a detail that says its exit status is unknown: never as a success
+//! it does not show.
 
 use crate::payload::HookCall;
 use serde_json::Value;
@@ -29,9 +35,35 @@ pub struct Reported {
     pub detail: Option<String>,
 }
 
+/// How many lines of a shell output may be its header.
+const MAX_HEADER_LINES: usize = 6;
+
+/// Said of a call whose report shows that it ran but not how it ended.
+pub const EXIT_UNKNOWN: &str = "it ran; the agent reported its output but no exit status";
+
 /// Reads the outcome from an after-the-fact payload.
 pub fn reported(payload: &Value) -> Reported {
+    if payload.get("hook_event_name").and_then(Value::as_str) == Some("PostToolUseFailure") {
+        let error = payload
+            .get("error")
+            .and_then(Value::as_str)
+            .filter(|error| !error.trim().is_empty());
+        let interrupted = payload.get("is_interrupt").and_then(Value::as_bool) == Some(true);
+        let detail = match (error, interrupted) {
+            (Some(error), true) => format!("interrupted: {error}"),
+            (Some(error), false) => error.to_owned(),
+            (None, true) => "interrupted".to_owned(),
+            (None, false) => "the tool reported a failure".to_owned(),
+        };
+        return Reported {
+            succeeded: false,
+            detail: Some(detail.chars().take(MAX_DETAIL).collect()),
+        };
+    }
     let response = payload.get("tool_response").unwrap_or(&Value::Null);
+    if let Value::String(output) = response {
+        return from_output(output);
+    }
     let flag = |name: &str| response.get(name).and_then(Value::as_bool);
     let exit_code = ["exit_code", "exitCode"]
         .iter()
@@ -63,6 +95,37 @@ pub fn reported(payload: &Value) -> Reported {
     Reported {
         succeeded: !failed,
         detail,
+    }
+}
+
+/// A report that is the command's output alone (Codex's shell calls): it ran; how it
+/// ended shows only when the output opens with the header Codex writes for the model
+/// (`Exit code: N`, or `Process exited with code N`, before an `Output:` line). The
+/// command's own output below it is never read as its status.
+fn from_output(output: &str) -> Reported {
+    let code = output
+        .lines()
+        .take(MAX_HEADER_LINES)
+        .take_while(|line| line.trim() != "Output:")
+        .find_map(|line| {
+            let line = line.trim();
+            line.strip_prefix("Exit code:")
+                .or_else(|| line.strip_prefix("Process exited with code"))
+        })
+        .and_then(|rest| rest.trim().parse::<i64>().ok());
+    match code {
+        Some(0) => Reported {
+            succeeded: true,
+            detail: None,
+        },
+        Some(code) => Reported {
+            succeeded: false,
+            detail: Some(format!("exit code {code}")),
+        },
+        None => Reported {
+            succeeded: true,
+            detail: Some(EXIT_UNKNOWN.to_owned()),
+        },
     }
 }
 
@@ -106,6 +169,51 @@ mod tests {
         let long = "x".repeat(2000);
         let truncated = reported(&json!({"tool_response": {"error": long}}));
         assert_eq!(truncated.detail.unwrap().len(), MAX_DETAIL);
+    }
+
+    #[test]
+    fn claude_codes_failure_event_is_a_failure_with_its_error() {
+        let failed = reported(&json!({"hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash", "tool_input": {"command": "ls x"},
+            "error": "Exit code 1", "is_interrupt": false}));
+        assert_eq!(
+            failed,
+            Reported {
+                succeeded: false,
+                detail: Some("Exit code 1".into())
+            }
+        );
+        let interrupted = reported(&json!({"hook_event_name": "PostToolUseFailure",
+            "error": "", "is_interrupt": true}));
+        assert_eq!(interrupted.detail.as_deref(), Some("interrupted"));
+        assert!(!interrupted.succeeded);
+    }
+
+    #[test]
+    fn codex_shell_output_is_a_run_of_unknown_exit_unless_it_says_how_it_ended() {
+        // Codex 0.169's `Bash` PostToolUse: the output as one string, no exit status.
+        let unknown = reported(&json!({"hook_event_name": "PostToolUse",
+            "tool_response": "total 0\nls: cannot access 'x': No such file or directory\n"}));
+        assert!(unknown.succeeded);
+        assert_eq!(unknown.detail.as_deref(), Some(EXIT_UNKNOWN));
+        let failed = reported(
+            &json!({"tool_response": "Exit code: 2\nWall time: 0.1 seconds\nOutput:\nboom"}),
+        );
+        assert_eq!(failed.detail.as_deref(), Some("exit code 2"));
+        assert!(!failed.succeeded);
+        let exited = reported(
+            &json!({"tool_response": "Chunk ID: 1\nProcess exited with code 0\nOutput:\nok"}),
+        );
+        // What the command itself printed is not its status.
+        let printed = reported(&json!({"tool_response": "Output:\nExit code: 1"}));
+        assert_eq!(printed.detail.as_deref(), Some(EXIT_UNKNOWN));
+        assert_eq!(
+            exited,
+            Reported {
+                succeeded: true,
+                detail: None
+            }
+        );
     }
 
     #[test]

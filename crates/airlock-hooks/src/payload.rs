@@ -2,14 +2,19 @@
 //! arguments, in which session and folder.
 //!
 //! The documented inputs (all three agents put the call in `tool_name` + `tool_input`):
-//! - Claude Code `PreToolUse` / `PostToolUse`: `{session_id, transcript_path, cwd,
-//!   permission_mode, hook_event_name, tool_name, tool_input, tool_use_id?,
-//!   tool_response?}`.
+//! - Claude Code `PreToolUse` / `PostToolUse` / `PostToolUseFailure`: `{session_id,
+//!   transcript_path, cwd, permission_mode, hook_event_name, tool_name, tool_input,
+//!   tool_use_id?, tool_response? (after a success), error?, is_interrupt? (after a
+//!   failure)}`; `PreSkillShellCommand` (a `!` shell line of a skill or slash command,
+//!   which never reaches `PreToolUse`): `tool_name` `Bash` or `PowerShell`, `tool_input:
+//!   {command}`, plus `command_name` and `invoked_by`.
 //! - Codex `PreToolUse` / `PermissionRequest` / `PostToolUse`: `{session_id, turn_id?,
 //!   transcript_path, cwd, hook_event_name, model, permission_mode, tool_name, tool_input,
 //!   tool_use_id?}`.
 //! - Gemini CLI `BeforeTool` / `AfterTool`: `{session_id, transcript_path, cwd,
-//!   hook_event_name, timestamp, tool_name, tool_input, mcp_context?, tool_response?}`.
+//!   hook_event_name, timestamp, tool_name, tool_input, mcp_context?, tool_response?}`;
+//!   an MCP tool's `mcp_context` names its server and the server's own name for the tool
+//!   ([`McpContext`]).
 //!
 //! Unknown fields are accepted (agents add them with their releases; a strict reader would
 //! deny every call after an upgrade). What the verdict depends on is never guessed: a
@@ -65,23 +70,19 @@ impl Agent {
 
     /// Reads the event named in `hook_event_name`, if this agent sends it for tool calls.
     pub fn event(self, name: &str) -> Option<HookEvent> {
-        let event = match name {
-            "PreToolUse" => HookEvent::PreToolUse,
-            "PermissionRequest" => HookEvent::PermissionRequest,
-            "BeforeTool" => HookEvent::BeforeTool,
-            "PostToolUse" => HookEvent::PostToolUse,
-            "AfterTool" => HookEvent::AfterTool,
-            _ => return None,
-        };
-        self.sends(event).then_some(event)
+        HookEvent::ALL
+            .into_iter()
+            .find(|event| event.name() == name && self.sends(*event))
     }
 
     fn sends(self, event: HookEvent) -> bool {
         use HookEvent::*;
         matches!(
             (self, event),
-            (Agent::ClaudeCode, PreToolUse | PostToolUse)
-                | (Agent::Codex, PreToolUse | PermissionRequest | PostToolUse)
+            (
+                Agent::ClaudeCode,
+                PreToolUse | PreSkillShellCommand | PostToolUse | PostToolUseFailure
+            ) | (Agent::Codex, PreToolUse | PermissionRequest | PostToolUse)
                 | (Agent::Gemini, BeforeTool | AfterTool)
         )
     }
@@ -98,33 +99,53 @@ impl fmt::Display for Agent {
 pub enum HookEvent {
     /// Claude Code and Codex, before every tool call.
     PreToolUse,
+    /// Claude Code, before each shell line (`!` command) of a skill or slash command runs:
+    /// those run through no tool call, so `PreToolUse` never sees them.
+    PreSkillShellCommand,
     /// Codex, when it would ask its user (an escalation out of its sandbox).
     PermissionRequest,
     /// Gemini CLI, before every tool call.
     BeforeTool,
-    /// Claude Code and Codex, after a tool ran.
+    /// Claude Code and Codex, after a tool ran (Claude Code: and succeeded).
     PostToolUse,
+    /// Claude Code, after a tool ran and failed (or was interrupted).
+    PostToolUseFailure,
     /// Gemini CLI, after a tool ran.
     AfterTool,
 }
 
 impl HookEvent {
+    pub const ALL: [HookEvent; 7] = [
+        HookEvent::PreToolUse,
+        HookEvent::PreSkillShellCommand,
+        HookEvent::PermissionRequest,
+        HookEvent::BeforeTool,
+        HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
+        HookEvent::AfterTool,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PreSkillShellCommand => "PreSkillShellCommand",
             HookEvent::PermissionRequest => "PermissionRequest",
             HookEvent::BeforeTool => "BeforeTool",
             HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
             HookEvent::AfterTool => "AfterTool",
         }
     }
 
     /// Whether the event asks before the tool runs (as opposed to reporting after).
     pub fn is_before(self) -> bool {
-        matches!(
-            self,
-            HookEvent::PreToolUse | HookEvent::PermissionRequest | HookEvent::BeforeTool
-        )
+        match self {
+            HookEvent::PreToolUse
+            | HookEvent::PreSkillShellCommand
+            | HookEvent::PermissionRequest
+            | HookEvent::BeforeTool => true,
+            HookEvent::PostToolUse | HookEvent::PostToolUseFailure | HookEvent::AfterTool => false,
+        }
     }
 }
 
@@ -148,6 +169,17 @@ pub struct HookCall {
     /// Codex's turn: its `PermissionRequest` has no `tool_use_id`, so the turn (with the
     /// exact call) is what pairs it with the `PreToolUse` of the same call.
     pub turn_id: Option<String>,
+    /// Gemini CLI's MCP tools: the server and the tool, as the server names it.
+    pub mcp_context: Option<McpContext>,
+}
+
+/// Which MCP server's tool a call is, as Gemini CLI's `mcp_context` says: its tool names
+/// (`mcp_<server>_<tool>`, with characters it does not allow replaced) cannot be split back
+/// into the two, since either may hold `_`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpContext {
+    pub server: String,
+    pub tool: String,
 }
 
 /// Why a payload cannot be judged.
@@ -176,6 +208,7 @@ struct Fields {
     transcript_path: Option<String>,
     tool_use_id: Option<String>,
     turn_id: Option<Value>,
+    mcp_context: Option<Value>,
 }
 
 impl Agent {
@@ -258,21 +291,16 @@ impl Agent {
                 _ => None,
             }
             .filter(|id| !id.trim().is_empty()),
+            mcp_context: fields.mcp_context.as_ref().and_then(mcp_context),
         })
     }
 
     fn events_listed(self) -> String {
-        let names: Vec<&str> = [
-            HookEvent::PreToolUse,
-            HookEvent::PermissionRequest,
-            HookEvent::BeforeTool,
-            HookEvent::PostToolUse,
-            HookEvent::AfterTool,
-        ]
-        .into_iter()
-        .filter(|event| self.sends(*event))
-        .map(HookEvent::name)
-        .collect();
+        let names: Vec<&str> = HookEvent::ALL
+            .into_iter()
+            .filter(|event| self.sends(*event))
+            .map(HookEvent::name)
+            .collect();
         names.join(", ")
     }
 
@@ -293,6 +321,22 @@ impl Agent {
             .and_then(|name| self.event(name))
             .unwrap_or_else(|| self.default_event())
     }
+}
+
+/// An `mcp_context` that names both a server and a tool; anything else is none (the call
+/// then keeps its native name, which no rule written for MCP tools matches: it is asked).
+fn mcp_context(value: &Value) -> Option<McpContext> {
+    let text = |key: &str| {
+        value
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|text| !text.trim().is_empty())
+            .map(str::to_owned)
+    };
+    Some(McpContext {
+        server: text("server_name")?,
+        tool: text("tool_name")?,
+    })
 }
 
 /// The user's home folder, as far as the agent's payload shows it: each agent keeps its
@@ -465,6 +509,52 @@ mod tests {
         ] {
             let error = agent.parse(text).unwrap_err();
             assert!(error.0.contains(says), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn claude_codes_skill_lines_and_failures_and_geminis_mcp_context_are_read() {
+        let skill = r#"{"session_id":"s1","cwd":"/w","hook_event_name":"PreSkillShellCommand",
+            "tool_name":"Bash","tool_input":{"command":"git log -1"},"tool_use_id":"skillcmd_1",
+            "command_name":"deploy","invoked_by":"claude"}"#;
+        let call = Agent::ClaudeCode.parse(skill).unwrap();
+        assert_eq!(call.event, HookEvent::PreSkillShellCommand);
+        assert!(call.event.is_before());
+        let failure = r#"{"hook_event_name":"PostToolUseFailure","tool_name":"Bash",
+            "tool_input":{"command":"ls x"},"tool_use_id":"toolu_1","error":"Exit code 1",
+            "is_interrupt":false,"duration_ms":12}"#;
+        let call = Agent::ClaudeCode.parse(failure).unwrap();
+        assert_eq!(call.event, HookEvent::PostToolUseFailure);
+        assert!(!call.event.is_before());
+        // Claude Code's events only.
+        for agent in [Agent::Codex, Agent::Gemini] {
+            assert!(agent.parse(skill).is_err(), "{agent}");
+            assert!(agent.parse(failure).is_err(), "{agent}");
+        }
+        let gemini = r#"{"hook_event_name":"BeforeTool","tool_name":"mcp_github_list_issues",
+            "tool_input":{"repo":"a/b"},"mcp_context":{"server_name":"github",
+            "tool_name":"list_issues","command":"npx","args":["gh-mcp"]}}"#;
+        assert_eq!(
+            Agent::Gemini.parse(gemini).unwrap().mcp_context,
+            Some(McpContext {
+                server: "github".into(),
+                tool: "list_issues".into()
+            })
+        );
+        // A context that does not name both is no context.
+        for context in [
+            r#"null"#,
+            r#"{"server_name":"github"}"#,
+            r#"{"server_name":"","tool_name":"x"}"#,
+        ] {
+            let text = format!(
+                r#"{{"tool_name":"mcp_github_x","tool_input":{{}},"mcp_context":{context}}}"#
+            );
+            assert_eq!(
+                Agent::Gemini.parse(&text).unwrap().mcp_context,
+                None,
+                "{context}"
+            );
         }
     }
 

@@ -1,7 +1,11 @@
 //! A verdict in each agent's own output shape, for the event that asked.
 //!
 //! - Claude Code `PreToolUse`: `{"hookSpecificOutput": {"hookEventName": "PreToolUse",
-//!   "permissionDecision": "allow"|"deny", "permissionDecisionReason": …}}`.
+//!   "permissionDecision": "allow"|"deny", "permissionDecisionReason": …}}`; its
+//!   `PreSkillShellCommand` the same with `"hookEventName": "PreSkillShellCommand"` (Claude
+//!   Code drops an output that names another event than the one it asked), and never
+//!   `updatedInput`, which that event does not apply ("any value keeps the command from
+//!   running"): an edited allow is a deny there, as for the other agents.
 //! - Codex `PermissionRequest`: `{"hookSpecificOutput": {"hookEventName":
 //!   "PermissionRequest", "decision": {"behavior": "allow"|"deny", "message"?: …}}}` — its
 //!   output schema has no top-level `decision`, and an output it cannot read falls back to
@@ -10,7 +14,8 @@
 //!   `updatedInput`, an `ask` fails open), so an allowed call gets **no output** and a
 //!   denied one Claude Code's deny form, which Codex's schema shares.
 //! - Gemini CLI `BeforeTool`: `{"decision": "allow"|"deny", "reason": …}`.
-//! - After-the-fact events (`PostToolUse`, `AfterTool`) decide nothing: no output.
+//! - After-the-fact events (`PostToolUse`, `PostToolUseFailure`, `AfterTool`) decide
+//!   nothing: no output.
 
 use crate::payload::{Agent, HookEvent};
 use serde_json::{json, Value};
@@ -49,15 +54,17 @@ pub fn render(agent: Agent, event: HookEvent, verdict: &Verdict) -> Option<Value
     let word = if allow { "allow" } else { "deny" };
     let reason = verdict.reason();
     match (agent, event, verdict) {
-        (_, HookEvent::PostToolUse | HookEvent::AfterTool, _) => None,
-        (Agent::ClaudeCode, _, Verdict::AllowEdited { input, .. }) => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "allow",
-                "permissionDecisionReason": reason,
-                "updatedInput": input,
-            }
-        })),
+        (_, event, _) if !event.is_before() => None,
+        (Agent::ClaudeCode, HookEvent::PreToolUse, Verdict::AllowEdited { input, .. }) => {
+            Some(json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "allow",
+                    "permissionDecisionReason": reason,
+                    "updatedInput": input,
+                }
+            }))
+        }
         // Fail closed: an agent that would run its own input must not be told "allow".
         (_, _, Verdict::AllowEdited { .. }) => render(
             agent,
@@ -81,7 +88,7 @@ pub fn render(agent: Agent, event: HookEvent, verdict: &Verdict) -> Option<Value
         (Agent::Codex, HookEvent::PreToolUse, _) if allow => None,
         (Agent::ClaudeCode | Agent::Codex, _, _) => Some(json!({
             "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
+                "hookEventName": event.name(),
                 "permissionDecision": word,
                 "permissionDecisionReason": reason,
             }
@@ -148,6 +155,33 @@ mod tests {
             render(Agent::ClaudeCode, HookEvent::PostToolUse, &deny()),
             None
         );
+        assert_eq!(
+            render(Agent::ClaudeCode, HookEvent::PostToolUseFailure, &deny()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_skills_shell_line_is_answered_under_its_own_event_name() {
+        assert_eq!(
+            render(Agent::ClaudeCode, HookEvent::PreSkillShellCommand, &deny()).unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PreSkillShellCommand",
+                "permissionDecision": "deny", "permissionDecisionReason": "no"}})
+        );
+        assert_eq!(
+            render(Agent::ClaudeCode, HookEvent::PreSkillShellCommand, &allow()).unwrap()
+                ["hookSpecificOutput"]["permissionDecision"],
+            "allow"
+        );
+        // `updatedInput` is never applied there: it would only keep the command from
+        // running, so an edit is a plain deny.
+        let edited = Verdict::AllowEdited {
+            reason: "edited".into(),
+            input: json!({"command": "ls"}),
+        };
+        let answer = render(Agent::ClaudeCode, HookEvent::PreSkillShellCommand, &edited).unwrap();
+        assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert!(answer["hookSpecificOutput"].get("updatedInput").is_none());
     }
 
     #[test]

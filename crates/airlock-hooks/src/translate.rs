@@ -3,21 +3,36 @@
 //!
 //! | canonical | arguments | Claude Code | Codex | Gemini CLI |
 //! |---|---|---|---|---|
-//! | `shell.exec` | `command`, `cwd` | Bash | Bash, shell, exec_command, local_shell | run_shell_command |
-//! | `fs.read` | `path` or `paths` | Read, NotebookRead | read_file, view_image | read_file, read_many_files |
-//! | `fs.list` | `path`, `pattern?` | LS, Glob | list_dir | list_directory, glob |
-//! | `fs.search` | `pattern`, `path` | Grep | grep_files | search_file_content, grep_search |
+//! | `shell.exec` | `command`, `cwd` | Bash, PowerShell (`shell: "powershell"`), Monitor (its `command`) | Bash (`workdir`/`cwd` → `cwd`), shell, exec_command, local_shell | run_shell_command |
+//! | `fs.read` | `path` or `paths` | Read, LSP (its `filePath`), NotebookRead | read_file, view_image | read_file, read_many_files |
+//! | `fs.list` | `path`, `pattern?` | Glob, LS | list_dir | list_directory, glob |
+//! | `fs.search` | `pattern`, `path` | Grep | grep_files | grep_search, search_file_content |
 //! | `fs.write` | `path`, `content` | Write | – | write_file, save_memory (its file) |
 //! | `fs.edit` | `path` or `paths`, `old?`, `new?`, `patch?` | Edit, MultiEdit, NotebookEdit | apply_patch | replace |
-//! | `http.fetch` | `url` | WebFetch | – | web_fetch (the URLs in its prompt) |
+//! | `http.fetch` | `url` | WebFetch, Monitor (its `ws.url`) | – | web_fetch (the URLs in its prompt) |
 //! | `web.search` | `query` | WebSearch | web_search | google_web_search |
-//! | `agent.internal` | as given | TodoWrite, Task, BashOutput, KillShell, ExitPlanMode, ToolSearch | update_plan | write_todos |
+//! | `agent.internal` | as given | [`CLAUDE_CODE_INTERNAL`] | update_plan | [`GEMINI_INTERNAL`] |
+//!
+//! Claude Code's `PreSkillShellCommand` names its shell tool (`Bash` or `PowerShell`) and
+//! the command in `tool_input.command`, so it translates as that tool's call does.
 //!
 //! Native arguments the canonical form does not name are kept beside it (a person sees
 //! them in the preview; a rule may test them). A tool not in the table keeps its name and
-//! its arguments (`mcp__github__create_issue` stays as it is). Where the native call leaves
+//! its arguments (`mcp__github__create_issue` stays as it is), except a Gemini CLI MCP tool
+//! (`mcp_<server>_<tool>`), which is named `mcp__<server>__<tool>` from its `mcp_context`
+//! as Claude Code and Codex name MCP tools, so that one rule governs the three; without an
+//! `mcp_context` its name is kept, never split by guess. Where the native call leaves
 //! the folder implicit (a `Glob` or `Grep` with no `path`), the agent's `cwd` is written
-//! in, so that project anchors judge the folder the tool really reads.
+//! in, so that project anchors judge the folder the tool really reads; a shell call that
+//! names its own folder (Codex's `workdir`, Gemini's `dir_path`) has it as `cwd`.
+//!
+//! Tools these agents ship that are none of the above keep their names, and the policy's
+//! default (ask) decides them: they send data off the machine (Claude Code's `Artifact`,
+//! `SendUserFile`, `SendFeedback`, `PushNotification`, `RemoteTrigger`), schedule or run
+//! work of their own (`CronCreate`, `CronDelete`, `ScheduleWakeup`, `Workflow`), change the
+//! git work trees (`EnterWorktree`, `ExitWorktree`), or are services and set-ups of their
+//! own (`ClaudeDesign`, `Projects`, `OfferChromeSetup`, `ShareOnboardingGuide`,
+//! `ShowOnboardingRolePicker`, `propose_skills`; Gemini CLI's `take_snapshot`).
 //!
 //! Fail closed: a patch that cannot be read is an error (the call is denied), and a value
 //! of the wrong type is passed on as it is, where an allow rule cannot match it.
@@ -27,6 +42,73 @@ use crate::payload::{Agent, HookCall};
 
 mod heredoc;
 use serde_json::{Map, Value};
+
+/// Claude Code's tools that are its own bookkeeping (`agent.internal`): plans, to-do
+/// lists and tasks, sub-agents and teammates, its MCP resource listings, questions and
+/// messages to its own user. Current names first, then the names older releases sent.
+pub const CLAUDE_CODE_INTERNAL: &[&str] = &[
+    "Agent",
+    "AskUserQuestion",
+    "CronList",
+    "EndConversation",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "ListAgents",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceDirTool",
+    "ReadMcpResourceTool",
+    "ReadNotifications",
+    "ReportFindings",
+    "SendMessage",
+    "SendUserMessage",
+    "SetGoal",
+    "Skill",
+    "SubagentHandback",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "WaitForMcpServers",
+    // Older names (Claude Code now reports them under the names above).
+    "BashOutput",
+    "Brief",
+    "KillBash",
+    "KillShell",
+    "ListPeers",
+    "ProposeGoal",
+    "SlashCommand",
+    "Task",
+    "TaskOutput",
+    "exit_plan_mode",
+];
+
+/// Gemini CLI's tools that are its own bookkeeping (`agent.internal`), as of 0.61: plans,
+/// to-dos and its task tracker, topics, sub-agents, skills, questions to its user, its MCP
+/// resource listings and its own documentation.
+pub const GEMINI_INTERNAL: &[&str] = &[
+    "activate_skill",
+    "ask_user",
+    "cli_help",
+    "codebase_investigator",
+    "complete_task",
+    "enter_plan_mode",
+    "exit_plan_mode",
+    "get_internal_docs",
+    "invoke_agent",
+    "list_mcp_resources",
+    "read_mcp_resource",
+    "tracker_add_dependency",
+    "tracker_create_task",
+    "tracker_get_task",
+    "tracker_list_tasks",
+    "tracker_update_task",
+    "tracker_visualize",
+    "update_topic",
+    "write_todos",
+];
 
 /// A call in the canonical vocabulary.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,11 +140,31 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
     let tool = match (call.agent, native) {
         // ---- shell
         (Agent::ClaudeCode, "Bash") => shell(&mut args, &["command"], &[], cwd),
+        (Agent::ClaudeCode, "PowerShell") => {
+            // Judged by the same classes as any shell's command; `shell` lets a rule tell.
+            args.put("shell", Value::String("powershell".into()));
+            shell(&mut args, &["command"], &[], cwd)
+        }
+        // A watch: a command whose output lines are events, or a WebSocket to read.
+        (Agent::ClaudeCode, "Monitor") => {
+            let ws_url = call.input.get("ws").and_then(|ws| ws.get("url"));
+            match (call.input.get("command"), ws_url) {
+                (Some(_), None) => shell(&mut args, &["command"], &[], cwd),
+                (None, Some(url)) => {
+                    args.put("url", url.clone());
+                    "http.fetch"
+                }
+                // Both, or neither: Claude Code refuses it; nothing is guessed.
+                _ => return Ok(kept(call)),
+            }
+        }
+        // Codex sends every shell tool as `Bash`; the folder, when the input names one,
+        // is where the command runs (else it would be judged in the session's folder).
         (Agent::Codex, "Bash") => {
             if let Some(patch) = heredoc::codex_script_patch(&call.input, &["command"]) {
                 return apply_patch(native, &patch, args, cwd);
             }
-            shell(&mut args, &["command"], &[], cwd)
+            shell(&mut args, &["command"], &["workdir", "cwd"], cwd)
         }
         (Agent::Codex, "shell" | "local_shell" | "container.exec" | "shell_command") => {
             if let Some(patch) = codex_argv_patch(&call.input)
@@ -70,19 +172,21 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
             {
                 return apply_patch(native, &patch, args, cwd);
             }
-            shell(&mut args, &["command", "cmd"], &["workdir"], cwd)
+            shell(&mut args, &["command", "cmd"], &["workdir", "cwd"], cwd)
         }
         (Agent::Codex, "exec_command" | "unified_exec") => {
             if let Some(patch) = heredoc::codex_script_patch(&call.input, &["cmd", "command"]) {
                 return apply_patch(native, &patch, args, cwd);
             }
-            shell(&mut args, &["cmd", "command"], &["workdir"], cwd)
+            shell(&mut args, &["cmd", "command"], &["workdir", "cwd"], cwd)
         }
         (Agent::Gemini, "run_shell_command") => {
             shell(&mut args, &["command"], &["directory", "dir_path"], cwd)
         }
         // ---- reads
         (Agent::ClaudeCode, "Read") => path_tool("fs.read", &mut args, &["file_path", "path"]),
+        // Language-server navigation (definitions, references, hover…) in one file.
+        (Agent::ClaudeCode, "LSP") => path_tool("fs.read", &mut args, &["filePath"]),
         (Agent::ClaudeCode, "NotebookRead") => {
             path_tool("fs.read", &mut args, &["notebook_path", "path"])
         }
@@ -183,45 +287,37 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
             "web.search"
         }
         // ---- the agent's own bookkeeping
-        (
-            Agent::ClaudeCode,
-            "TodoWrite"
-            | "Task"
-            | "BashOutput"
-            | "KillShell"
-            | "KillBash"
-            | "ExitPlanMode"
-            | "exit_plan_mode"
-            | "EnterPlanMode"
-            | "Skill"
-            | "SlashCommand"
-            | "AskUserQuestion"
-            | "TaskOutput"
-            | "TaskCreate"
-            | "TaskUpdate"
-            | "TaskList"
-            | "TaskGet"
-            | "TaskStop"
-            | "ToolSearch"
-            | "ListMcpResourcesTool"
-            | "ReadMcpResourceTool",
-        )
-        | (Agent::Codex, "update_plan")
-        | (Agent::Gemini, "write_todos") => "agent.internal",
-        // Anything else keeps its name: MCP tools, new tools, canonical names sent as is.
-        _ => {
-            return Ok(Canonical {
-                tool: native.to_owned(),
-                arguments: call.input.clone(),
-                native_tool: native.to_owned(),
+        (Agent::ClaudeCode, name) if CLAUDE_CODE_INTERNAL.contains(&name) => "agent.internal",
+        (Agent::Gemini, name) if GEMINI_INTERNAL.contains(&name) => "agent.internal",
+        (Agent::Codex, "update_plan") => "agent.internal",
+        // ---- MCP tools: one name for every agent
+        (Agent::Gemini, name) if name.starts_with("mcp_") => {
+            return Ok(match &call.mcp_context {
+                Some(mcp) => Canonical {
+                    tool: format!("mcp__{}__{}", mcp.server, mcp.tool),
+                    arguments: call.input.clone(),
+                    native_tool: native.to_owned(),
+                },
+                None => kept(call),
             })
         }
+        // Anything else keeps its name: MCP tools, new tools, canonical names sent as is.
+        _ => return Ok(kept(call)),
     };
     Ok(Canonical {
         tool: tool.to_owned(),
         arguments: args.finish(),
         native_tool: native.to_owned(),
     })
+}
+
+/// A call outside the table: its own name and arguments.
+fn kept(call: &HookCall) -> Canonical {
+    Canonical {
+        tool: call.native_tool.clone(),
+        arguments: call.input.clone(),
+        native_tool: call.native_tool.clone(),
+    }
 }
 
 /// The canonical arguments being built from the native ones: keys taken are renamed or

@@ -106,3 +106,8 @@ fn exec_lets_the_retry_after_a_late_approval_through() {
 fn exec_fails_closed_when_the_gateway_is_down() {
     scenarios::gateway_down_fails_closed(codex_exec);
 }
+
+#[test]
+fn exec_fails_closed_in_time_when_the_gateway_hangs() {
+    scenarios::hung_gateway_fails_closed_in_time(codex_exec);
+}

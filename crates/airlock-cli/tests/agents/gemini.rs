@@ -63,6 +63,11 @@ fn fails_closed_when_the_gateway_is_down() {
     scenarios::gateway_down_fails_closed(gemini);
 }
 
+#[test]
+fn fails_closed_in_time_when_the_gateway_hangs() {
+    scenarios::hung_gateway_fails_closed_in_time(gemini);
+}
+
 /// Under GitHub Actions (`GITHUB_SHA` set) Gemini strips every variable it does not know
 /// from its hooks' environment, `AIRLOCK_URL` and `AIRLOCK_TOKEN` included. With the
 /// guide's allowlist they reach the hook and the allowed call runs; without it the hook

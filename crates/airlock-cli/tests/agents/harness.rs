@@ -298,6 +298,20 @@ pub fn run(command: Command) -> Finished {
     Running::start(command).finish()
 }
 
+/// A gateway that accepts every connection and never answers (it hangs), until the test
+/// process ends.
+pub fn hung_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    format!("http://127.0.0.1:{port}")
+}
+
 /// A port nobody listens on: the gateway is down.
 pub fn dead_url() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

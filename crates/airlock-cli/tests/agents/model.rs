@@ -61,6 +61,8 @@ struct Shared {
     script: Script,
     made: Mutex<usize>,
     results: Mutex<Vec<String>>,
+    /// Every request the agent sent, as JSON text.
+    requests: Mutex<Vec<String>>,
 }
 
 /// The server; it stops when dropped.
@@ -76,6 +78,7 @@ impl FakeModel {
             script,
             made: Mutex::new(0),
             results: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (bound, port) = std::sync::mpsc::channel();
@@ -110,6 +113,11 @@ impl FakeModel {
     /// result as it reached the model).
     pub fn results(&self) -> Vec<String> {
         self.shared.results.lock().unwrap().clone()
+    }
+
+    /// Every request the agent sent the model (JSON text), in order: what it was told.
+    pub fn requests(&self) -> Vec<String> {
+        self.shared.requests.lock().unwrap().clone()
     }
 
     /// How many tool calls the model made.
@@ -157,6 +165,7 @@ async fn answer(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Res
 }
 
 fn respond(shared: &Shared, wire: Wire, request: &Value) -> Response {
+    shared.requests.lock().unwrap().push(request.to_string());
     if shared.script.prompted {
         return prompted(shared, request);
     }

@@ -5,7 +5,7 @@
 //! the guide's after-the-fact hook reported.
 
 use crate::harness::{
-    approve, dead_url, run, Finished, Gateway, Place, Running, Setup, DENY_REASON,
+    approve, dead_url, hung_url, run, Finished, Gateway, Place, Running, Setup, DENY_REASON,
 };
 use crate::model::{FakeModel, Script};
 use std::process::Command;
@@ -148,6 +148,48 @@ fn approval_in(text: &str) -> Option<String> {
 
 /// The gateway is down: the hook cannot decide, the call is blocked (the tool did not
 /// run), and the model reads why.
+/// The gateway is down (or the hook cannot even start) and the agent itself blocks the
+/// call, having no answer at all (Claude Code's `"onFailure": "block"`): the command does
+/// not run, and the model reads the agent's refusal, which `says` that.
+pub fn gateway_down_blocks_without_an_answer(launch: Launch, says: &str) {
+    let place = Place::new();
+    let model = FakeModel::start(Script::call("touch down.txt"));
+    let setup = Setup {
+        place: &place,
+        model: &model,
+        url: dead_url(),
+        token: "al_agent_nobody".into(),
+        wait: 55,
+    };
+    let finished = run(launch(&setup));
+    let why = context(&finished, &model);
+    assert!(!place.project.join("down.txt").exists(), "{why}");
+    let results = model.results();
+    assert_eq!(results.len(), 1, "{why}");
+    assert!(results[0].contains(says), "{why}");
+}
+
+/// The gateway accepts the hook's connection and never answers: the hook answers a deny
+/// itself at its deadline (`--wait` + 3 s), well before the agent's own hook timeout, so the
+/// command does not run and the model reads why.
+pub fn hung_gateway_fails_closed_in_time(launch: Launch) {
+    let place = Place::new();
+    let model = FakeModel::start(Script::call("touch hung.txt"));
+    let setup = Setup {
+        place: &place,
+        model: &model,
+        url: hung_url(),
+        token: "al_agent_nobody".into(),
+        wait: 2,
+    };
+    let finished = run(launch(&setup));
+    let why = context(&finished, &model);
+    assert!(!place.project.join("hung.txt").exists(), "{why}");
+    let results = model.results();
+    assert_eq!(results.len(), 1, "{why}");
+    assert!(results[0].contains("did not answer in time"), "{why}");
+}
+
 pub fn gateway_down_fails_closed(launch: Launch) {
     let place = Place::new();
     let model = FakeModel::start(Script::call("touch down.txt"));

@@ -279,6 +279,81 @@ fn an_unreachable_gateway_blocks_with_exit_2_and_the_reason_on_stderr() {
     }
 }
 
+/// A listener on port 0 that accepts every connection and never answers (a gateway that
+/// hangs); its address.
+fn hung_gateway() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        // Held open, never read from or written to, until the test process ends.
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    format!("http://{address}")
+}
+
+#[test]
+fn a_gateway_that_never_answers_is_a_deny_before_the_agents_timeout() {
+    let work = tempfile::tempdir().unwrap();
+    let url = hung_gateway();
+    // `--wait 1`: the whole hook answers within 1 + 3 s, as the guides' timeouts expect of
+    // `--wait 55` (58 s, under 60).
+    for (agent, name) in [
+        ("claude-code", "allow"),
+        ("codex", "allow"),
+        ("codex", "pre_allow"),
+        ("gemini", "allow"),
+    ] {
+        let mut hook = command(work.path());
+        hook.args(["hook", agent, "--wait", "1", "--url", &url])
+            .env("AIRLOCK_TOKEN", "not-checked");
+        let started = std::time::Instant::now();
+        let (code, out, err) = finish(spawn_with_input(hook, &fixture(agent, name)));
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(6), "{agent} {name}: {took:?}");
+        assert!(took >= Duration::from_secs(3), "{agent} {name}: {took:?}");
+        assert_eq!(code, Some(2), "{agent} {name}: {out} {err}");
+        assert!(
+            err.contains("did not answer in time"),
+            "{agent} {name}: {err}"
+        );
+        // The deny is in the shape of the event that asked.
+        let value: Value = serde_json::from_str(&out).unwrap();
+        let reason = match (agent, name) {
+            ("codex", "pre_allow") => {
+                assert_eq!(value["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+                assert_eq!(value["hookSpecificOutput"]["permissionDecision"], "deny");
+                value["hookSpecificOutput"]["permissionDecisionReason"].to_string()
+            }
+            _ => {
+                let (decision, reason) = verdict(agent, (Some(0), out, err));
+                assert_eq!(decision, "deny", "{agent}");
+                reason
+            }
+        };
+        assert!(
+            reason.contains("did not answer in time"),
+            "{agent}: {reason}"
+        );
+    }
+    // An outcome report to a hung gateway blocks nothing, and ends in time too.
+    let mut input: Value = serde_json::from_str(&fixture("claude-code", "allow")).unwrap();
+    input["hook_event_name"] = "PostToolUse".into();
+    let mut hook = command(work.path());
+    hook.args(["hook", "claude-code", "--wait", "1", "--url", &url])
+        .env("AIRLOCK_TOKEN", "not-checked");
+    let started = std::time::Instant::now();
+    let (code, out, err) = finish(spawn_with_input(hook, &input.to_string()));
+    assert!(started.elapsed() < Duration::from_secs(6), "{err}");
+    assert_eq!((code, out.as_str()), (Some(0), ""), "{err}");
+    assert!(
+        err.contains("could not record") && err.contains("in time"),
+        "{err}"
+    );
+}
+
 #[test]
 fn unreadable_input_or_a_refused_token_blocks_with_exit_2() {
     let (_work, server, token) = start();

@@ -15,6 +15,7 @@ fn call(agent: Agent, tool: &str, input: Value) -> HookCall {
         transcript_path: Some("/home/ana/.gemini/tmp/x/s.json".into()),
         tool_use_id: None,
         turn_id: None,
+        mcp_context: None,
     }
 }
 
@@ -439,4 +440,231 @@ fn codex_here_document_patches_are_edits_of_their_files() {
         json!({"command": ["bash", "-lc", bad]})
     ))
     .is_err());
+}
+
+/// Claude Code 2.1.332's built-in tools (the version the agent tests pin), each either in
+/// the table or asked on purpose: a name added to this list must be placed in one of them.
+const CLAUDE_CODE_2_1_332: &[&str] = &[
+    "Agent",
+    "Artifact",
+    "AskUserQuestion",
+    "Bash",
+    "ClaudeDesign",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "Edit",
+    "EndConversation",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitPlanMode",
+    "ExitWorktree",
+    "Glob",
+    "Grep",
+    "ListAgents",
+    "ListMcpResourcesTool",
+    "LSP",
+    "Monitor",
+    "NotebookEdit",
+    "OfferChromeSetup",
+    "PowerShell",
+    "Projects",
+    "propose_skills",
+    "PushNotification",
+    "Read",
+    "ReadMcpResourceDirTool",
+    "ReadMcpResourceTool",
+    "ReadNotifications",
+    "RemoteTrigger",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "SendFeedback",
+    "SendMessage",
+    "SendUserFile",
+    "SendUserMessage",
+    "SetGoal",
+    "ShareOnboardingGuide",
+    "ShowOnboardingRolePicker",
+    "Skill",
+    "SubagentHandback",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "WaitForMcpServers",
+    "WebFetch",
+    "WebSearch",
+    "Workflow",
+    "Write",
+];
+
+/// The tools of that list that keep their names, so that the policy's default (ask)
+/// decides them: they send data off the machine, schedule or run work of their own, change
+/// git work trees, or set up services.
+const CLAUDE_CODE_ASKED: &[&str] = &[
+    "Artifact",
+    "ClaudeDesign",
+    "CronCreate",
+    "CronDelete",
+    "EnterWorktree",
+    "ExitWorktree",
+    "OfferChromeSetup",
+    "Projects",
+    "propose_skills",
+    "PushNotification",
+    "RemoteTrigger",
+    "ScheduleWakeup",
+    "SendFeedback",
+    "SendUserFile",
+    "ShareOnboardingGuide",
+    "ShowOnboardingRolePicker",
+    "Workflow",
+];
+
+#[test]
+fn every_current_claude_code_tool_is_translated_or_asked_on_purpose() {
+    for tool in CLAUDE_CODE_2_1_332 {
+        let input = json!({"command": "ls", "file_path": "/home/ana/demo/a", "filePath": "a"});
+        let got = canonical(&call(Agent::ClaudeCode, tool, input)).unwrap();
+        let asked = CLAUDE_CODE_ASKED.contains(tool);
+        assert_eq!(got.tool == *tool, asked, "{tool} → {}", got.tool);
+    }
+    // The bookkeeping list holds only tools, current or older, that Claude Code sends.
+    for tool in CLAUDE_CODE_INTERNAL {
+        let got = canonical(&call(Agent::ClaudeCode, tool, json!({}))).unwrap();
+        assert_eq!(got.tool, "agent.internal", "{tool}");
+    }
+}
+
+#[test]
+fn claude_codes_sub_agents_and_shells_by_their_current_names() {
+    use Agent::ClaudeCode as C;
+    // `Agent` is what `Task` is called now: the same call either way.
+    let launch = json!({"description": "find uses", "prompt": "…", "subagent_type": "Explore"});
+    check(C, "Agent", launch.clone(), "agent.internal", launch.clone());
+    check(C, "Task", launch.clone(), "agent.internal", launch);
+    check(
+        C,
+        "PowerShell",
+        json!({"command": "Get-ChildItem", "description": "list"}),
+        "shell.exec",
+        json!({"command": "Get-ChildItem", "cwd": "/home/ana/demo", "shell": "powershell",
+            "description": "list"}),
+    );
+    check(
+        C,
+        "Monitor",
+        json!({"description": "watch", "timeout_ms": 300000, "command": "tail -f log"}),
+        "shell.exec",
+        json!({"command": "tail -f log", "cwd": "/home/ana/demo", "description": "watch",
+            "timeout_ms": 300000}),
+    );
+    check(
+        C,
+        "Monitor",
+        json!({"description": "feed", "timeout_ms": 1000, "ws": {"url": "wss://x.test/feed"}}),
+        "http.fetch",
+        json!({"url": "wss://x.test/feed", "description": "feed", "timeout_ms": 1000,
+            "ws": {"url": "wss://x.test/feed"}}),
+    );
+    // Both at once is refused by Claude Code: nothing is guessed, the name is kept.
+    let both = json!({"command": "ls", "ws": {"url": "wss://x.test"}});
+    check(C, "Monitor", both.clone(), "Monitor", both);
+    check(
+        C,
+        "LSP",
+        json!({"operation": "hover", "filePath": "/home/ana/demo/a.rs", "line": 1, "character": 1}),
+        "fs.read",
+        json!({"path": "/home/ana/demo/a.rs", "operation": "hover", "line": 1, "character": 1}),
+    );
+    // A skill's shell line reads as the shell tool it names.
+    let mut skill = call(C, "Bash", json!({"command": "cat ~/.ssh/id_rsa"}));
+    skill.event = HookEvent::PreSkillShellCommand;
+    let got = canonical(&skill).unwrap();
+    assert_eq!(got.tool, "shell.exec");
+    assert_eq!(got.arguments["command"], "cat ~/.ssh/id_rsa");
+}
+
+#[test]
+fn a_codex_shell_call_runs_in_the_folder_it_names() {
+    use Agent::Codex as X;
+    check(
+        X,
+        "Bash",
+        json!({"command": "rm -rf build", "workdir": "/etc"}),
+        "shell.exec",
+        json!({"command": "rm -rf build", "cwd": "/etc"}),
+    );
+    check(
+        X,
+        "Bash",
+        json!({"command": "make", "workdir": "sub"}),
+        "shell.exec",
+        json!({"command": "make", "cwd": "/home/ana/demo/sub"}),
+    );
+    check(
+        X,
+        "Bash",
+        json!({"command": "make", "cwd": "/srv/app"}),
+        "shell.exec",
+        json!({"command": "make", "cwd": "/srv/app"}),
+    );
+    check(
+        X,
+        "exec_command",
+        json!({"cmd": "ls", "cwd": "/srv"}),
+        "shell.exec",
+        json!({"command": "ls", "cwd": "/srv"}),
+    );
+}
+
+#[test]
+fn gemini_bookkeeping_and_mcp_tools() {
+    use Agent::Gemini as G;
+    for tool in GEMINI_INTERNAL {
+        check(
+            G,
+            tool,
+            json!({"title": "t"}),
+            "agent.internal",
+            json!({"title": "t"}),
+        );
+    }
+    check(
+        G,
+        "grep_search",
+        json!({"pattern": "x", "dir_path": "/p"}),
+        "fs.search",
+        json!({"pattern": "x", "path": "/p"}),
+    );
+    // An MCP tool is named as Claude Code and Codex name it, from its `mcp_context`.
+    let mut mcp = call(G, "mcp_github_list_issues", json!({"repo": "a/b"}));
+    mcp.mcp_context = Some(crate::payload::McpContext {
+        server: "github".into(),
+        tool: "list_issues".into(),
+    });
+    let got = canonical(&mcp).unwrap();
+    assert_eq!(got.tool, "mcp__github__list_issues");
+    assert_eq!(got.native_tool, "mcp_github_list_issues");
+    assert_eq!(got.arguments, json!({"repo": "a/b"}));
+    // Underscores in the server's name: only the context can tell where it ends.
+    mcp.native_tool = "mcp_my_server_get_x".into();
+    mcp.mcp_context = Some(crate::payload::McpContext {
+        server: "my_server".into(),
+        tool: "get_x".into(),
+    });
+    assert_eq!(canonical(&mcp).unwrap().tool, "mcp__my_server__get_x");
+    // Without it, no split is guessed: the name is kept.
+    mcp.mcp_context = None;
+    assert_eq!(canonical(&mcp).unwrap().tool, "mcp_my_server_get_x");
+    // A context on a tool that is not an MCP tool renames nothing.
+    let mut shell = call(G, "run_shell_command", json!({"command": "ls"}));
+    shell.mcp_context = Some(crate::payload::McpContext {
+        server: "s".into(),
+        tool: "t".into(),
+    });
+    assert_eq!(canonical(&shell).unwrap().tool, "shell.exec");
 }

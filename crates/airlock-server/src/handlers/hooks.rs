@@ -49,7 +49,8 @@ pub use after::OUTCOME_HEADER;
 
 pub use airlock_hooks::place::UNDECIDED_HEADER;
 
-/// How long a hook waits for a person by default: below Claude Code's 60 s hook timeout.
+/// How long a hook waits for a person by default: with `airlock hook`'s 3 s to answer,
+/// below the 60 s hook timeout every integration guide configures.
 pub const DEFAULT_HOOK_WAIT: Duration = Duration::from_secs(55);
 
 /// What a hook tells the agent about a call, before any grant is redeemed.
@@ -146,7 +147,9 @@ pub struct ClaudeCodeHook {
     /// The tool's arguments, a JSON object.
     #[schema(value_type = Object)]
     pub tool_input: Value,
-    /// `PreToolUse` when present; any other event is refused (with a deny).
+    /// `PreToolUse` when absent. `PreSkillShellCommand` (a skill's shell line) is gated
+    /// alike and answered under its own name; `PostToolUse` and `PostToolUseFailure`
+    /// report an outcome (answered `{}`); any other event is refused (with a deny).
     #[serde(default)]
     pub hook_event_name: Option<String>,
     /// Claude Code's session: its calls share one airlock session (so session-scoped
@@ -298,7 +301,7 @@ fn read(agent: Agent, body: Result<JsonBody<Value>, ApiError>) -> Result<HookCal
 
 fn before_events(agent: Agent) -> &'static str {
     match agent {
-        Agent::ClaudeCode => "PreToolUse",
+        Agent::ClaudeCode => "PreToolUse, PreSkillShellCommand",
         Agent::Codex => "PreToolUse, PermissionRequest",
         Agent::Gemini => "BeforeTool",
     }
@@ -325,7 +328,10 @@ async fn gate(
         airlock_hooks::canonical(&call).map_err(|error| ApiError::Invalid(error.to_string()))?;
     let span = state.telemetry.call_span(headers);
     let key = after::redeem_key(headers, &call)?;
-    let place = place::Place::of(&call, headers);
+    // A shell call is judged in the folder it runs in (Codex's `workdir`, Gemini's
+    // `dir_path`), not the session's.
+    let runs_in = (canonical.tool == "shell.exec").then(|| canonical.arguments.get("cwd"));
+    let place = place::Place::of(&call, headers).running_in(runs_in.flatten());
     let submission = Submission {
         tool: canonical.tool.clone(),
         arguments: canonical.arguments.clone(),
@@ -433,9 +439,10 @@ async fn gate(
             if call.original_arguments.is_some() && call.arguments != asked =>
         {
             let input = airlock_hooks::native_input(&hook_call, &asked, &call.arguments);
-            match (hook_call.agent, input) {
-                (Agent::ClaudeCode, Some(input)) => Some(input),
-                (_, input) => {
+            // Only Claude Code's `PreToolUse` applies an `updatedInput`.
+            match (hook_call.agent, hook_call.event, input) {
+                (Agent::ClaudeCode, HookEvent::PreToolUse, Some(input)) => Some(input),
+                (_, _, input) => {
                     return edited_elsewhere(state, &principal, &call, submitted, input).await
                 }
             }
