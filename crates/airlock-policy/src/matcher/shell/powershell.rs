@@ -210,6 +210,21 @@ struct Command {
     opaque: bool,
 }
 
+/// What a pipe carries into a command: PowerShell pipes objects, and a cmdlet that takes
+/// files binds the files among them (`Get-ChildItem ~ | Get-Content` reads each one).
+#[derive(Debug, Clone, Default)]
+enum Input {
+    /// Not fed by a pipe.
+    #[default]
+    Nothing,
+    /// The entries of these places (from `Get-ChildItem`).
+    Places(Vec<Token>),
+    /// Lines of text (from `Get-Content`, `Write-Output`).
+    Text,
+    /// Objects nobody can say anything about.
+    Unknown,
+}
+
 /// Reads a PowerShell command line into segments; `None` when it cannot be read (the
 /// caller treats it as unknowable).
 pub(super) fn segments(command: &str, depth: usize) -> Option<Vec<Segment>> {
@@ -219,6 +234,7 @@ pub(super) fn segments(command: &str, depth: usize) -> Option<Vec<Segment>> {
         nesting: 0,
         depth,
         out: Vec::new(),
+        last_output: Input::Nothing,
     };
     reader.sequence(None)?;
     Some(reader.out)
@@ -232,6 +248,8 @@ struct Reader {
     /// The segments' depth (below the line that ran `powershell -Command`).
     depth: usize,
     out: Vec<Segment>,
+    /// What the command finished last puts out, for a pipe after it.
+    last_output: Input,
 }
 
 impl Reader {
@@ -572,6 +590,12 @@ impl Reader {
     /// Reads a finished command into segments.
     fn finish(&mut self, command: &mut Command) {
         let command = std::mem::take(command);
+        let input = if command.piped {
+            std::mem::take(&mut self.last_output)
+        } else {
+            Input::Nothing
+        };
+        self.last_output = Input::Unknown;
         if command.tokens.is_empty() && command.redirections.is_empty() && !command.opaque {
             return;
         }
@@ -587,7 +611,9 @@ impl Reader {
                 None => return,
             }
         } else {
-            translate(&command.tokens, self.nesting > 0)
+            let (words, output) = translate(&command.tokens, self.nesting > 0, &input);
+            self.last_output = output;
+            words
         };
         if words.is_empty() && command.redirections.is_empty() {
             return;
@@ -836,32 +862,86 @@ const VALUE_PARAMETERS: &[&str] = &[
 /// Parameters whose value is a file.
 const PATH_PARAMETERS: &[&str] = &["path", "literalpath", "filepath"];
 
-/// The PowerShell parameter a written one names: parameters may be shortened to any
-/// unambiguous prefix (`-Rec`, `-Lit`), and `-Name:value` carries its value.
+/// The PowerShell parameter a written one names, lower case, and the value `-Name:value`
+/// carries. PowerShell also takes any unambiguous prefix of a cmdlet's own parameter
+/// (`-Rec`, `-Lit`); those are not resolved here: an unresolved name counts as a switch,
+/// so the word after it stays an operand (a file), which only ever judges more strictly.
 fn parameter(token: &Token) -> (String, Option<String>) {
     let body = &token.text[1..];
-    let (name, value) = match body.split_once(':') {
-        Some((name, value)) => (name, Some(value.to_string())),
-        None => (body, None),
-    };
-    let lower = name.to_ascii_lowercase();
-    if VALUE_PARAMETERS.contains(&lower.as_str()) {
-        return (lower, value);
-    }
-    let mut known = VALUE_PARAMETERS
-        .iter()
-        .filter(|known| known.starts_with(lower.as_str()));
-    match (known.next(), known.next()) {
-        (Some(only), None) => ((*only).to_string(), value),
-        _ => (lower, value),
+    match body.split_once(':') {
+        Some((name, value)) => (name.to_ascii_lowercase(), Some(value.to_string())),
+        None => (body.to_ascii_lowercase(), None),
     }
 }
 
-/// A command's words as a POSIX command line's.
-fn translate(tokens: &[Token], nested: bool) -> Vec<Word> {
+/// `input`: what a pipe feeds it; a cmdlet that takes files and names none binds the files
+/// the pipe carries. Returns the words and what the command puts out.
+fn translate(tokens: &[Token], nested: bool, input: &Input) -> (Vec<Word>, Input) {
     let Some((first, rest)) = tokens.split_first() else {
-        return Vec::new();
+        return (Vec::new(), Input::Unknown);
     };
+    let words = translate_words(first, rest, nested, input);
+    let lower = first.text.to_ascii_lowercase();
+    let kind = CMDLETS
+        .iter()
+        .find(|(name, _)| *name == lower)
+        .map(|(_, kind)| *kind);
+    let output = match kind {
+        _ if first.quoted || first.dynamic => Input::Unknown,
+        Some(Kind::List) => listed_places(rest),
+        Some(Kind::Filter) => input.clone(),
+        Some(Kind::Read | Kind::Echo) => Input::Text,
+        _ => Input::Unknown,
+    };
+    (words, output)
+}
+
+/// The places a plain `Get-ChildItem` lists (its operands and `-Path`/`-LiteralPath`
+/// values, or the working directory), when every parameter is one known here.
+fn listed_places(rest: &[Token]) -> Input {
+    let mut places = Vec::new();
+    let mut index = 0;
+    while let Some(token) = rest.get(index) {
+        index += 1;
+        if !token.is_parameter() {
+            places.push(token.clone());
+            continue;
+        }
+        let (name, inline) = parameter(token);
+        match name.as_str() {
+            "recurse" | "force" | "file" | "directory" | "name" | "hidden" | "readonly"
+            | "system" | "r" | "rec" => {}
+            "filter" | "include" | "exclude" | "depth" | "attributes" if inline.is_none() => {
+                index += 1;
+            }
+            "filter" | "include" | "exclude" | "depth" | "attributes" => {}
+            "path" | "literalpath" => match inline {
+                Some(value) => places.push(Token {
+                    text: value,
+                    pattern: None,
+                    ..token.clone()
+                }),
+                None => {
+                    let Some(value) = rest.get(index) else {
+                        return Input::Unknown;
+                    };
+                    places.push(value.clone());
+                    index += 1;
+                }
+            },
+            _ => return Input::Unknown,
+        }
+    }
+    if places.is_empty() {
+        places.push(Token {
+            text: ".".into(),
+            ..Token::default()
+        });
+    }
+    Input::Places(places)
+}
+
+fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -> Vec<Word> {
     // `$x = …`, `$env:X = …`, `key = …` in a hashtable: what is assigned is what runs.
     if let Some(at) = rest.first().filter(|token| {
         !token.quoted && matches!(token.text.as_str(), "=" | "+=" | "-=" | "*=" | "/=")
@@ -887,7 +967,7 @@ fn translate(tokens: &[Token], nested: bool) -> Vec<Word> {
         {
             return vec![dynamic("…")];
         }
-        let value = translate(assigned, nested);
+        let value = translate(assigned, nested, input).0;
         return if value.is_empty() {
             vec![literal("true")]
         } else {
@@ -902,8 +982,8 @@ fn translate(tokens: &[Token], nested: bool) -> Vec<Word> {
             return vec![dynamic(&first.text)];
         }
         // An expression: a value printed (`$x`, `'text'`, `$a -eq 1`, `-not (…)`).
-        let mut words = vec![literal("echo")];
-        words.extend(tokens.iter().map(Token::word));
+        let mut words = vec![literal("echo"), first.word()];
+        words.extend(rest.iter().map(Token::word));
         return words;
     }
     let lower = first.text.to_ascii_lowercase();
@@ -952,7 +1032,7 @@ fn translate(tokens: &[Token], nested: bool) -> Vec<Word> {
             // `-Recurse:$true`, `-Confirm:$false`.
             Some(_) => switches.push(name),
             None if takes_value => {
-                if let Some(value) = rest.get(index) {
+                if let Some(value) = rest.get(index).filter(|value| !value.is_parameter()) {
                     values.push((name, value.clone()));
                     index += 1;
                 }
@@ -972,12 +1052,16 @@ fn translate(tokens: &[Token], nested: bool) -> Vec<Word> {
         .map(|(_, token)| token)
         .collect();
     let files = |operands: &[Token]| -> Vec<Word> {
-        paths
+        let mut files: Vec<Word> = paths
             .iter()
             .copied()
             .chain(operands)
             .map(Token::word)
-            .collect()
+            .collect();
+        if files.is_empty() {
+            files.extend(piped_files(input));
+        }
+        files
     };
     let command = |name: &str, mut extra: Vec<Word>| {
         let mut words = vec![literal(name)];
@@ -1012,7 +1096,17 @@ fn translate(tokens: &[Token], nested: bool) -> Vec<Word> {
                     ..pattern.word()
                 });
             }
-            words.extend(files(operands));
+            // Text from a pipe is searched as text; anything else may be files.
+            let mut searched: Vec<Word> = paths
+                .iter()
+                .copied()
+                .chain(operands)
+                .map(Token::word)
+                .collect();
+            if searched.is_empty() && !matches!(input, Input::Text) {
+                searched.extend(piped_files(input));
+            }
+            words.extend(searched);
             words
         }
         Kind::Test => {
@@ -1185,6 +1279,33 @@ fn translate(tokens: &[Token], nested: bool) -> Vec<Word> {
         }
         Kind::Processes => vec![literal("ps")],
         Kind::Sleep => vec![literal("sleep"), literal("1")],
+    }
+}
+
+/// The files a pipe hands a cmdlet that takes files and names none: the entries of the
+/// places listed before it, or something unknown. Text handed to it names files too
+/// (`'a.txt' | Get-Content`), so that is unknown as well.
+fn piped_files(input: &Input) -> Vec<Word> {
+    match input {
+        Input::Nothing => Vec::new(),
+        Input::Places(places) => places
+            .iter()
+            .map(|place| {
+                let mut pattern = String::new();
+                for c in place.text.chars() {
+                    escape_into(&mut pattern, c);
+                }
+                pattern.push_str("/*");
+                Token {
+                    text: format!("{}/*", place.text),
+                    pattern: Some(pattern),
+                    dynamic: place.dynamic,
+                    quoted: false,
+                }
+                .word()
+            })
+            .collect(),
+        Input::Text | Input::Unknown => vec![dynamic("$input")],
     }
 }
 
