@@ -29,6 +29,9 @@ pub struct Context {
     /// The call was made on Windows (its `cwd`, project or home is a drive path): a POSIX
     /// shell there writes drives as `/c/…` ([`Context::native`]).
     windows: bool,
+    /// The call's shell is PowerShell (Claude Code's `PowerShell` tool), whatever the
+    /// system: its command lines are read as PowerShell.
+    powershell: bool,
     /// The last command line classified during this evaluation, keyed by its text and the
     /// class table that judged it: every class rule of a policy looks at
     /// the same `command` argument, and classifying it once keeps evaluation within its
@@ -54,8 +57,19 @@ impl Context {
             project,
             home,
             windows,
+            powershell: false,
             cache: RefCell::new(None),
         }
+    }
+
+    /// The same context, for a call whose shell is PowerShell when `powershell`.
+    pub fn in_powershell(self, powershell: bool) -> Context {
+        Context { powershell, ..self }
+    }
+
+    /// Whether the call's shell is PowerShell, whatever its command line looks like.
+    pub fn powershell(&self) -> bool {
+        self.powershell
     }
 
     /// A context that knows nothing: anchors never allow, relative paths stay relative.

@@ -125,7 +125,9 @@ impl Prepared {
     fn once(call: &Call) -> Prepared {
         Prepared {
             secrets: secrets::scan(call.arguments),
-            context: Context::new(call.cwd, call.project, call.home),
+            // The agent's tool names the shell (not its arguments, which the agent writes).
+            context: Context::new(call.cwd, call.project, call.home)
+                .in_powershell(call.native_tool == Some("PowerShell")),
             arguments: None,
             tested: RefCell::new(Vec::new()),
             next: Cell::new(0),

@@ -97,7 +97,7 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
         };
     }
     let mut out = Vec::new();
-    for segments in readings(command, context.on_windows()) {
+    for segments in readings(command, context.on_windows(), context.powershell()) {
         let mut judge = Judge {
             table,
             context,
@@ -125,9 +125,10 @@ const MAX_READ_PER_ITEM_BYTES: usize = 16 * 1024;
 /// The segments of `command`, once per reading: one reading, or, for a line with a loop
 /// over several known items (`for f in a.md b.md; do …`), one per item, its variable read
 /// as that item (`lex/loops.rs`). Every reading is judged; the strictest decides. A call
-/// made on Windows reads backslashes in words as path separators.
-fn readings(command: &str, windows: bool) -> Vec<Vec<Segment>> {
-    if super::powershell::looks_like_powershell(command, windows) {
+/// made on Windows reads backslashes in words as path separators; a PowerShell line (or
+/// any line of a call whose shell is PowerShell) is read by `powershell.rs`.
+fn readings(command: &str, windows: bool, powershell: bool) -> Vec<Vec<Segment>> {
+    if powershell || super::powershell::looks_like_powershell(command, windows) {
         return vec![
             super::powershell::segments(command, 0).unwrap_or_else(|| vec![Segment::unknowable()])
         ];
