@@ -179,6 +179,22 @@ impl Token {
     }
 
     fn word(&self) -> Word {
+        // A path on another PowerShell drive (`HKCU:\Software\…`, `Env:\PATH`, `Cert:\`)
+        // or provider (`Registry::HKEY_…`) is no file anyone can place.
+        let drive = self.text.split_once(':').is_some_and(|(name, rest)| {
+            // (`https://…` is a URL.)
+            name.len() > 1
+                && name.chars().all(|c| c.is_ascii_alphabetic())
+                && !rest.starts_with("//")
+        });
+        if drive || self.text.contains("::") {
+            // (`…` marks it as computed: nothing reads a place from its text.)
+            return Word {
+                text: format!("{}…", self.text),
+                dynamic: true,
+                glob: None,
+            };
+        }
         // `~\x` is the home's `x`: the judge reads `~/x`.
         let text = match self.text.strip_prefix('~') {
             Some(rest) if rest.is_empty() || rest.starts_with(['\\', '/']) => {
@@ -623,7 +639,7 @@ impl Reader {
             .iter()
             .map(|(target, writes)| (target.word(), *writes))
             .collect();
-        self.out.push(Segment {
+        let segment = Segment {
             words,
             redirected: !redirections.is_empty(),
             writes: redirections.iter().any(|(_, writes)| *writes),
@@ -631,7 +647,10 @@ impl Reader {
             piped: command.piped,
             depth: self.depth,
             ..Segment::default()
-        });
+        };
+        // What the command runs in turn (`bash -c '…'`, `powershell -Command '…'`,
+        // `find … -exec`) is judged too, as for a POSIX line.
+        super::push_with_nested(segment, self.depth, &mut self.out);
     }
 }
 
@@ -1078,6 +1097,31 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
             }) {
                 return vec![literal("env")];
             }
+            // Filtered or recursive, it searches by name, as `find` does (`find`'s judge
+            // knows names that hunt for credentials).
+            let patterns: Vec<&Token> = ["filter", "include"]
+                .iter()
+                .filter_map(|name| value(name))
+                .collect();
+            let recursive = switches
+                .iter()
+                .any(|name| matches!(name.as_str(), "recurse" | "r" | "rec" | "recu"));
+            if recursive || !patterns.is_empty() {
+                let mut words = vec![literal("find")];
+                words.extend(if all.is_empty() {
+                    vec![literal(".")]
+                } else {
+                    all
+                });
+                for pattern in patterns {
+                    words.push(literal("-name"));
+                    words.push(Word {
+                        glob: None,
+                        ..pattern.word()
+                    });
+                }
+                return words;
+            }
             command("ls", all)
         }
         Kind::Search => {
@@ -1264,13 +1308,18 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
             }
             words
         }
-        Kind::Expression => {
-            if rest.is_empty() {
-                vec![literal("sh")]
-            } else {
-                vec![literal("sh"), literal("-c"), dynamic("…")]
+        Kind::Expression => match rest {
+            [] => vec![literal("sh")],
+            // A string written out is a PowerShell line like any other.
+            [script] if !script.dynamic => {
+                vec![
+                    literal("pwsh"),
+                    literal("-Command"),
+                    Word::literal(&script.text),
+                ]
             }
-        }
+            _ => vec![literal("sh"), literal("-c"), dynamic("…")],
+        },
         Kind::Kill => {
             let mut words = vec![literal("kill")];
             words.extend(values.iter().map(|(_, token)| token.word()));
