@@ -6,7 +6,9 @@
 //!   `Authorization`…) is replaced whole, whatever it looks like;
 //! - **the value**: a pattern found inside any string (an AWS key in a command line, a
 //!   password in a URL) is replaced on its own, and the rest of the string is kept so the
-//!   person deciding still sees what the call does.
+//!   person deciding still sees what the call does. Object keys are scanned for patterns
+//!   too (a token used as a key is redacted in the key, and never shown in a path).
+//!   Beside an AWS access key id, any 40-character word of its alphabet is its secret key.
 //!
 //! A replaced secret reads `[REDACTED:<kind>]`. The kinds are stable slugs (they appear in
 //! verdict reasons, previews and the audit log):
@@ -318,7 +320,17 @@ pub fn redact(arguments: &Value) -> Value {
                     Some(kind) => redact_whole(member, kind).unwrap_or_else(|| member.clone()),
                     None => redact(member),
                 };
-                redacted.insert(key.clone(), value);
+                // A secret key is redacted too; two keys redacted alike stay two members.
+                let mut name = redact_text(key);
+                if name != *key {
+                    let base = name.clone();
+                    let mut copy = 2;
+                    while redacted.contains_key(&name) || members.contains_key(&name) {
+                        name = format!("{base}#{copy}");
+                        copy += 1;
+                    }
+                }
+                redacted.insert(name, value);
             }
             Value::Object(redacted)
         }
@@ -380,7 +392,18 @@ fn scan_value(value: &Value, path: &mut String, findings: &mut Vec<SecretFinding
         }
         Value::Object(members) => {
             for (key, member) in members {
-                let parent = enter(path, key);
+                // A key can be secret material too (`{"sk-proj-…": "x"}`): found, and
+                // never shown in a finding's path.
+                let spans = secret_spans(key);
+                let shown = if spans.is_empty() {
+                    std::borrow::Cow::Borrowed(key.as_str())
+                } else {
+                    std::borrow::Cow::Owned(redact_text(key))
+                };
+                let parent = enter(path, &shown);
+                for span in spans {
+                    push_finding(findings, span.kind, path);
+                }
                 match key_kind(key) {
                     Some(kind) if redact_whole(member, kind).is_some() => {
                         push_finding(findings, kind, path);
@@ -533,6 +556,38 @@ fn secret_spans(text: &str) -> Vec<Span> {
                     kind,
                 });
             }
+        }
+    }
+    if spans.iter().any(|span| span.kind == "aws_access_key") {
+        spans.extend(unlabelled_aws_secrets(text));
+    }
+    spans
+}
+
+/// Beside an AWS access key id, an AWS secret access key needs no label to be one: every
+/// word of exactly 40 of its characters (`A-Z a-z 0-9 / +`) in the same text.
+fn unlabelled_aws_secrets(text: &str) -> Vec<Span> {
+    let is_key_char = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'/' || byte == b'+';
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !is_key_char(bytes[at]) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && is_key_char(bytes[at]) {
+            at += 1;
+        }
+        let word = &text[start..at];
+        let bounded = bytes.get(at).is_none_or(|next| *next != b'=');
+        if at - start == 40 && bounded && !is_marker(word) {
+            spans.push(Span {
+                start,
+                end: at,
+                kind: "aws_secret_key",
+            });
         }
     }
     spans

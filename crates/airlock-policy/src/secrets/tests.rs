@@ -404,9 +404,14 @@ fn secret_keys_redact_whole_values() {
         &[("secret_field", "token")],
         json!({"tokens": ["a", "b"], "token": ["[REDACTED:secret_field]", ""]}),
     );
-    // Object keys are never redacted, even when they look like secrets.
+    // An object key that is secret material is found and redacted, and never shown in a
+    // finding's path (G9).
     let aws = fake("AKIA", "QWERTYUIOP123456", 16);
-    check(json!({aws.clone(): "value"}), &[], json!({aws: "value"}));
+    check(
+        json!({aws: "value"}),
+        &[("aws_access_key", "[REDACTED:aws_access_key]")],
+        json!({"[REDACTED:aws_access_key]": "value"}),
+    );
 }
 
 #[test]
@@ -595,4 +600,46 @@ fn service_token_kinds() {
     assert_eq!(key_kind("AccountKey"), Some("secret_field"));
     assert_eq!(key_kind("signing_key"), Some("secret_field"));
     assert_eq!(key_kind("sort_key"), None);
+}
+
+/// Beside an access key id, an unlabelled 40-character AWS secret access key is redacted
+/// too; without the key id, a 40-character word (a commit id) is left alone.
+#[test]
+fn an_unlabelled_aws_secret_beside_its_key_id() {
+    let aws = fake("AKIA", "IOSFODNN7EXAMPLE", 16);
+    let secret = fake("", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY", 40);
+    let text = format!("{aws} {secret}");
+    let redacted = redact_text(&text);
+    assert_eq!(
+        redacted,
+        "[REDACTED:aws_access_key] [REDACTED:aws_secret_key]"
+    );
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    assert_eq!(
+        redact_text(&format!("commit {commit}")),
+        format!("commit {commit}")
+    );
+}
+
+/// A secret that is an object's key is found and redacted; the members stay distinct.
+#[test]
+fn a_secret_used_as_a_key() {
+    let key = fake("sk-proj-", "Ab3dEf6hIj9kLm2nOp5qRs8t", 48);
+    let other = fake("sk-proj-", "Zz3dEf6hIj9kLm2nOp5qRs8t", 48);
+    let arguments =
+        json!({ "to": "s@example.test", key.clone(): "as a key name", other.clone(): "another" });
+    let findings = scan(&arguments);
+    assert!(
+        findings.iter().any(|found| found.kind == "api_key"),
+        "{findings:?}"
+    );
+    let redacted = redact(&arguments);
+    let text = redacted.to_string();
+    assert!(!text.contains(&key) && !text.contains(&other), "{text}");
+    assert_eq!(
+        redacted.as_object().map(serde_json::Map::len),
+        Some(3),
+        "{text}"
+    );
+    assert!(scan(&redacted).is_empty(), "{redacted}");
 }
