@@ -524,24 +524,38 @@ fn join(base: &str, relative: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), relative)
 }
 
-/// The http(s) URLs written in a prompt, in order, without trailing punctuation.
+/// The http(s) URLs written in a prompt, in order, without trailing punctuation. The
+/// scheme is found in any case (`HTTP://`). Where a quote or backtick inside a URL could end
+/// it or belong to it (`https://a.test'@169.254.169.254/`: the fetcher may read `a.test'` as
+/// user info), both readings are kept, so the policy judges each.
 fn urls_in(text: &str) -> Vec<String> {
-    let mut urls = Vec::new();
-    let mut rest = text;
+    let lower = text.to_ascii_lowercase();
+    let mut urls: Vec<String> = Vec::new();
+    let mut from = 0;
     while let Some(at) = ["http://", "https://"]
         .iter()
-        .filter_map(|scheme| rest.find(scheme))
+        .filter_map(|scheme| lower[from..].find(scheme))
         .min()
+        .map(|at| at + from)
     {
-        let tail = &rest[at..];
-        let end = tail
+        let tail = &text[at..];
+        let trim = |url: &str| {
+            url.trim_end_matches(|c: char| ".,;:!?)]}'\"`".contains(c))
+                .to_owned()
+        };
+        let short_end = tail
             .find(|c: char| c.is_whitespace() || "\"'<>`".contains(c))
             .unwrap_or(tail.len());
-        let url = tail[..end].trim_end_matches(|c: char| ".,;:!?)]}".contains(c));
-        if url.len() > "https://".len() && !urls.iter().any(|seen| seen == url) {
-            urls.push(url.to_owned());
+        let long_end = tail
+            .find(|c: char| c.is_whitespace() || "<>".contains(c))
+            .unwrap_or(tail.len());
+        for end in [short_end, long_end] {
+            let url = trim(&tail[..end]);
+            if url.len() > "https://".len() && !urls.iter().any(|seen| *seen == url) {
+                urls.push(url);
+            }
         }
-        rest = &tail[end.max(1)..];
+        from = at + short_end.max(1);
     }
     urls
 }

@@ -370,6 +370,31 @@ fn gemini_web_fetch_is_judged_on_every_url_in_its_prompt() {
         "http.fetch",
         json!({"prompt": "no link here"}),
     );
+    // The scheme in any case; a quote that may be user info keeps both readings.
+    let upper = "Read HTTP://169.254.169.254/latest/meta-data/";
+    check(
+        G,
+        "web_fetch",
+        json!({"prompt": upper}),
+        "http.fetch",
+        json!({"url": "HTTP://169.254.169.254/latest/meta-data/", "prompt": upper}),
+    );
+    let quoted = "Fetch https://a.test'@169.254.169.254/x now";
+    check(
+        G,
+        "web_fetch",
+        json!({"prompt": quoted}),
+        "http.fetch",
+        json!({"url": ["https://a.test", "https://a.test'@169.254.169.254/x"], "prompt": quoted}),
+    );
+    let plain_quotes = "Summarise 'https://docs.rs/serde' please";
+    check(
+        G,
+        "web_fetch",
+        json!({"prompt": plain_quotes}),
+        "http.fetch",
+        json!({"url": "https://docs.rs/serde", "prompt": plain_quotes}),
+    );
 }
 
 #[test]
