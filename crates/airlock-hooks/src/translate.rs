@@ -551,7 +551,7 @@ fn urls_in(text: &str) -> Vec<String> {
             .unwrap_or(tail.len());
         for end in [short_end, long_end] {
             let url = trim(&tail[..end]);
-            if url.len() > "https://".len() && !urls.iter().any(|seen| *seen == url) {
+            if url.len() > "https://".len() && !urls.contains(&url) {
                 urls.push(url);
             }
         }
