@@ -477,6 +477,27 @@ async fn gate(
                     .hold_for_escalation(&principal, &call.id, escalation)
                     .await?;
             }
+            // Claude Code reports no outcome for a skill's shell line: without one the
+            // call would turn ambiguous after `outcome_timeout` and hold back every identical
+            // call until a person reconciled it. It runs as soon as it is allowed, so it is
+            // recorded as run, saying why.
+            if redeemed.is_ok() && event == HookEvent::PreSkillShellCommand {
+                let report = airlock_protocol::OutcomeReport {
+                    status: airlock_protocol::OutcomeStatus::Succeeded,
+                    detail: Some(
+                        "a skill's shell line: Claude Code reports no outcome for it; recorded \
+                         as run when it was allowed"
+                            .into(),
+                    ),
+                };
+                if let Err(error) = state
+                    .gate
+                    .report_outcome(&principal, &call.id, &report)
+                    .await
+                {
+                    tracing::warn!(call = %call.id, error = %ApiError::from(error).detail(), "a skill line's outcome was not recorded");
+                }
+            }
             let reason = if taken.adopted {
                 format!(
                     "{reason} (approval {} of the earlier identical call)",

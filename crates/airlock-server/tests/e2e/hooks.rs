@@ -684,6 +684,19 @@ async fn a_skills_shell_line_is_gated_and_answered_under_its_own_event() {
         let call = last_call(&server).await;
         assert_eq!(call["tool"], "shell.exec", "{call}");
         assert_eq!(call["native_tool"], "Bash", "{call}");
+        // Claude Code reports no outcome for a skill's line: an allowed one is recorded
+        // as run, so it never turns ambiguous and holds back the next identical line.
+        if expected == "allow" {
+            assert_eq!(call["outcome"]["status"], "succeeded", "{call}");
+            let again = agent_hook(&server, &agent, "claude-code", &line(command)).await;
+            assert_eq!(
+                again.body["hookSpecificOutput"]["permissionDecision"], "allow",
+                "{}",
+                again.text
+            );
+        } else {
+            assert!(call["outcome"].is_null(), "{call}");
+        }
     }
 }
 
