@@ -13,8 +13,10 @@
 //!
 //! One deliberate extension: an integer that serde_json holds as `i64`/`u64` is printed
 //! exactly. Strict JCS would first round it to an IEEE double, which changes integers
-//! beyond ±2^53; every id and counter airlock digests is far below that, and printing the
-//! integer exactly keeps distinct values distinct.
+//! beyond ±2^53; below that the two are the same digits. Every id and counter airlock
+//! digests is far below it, and the API refuses a body holding an integer beyond
+//! ±(2^53 − 1) or any other number a double does not keep exactly ([`crate::ijson`]), so
+//! what a client sends is canonicalized exactly as strict RFC 8785 would (audit C, M3).
 //!
 //! This is the one canonical writer of the workspace. [`crate::text`] writes the same bytes
 //! straight from JSON text for the audit verifier's fast path, with this module's string

@@ -555,12 +555,27 @@ pub fn redeem_effects(principal: &Principal, call: &Call, now: jiff::Timestamp) 
 
 /// The shape every submission must have before anything is evaluated.
 fn check_submission(submission: &Submission) -> Result<(), GateError> {
-    if submission.tool.is_empty() || submission.tool.len() > 200 {
+    check_call_shape(&submission.tool, &submission.arguments)
+}
+
+/// A tool name of 1 to 200 characters with none that is invisible or breaks a line (it
+/// is shown in lists and previews), and an arguments object. The dry run checks the same.
+pub(crate) fn check_call_shape(tool: &str, arguments: &Value) -> Result<(), GateError> {
+    if tool.is_empty() || tool.len() > 200 {
         return Err(GateError::Invalid(
             "tool must be 1 to 200 characters".into(),
         ));
     }
-    if !submission.arguments.is_object() {
+    if let Some(hidden) = tool
+        .chars()
+        .find(|c| airlock_policy::visible::is_hidden(*c))
+    {
+        return Err(GateError::Invalid(format!(
+            "tool must not hold control or invisible characters (it holds U+{:04X})",
+            u32::from(hidden)
+        )));
+    }
+    if !arguments.is_object() {
         return Err(GateError::Invalid("arguments must be a JSON object".into()));
     }
     Ok(())

@@ -56,11 +56,58 @@ pub fn truncate_to_millis(at: Timestamp) -> Timestamp {
     Timestamp::from_millisecond(at.as_millisecond()).unwrap_or(at)
 }
 
-/// `at + seconds`, saturating at the end of representable time.
+/// `at + seconds`, or `None` when the sum is past the latest time the store can keep
+/// (what [`latest`] is). For durations a client or a policy gives: those are refused.
+pub fn checked_add_seconds(at: Timestamp, seconds: u64) -> Option<Timestamp> {
+    let millis = i64::try_from(seconds).ok()?.checked_mul(1000)?;
+    // INVARIANT: a timestamp made by `from_millisecond` is one the store reads back
+    // (it stores `as_millisecond`, reads with `from_millisecond`).
+    Timestamp::from_millisecond(at.as_millisecond().checked_add(millis)?).ok()
+}
+
+/// `at + seconds`, saturating at [`latest`]. For the gate's own short spans (leases,
+/// claims), which never get near it.
 pub fn add_seconds(at: Timestamp, seconds: u64) -> Timestamp {
-    let millis = i64::try_from(seconds)
-        .unwrap_or(i64::MAX / 1000)
-        .saturating_mul(1000);
-    Timestamp::from_millisecond(at.as_millisecond().saturating_add(millis))
-        .unwrap_or(Timestamp::MAX)
+    checked_add_seconds(at, seconds).unwrap_or_else(latest)
+}
+
+/// The latest time the store can keep and read back: the last whole second jiff knows
+/// (9999-12-30T22:00:00Z). `Timestamp::MAX` itself is not one: its millisecond is past
+/// what `Timestamp::from_millisecond` takes, so a row holding it could never be read.
+pub fn latest() -> Timestamp {
+    Timestamp::from_second(Timestamp::MAX.as_second()).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// What the store does: keep `as_millisecond`, read back with `from_millisecond`.
+    fn stored(at: Timestamp) -> Option<Timestamp> {
+        Timestamp::from_millisecond(at.as_millisecond()).ok()
+    }
+
+    #[test]
+    fn sums_are_times_the_store_reads_back() {
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        let end = latest();
+        assert_eq!(stored(end), Some(end));
+        assert_eq!(stored(add_seconds(now, u64::MAX)), Some(end));
+        assert_eq!(stored(add_seconds(end, 1)), Some(end));
+        assert_eq!(checked_add_seconds(now, u64::MAX), None);
+        assert_eq!(checked_add_seconds(end, 1), None);
+        let far = end.as_second() - now.as_second();
+        assert_eq!(
+            checked_add_seconds(now, far.unsigned_abs()).and_then(stored),
+            Some(end)
+        );
+        assert_eq!(checked_add_seconds(now, far.unsigned_abs() + 1), None);
+        assert_eq!(
+            checked_add_seconds(now, 60),
+            Some(Timestamp::from_second(1_800_000_060).unwrap())
+        );
+        // The old saturation point, which the store could not read back.
+        assert_eq!(stored(Timestamp::MAX), None);
+    }
 }

@@ -5,7 +5,7 @@
 //! staleness and applies everything in one transaction (G2, G3, G4). The first valid
 //! decision wins; every refusal writes nothing.
 
-use crate::clock::add_seconds;
+use crate::clock::checked_add_seconds;
 use crate::edit::edit_data;
 use crate::effects::{audit, event};
 use crate::identity::require_role;
@@ -14,12 +14,13 @@ use crate::votes;
 use crate::{Gate, GateError};
 use airlock_protocol::events::{ApprovalAudit, ApprovalDecidedAudit, RuleCreatedAudit};
 use airlock_protocol::{Approval, ApprovalStatus, Call, Role, RuleScope, StandingRule};
-use airlock_protocol::{AuditEvent, WorkspaceEventData};
+use airlock_protocol::{AuditEvent, WorkspaceEventData, MAX_DURATION_SECONDS};
 use airlock_store::{ApprovalFilter, Decision, Effects, Grant, Principal, Subject};
 
 pub use airlock_protocol::{DecisionRequest, DecisionVerdict as Verdict, ExpiresIn, Remember};
 
-/// An `expires_in` in seconds: more than zero, text parsed as a human duration (`1h`).
+/// An `expires_in` in seconds: more than zero and at most [`MAX_DURATION_SECONDS`] (100
+/// years), text parsed as a human duration (`1h`).
 pub fn expires_in_seconds(expires_in: &ExpiresIn) -> Result<u64, GateError> {
     let seconds = match expires_in {
         ExpiresIn::Seconds(seconds) => *seconds,
@@ -32,7 +33,28 @@ pub fn expires_in_seconds(expires_in: &ExpiresIn) -> Result<u64, GateError> {
             "expires_in must be longer than zero".into(),
         ));
     }
+    if seconds > MAX_DURATION_SECONDS {
+        return Err(GateError::Invalid(format!(
+            "expires_in must be at most 36525d (100 years, {MAX_DURATION_SECONDS} seconds); leave it out for a rule that lasts until revoked"
+        )));
+    }
     Ok(seconds)
+}
+
+/// When a rule minted at `now` for `expires_in` ends; an end the store cannot keep is 422.
+pub(crate) fn expires_at(
+    now: jiff::Timestamp,
+    expires_in: Option<&ExpiresIn>,
+) -> Result<Option<jiff::Timestamp>, GateError> {
+    let Some(expires_in) = expires_in else {
+        return Ok(None);
+    };
+    let seconds = expires_in_seconds(expires_in)?;
+    checked_add_seconds(now, seconds).map(Some).ok_or_else(|| {
+        GateError::Invalid(format!(
+            "expires_in: {seconds} seconds from now is past the latest time airlock can keep"
+        ))
+    })
 }
 
 impl Gate {
@@ -399,10 +421,7 @@ impl Gate {
             })?,
         };
         let now = self.now();
-        let expires_at = match &remember.expires_in {
-            Some(expires_in) => Some(add_seconds(now, expires_in_seconds(expires_in)?)),
-            None => None,
-        };
+        let expires_at = expires_at(now, remember.expires_in.as_ref())?;
         Ok(StandingRule {
             id: new_id("rule"),
             tool: approval.tool.clone(),

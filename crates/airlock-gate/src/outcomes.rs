@@ -358,8 +358,12 @@ fn clean_text(text: Option<&str>, field: &str) -> Result<Option<String>, GateErr
     Ok(Some(secrets::redact_text(text)))
 }
 
+/// `at + duration`, saturating at the latest time the store reads back (the policy bounds
+/// `outcome_timeout` to 100 years, so this only matters for a clock near year 9999).
 fn add(at: jiff::Timestamp, duration: Duration) -> jiff::Timestamp {
-    let millis = i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
-    at.checked_add(jiff::SignedDuration::from_millis(millis))
-        .unwrap_or(jiff::Timestamp::MAX)
+    i64::try_from(duration.as_millis())
+        .ok()
+        .and_then(|millis| at.as_millisecond().checked_add(millis))
+        .and_then(|millis| jiff::Timestamp::from_millisecond(millis).ok())
+        .unwrap_or_else(crate::clock::latest)
 }

@@ -243,20 +243,28 @@ impl Gate {
         agent: Option<&str>,
     ) -> Result<Verdict, GateError> {
         require_role(principal, Role::Viewer, "evaluate calls")?;
-        let mode = match agent {
-            Some(name) => self
-                .store()
-                .agent_by_name(&principal.workspace, name)
-                .await?
-                .map_or(Mode::Ask, |agent| agent.mode),
-            None => Mode::Ask,
+        // The same checks as a submitted call's, so the dry run answers what the gate would.
+        crate::calls::check_call_shape(tool, arguments)?;
+        // An agent by name or by id; one that does not exist is 404, never a silent
+        // "no agent" (which would skip its mode and its rules' `agents` filters).
+        let agent = match agent {
+            Some(key) => {
+                let store = self.store();
+                let found = match store.agent_by_name(&principal.workspace, key).await? {
+                    Some(agent) => Some(agent),
+                    None => store.get_agent(&principal.workspace, key).await?,
+                };
+                Some(found.ok_or(GateError::NotFound("agent"))?)
+            }
+            None => None,
         };
+        let mode = agent.as_ref().map_or(Mode::Ask, |agent| agent.mode);
         Ok(self.evaluate(
             &principal.workspace,
             &PolicyCall {
                 tool,
                 arguments,
-                agent,
+                agent: agent.as_ref().map(|agent| agent.name.as_str()),
                 mode,
                 standing: &[],
                 declared: None,

@@ -5,8 +5,7 @@
 //! needs none), and only for a non-empty target. Minting an identical live rule again
 //! returns the existing one.
 
-use crate::clock::add_seconds;
-use crate::decide::expires_in_seconds;
+use crate::decide::expires_at;
 use crate::effects::{audit, event};
 use crate::identity::require_role;
 use crate::ids::new_id;
@@ -89,10 +88,7 @@ impl Gate {
             }
         }
         let now = self.now();
-        let expires_at = match &rule.expires_in {
-            Some(expires_in) => Some(add_seconds(now, expires_in_seconds(expires_in)?)),
-            None => None,
-        };
+        let expires_at = expires_at(now, rule.expires_in.as_ref())?;
         let actor = principal.actor();
         let standing = StandingRule {
             id: new_id("rule"),

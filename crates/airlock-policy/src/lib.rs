@@ -18,7 +18,8 @@
 //!
 //! Beside evaluation: [`approvers`] (the two-person rule's `approvals` and `approvers`),
 //! [`secrets`] (detection and redaction), [`preview`] (summary and body
-//! templates), [`canonical`] (RFC 8785 JSON) and [`digest`] (policy, binding and audit
+//! templates), [`visible`] (exact values shown with their invisible characters written
+//! out), [`canonical`] (RFC 8785 JSON) and [`digest`] (policy, binding and audit
 //! digests), and [`cases`] (the `airlock policy test` cases file).
 
 pub mod approvers;
@@ -38,6 +39,7 @@ pub mod preview;
 pub mod replay;
 mod rule_key;
 pub mod secrets;
+pub mod visible;
 
 // Canonical JSON and the digests live in `airlock-digest`, which the store shares; their
 // old paths here stay for the crates that import them.

@@ -13,7 +13,7 @@ use crate::matcher::Side;
 use crate::preview::Template;
 use crate::rule_key::ConditionKey;
 use crate::{canonical, digest};
-use airlock_protocol::{Decision, Risk};
+use airlock_protocol::{Decision, Risk, MAX_DURATION_SECONDS};
 use globset::GlobMatcher;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -399,6 +399,16 @@ impl Loader<'_> {
         match humantime::parse_duration(text.get_ref()) {
             Ok(duration) if duration.is_zero() => {
                 self.error(text.span(), format!("`{key}` must be longer than zero"));
+                None
+            }
+            Ok(duration) if duration > Duration::from_secs(MAX_DURATION_SECONDS) => {
+                self.error(
+                    text.span(),
+                    format!(
+                        "`{key}` `{}` is too long: at most 36525d (100 years)",
+                        text.get_ref()
+                    ),
+                );
                 None
             }
             Ok(duration) => Some(duration),

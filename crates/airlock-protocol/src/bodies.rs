@@ -22,7 +22,14 @@ pub enum DecisionVerdict {
     Reject,
 }
 
-/// A duration as seconds (`3600`) or text (`"1h"`, `"7d"`).
+/// The longest duration airlock accepts, in seconds: 100 years of 365.25 days. It bounds
+/// every duration a client or a policy gives (`expires_in` here, a policy's `deadline` and
+/// `outcome_timeout`), so that every time computed from one is far inside what the store
+/// keeps (years up to 9999); a longer one is refused (422, or a policy load error).
+pub const MAX_DURATION_SECONDS: u64 = 36_525 * 24 * 60 * 60;
+
+/// A duration as seconds (`3600`) or text (`"1h"`, `"7d"`), more than zero and at most
+/// [`MAX_DURATION_SECONDS`] (`36525d`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]

@@ -23,7 +23,7 @@ pub use bodies::{
     AgentCreated, AgentPatch, AgentSpec, Annotations, AuditHead, DecisionRequest, DecisionVerdict,
     EvaluateRequest, ExpiresIn, NewMessage, NewRule, NewSession, NewTask, NewUser, Permission,
     PolicyUpdated, Redeemed, Remember, SessionPatch, SessionSnapshot, Started, SubmitCall,
-    TaskPatch, UserCreated, VerifyReport,
+    TaskPatch, UserCreated, VerifyReport, MAX_DURATION_SECONDS,
 };
 pub use decision::{DecidedBy, Decision, Mode, Risk, SecretFinding, Verdict};
 pub use events::{

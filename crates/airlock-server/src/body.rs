@@ -4,9 +4,16 @@
 //!
 //! JSON bodies: over 1 MiB → 413 `payload_too_large` (by `Content-Length` up front, and by
 //! counting the streamed bytes, for bodies without one); not JSON → 400 `invalid`; JSON of
-//! the wrong shape (wrong types, missing or unknown fields — every request type uses
-//! `deny_unknown_fields`) → 422 `invalid` naming the field; a content type that says it is
-//! not JSON → 415.
+//! the wrong shape (a top level that is not an object, wrong types, missing or unknown
+//! fields — every request type uses `deny_unknown_fields`) → 422 `invalid` naming the
+//! field; JSON that is not I-JSON (a duplicate key at any depth, a number a double does not
+//! keep exactly: `airlock_digest::ijson`) → 422 `invalid` naming the path, because serde
+//! would silently keep another value than the one sent (G2); a content type that says it
+//! is not JSON → 415.
+//!
+//! Endpoints that take no body ([`NoBody`]: redeem, cancel, pause, resume, run a task,
+//! revoke a rule) refuse one that carries anything (422), so that a client never believes
+//! it sent something the server ignored (a redeem "with other arguments").
 
 use crate::error::ApiError;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
@@ -35,6 +42,40 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
         check_json_content_type(request.headers())?;
         let bytes = read_limited(request).await?;
         parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// The body of an endpoint that takes none: empty, or the empty JSON object `{}` (what
+/// clients that always send JSON send). Anything else, whatever its content type, is 422
+/// saying so (and naming the fields of an object), and nothing is done.
+#[derive(Debug)]
+pub struct NoBody;
+
+impl<S: Send + Sync> FromRequest<S> for NoBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _state: &S) -> Result<Self, ApiError> {
+        let endpoint = format!("{} {}", request.method(), request.uri().path());
+        let bytes = read_limited(request).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(NoBody);
+        }
+        let what = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(serde_json::Value::Object(members)) if members.is_empty() => return Ok(NoBody),
+            Ok(serde_json::Value::Object(members)) => {
+                let names: Vec<String> = members
+                    .keys()
+                    .take(10)
+                    .map(|key| format!("`{}`", key.escape_debug()))
+                    .collect();
+                format!("this one has {}", names.join(", "))
+            }
+            Ok(_) => "this one is JSON other than `{}`".to_owned(),
+            Err(_) => "this one is not even JSON".to_owned(),
+        };
+        Err(ApiError::Invalid(format!(
+            "{endpoint} takes no body (or `{{}}`), and {what}; nothing was done"
+        )))
     }
 }
 
@@ -75,10 +116,16 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        Path::<String>::from_request_parts(parts, state)
+        let Path(id) = Path::<String>::from_request_parts(parts, state)
             .await
-            .map(|Path(id)| PathId(id))
-            .map_err(|e| ApiError::Invalid(format!("path: {e}")))
+            .map_err(|e| ApiError::Invalid(format!("path: {e}")))?;
+        // No id holds U+0000, and PostgreSQL text cannot even be compared with one.
+        if id.contains('\0') {
+            return Err(ApiError::NotFound(
+                "no such object: ids never hold U+0000".into(),
+            ));
+        }
+        Ok(PathId(id))
     }
 }
 
@@ -148,9 +195,54 @@ async fn drain(mut stream: axum::body::BodyDataStream, mut seen: usize) {
     let _ = tokio::time::timeout(DRAIN_TIME, reading).await;
 }
 
-/// Parses JSON, telling a syntax error (400) from a shape error (422, with the path).
+/// Parses JSON, telling a syntax error (400) from a shape error (422, with the path); a
+/// body whose top level is not an object, or that is not I-JSON, is 422 too.
 /// Public for the fuzz target of request bodies (`fuzz/`).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
+    if first.is_some_and(|byte| *byte != b'{') {
+        // serde would read an array as a struct's fields in order, which no client means.
+        return Err(
+            match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+                Ok(_) => ApiError::Invalid("the body must be a JSON object".into()),
+                Err(error) => {
+                    ApiError::MalformedJson(format!("the body is not valid JSON: {error}"))
+                }
+            },
+        );
+    }
+    let value = parse_shape(bytes)?;
+    if holds_nul(bytes) {
+        return Err(ApiError::Invalid(
+            "a string holds U+0000 (`\\u0000`), which airlock does not store".into(),
+        ));
+    }
+    airlock_digest::ijson::check(bytes).map_err(|refusal| match refusal {
+        airlock_digest::ijson::Refusal::Malformed { .. } => {
+            ApiError::MalformedJson(format!("the body is not valid JSON: {refusal}"))
+        }
+        _ => ApiError::Invalid(refusal.to_string()),
+    })?;
+    Ok(value)
+}
+
+/// Whether the JSON text holds the escape `\u0000` (JSON has no raw NUL in a string): a
+/// backslash, itself not escaped, then `u0000`. PostgreSQL text cannot hold U+0000, so
+/// both backends refuse it alike (422) rather than one storing it and the other failing.
+fn holds_nul(bytes: &[u8]) -> bool {
+    bytes.windows(6).enumerate().any(|(at, window)| {
+        window == b"\\u0000"
+            && bytes[..at]
+                .iter()
+                .rev()
+                .take_while(|byte| **byte == b'\\')
+                .count()
+                % 2
+                == 0
+    })
+}
+
+fn parse_shape<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();
@@ -231,6 +323,15 @@ mod tests {
                 .await
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn only_an_escaped_nul_is_a_nul() {
+        assert!(holds_nul(br#"{"a":"\u0000"}"#));
+        assert!(holds_nul(br#"{"a":"x\\\u0000"}"#));
+        assert!(!holds_nul(br#"{"a":"\\u0000"}"#));
+        assert!(holds_nul(br#"{"a":"\u00001"}"#));
+        assert!(!holds_nul(br#"{"a":"u0000 \u0001"}"#));
     }
 
     #[tokio::test]

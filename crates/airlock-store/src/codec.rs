@@ -53,9 +53,34 @@ macro_rules! raw_row {
 raw_row!(SqliteRow);
 raw_row!(PgRow);
 
-/// A timestamp as stored: unix milliseconds.
+/// A timestamp as stored: unix milliseconds, clamped to what [`Timestamp::from_millisecond`]
+/// reads back. Only `Timestamp::MAX`'s last 999 ms (and `MIN`'s first) are outside that
+/// range; a time there is clamped to the nearest one inside, so no row is ever written
+/// that cannot be read (a clamped expiry or deadline is earlier, never later).
 pub(crate) fn millis(at: Timestamp) -> i64 {
-    at.as_millisecond()
+    at.as_millisecond().clamp(
+        readable_millis(Timestamp::MIN),
+        readable_millis(Timestamp::MAX),
+    )
+}
+
+/// The whole second of `bound` in milliseconds: a value `from_millisecond` takes.
+fn readable_millis(bound: Timestamp) -> i64 {
+    bound.as_second().saturating_mul(1000)
+}
+
+/// A stored millisecond as a timestamp. Versions before the clamp in [`millis`] stored
+/// `Timestamp::MAX` (an `expires_in` or a `deadline` of thousands of years) as a value
+/// 999 ms past the readable range; such a row reads as the latest readable time instead
+/// of being corrupt (which made every read of its table fail).
+fn from_millis(value: i64) -> Result<Timestamp, jiff::Error> {
+    let latest = readable_millis(Timestamp::MAX);
+    let value = if value > latest && value <= Timestamp::MAX.as_millisecond() {
+        latest
+    } else {
+        value
+    };
+    Timestamp::from_millisecond(value)
 }
 
 pub(crate) fn opt_millis(at: Option<Timestamp>) -> Option<i64> {
@@ -107,6 +132,8 @@ pub(crate) fn database(error: sqlx::Error) -> StoreError {
     };
     let what = if on("agents") {
         "an agent with this name already exists in the workspace"
+    } else if on("users") {
+        "a user with this name already exists in the workspace"
     } else if on("workspaces") {
         "a workspace with this name already exists"
     } else if on("tokens") {
@@ -169,14 +196,12 @@ impl<'r> Columns<'r> {
 
     pub(crate) fn time(&self, column: &str) -> StoreResult<Timestamp> {
         let value = self.int(column)?;
-        Timestamp::from_millisecond(value).map_err(|error| self.corrupt(column, error))
+        from_millis(value).map_err(|error| self.corrupt(column, error))
     }
 
     pub(crate) fn opt_time(&self, column: &str) -> StoreResult<Option<Timestamp>> {
         self.opt_int(column)?
-            .map(|value| {
-                Timestamp::from_millisecond(value).map_err(|error| self.corrupt(column, error))
-            })
+            .map(|value| from_millis(value).map_err(|error| self.corrupt(column, error)))
             .transpose()
     }
 
@@ -466,4 +491,27 @@ pub(crate) fn task_from_row<R: RawRow>(row: &R) -> StoreResult<Task> {
         active_run_id: columns.opt_text("active_run_id")?,
         last_run_id: columns.opt_text("last_run_id")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn every_time_written_reads_back() {
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        for at in [Timestamp::MIN, Timestamp::MAX, Timestamp::UNIX_EPOCH, now] {
+            let back = from_millis(millis(at)).unwrap();
+            assert!(
+                (back.as_second() - at.as_second()).abs() <= 1,
+                "{at} → {back}"
+            );
+        }
+        assert_eq!(from_millis(millis(now)).unwrap(), now);
+        // What versions before the clamp wrote for `Timestamp::MAX` reads as the latest.
+        let latest = from_millis(253_402_207_200_999).unwrap();
+        assert_eq!(latest.to_string(), "9999-12-30T22:00:00Z");
+        assert!(from_millis(253_402_207_201_000).is_err());
+    }
 }

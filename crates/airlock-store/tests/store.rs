@@ -76,6 +76,7 @@ macro_rules! conformance_suite {
         behaviour!($backend, identity::tokens_are_revoked_by_subject);
         behaviour!($backend, identity::agents_are_created_read_and_updated);
         behaviour!($backend, identity::agent_names_are_unique_per_workspace);
+        behaviour!($backend, identity::user_names_are_unique_per_workspace);
         behaviour!($backend, identity::sessions_are_created_and_read);
         behaviour!($backend, identity::another_workspace_sees_nothing);
         behaviour!($backend, policy::every_policy_version_is_kept);
@@ -165,6 +166,7 @@ macro_rules! conformance_suite {
             $backend,
             rules::live_rules_filter_by_scope_expiry_and_revocation
         );
+        behaviour!($backend, rules::an_expiry_at_the_end_of_time_reads_back);
         behaviour!($backend, audit::audit_chain_is_continuous_and_recomputes);
         behaviour!($backend, audit::audit_chains_are_per_workspace);
         behaviour!(

@@ -11,6 +11,7 @@ use super::{ambiguous, turn};
 use crate::client::{encode, parse, print_json, Client, ClientArgs, Refused};
 use crate::table::{fields, or_dash, relative, truncate, when, Table};
 use crate::Outcome;
+use airlock_policy::visible::{json_pretty_visible, show_hidden, show_hidden_in_block};
 use airlock_protocol::{Approval, ApprovalStatus, DecisionVerdict, Resolution, RuleScope};
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -360,8 +361,8 @@ fn decide(
         };
         println!(
             "remembered: {} for {} is allowed without asking in this {} ({lasting})",
-            approval.tool,
-            approval.standing_target.as_deref().unwrap_or("-"),
+            show_hidden(&approval.tool),
+            show_hidden(approval.standing_target.as_deref().unwrap_or("-")),
             remember["scope"].as_str().unwrap_or("-"),
         );
     }
@@ -373,10 +374,10 @@ fn describe(approval: &Approval) -> String {
     let mut out = fields(&[
         ("approval", approval.id.clone()),
         ("status", approval.status.to_string()),
-        ("summary", approval.preview.summary.clone()),
+        ("summary", show_hidden(&approval.preview.summary)),
         (
             "tool",
-            format!("{} (risk {})", approval.tool, approval.risk),
+            format!("{} (risk {})", show_hidden(&approval.tool), approval.risk),
         ),
         ("agent", approval.agent_id.clone()),
         ("session", or_dash(approval.session_id.as_deref())),
@@ -394,24 +395,24 @@ fn describe(approval: &Approval) -> String {
             "decision reason",
             approval.decision_reason.clone().unwrap_or_default(),
         ),
+        // What a standing rule would bind to, exactly: nothing in it may hide (G2).
         (
             "remember target",
-            approval.standing_target.clone().unwrap_or_default(),
+            show_hidden(approval.standing_target.as_deref().unwrap_or_default()),
         ),
         ("binding digest", approval.binding_digest.clone()),
         ("policy digest", approval.policy_digest.clone()),
     ]);
     if let Some(body) = &approval.preview.body {
         out.push_str("\nbody:\n");
-        for line in body.lines() {
+        for line in show_hidden_in_block(body).lines() {
             out.push_str("  ");
             out.push_str(line);
             out.push('\n');
         }
     }
     out.push_str("\narguments:\n");
-    let arguments = serde_json::to_string_pretty(&approval.preview.arguments)
-        .unwrap_or_else(|_| approval.preview.arguments.to_string());
+    let arguments = json_pretty_visible(&approval.preview.arguments);
     for line in arguments.lines() {
         out.push_str("  ");
         out.push_str(line);

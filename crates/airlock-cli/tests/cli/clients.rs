@@ -326,3 +326,28 @@ fn ambiguous_calls_are_listed_and_reconciled_from_the_command_line() {
     let output = server.client(&["approvals", "ambiguous"]);
     assert_eq!(stdout(&output).trim(), "no ambiguous calls");
 }
+
+/// A right-to-left override or a zero-width space in an argument would make the target a
+/// standing rule binds to read as another (audit C, M5): `approvals show` writes them out.
+#[test]
+fn approvals_show_writes_out_hidden_characters() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("scout");
+    let spoofed = r#"{"to":"bob@evil\u202etset.elpmaxe","body":"x\u200b"}"#;
+    let output = server.client_as(&agent, &["call", "email.send", "--args", spoofed]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let approval = server.pending().remove(0);
+    let output = server.client(&["approvals", "show", &approval]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = stdout(&output);
+    assert!(
+        shown.contains("bob@evil<U+202E>tset.elpmaxe"),
+        "remember target:\n{shown}"
+    );
+    assert!(shown.contains(r#""bob@evil\u202etset.elpmaxe""#), "{shown}");
+    assert!(shown.contains(r#""x\u200b""#), "{shown}");
+    assert!(!shown.contains(['\u{202e}', '\u{200b}']), "{shown}");
+}

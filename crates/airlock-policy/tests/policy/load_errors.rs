@@ -123,6 +123,30 @@ fn bad_durations() {
     check(&text, 5, 12, "bad `deadline`");
 }
 
+/// A duration past 100 years is refused where it is written: a deadline in year 9999 and
+/// beyond made every read of the approval fail (audit C, H2).
+#[test]
+fn durations_longer_than_a_hundred_years() {
+    for (key, value) in [
+        ("deadline", "100000000000d"),
+        ("deadline", "36526d"),
+        ("outcome_timeout", "2932000d"),
+    ] {
+        check(
+            &format!("version = 1\n{key} = \"{value}\"\n"),
+            2,
+            key.len() + 4,
+            "too long: at most 36525d (100 years)",
+        );
+    }
+    let text =
+        format!("{HEAD}[[rules]]\ntool = \"x\"\ndecision = \"ask\"\ndeadline = \"2932000d\"\n");
+    check(&text, 5, 12, "`deadline` `2932000d` is too long");
+    // The bound itself loads.
+    let longest = "version = 1\ndeadline = \"36525d\"\noutcome_timeout = \"36525d\"\n";
+    assert!(Policy::load(longest, &LoadOptions::default()).is_ok());
+}
+
 #[test]
 fn bad_tool_glob() {
     let text = format!("{HEAD}[[rules]]\ntool = \"fs.[\"\ndecision = \"allow\"\n");

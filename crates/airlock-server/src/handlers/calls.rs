@@ -5,7 +5,7 @@
 
 use super::hooks::place::project_of;
 use crate::auth::Auth;
-use crate::body::{JsonBody, PathId, Query};
+use crate::body::{JsonBody, NoBody, PathId, Query};
 use crate::error::ApiError;
 use crate::AppState;
 use airlock_gate::calls::{CallContext, Submission, MAX_WAIT};
@@ -146,12 +146,13 @@ pub async fn get_call(
         (status = 200, description = "The grant, now consumed: execute the call (once, also when `replayed`), with `arguments` instead of the submitted ones when a person edited them", body = Redeemed),
         (status = 403, description = "The call has no grant, or not an agent token", body = Problem),
         (status = 409, description = "grant_spent: consumed before, under another key or none", body = Problem),
-        (status = 422, description = "An Idempotency-Key that is empty, over 255 characters, or not visible ASCII", body = Problem)))]
+        (status = 422, description = "An Idempotency-Key that is empty, over 255 characters, or not visible ASCII; or a body (this endpoint takes none)", body = Problem)))]
 pub async fn redeem(
     State(state): State<AppState>,
     Auth(principal): Auth,
     PathId(id): PathId,
     headers: HeaderMap,
+    _body: NoBody,
 ) -> Result<Json<Redeemed>, ApiError> {
     let key = super::outcomes::idempotency_key(&headers)?;
     let redemption = state.gate.redeem_keyed(&principal, &id, key).await?;

@@ -2,7 +2,7 @@
 
 use super::Items;
 use crate::auth::Auth;
-use crate::body::{JsonBody, PathId};
+use crate::body::{JsonBody, NoBody, PathId};
 use crate::error::ApiError;
 use crate::AppState;
 use airlock_protocol::{NewRule, Problem, StandingRule};
@@ -46,11 +46,13 @@ pub async fn create(
     params(("id" = String, Path, description = "Rule id")),
     responses(
         (status = 200, description = "The revoked rule", body = StandingRule),
-        (status = 404, description = "No live rule with this id here", body = Problem)))]
+        (status = 404, description = "No live rule with this id here", body = Problem),
+        (status = 422, description = "A body was sent: this endpoint takes none (or `{}`)", body = Problem)))]
 pub async fn revoke(
     State(state): State<AppState>,
     Auth(principal): Auth,
     PathId(id): PathId,
+    _body: NoBody,
 ) -> Result<Json<StandingRule>, ApiError> {
     Ok(Json(state.gate.revoke_rule(&principal, &id).await?))
 }

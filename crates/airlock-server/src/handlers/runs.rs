@@ -7,7 +7,7 @@
 //! this one, so the stream also re-reads every second while the run is live.
 
 use crate::auth::Auth;
-use crate::body::{JsonBody, PathId, Query};
+use crate::body::{JsonBody, NoBody, PathId, Query};
 use crate::error::ApiError;
 use crate::handlers::Items;
 use crate::AppState;
@@ -117,11 +117,13 @@ pub async fn get_run(
         (status = 200, description = "The run, cancelled", body = Run),
         (status = 403, description = "Viewers cannot cancel runs", body = Problem),
         (status = 404, description = "No such run here", body = Problem),
-        (status = 409, description = "The run already ended", body = Problem)))]
+        (status = 409, description = "The run already ended", body = Problem),
+        (status = 422, description = "A body was sent: this endpoint takes none (or `{}`)", body = Problem)))]
 pub async fn cancel_run(
     State(state): State<AppState>,
     Auth(principal): Auth,
     PathId(id): PathId,
+    _body: NoBody,
 ) -> Result<Json<Run>, ApiError> {
     Ok(Json(state.runtime.cancel_run(&principal, &id).await?))
 }
@@ -134,11 +136,13 @@ pub async fn cancel_run(
         (status = 200, description = "The run, paused", body = Run),
         (status = 403, description = "Viewers cannot pause runs", body = Problem),
         (status = 404, description = "No such run here", body = Problem),
-        (status = 409, description = "The run is neither running nor awaiting approval", body = Problem)))]
+        (status = 409, description = "The run is neither running nor awaiting approval", body = Problem),
+        (status = 422, description = "A body was sent: this endpoint takes none (or `{}`)", body = Problem)))]
 pub async fn pause_run(
     State(state): State<AppState>,
     Auth(principal): Auth,
     PathId(id): PathId,
+    _body: NoBody,
 ) -> Result<Json<Run>, ApiError> {
     Ok(Json(state.runtime.pause_run(&principal, &id).await?))
 }
@@ -151,11 +155,13 @@ pub async fn pause_run(
         (status = 200, description = "The run, resumed", body = Run),
         (status = 403, description = "Viewers cannot resume runs", body = Problem),
         (status = 404, description = "No such run here", body = Problem),
-        (status = 409, description = "The run is not paused, or the step it was in when paused is still finishing", body = Problem)))]
+        (status = 409, description = "The run is not paused, or the step it was in when paused is still finishing", body = Problem),
+        (status = 422, description = "A body was sent: this endpoint takes none (or `{}`)", body = Problem)))]
 pub async fn resume_run(
     State(state): State<AppState>,
     Auth(principal): Auth,
     PathId(id): PathId,
+    _body: NoBody,
 ) -> Result<Json<Run>, ApiError> {
     Ok(Json(state.runtime.resume_run(&principal, &id).await?))
 }
@@ -168,11 +174,12 @@ pub async fn resume_run(
         (status = 200, description = "The call, cancelled", body = Call),
         (status = 404, description = "No such call here", body = Problem),
         (status = 409, description = "The approval was already decided", body = Problem),
-        (status = 422, description = "The call never waited for a person", body = Problem)))]
+        (status = 422, description = "The call never waited for a person; or a body (this endpoint takes none)", body = Problem)))]
 pub async fn cancel_call(
     State(state): State<AppState>,
     Auth(principal): Auth,
     PathId(id): PathId,
+    _body: NoBody,
 ) -> Result<Json<Call>, ApiError> {
     Ok(Json(
         state
@@ -204,13 +211,15 @@ pub async fn list_outbox(
 
 /// The run's journal as Server-Sent Events from `after` (or `Last-Event-ID`): `id:` the
 /// `seq`, `event:` the kind, `data:` the event as JSON. The stream ends after the run's
-/// last event (`run_completed`, `run_failed`, `run_cancelled`).
+/// last event (`run_completed`, `run_failed`, `run_cancelled`); resumed at or after that
+/// event it ends at once, with no event. An `after` past the run's last `seq` is 422.
 #[utoipa::path(get, path = "/v1/runs/{id}/events", operation_id = "stream_run_events", tag = "runs",
     params(("id" = String, Path, description = "Run id"), AfterQuery,
         ("Last-Event-ID" = Option<u64>, Header, description = "Replay every event after this seq")),
     responses(
         (status = 200, description = "SSE of the run journal", body = RunEvent, content_type = "text/event-stream"),
-        (status = 404, description = "No such run here", body = Problem)))]
+        (status = 404, description = "No such run here", body = Problem),
+        (status = 422, description = "`after` (or `Last-Event-ID`) is past the run's last event", body = Problem)))]
 pub async fn stream_events(
     State(state): State<AppState>,
     Auth(principal): Auth,
@@ -227,6 +236,13 @@ pub async fn stream_events(
             .ok_or_else(|| ApiError::Invalid("Last-Event-ID must be a journal seq".into()))?,
         None => query.after.unwrap_or(0),
     };
+    let run = state.runtime.get_run(&principal, &id).await?;
+    if after > run.last_seq {
+        return Err(ApiError::Invalid(format!(
+            "after {after} is past the run's last event (seq {})",
+            run.last_seq
+        )));
+    }
     let first = state
         .runtime
         .run_events(&principal, &id, after, PAGE)
@@ -274,8 +290,25 @@ impl Tail {
                     .data(data);
                 return Some((Ok(sse), self));
             }
-            if !self.more && !self.wait().await {
-                return None;
+            if !self.more {
+                match self.runtime.get_run(&self.principal, &self.run_id).await {
+                    // INVARIANT: a run's state and `last_seq` are written in the transaction
+                    // that appends its events, so an ended run read here has every event
+                    // it will ever have, and none is past `last_seq`. Resumed at or after
+                    // its last event, the stream has nothing left to send.
+                    Ok(run) if !run.state.is_live() && run.last_seq <= self.after => return None,
+                    Ok(run) if run.last_seq > self.after => {}
+                    Ok(_) => {
+                        if !self.wait().await {
+                            return None;
+                        }
+                        continue;
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "run event stream read failed; closing the stream");
+                        return None;
+                    }
+                }
             }
             match self
                 .runtime

@@ -3,7 +3,7 @@
 
 use super::Items;
 use crate::auth::Auth;
-use crate::body::{JsonBody, PathId};
+use crate::body::{JsonBody, NoBody, PathId};
 use crate::error::ApiError;
 use crate::AppState;
 use airlock_protocol::{NewTask, Problem, Run, Task, TaskPatch};
@@ -72,11 +72,13 @@ pub async fn update(
     params(("id" = String, Path, description = "Task id")),
     responses(
         (status = 202, description = "The run started", body = Run),
-        (status = 409, description = "A run of the task is in progress, or the task is disabled or revoked", body = Problem)))]
+        (status = 409, description = "A run of the task is in progress, or the task is disabled or revoked", body = Problem),
+        (status = 422, description = "A body was sent: this endpoint takes none (or `{}`)", body = Problem)))]
 pub async fn run(
     State(state): State<AppState>,
     Auth(principal): Auth,
     PathId(id): PathId,
+    _body: NoBody,
 ) -> Result<(StatusCode, Json<Run>), ApiError> {
     let run = state.runtime.run_task_now(&principal, &id).await?;
     Ok((StatusCode::ACCEPTED, Json(run)))

@@ -12,6 +12,7 @@ use crate::web::layout::{self, risk_badge, shorten, status_badge, time_left, whe
 use crate::web::session::WebUser;
 use crate::web::{decide, turn};
 use crate::AppState;
+use airlock_policy::visible;
 use airlock_protocol::{Approval, ApprovalStatus, Message};
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -56,7 +57,7 @@ pub async fn page(
             div.card-head {
                 (risk_badge(approval.risk))
                 (status_badge(approval.status))
-                span.tool { (approval.tool) }
+                span.tool { (visible::show_hidden(&approval.tool)) }
                 span.agent { "by " strong { (agent) } }
                 @if pending {
                     span.left data-deadline=(approval.deadline.to_string()) {
@@ -64,7 +65,7 @@ pub async fn page(
                     }
                 }
             }
-            h1.summary { (approval.preview.summary) }
+            h1.summary { (visible::show_hidden(&approval.preview.summary)) }
             (outcome(&approval, &people))
             (layout::votes(&approval, &people))
             @if pending {
@@ -95,7 +96,7 @@ pub async fn page(
                 }
             }
             @if let Some(body) = &approval.preview.body {
-                section { h2 { "Preview" } pre.block { (body) } }
+                section { h2 { "Preview" } pre.block { (visible::show_hidden_in_block(body)) } }
             }
             (changes(arguments))
             section {
@@ -108,7 +109,7 @@ pub async fn page(
                     dt { "Binding digest" } dd { code.digest #binding-digest { (approval.binding_digest) } }
                     dt { "Policy digest" } dd { code.digest { (approval.policy_digest) } }
                     @if let Some(target) = &approval.standing_target {
-                        dt { "Standing-rule target" } dd { code { (target) } }
+                        dt { "Standing-rule target" } dd { code { (visible::show_hidden(target)) } }
                     }
                 }
                 p.hint { "A decision carries the binding digest shown here; if the call is not exactly this one, it is refused." }
@@ -211,6 +212,7 @@ fn context(messages: &[Message]) -> Markup {
     }
 }
 
+/// The exact arguments: invisible and reordering characters as JSON escapes (G2).
 fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    visible::json_pretty_visible(value)
 }

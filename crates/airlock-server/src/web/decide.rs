@@ -21,6 +21,7 @@ use crate::web::session::WebUser;
 use crate::AppState;
 use airlock_gate::decide::{DecisionRequest, ExpiresIn, Remember, Verdict};
 use airlock_gate::GateError;
+use airlock_policy::visible;
 use airlock_protocol::{Approval, ApprovalStatus, RuleScope};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -63,8 +64,8 @@ pub fn edit_form(approval: &Approval, csrf: &str) -> Markup {
     if approval.approvals_required.is_some() {
         return html! {};
     }
-    let asked = serde_json::to_string_pretty(&approval.preview.arguments)
-        .unwrap_or_else(|_| approval.preview.arguments.to_string());
+    // Invisible and reordering characters as JSON escapes: shown, and the same value.
+    let asked = visible::json_pretty_visible(&approval.preview.arguments);
     html! {
         details.edit #edit {
             summary { "Approve with edits…" }
@@ -75,7 +76,7 @@ pub fn edit_form(approval: &Approval, csrf: &str) -> Markup {
                     "The arguments to run (JSON); the policy judges the edit, and the grant binds to exactly it."
                 }
                 textarea #edit-arguments name="arguments" rows="10" spellcheck="false"
-                    data-original=(approval.preview.arguments.to_string()) { (asked) }
+                    data-original=(asked) { (asked) }
                 div #edit-diff .edit-diff aria-live="polite" { "No change yet." }
                 div.decide-row {
                     input.reason type="text" name="reason" maxlength="2000" autocomplete="off"
@@ -106,7 +107,8 @@ pub fn form(approval: &Approval, agent: &str, csrf: &str) -> Markup {
                     summary { "Approve and remember…" }
                     div.remember-row {
                         p {
-                            "Allow " code { (approval.tool) } " on " code { (target) }
+                            "Allow " code { (visible::show_hidden(&approval.tool)) }
+                            " on " code { (visible::show_hidden(target)) }
                             " without asking again:"
                         }
                         label {

@@ -91,7 +91,7 @@ fn row(rule: &StandingRule, user: &WebUser, people: &People, now: Timestamp) -> 
     html! {
         tr class=(if live { "rule-live" } else { "ended" }) {
             td { code { (rule.tool) } }
-            td { code { (rule.target) } }
+            td { code { (airlock_policy::visible::show_hidden(&rule.target)) } }
             td { (scope) }
             td { (people.actor(&rule.created_by)) br; small { (when(rule.created_at)) } }
             td {

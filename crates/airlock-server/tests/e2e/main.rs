@@ -23,6 +23,7 @@ mod calls;
 mod decisions;
 mod durability;
 mod edits;
+mod exact_input;
 mod exactly_once;
 mod hooks;
 mod identity;

@@ -7,6 +7,7 @@ mod llm;
 mod mcp;
 mod pause;
 mod restarts;
+mod resume;
 mod standing;
 mod support;
 mod tasks;

@@ -291,6 +291,48 @@ pub async fn agent_names_are_unique_per_workspace(ctx: Ctx) {
     );
 }
 
+/// A user's name is what a policy's `approvers = ["user:NAME"]` names, so two users of
+/// one workspace never share it (audit C, M10): the second is a conflict and writes
+/// nothing; another workspace may use the name.
+pub async fn user_names_are_unique_per_workspace(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let before = ctx.row_counts().await;
+    // The world's user `usr_a` is named `usr_a-name`.
+    let mut twin = user("usr_twin", Role::Admin);
+    twin.name = "usr_a-name".into();
+    let error = store
+        .create_user(
+            &world.ws,
+            &twin,
+            &token_hash("tok_twin"),
+            &effects("user.created", "usr_twin", t(1)),
+        )
+        .await
+        .unwrap_err();
+    match &error {
+        StoreError::Conflict(message) => assert!(message.contains("user"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(ctx.row_counts().await, before);
+    assert_eq!(
+        store
+            .principal_for_token(&token_hash("tok_twin"))
+            .await
+            .unwrap(),
+        None
+    );
+    store
+        .create_user(
+            &world.other,
+            &twin,
+            &token_hash("tok_twin"),
+            &effects("user.created", "usr_twin", t(1)),
+        )
+        .await
+        .unwrap();
+}
+
 pub async fn sessions_are_created_and_read(ctx: Ctx) {
     let store = ctx.store.as_ref();
     let world = world(store).await;

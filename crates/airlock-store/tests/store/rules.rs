@@ -218,3 +218,39 @@ pub async fn live_rules_filter_by_scope_expiry_and_revocation(ctx: Ctx) {
         .unwrap();
     assert_eq!(live_session, vec![rules[2].clone()]);
 }
+
+/// A rule that lasts to the end of representable time is written and read back, so one
+/// such row never makes every read of the table fail (audit C, H1: `Timestamp::MAX` was
+/// stored as a millisecond that could not be read back, and every call answered 503).
+pub async fn an_expiry_at_the_end_of_time_reads_back(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    let ws = world.ws.as_str();
+    let forever = rule(
+        "rule_far",
+        RuleScope::Agent,
+        &world.agent,
+        t(1),
+        Some(Timestamp::MAX),
+    );
+    let (_, created) = store
+        .create_standing_rule(ws, &forever, &effects("rule.created", "rule_far", t(1)))
+        .await
+        .unwrap();
+    assert!(created);
+    // Clamped to the last whole second the store reads back: earlier, never later.
+    let latest = "9999-12-30T22:00:00Z";
+    let listed = store.list_standing_rules(ws).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].expires_at.unwrap().to_string(), latest);
+    let live = store
+        .live_standing_rules(ws, &[(RuleScope::Agent, world.agent.clone())], t(2))
+        .await
+        .unwrap();
+    assert_eq!(
+        live.iter().map(|rule| rule.id.as_str()).collect::<Vec<_>>(),
+        ["rule_far"]
+    );
+    let ctx = ctx.restart().await;
+    assert_eq!(ctx.store.list_standing_rules(ws).await.unwrap(), listed);
+}

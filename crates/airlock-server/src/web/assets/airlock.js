@@ -195,6 +195,13 @@
     });
   }
 
+  // Invisible and reordering characters (controls, bidi marks and overrides, zero-width
+  // and other default-ignorable ones) written as \uXXXX, as the server writes them.
+  const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]|\ud82f[\udca0-\udca3]|\ud834[\udd73-\udd7a]|[\udb40-\udb43][\udc00-\udfff]/g;
+  const visible = (text) =>
+    text.replace(HIDDEN, (found) =>
+      found.split("").map((unit) => "\\u" + unit.charCodeAt(0).toString(16).padStart(4, "0")).join(""));
+
   // "Approve with edits": the keys the typed arguments change, shown as they are typed.
   function editDiff() {
     const area = document.getElementById("edit-arguments");
@@ -227,7 +234,7 @@
         const line = (sign, value) => {
           const row = document.createElement("div");
           row.className = sign === "-" ? "del" : "add";
-          row.textContent = sign + " " + key + ": " + JSON.stringify(value);
+          row.textContent = sign + " " + visible(key) + ": " + visible(JSON.stringify(value));
           out.appendChild(row);
         };
         if (key in original) line("-", original[key]);
