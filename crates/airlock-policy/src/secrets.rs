@@ -321,7 +321,11 @@ pub fn redact(arguments: &Value) -> Value {
                     None => redact(member),
                 };
                 // A secret key is redacted too; two keys redacted alike stay two members.
-                let mut name = redact_text(key);
+                let mut name = if may_hold_secret(key) {
+                    redact_text(key)
+                } else {
+                    key.clone()
+                };
                 if name != *key {
                     let base = name.clone();
                     let mut copy = 2;
@@ -394,7 +398,11 @@ fn scan_value(value: &Value, path: &mut String, findings: &mut Vec<SecretFinding
             for (key, member) in members {
                 // A key can be secret material too (`{"sk-proj-…": "x"}`): found, and
                 // never shown in a finding's path.
-                let spans = secret_spans(key);
+                let spans = if may_hold_secret(key) {
+                    secret_spans(key)
+                } else {
+                    Vec::new()
+                };
                 let shown = if spans.is_empty() {
                     std::borrow::Cow::Borrowed(key.as_str())
                 } else {
@@ -562,6 +570,17 @@ fn secret_spans(text: &str) -> Vec<Span> {
         spans.extend(unlabelled_aws_secrets(text));
     }
     spans
+}
+
+/// Whether an object key is worth scanning: every pattern's shortest match is 20
+/// characters or holds a character no identifier has (`:`, `/`, `@`, `=`, a blank), so a
+/// short identifier (`command`, `file_path`, every key of an ordinary call) holds none.
+/// Keys are scanned on every evaluation; this keeps that free.
+fn may_hold_secret(key: &str) -> bool {
+    key.len() >= 20
+        || key
+            .bytes()
+            .any(|byte| !(byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.')))
 }
 
 /// Beside an AWS access key id, an AWS secret access key needs no label to be one: every

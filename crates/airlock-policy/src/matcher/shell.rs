@@ -241,18 +241,19 @@ fn restrict_match_from(words: &[Word], prefix: &[String], by_basename: bool) -> 
 /// (`npm.cmd`, `C:\Program Files\Git\bin\bash.exe`).
 fn basename(path: &str) -> &str {
     let name = path.rsplit_once(['/', '\\']).map_or(path, |(_, name)| name);
-    let lower_suffix = |suffix: &str| {
-        name.len() > suffix.len()
-            && name.is_char_boundary(name.len() - suffix.len())
-            && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
-    };
-    match [".exe", ".cmd", ".bat", ".com"]
-        .into_iter()
-        .find(|suffix| lower_suffix(suffix))
-    {
-        Some(suffix) => &name[..name.len() - suffix.len()],
-        None => name,
+    // (Called for every word judged: the suffix is looked at only after a `.` four from the
+    // end.)
+    let bytes = name.as_bytes();
+    if bytes.len() > 4 && bytes[bytes.len() - 4] == b'.' {
+        let (stem, suffix) = name.split_at(name.len() - 4);
+        if [".exe", ".cmd", ".bat", ".com"]
+            .iter()
+            .any(|windows| windows.eq_ignore_ascii_case(suffix))
+        {
+            return stem;
+        }
     }
+    name
 }
 
 fn basename_glob(glob: &GlobMatcher) -> Option<GlobMatcher> {

@@ -38,17 +38,20 @@ pub(super) fn looks_like_powershell(command: &str, windows: bool) -> bool {
     {
         return true;
     }
+    // (Run on every command line: no allocation.)
     command.split(['|', ';', '\n']).any(|part| {
         let first = part
             .split_whitespace()
             .next()
             .unwrap_or("")
             .trim_start_matches('(');
-        let lower = first.to_ascii_lowercase();
-        (windows && POWERSHELL_ONLY.contains(&lower.as_str()))
-            || lower
-                .split_once('-')
-                .is_some_and(|(verb, noun)| VERBS.contains(&verb) && is_noun(noun))
+        (windows
+            && POWERSHELL_ONLY
+                .iter()
+                .any(|alias| alias.eq_ignore_ascii_case(first)))
+            || first.split_once('-').is_some_and(|(verb, noun)| {
+                is_noun(noun) && VERBS.iter().any(|known| known.eq_ignore_ascii_case(verb))
+            })
     })
 }
 
