@@ -19,6 +19,7 @@ use axum::Json;
     responses(
         (status = 201, description = "The user and its token, shown once", body = UserCreated),
         (status = 403, description = "Not an owner or admin", body = Problem),
+        (status = 409, description = "A user of that name exists", body = Problem),
         (status = 422, description = "Bad name or role", body = Problem)))]
 pub async fn create_user(
     State(state): State<AppState>,
