@@ -350,10 +350,9 @@ fn listed_places(rest: &[Token]) -> Input {
 
 fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -> Vec<Word> {
     // `$x = …`, `$env:X = …`, `key = …` in a hashtable: what is assigned is what runs.
-    if let Some(at) = rest.first().filter(|token| {
+    if rest.first().is_some_and(|token| {
         !token.quoted && matches!(token.text.as_str(), "=" | "+=" | "-=" | "*=" | "/=")
     }) {
-        let _ = at;
         let name = first.text.to_ascii_lowercase();
         let assigned = &rest[1..];
         if let [value] = assigned {
