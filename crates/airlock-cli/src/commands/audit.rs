@@ -28,6 +28,11 @@ enum AuditCommand {
         /// Verify this NDJSON export offline instead of asking the server.
         #[arg(long, value_name = "EXPORT.ndjson")]
         file: Option<PathBuf>,
+        /// With --file: the head the export must reach, as `SEQ:HASH` (the `head` that
+        /// `airlock audit verify` prints online). Without it, records cut from the end of
+        /// an export cannot be told from an export taken earlier.
+        #[arg(long, value_name = "SEQ:HASH", requires = "file", value_parser = parse_head)]
+        head: Option<Head>,
     },
     /// Export the audit log as NDJSON, one record a line.
     Export {
@@ -51,18 +56,37 @@ struct Report {
     problem: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 struct Head {
     seq: u64,
     hash: String,
 }
 
+/// `SEQ:HASH`, as printed by `airlock audit verify` (`head seq N hash H`).
+fn parse_head(text: &str) -> Result<Head, String> {
+    let (seq, hash) = text
+        .split_once(':')
+        .ok_or("expected SEQ:HASH, e.g. 42:9f86d0…")?;
+    let seq = seq
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|seq| *seq > 0)
+        .ok_or_else(|| format!("{seq:?} is not a record seq (1 or more)"))?;
+    let hash = hash.trim().to_ascii_lowercase();
+    if hash.len() != 64 || !hash.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+        return Err(format!("{hash:?} is not a record hash (64 hex digits)"));
+    }
+    Ok(Head { seq, hash })
+}
+
 pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
     match args.command {
-        AuditCommand::Verify { file } => {
-            let value = match file {
-                Some(file) => verify_file(&file)?,
-                None => Client::new(&args.client).get("/v1/audit/verify")?,
+        AuditCommand::Verify { file, head } => {
+            let value = match (file, head) {
+                (Some(file), Some(head)) => reaches_head(&file, verify_file(&file)?, &head)?,
+                (Some(file), None) => verify_file(&file)?,
+                (None, _) => Client::new(&args.client).get("/v1/audit/verify")?,
             };
             let report: Report = parse(&value, "a verification report")?;
             if args.client.json {
@@ -86,6 +110,69 @@ fn verify_file(file: &Path) -> anyhow::Result<Value> {
     let reader = std::fs::File::open(file).with_context(cannot_read)?;
     let report = airlock_gate::audit::verify_export_from(reader).with_context(cannot_read)?;
     Ok(serde_json::to_value(report)?)
+}
+
+/// A verified export must also hold the record `head` names, with that hash: an export cut
+/// at a line boundary verifies as a chain of its own, and only an anchor from outside the
+/// file (the head the server reported) shows that records are missing from its end.
+fn reaches_head(file: &Path, mut value: Value, head: &Head) -> anyhow::Result<Value> {
+    let report: Report = parse(&value, "a verification report")?;
+    if !report.ok {
+        return Ok(value);
+    }
+    let problem = match report.head.as_ref() {
+        Some(last) if last.seq >= head.seq => match hash_at(file, head.seq)? {
+            Some(hash) if hash.eq_ignore_ascii_case(&head.hash) => return Ok(value),
+            Some(hash) => format!(
+                "record {} has hash {hash}, not the expected head {}: the export is not \
+                 of the chain that head belongs to",
+                head.seq, head.hash
+            ),
+            None => format!("record {} is not in the export", head.seq),
+        },
+        Some(last) => format!(
+            "the export ends at seq {} but the head is seq {}: records {}..={} are missing \
+             from its end",
+            last.seq,
+            head.seq,
+            last.seq + 1,
+            head.seq
+        ),
+        None => format!(
+            "the export holds no records but the head is seq {}",
+            head.seq
+        ),
+    };
+    if let Some(object) = value.as_object_mut() {
+        object.insert("ok".to_owned(), Value::Bool(false));
+        object.insert("problem".to_owned(), Value::String(problem));
+    }
+    Ok(value)
+}
+
+/// The `hash` of the record `seq` in a verified export (whose lines are in seq order).
+fn hash_at(file: &Path, seq: u64) -> anyhow::Result<Option<String>> {
+    use std::io::BufRead;
+    #[derive(Deserialize)]
+    struct Link {
+        seq: u64,
+        hash: String,
+    }
+    let reader =
+        std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+    for line in std::io::BufReader::new(reader).lines() {
+        let line = line.with_context(|| format!("cannot read {}", file.display()))?;
+        let Ok(link) = serde_json::from_str::<Link>(&line) else {
+            continue;
+        };
+        if link.seq == seq {
+            return Ok(Some(link.hash));
+        }
+        if link.seq > seq {
+            break;
+        }
+    }
+    Ok(None)
 }
 
 fn print_report(report: &Report) {

@@ -180,6 +180,60 @@ fn the_approval_loop_from_the_command_line() {
         stdout(&output)
     );
     let text = std::fs::read_to_string(&export).unwrap();
+
+    // Against the head the server reported, an export verifies; the same export with its
+    // last record cut off at a line boundary (a chain of its own) does not.
+    let head = format!(
+        "{}:{}",
+        report["head"]["seq"],
+        report["head"]["hash"].as_str().unwrap()
+    );
+    let against = |file: &std::path::Path, head: &str| {
+        crate::support::command(work.path())
+            .args([
+                "audit",
+                "verify",
+                "--file",
+                file.to_str().unwrap(),
+                "--head",
+                head,
+            ])
+            .output()
+            .unwrap()
+    };
+    let output = against(&export, &head);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let cut = work.path().join("cut.ndjson");
+    std::fs::write(&cut, &text[..text.trim_end().rfind('\n').unwrap() + 1]).unwrap();
+    assert_eq!(
+        offline(&cut).status.code(),
+        Some(0),
+        "a cut export is a chain of its own"
+    );
+    let output = against(&cut, &head);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("missing from its end"),
+        "{}",
+        stdout(&output)
+    );
+    // A head of another chain (right seq, wrong hash) fails; a malformed head is usage.
+    let other = format!("{}:{}", report["head"]["seq"], "0".repeat(64));
+    let output = against(&export, &other);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("not the expected head"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(against(&export, "12").status.code(), Some(2));
+
     let torn = &text[..text.trim_end().rfind('\n').unwrap() + 40];
     std::fs::write(&export, torn).unwrap();
     let output = offline(&export);
