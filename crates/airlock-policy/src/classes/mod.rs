@@ -146,6 +146,11 @@ impl ClassSet {
         self.0 & !other.0 == 0
     }
 
+    /// The classes in both.
+    pub fn intersection(self, other: ClassSet) -> ClassSet {
+        ClassSet(self.0 & other.0)
+    }
+
     pub fn intersects(self, other: ClassSet) -> bool {
         self.0 & other.0 != 0
     }

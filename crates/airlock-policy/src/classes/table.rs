@@ -50,6 +50,7 @@ impl OperandMode {
 struct Data {
     classes: BTreeMap<String, ClassData>,
     options: BTreeMap<String, Vec<String>>,
+    dry_run: BTreeMap<String, String>,
     clustered: ClusteredData,
     operands: BTreeMap<String, Vec<String>>,
     files: FilesData,
@@ -155,6 +156,8 @@ struct OptionEntry {
 pub struct ClassTable {
     commands: HashMap<String, Entries>,
     options: HashMap<String, Vec<OptionEntry>>,
+    /// Options that make a command change nothing, with the class it is then.
+    dry_runs: HashMap<String, Vec<OptionEntry>>,
     clustered: HashSet<String>,
     operands: HashMap<String, Vec<(Vec<String>, OperandMode)>>,
     pub(crate) credentials: PathList,
@@ -179,6 +182,7 @@ impl ClassTable {
         let mut table = ClassTable {
             commands: HashMap::new(),
             options: HashMap::new(),
+            dry_runs: HashMap::new(),
             clustered: data
                 .clustered
                 .commands
@@ -204,37 +208,12 @@ impl ClassTable {
             }
         }
         for (pattern, classes) in &data.options {
-            let words: Vec<&str> = pattern.split_whitespace().collect();
-            let Some((name, rest)) = words.split_first() else {
-                return Err("empty option entry".into());
-            };
-            let split = rest
-                .iter()
-                .position(|word| word.starts_with('-'))
-                .ok_or_else(|| format!("option entry `{pattern}` names no option"))?;
-            let mut set = ClassSet::EMPTY;
-            for class in classes {
-                set.insert(
-                    Class::from_name(class).ok_or_else(|| format!("unknown class `{class}`"))?,
-                );
-            }
-            let subcommand: Vec<String> = rest[..split].iter().map(|w| w.to_string()).collect();
-            let key = if subcommand.is_empty() {
-                (*name).to_string()
-            } else {
-                format!("{name} {}", subcommand.join(" "))
-            };
-            let clustered = table.clustered.contains(&key) || table.clustered.contains(*name);
-            table
-                .options
-                .entry((*name).to_string())
-                .or_default()
-                .push(OptionEntry {
-                    subcommand,
-                    option: rest[split..].iter().map(|w| w.to_string()).collect(),
-                    classes: set,
-                    clustered,
-                });
+            let (name, entry) = table.option_entry(pattern, classes)?;
+            table.options.entry(name).or_default().push(entry);
+        }
+        for (pattern, class) in &data.dry_run {
+            let (name, entry) = table.option_entry(pattern, std::slice::from_ref(class))?;
+            table.dry_runs.entry(name).or_default().push(entry);
         }
         for (mode, commands) in &data.operands {
             let mode = OperandMode::from_name(mode)
@@ -252,6 +231,41 @@ impl ClassTable {
             }
         }
         Ok(table)
+    }
+
+    /// An entry of `[options]` or `[dry_run]`: `name subcommand… -option [value]` and
+    /// the classes it names.
+    fn option_entry(
+        &self,
+        pattern: &str,
+        classes: &[String],
+    ) -> Result<(String, OptionEntry), String> {
+        let words: Vec<&str> = pattern.split_whitespace().collect();
+        let Some((name, rest)) = words.split_first() else {
+            return Err("empty option entry".into());
+        };
+        let split = rest
+            .iter()
+            .position(|word| word.starts_with('-'))
+            .ok_or_else(|| format!("option entry `{pattern}` names no option"))?;
+        let mut set = ClassSet::EMPTY;
+        for class in classes {
+            set.insert(Class::from_name(class).ok_or_else(|| format!("unknown class `{class}`"))?);
+        }
+        let subcommand: Vec<String> = rest[..split].iter().map(|w| w.to_string()).collect();
+        let key = if subcommand.is_empty() {
+            (*name).to_string()
+        } else {
+            format!("{name} {}", subcommand.join(" "))
+        };
+        let clustered = self.clustered.contains(&key) || self.clustered.contains(*name);
+        let entry = OptionEntry {
+            subcommand,
+            option: rest[split..].iter().map(|w| w.to_string()).collect(),
+            classes: set,
+            clustered,
+        };
+        Ok(((*name).to_string(), entry))
     }
 
     /// Adds a command pattern (`jq`, `my-tool check`) to a class.
@@ -321,6 +335,16 @@ impl ClassTable {
             }
         }
         classes
+    }
+
+    /// The class `name arguments` is when one of its options makes it a dry run (`git push
+    /// --dry-run`, `rsync -n`): what it still does, with nothing changed.
+    pub fn dry_run(&self, name: &str, arguments: &[&str]) -> Option<ClassSet> {
+        let entries = self.dry_runs.get(name)?;
+        entries.iter().find_map(|entry| {
+            let used = match_subcommand(name, &entry.subcommand, arguments)?;
+            has_option(&arguments[used..], &entry.option, entry.clustered).then_some(entry.classes)
+        })
     }
 
     /// How the operands of `name arguments` name files; the longest entry wins.

@@ -355,6 +355,15 @@ fn strip_one_wrapper(words: &[Word]) -> Option<&[Word]> {
     let program = basename(&first.text);
     let &(_, options_with_value, operands) =
         WRAPPERS.iter().find(|(name, _, _)| *name == program)?;
+    // `command -v NAME` and `command -V NAME` only say what NAME is; they run nothing.
+    if program == "command"
+        && rest
+            .iter()
+            .take_while(|word| word.text.starts_with('-') && word.text != "--")
+            .any(|word| word.text.contains(['v', 'V']))
+    {
+        return None;
+    }
     let mut rest = rest;
     while let Some((option, after)) = rest.split_first() {
         if option.text == "--" {

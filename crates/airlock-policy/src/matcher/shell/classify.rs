@@ -370,10 +370,25 @@ impl Judge<'_> {
             });
             return None;
         }
+        let before = facts.classes;
+        let options = self.table.option_classes(name, &texts);
         facts.classes.extend(classes);
-        facts
-            .classes
-            .extend(self.table.option_classes(name, &texts));
+        facts.classes.extend(options);
+        // A dry run (`git push --dry-run`, `git clean -n`) is what it still does. An
+        // option that runs other code or needs more power keeps its class.
+        let dry = self.table.dry_run(name, &texts);
+        let mark = facts.files.len();
+        if let Some(dry) = dry {
+            facts.classes = before;
+            facts.classes.extend(dry);
+            facts.classes.extend(options.intersection(ClassSet::of(&[
+                Class::Unknown,
+                Class::Privilege,
+                Class::CredentialAccess,
+                Class::CredentialSearch,
+                Class::UnsafeAgent,
+            ])));
+        }
         let reach = programs::reach(name, arguments);
         if reach.runs {
             facts.classes.insert(Class::Unknown);
@@ -587,6 +602,19 @@ impl Judge<'_> {
                     Some(word) if word.dynamic || word.text == "-" || holds_temp(word) => None,
                     Some(word) => self.context.resolve_from(&word.text, cwd.as_deref()),
                 });
+            }
+        }
+        if dry.is_some() {
+            // What a dry run names it only reads; a copy to a host only talks to it.
+            for file in &mut facts.files[mark..] {
+                if file.role == Role::Change {
+                    file.role = Role::Read;
+                }
+            }
+            for class in [Class::Write, Class::Delete, Class::Network, Class::Discard] {
+                if !before.contains(class) {
+                    facts.classes = remove(facts.classes, class);
+                }
             }
         }
         let reads_no_files =

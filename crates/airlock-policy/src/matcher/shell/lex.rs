@@ -136,6 +136,9 @@ struct WordBuilder {
     /// It holds a variable set from `mktemp`: were `mktemp` to fail, the variable would be
     /// empty, so a glob after it (`"$dir"/*`) could stand for anything.
     temp: bool,
+    /// It began with `$(which NAME)` or `$(command -v NAME)`: where the word is the
+    /// command and nothing else was added to it, it runs NAME as the shell would find it.
+    looked_up: Option<String>,
 }
 
 impl WordBuilder {
@@ -228,6 +231,20 @@ impl WordBuilder {
                         !name.is_empty()
                             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                     }))
+    }
+
+    /// The program `$(which NAME)` names, when this word is exactly that substitution and
+    /// stands where `segment` takes its command (after any assignments): the shell runs
+    /// the NAME found on the PATH, as it would for `NAME` written out. Elsewhere (`rm
+    /// "$(which tool)"`) the word is a path only known at run time, and stays dynamic.
+    fn program_looked_up(&self, segment: &Segment) -> Option<String> {
+        let program = self.looked_up.as_ref()?;
+        let whole = self.text == "$(…)" && !self.glob && !self.temp;
+        let command_position = segment
+            .words
+            .iter()
+            .all(|word| !word.dynamic && super::is_assignment(&word.text));
+        (whole && command_position).then(|| program.clone())
     }
 
     fn finish(mut self) -> Word {
@@ -473,7 +490,10 @@ impl Lexer {
                     if before_redirection && word.is_file_descriptor() {
                         self.redirection(&mut segment)?;
                     } else if word.started {
-                        segment.words.push(word.finish());
+                        segment.words.push(match word.program_looked_up(&segment) {
+                            Some(program) => Word::literal(&program),
+                            None => word.finish(),
+                        });
                     }
                 }
             }

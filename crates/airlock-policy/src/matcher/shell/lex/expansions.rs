@@ -19,7 +19,14 @@ impl Lexer {
             }
             Some('(') => {
                 self.position += 2;
+                let start = self.position;
                 self.nested(|lexer| lexer.sequence(true))?;
+                if word.text.is_empty() && !word.dynamic {
+                    let inside: String = self.chars[start..self.position.saturating_sub(1)]
+                        .iter()
+                        .collect();
+                    word.looked_up = program_lookup(&inside);
+                }
                 word.push_expansion("$(…)");
             }
             Some('{') => {
@@ -184,4 +191,19 @@ impl Lexer {
         word.push_expansion("`…`");
         Ok(())
     }
+}
+
+/// NAME, when `inside` is `which NAME` or `command -v NAME` (a plain program name, no
+/// options, nothing else): the program the substitution prints the path of.
+fn program_lookup(inside: &str) -> Option<String> {
+    let words: Vec<&str> = inside.split_ascii_whitespace().collect();
+    let name = match words.as_slice() {
+        ["which", name] | ["command", "-v", name] => *name,
+        _ => return None,
+    };
+    let plain = !name.starts_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
+    (plain && !name.is_empty()).then(|| name.to_owned())
 }
