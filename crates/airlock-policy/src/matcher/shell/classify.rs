@@ -336,7 +336,12 @@ impl Judge<'_> {
             self.output_options(arguments, cwd.as_deref(), facts);
             return None;
         }
-        let name = basename(&first.text);
+        // Podman and nerdctl take Docker's commands and options, and are judged as it.
+        let name = match basename(&first.text) {
+            "podman" | "nerdctl" => "docker",
+            "podman-compose" => "docker-compose",
+            name => name,
+        };
         // On Windows the same line may reach `cmd`, where `type FILE` prints the file: it
         // is judged as the read it may be.
         if self.context.on_windows() && name.eq_ignore_ascii_case("type") {

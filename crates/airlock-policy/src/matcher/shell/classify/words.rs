@@ -141,6 +141,9 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
         if before_subcommand && word.text == "-c" {
             let value = arguments.get(index + 1).map_or("", |w| w.text.as_str());
             let key = value.split('=').next().unwrap_or("").to_ascii_lowercase();
+            // A setting that only shapes output or bookkeeping; or one whose value git
+            // runs as a command (`core.pager=cat`), which `kept_code` judges as the
+            // command line it is.
             let harmless = [
                 "user.",
                 "color.",
@@ -148,11 +151,30 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
                 "init.",
                 "safe.directory",
                 "core.quotepath",
+                "core.abbrev",
+                "core.autocrlf",
                 "log.",
                 "diff.color",
+                "diff.noprefix",
+                "diff.renames",
+                "diff.algorithm",
+                "format.",
+                "status.",
+                "column.",
+                "pull.",
+                "merge.ff",
+                "rebase.autosquash",
+                "rebase.autostash",
+                "commit.gpgsign",
+                "tag.gpgsign",
+                "tag.sort",
+                "branch.sort",
+                "versionsort.",
+                "gc.auto",
             ]
             .iter()
-            .any(|prefix| key.starts_with(prefix));
+            .any(|prefix| key.starts_with(prefix))
+                || git_key_runs(&key);
             if !harmless {
                 facts.classes.insert(Class::Unknown);
             }
