@@ -57,7 +57,8 @@ pub struct CallContext {
     pub native_tool: Option<String>,
     /// The absolute working folder.
     pub cwd: Option<String>,
-    /// The root of the git work tree holding `cwd`, else `cwd` (`{project}`).
+    /// The root of the git work tree holding `cwd`, else `cwd` (`{project}`); never the
+    /// home folder or `/`.
     pub project: Option<String>,
     /// The user's home folder (`{home}`, `~`); used to evaluate, not stored.
     pub home: Option<String>,
@@ -72,11 +73,23 @@ impl CallContext {
         let cwd = absolute(self.cwd);
         let project = absolute(self.project)
             .filter(|project| cwd.as_deref().is_some_and(|cwd| folder_holds(project, cwd)));
+        let home = absolute(self.home).filter(|home| home != "/");
+        // The home folder (or `/`) is never a project: an agent started there would have
+        // all of it for its work area, `mv Documents /tmp/x` and every dotfile included.
+        // Such a call has no project, and what it changes is judged by where it lies.
+        let whole = |project: &String| {
+            project == "/"
+                || home
+                    .as_deref()
+                    .is_some_and(|home| folder_holds(project, home) && folder_holds(home, project))
+        };
         CallContext {
             native_tool: self.native_tool.filter(|name| !name.is_empty()),
-            project: project.or_else(|| cwd.clone()),
+            project: project
+                .or_else(|| cwd.clone())
+                .filter(|project| !whole(project)),
             cwd,
-            home: absolute(self.home).filter(|home| home != "/"),
+            home,
         }
     }
 }
@@ -690,5 +703,25 @@ mod tests {
             Some("/home/dev/app")
         );
         assert_eq!(checked("/", Some("/")).cwd.as_deref(), Some("/"));
+    }
+
+    #[test]
+    fn the_home_folder_and_the_root_are_never_a_project() {
+        // Started in the home folder (in any spelling): a cwd, no project.
+        for cwd in ["C:\\Users\\Me", "c:/users/me/", "C:\\Users\\Me\\"] {
+            let context = checked(cwd, None);
+            assert!(context.cwd.is_some(), "{cwd}");
+            assert_eq!(context.project, None, "{cwd}");
+        }
+        assert_eq!(
+            checked("C:\\Users\\Me", Some("C:\\Users\\Me")).project,
+            None
+        );
+        assert_eq!(checked("/", None).project, None);
+        // A folder below the home is a project as before.
+        assert_eq!(
+            checked("C:\\Users\\Me\\app", None).project.as_deref(),
+            Some("C:\\Users\\Me\\app")
+        );
     }
 }

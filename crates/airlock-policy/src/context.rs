@@ -46,12 +46,28 @@ impl Context {
         let absolute =
             |value: Option<&str>| value.filter(|value| is_absolute(value)).and_then(normalize);
         let cwd = absolute(cwd);
-        // The project holds the working directory; without one it is the directory itself.
-        let project = absolute(project).or_else(|| cwd.clone());
         let home = absolute(home);
-        let windows = [&cwd, &project, &home]
+        let windows = [&cwd, &absolute(project), &home]
             .into_iter()
             .any(|folder| folder.as_deref().is_some_and(is_windows));
+        // The project holds the working directory; without one it is the directory itself.
+        // The home folder and `/` are never a project: an agent started there would have
+        // all of it for its work area (`mv Documents /tmp/x`, every dotfile). Such a call
+        // has no project, and what it changes is judged by where it lies.
+        let same = |a: &str, b: &str| {
+            let (a, b) = (a.trim_end_matches('/'), b.trim_end_matches('/'));
+            if windows {
+                a.eq_ignore_ascii_case(b)
+            } else {
+                a == b
+            }
+        };
+        let project = absolute(project).or_else(|| cwd.clone()).filter(|project| {
+            let drive_root = windows && project.len() == 3 && project.ends_with(':');
+            !same(project, "")
+                && !drive_root
+                && !home.as_deref().is_some_and(|home| same(project, home))
+        });
         Context {
             cwd,
             project,
