@@ -196,7 +196,14 @@ impl Judge<'_> {
             };
         }
         if let Some(glob) = &word.glob {
-            let _ = glob;
+            // `cat .env*`, `rg KEY config/*.key`: a read of the credential file it may
+            // stand for.
+            if let Some(credential) = (role == Role::Read)
+                .then(|| words::credential_glob(&word.text, glob))
+                .flatten()
+            {
+                return self.path(&credential, false, cwd, role);
+            }
             return self.glob_file(&word.text, cwd, role);
         }
         self.path(&word.text, false, cwd, role)
