@@ -92,16 +92,31 @@ pub fn folder_holds(folder: &str, path: &str) -> bool {
 /// - an empty path or one holding a NUL byte is `None` (no system call accepts it, so
 ///   nothing sensible can be said about it).
 pub fn normalize(path: &str) -> Option<String> {
+    let normal = normalize_lexically(path)?;
+    // On macOS `/tmp`, `/var` and `/etc` are links into `/private`, and tools print the
+    // real path (`/private/tmp/claude-501/…`): both spellings are one place.
+    for linked in ["/private/tmp", "/private/var", "/private/etc"] {
+        if let Some(rest) = normal.strip_prefix(linked) {
+            if rest.is_empty() || rest.starts_with('/') {
+                return Some(normal["/private".len()..].to_owned());
+            }
+        }
+    }
+    Some(normal)
+}
+
+/// [`normalize`] but for the folders macOS links into `/private`.
+fn normalize_lexically(path: &str) -> Option<String> {
     if path.is_empty() || path.contains('\0') {
         return None;
     }
     if let Some(posix) = windows_path(path) {
-        return normalize(&posix);
+        return normalize_lexically(&posix);
     }
     if is_windows(path) {
         // The drive is the top: `E:\..\x` is `E:\x`, as Windows reads it.
         let (drive, rest) = path.split_at(3);
-        return Some(match normalize(&format!("/{rest}"))?.as_str() {
+        return Some(match normalize_lexically(&format!("/{rest}"))?.as_str() {
             "/" => drive.to_owned(),
             rest => format!("{drive}{rest}"),
         });
