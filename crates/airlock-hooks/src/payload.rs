@@ -341,12 +341,21 @@ fn mcp_context(value: &Value) -> Option<McpContext> {
 
 /// The user's home folder, as far as the agent's payload shows it: each agent keeps its
 /// transcripts under a dot-folder of the home (`~/.claude/projects/…`, `~/.codex/sessions/…`,
-/// `~/.gemini/tmp/…`).
+/// `~/.gemini/tmp/…`; on Windows `C:\\Users\\me\\.codex\\sessions\\…`).
 pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
-    for marker in ["/.claude/", "/.codex/", "/.gemini/"] {
-        if let Some(at) = transcript_path.find(marker) {
+    for marker in [".claude", ".codex", ".gemini"] {
+        let mut from = 0;
+        while let Some(at) = transcript_path[from..].find(marker).map(|at| at + from) {
+            from = at + marker.len();
             let home = &transcript_path[..at];
-            if home.starts_with('/') && home.len() > 1 {
+            let separated = |text: Option<char>| matches!(text, Some('/' | '\\'));
+            if !separated(home.chars().last()) || !separated(transcript_path[from..].chars().next())
+            {
+                continue;
+            }
+            let home = &home[..home.len() - 1];
+            let posix = home.starts_with('/') && home.len() > 1;
+            if posix || is_drive_folder(home) {
                 return Some(home.to_owned());
             }
         }
@@ -354,20 +363,38 @@ pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
     None
 }
 
+/// `C:\\Users\\me` or `c:/users/me`: a folder below a Windows drive's root.
+fn is_drive_folder(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.len() > 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'/' | b'\\')
+}
+
 /// The folder Claude Code was started in, when the transcript path names it and it holds
 /// `cwd`: Claude Code keeps a session's transcript under `~/.claude/projects/<folder>/`,
-/// the folder's path with `/` and `.` written as `-`. The encoding loses characters, so the
-/// name is only matched against `cwd` and its ancestors, never decoded on its own.
+/// the folder's path with every character but ASCII letters and digits written as `-`
+/// (`C:\\Users\\me\\app` as `c--Users-me-app`; a Windows drive in either case). The encoding
+/// loses characters, so the name is only matched against `cwd` and its ancestors, never
+/// decoded on its own.
 pub fn launch_folder(transcript_path: &str, cwd: &str) -> Option<String> {
-    let (_, rest) = transcript_path.split_once("/.claude/projects/")?;
-    let (name, _) = rest.split_once('/')?;
-    // The characters written as `-` are ASCII, so the encoding keeps every byte in place
-    // and two texts encode alike exactly when their bytes do, byte by byte.
+    let rest = ["/.claude/projects/", "\\.claude\\projects\\"]
+        .iter()
+        .find_map(|marker| transcript_path.split_once(marker).map(|(_, rest)| rest))?;
+    let (name, _) = rest.split_once(['/', '\\'])?;
+    let windows = is_drive_folder(cwd) || cwd.len() == 3 && is_drive_folder(&format!("{cwd}x"));
+    // Characters written as `-` are ASCII ones, so a folder and its name line up byte by
+    // byte (a folder with other characters never matches: nothing is guessed).
     let encode = |byte: u8| {
-        if matches!(byte, b'/' | b'.' | b'_' | b' ') {
-            b'-'
+        if byte.is_ascii_alphanumeric() || !byte.is_ascii() {
+            if windows {
+                byte.to_ascii_lowercase()
+            } else {
+                byte
+            }
         } else {
-            byte
+            b'-'
         }
     };
     let encodes_as_name = |folder: &str| {
@@ -377,10 +404,19 @@ pub fn launch_folder(transcript_path: &str, cwd: &str) -> Option<String> {
                 .zip(name.bytes())
                 .all(|(a, b)| encode(a) == encode(b))
     };
-    std::path::Path::new(cwd)
-        .ancestors()
-        .filter_map(|folder| folder.to_str())
-        .filter(|folder| folder.len() > 1)
+    // `cwd` and its ancestors, as prefixes of `cwd` ending before a separator.
+    let trimmed = cwd.trim_end_matches(['/', '\\']);
+    let mut folders = vec![trimmed];
+    folders.extend(
+        trimmed
+            .char_indices()
+            .filter(|(_, c)| matches!(c, '/' | '\\'))
+            .map(|(at, _)| &trimmed[..at])
+            .rev(),
+    );
+    folders
+        .into_iter()
+        .filter(|folder| folder.len() > 1 && !(windows && folder.len() <= 2))
         .find(|folder| encodes_as_name(folder))
         .map(str::to_owned)
 }
@@ -589,6 +625,45 @@ mod tests {
             launch_folder("/home/c/.claude/projects/-/s.jsonl", "/etc"),
             None
         );
+        // Windows: backslashes, the drive's colon as a dash, the drive letter in any case.
+        let windows = r"C:\Users\y\.claude\projects\c--Users-y-Coding-polydot\s.jsonl";
+        assert_eq!(
+            launch_folder(windows, r"C:\Users\y\Coding\polydot\contracts").as_deref(),
+            Some(r"C:\Users\y\Coding\polydot")
+        );
+        assert_eq!(
+            launch_folder(windows, r"C:\Users\y\Coding\polydot").as_deref(),
+            Some(r"C:\Users\y\Coding\polydot")
+        );
+        assert_eq!(launch_folder(windows, r"C:\Users\y\Coding\other"), None);
+        // On a POSIX path the case still counts.
+        assert_eq!(
+            launch_folder(
+                "/home/c/.claude/projects/-home-c-App/s.jsonl",
+                "/home/c/app"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn the_home_shows_in_posix_and_windows_transcript_paths() {
+        assert_eq!(
+            home_from_transcript(r"C:\Users\Y\.codex\sessions\2026\04\r.jsonl").as_deref(),
+            Some(r"C:\Users\Y")
+        );
+        assert_eq!(
+            home_from_transcript("c:/Users/y/.claude/projects/x/s.jsonl").as_deref(),
+            Some("c:/Users/y")
+        );
+        assert_eq!(
+            home_from_transcript("/home/a/.gemini/tmp/h/chats/s.json").as_deref(),
+            Some("/home/a")
+        );
+        // The marker must be a whole folder name, under a folder.
+        assert_eq!(home_from_transcript("/home/a/x.claude/s.jsonl"), None);
+        assert_eq!(home_from_transcript(r"C:\.codex\s.jsonl"), None);
+        assert_eq!(home_from_transcript(".claude/projects/s.jsonl"), None);
     }
 
     #[test]
