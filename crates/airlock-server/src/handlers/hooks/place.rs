@@ -223,6 +223,26 @@ mod tests {
     }
 
     #[test]
+    fn a_windows_transcript_path_gives_the_home_and_the_launch_folder() {
+        let place = Place::of(
+            &call(
+                Some(r"C:\Users\yy\Coding\polydot\contracts"),
+                Some(r"C:\Users\yy\.claude\projects\c--Users-yy-Coding-polydot\s.jsonl"),
+            ),
+            &HeaderMap::new(),
+        );
+        assert_eq!(place.home.as_deref(), Some(r"C:\Users\yy"));
+        assert_eq!(
+            place.project.as_deref(),
+            Some(r"C:\Users\yy\Coding\polydot")
+        );
+        assert_eq!(
+            place.cwd.as_deref(),
+            Some(r"C:\Users\yy\Coding\polydot\contracts")
+        );
+    }
+
+    #[test]
     fn no_absolute_cwd_means_no_place() {
         for cwd in [None, Some("relative/dir"), Some("~/shop"), Some("")] {
             let place = Place::of(
