@@ -11,7 +11,7 @@
 //! | `fs.edit` | `path` or `paths`, `old?`, `new?`, `patch?` | Edit, MultiEdit, NotebookEdit | apply_patch | replace |
 //! | `http.fetch` | `url` | WebFetch, Monitor (its `ws.url`) | – | web_fetch (the URLs in its prompt) |
 //! | `web.search` | `query` | WebSearch | web_search | google_web_search |
-//! | `agent.internal` | as given | [`CLAUDE_CODE_INTERNAL`] | update_plan | [`GEMINI_INTERNAL`] |
+//! | `agent.internal` | as given | [`CLAUDE_CODE_INTERNAL`] | update_plan, write_stdin with empty `chars` (a poll) | [`GEMINI_INTERNAL`] |
 //!
 //! Claude Code's `PreSkillShellCommand` names its shell tool (`Bash` or `PowerShell`) and
 //! the command in `tool_input.command`, so it translates as that tool's call does.
@@ -290,6 +290,13 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
         (Agent::ClaudeCode, name) if CLAUDE_CODE_INTERNAL.contains(&name) => "agent.internal",
         (Agent::Gemini, name) if GEMINI_INTERNAL.contains(&name) => "agent.internal",
         (Agent::Codex, "update_plan") => "agent.internal",
+        // A poll of a command Codex already runs (`write_stdin` with nothing to write)
+        // reads its output; text typed into it is kept as the tool's own call (asked).
+        (Agent::Codex, "write_stdin")
+            if call.input.get("chars").and_then(Value::as_str) == Some("") =>
+        {
+            "agent.internal"
+        }
         // ---- MCP tools: one name for every agent
         (Agent::Gemini, name) if name.starts_with("mcp_") => {
             return Ok(match &call.mcp_context {

@@ -693,3 +693,32 @@ fn gemini_bookkeeping_and_mcp_tools() {
     });
     assert_eq!(canonical(&shell).unwrap().tool, "shell.exec");
 }
+
+#[test]
+fn a_codex_poll_of_a_running_command_is_bookkeeping_and_typed_input_is_not() {
+    let poll = json!({"session_id": 29680, "chars": "", "yield_time_ms": 1000});
+    check(
+        Agent::Codex,
+        "write_stdin",
+        poll.clone(),
+        "agent.internal",
+        poll,
+    );
+    let typed = json!({"session_id": 29680, "chars": "rm -rf ~\n"});
+    check(
+        Agent::Codex,
+        "write_stdin",
+        typed.clone(),
+        "write_stdin",
+        typed,
+    );
+    // No `chars` at all is not known to be a poll.
+    let bare = json!({"session_id": 1});
+    check(
+        Agent::Codex,
+        "write_stdin",
+        bare.clone(),
+        "write_stdin",
+        bare,
+    );
+}

@@ -359,7 +359,7 @@ impl Judge<'_> {
         };
         // `pip install --help`, `gh --version`: a command the classification knows, asked
         // only for its help or its version, prints it and does nothing else.
-        if self.table.knows(name) && only_asks_help(&texts, used) {
+        if self.table.knows(name) && only_asks_help(name, &texts, used) {
             facts.classes.insert(Class::ReadOnly);
             return None;
         }

@@ -130,16 +130,14 @@ const NETWORK: &[&str] = &[
     "from 'http",
     "from \"http",
 ];
-const OPAQUE: &[&str] = &[
+/// Ways text is turned into other text at run time. Decoded text hides what it is only
+/// where it is used as a name: code that runs it (`RUNS`), looks a name up with it
+/// (`OPAQUE`), or opens a file by it; on its own (`print(b64decode(d['content']))`) it is
+/// data.
+const DECODERS: &[&str] = &[
     "base64",
     "b64decode",
     "decode(",
-    "__import__",
-    "importlib",
-    "getattr(",
-    "compile(",
-    "marshal",
-    "pickle",
     "codecs",
     "chr(",
     "fromcharcode",
@@ -148,6 +146,14 @@ const OPAQUE: &[&str] = &[
     "pack(",
     "\\x",
     "\\u00",
+];
+const OPAQUE: &[&str] = &[
+    "__import__",
+    "importlib",
+    "getattr(",
+    "compile(",
+    "marshal",
+    "pickle",
     "globals(",
     "locals(",
     "__builtins__",
@@ -257,11 +263,14 @@ pub fn inspect(code: &str) -> CodeFacts {
         facts.classes.insert(Class::CredentialAccess);
     }
     let runs = has(RUNS);
-    let deletes = has(DELETES);
+    let deletes = has_word(&lower, DELETES);
     let writes = has(WRITES) || opens_for_writing(&lower);
     let network = has(NETWORK);
     let home = has(HOME).then(|| home_paths(code));
-    let opaque = (has(OPAQUE) && !only_reads_files(&lower)) || matches!(home, Some(None));
+    let decodes = has(DECODERS);
+    let opaque = ((has(OPAQUE) || (decodes && lower.contains("open(")))
+        && !only_reads_files(&lower))
+        || matches!(home, Some(None));
     if !(runs || deletes || writes || network || opaque) {
         if facts.classes.is_empty() {
             facts.classes.insert(Class::ReadOnly);
@@ -319,6 +328,17 @@ pub fn inspect(code: &str) -> CodeFacts {
         }
     }
     facts
+}
+
+/// Whether `code` (lower case) holds one of `names` where a name begins: not inside a
+/// longer name (`transform(` and `norm(` are not `rm(`; `os.remove(`, `fs.rm(`, `rm(` are).
+fn has_word(code: &str, names: &[&str]) -> bool {
+    names.iter().any(|name| {
+        code.match_indices(name).any(|(at, _)| {
+            let before = code[..at].chars().next_back();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
 
 /// A string literal written as a path (`/etc/x`, `~/x`, `./x`, `..`).
@@ -448,6 +468,7 @@ fn opens_for_writing(lower: &str) -> bool {
 fn only_reads_files(lower: &str) -> bool {
     let others = OPAQUE
         .iter()
+        .chain(DECODERS)
         .filter(|name| **name != "open(")
         .any(|name| lower.contains(name));
     !others && lower.contains("open(") && !opens_for_writing(lower)

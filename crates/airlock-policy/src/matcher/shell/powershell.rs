@@ -38,20 +38,37 @@ pub(super) fn looks_like_powershell(command: &str, windows: bool) -> bool {
     {
         return true;
     }
-    // (Run on every command line: no allocation.)
+    // `if (…) {`, `foreach ($x in …) {`: a statement bash does not write so.
+    if windows {
+        let keyword_end = trimmed
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(trimmed.len());
+        let keyword = &trimmed[..keyword_end];
+        if ["if", "elseif", "foreach", "while", "switch"]
+            .iter()
+            .any(|known| known.eq_ignore_ascii_case(keyword))
+            && trimmed[keyword_end..].trim_start().starts_with('(')
+        {
+            return true;
+        }
+    }
+    // (Run on every command line: no allocation.) A command starts a part, or follows
+    // an opening `(` or `{` (`if (Test-Path x) { Get-Content x }`).
     command.split(['|', ';', '\n']).any(|part| {
-        let first = part
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches('(');
-        (windows
-            && POWERSHELL_ONLY
-                .iter()
-                .any(|alias| alias.eq_ignore_ascii_case(first)))
-            || first.split_once('-').is_some_and(|(verb, noun)| {
-                is_noun(noun) && VERBS.iter().any(|known| known.eq_ignore_ascii_case(verb))
-            })
+        let mut opened = true;
+        part.split_whitespace().any(|word| {
+            let starts = opened || word.starts_with(['(', '{']);
+            opened = word.ends_with(['(', '{']);
+            let first = word.trim_start_matches(['(', '{']);
+            starts
+                && ((windows
+                    && POWERSHELL_ONLY
+                        .iter()
+                        .any(|alias| alias.eq_ignore_ascii_case(first)))
+                    || first.split_once('-').is_some_and(|(verb, noun)| {
+                        is_noun(noun) && VERBS.iter().any(|known| known.eq_ignore_ascii_case(verb))
+                    }))
+        })
     })
 }
 

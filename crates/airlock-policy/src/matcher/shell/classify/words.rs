@@ -206,12 +206,41 @@ fn checkout_names_files(arguments: &[Word]) -> bool {
 
 /// Whether a command's arguments are its subcommand words (the first `used`, with no
 /// option among them) and then only `--help` or `--version`.
-pub(super) fn only_asks_help(texts: &[&str], used: usize) -> bool {
+pub(super) fn only_asks_help(name: &str, texts: &[&str], used: usize) -> bool {
     let (subcommand, rest) = texts.split_at(used.min(texts.len()));
-    subcommand
-        .iter()
-        .all(|text| !text.starts_with('-') && !text.starts_with('+'))
-        && matches!(rest, ["--help"] | ["--version"])
+    // A package runner's next word is a package it fetches and runs (`npx cowsay --help`).
+    let runner = matches!(
+        name,
+        "npx"
+            | "pnpx"
+            | "bunx"
+            | "uvx"
+            | "pipx"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "bun"
+            | "uv"
+            | "go"
+            | "deno"
+            | "dotnet"
+            | "gem"
+            | "pip"
+            | "pip3"
+            | "cargo"
+    );
+    let plain = |text: &&str| !text.starts_with('-') && !text.starts_with('+');
+    // `spl-token wrap --help`: subcommand words the table does not list, then `--help`.
+    let subcommand_help = |rest: &[&str]| match rest.split_last() {
+        Some((&"--help", words)) => words.iter().all(|word| {
+            word.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+                && word.starts_with(|c: char| c.is_ascii_alphabetic())
+        }),
+        _ => false,
+    };
+    subcommand.iter().all(plain)
+        && (matches!(rest, ["--help"] | ["--version"]) || (!runner && subcommand_help(rest)))
 }
 
 /// Whether a glob's last name matches only some entries of its folder: it has literal
