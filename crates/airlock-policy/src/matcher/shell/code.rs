@@ -73,6 +73,10 @@ const DELETES: &[&str] = &[
     "fs.rm",
     "deletefile",
     "file.delete",
+    "unlinksync",
+    "rmdirsync",
+    "emptydirsync",
+    "truncatesync",
 ];
 const WRITES: &[&str] = &[
     "write",
@@ -271,6 +275,34 @@ pub fn inspect(code: &str) -> CodeFacts {
     let opaque = ((has(OPAQUE) || (decodes && lower.contains("open(")))
         && !only_reads_files(&lower))
         || matches!(home, Some(None));
+    // Code that only writes files it names (`p = "src/x.py"; open(p, "w").write(t)`)
+    // writes those files, as `sed -i` does.
+    let opaque_beyond_open = OPAQUE
+        .iter()
+        .filter(|name| **name != "open(")
+        .any(|name| lower.contains(name))
+        || (decodes && lower.contains("open("))
+        || matches!(home, Some(None));
+    if writes && !(runs || deletes || network || opaque_beyond_open) {
+        if let Some(files) = files_written(code, &lower) {
+            facts.classes.insert(Class::Write);
+            facts
+                .paths
+                .extend(files.into_iter().map(|file| (file, Role::Change)));
+            facts.paths.extend(
+                home.flatten()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .chain(
+                        string_literals(code)
+                            .into_iter()
+                            .filter(|literal| path_like(literal)),
+                    )
+                    .map(|path| (path, Role::Read)),
+            );
+            return facts;
+        }
+    }
     if !(runs || deletes || writes || network || opaque) {
         if facts.classes.is_empty() {
             facts.classes.insert(Class::ReadOnly);
@@ -330,13 +362,18 @@ pub fn inspect(code: &str) -> CodeFacts {
     facts
 }
 
-/// Whether `code` (lower case) holds one of `names` where a name begins: not inside a
-/// longer name (`transform(` and `norm(` are not `rm(`; `os.remove(`, `fs.rm(`, `rm(` are).
+/// Whether `code` (lower case) holds one of `names` as a whole name: not inside a longer
+/// one (`transform(` and `norm(` are not `rm(`, `p.truncated` is not `truncate`;
+/// `os.remove(`, `fs.rm(`, `rm(`, `f.truncate()` are).
 fn has_word(code: &str, names: &[&str]) -> bool {
+    let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_';
     names.iter().any(|name| {
         code.match_indices(name).any(|(at, _)| {
             let before = code[..at].chars().next_back();
-            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            let after = code[at + name.len()..].chars().next();
+            let inside_longer = before.is_some_and(identifier)
+                || (name.ends_with(identifier) && after.is_some_and(identifier));
+            !inside_longer
         })
     })
 }
@@ -462,6 +499,122 @@ fn opens_for_writing(lower: &str) -> bool {
         }
     }
     false
+}
+
+/// The files code writes, when it writes only through `open(FILE, "w"…)` (and `dump(`
+/// or `.write(` to what it opened) or `Path(FILE).write_text(…)`, and each FILE is a
+/// string literal or a name given one string literal once (`p = "src/x.py"`). `None`
+/// when any write cannot be named so, or nothing is.
+fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
+    let other_writes = WRITES
+        .iter()
+        .filter(|name| !matches!(**name, "write" | "dump("))
+        .any(|name| lower.contains(name));
+    // A relative name is only known while the code stays in its folder.
+    if other_writes || lower.contains("chdir") || lower.contains("process.cwd") {
+        return None;
+    }
+    let mut files = Vec::new();
+    for (at, _) in code.match_indices("open(") {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let arguments = call_arguments(&code[at + "open(".len()..])?;
+        let writes = arguments.iter().skip(1).any(|argument| {
+            let argument = argument.trim().trim_start_matches("mode=");
+            let quoted = argument.trim_matches(|c| c == '\'' || c == '"');
+            argument.len() != quoted.len() && quoted.contains(['w', 'a', 'x', '+'])
+        });
+        if writes {
+            files.push(named_file(code, arguments.first()?)?);
+        }
+    }
+    for (at, _) in code.match_indices("Path(") {
+        let rest = &code[at + "Path(".len()..];
+        let arguments = call_arguments(rest)?;
+        let after = rest.split_once(')').map_or("", |(_, after)| after);
+        if after.starts_with(".write_text(") || after.starts_with(".write_bytes(") {
+            files.push(named_file(code, arguments.first()?)?);
+        }
+    }
+    let writes_text = lower.contains(".write_text(") || lower.contains(".write_bytes(");
+    let named = files.len();
+    let paths_written =
+        code.matches(".write_text(").count() + code.matches(".write_bytes(").count();
+    if files.is_empty() || (writes_text && paths_written > named) {
+        return None;
+    }
+    Some(files)
+}
+
+/// The comma-separated arguments of a call, from just after its `(` to its `)`; `None`
+/// when they hold a nested call or bracket (read no further than plain values).
+fn call_arguments(after_open: &str) -> Option<Vec<&str>> {
+    let end = after_open.find(')')?;
+    let inside = &after_open[..end];
+    if inside.contains(['(', '[', '{']) {
+        return None;
+    }
+    Some(inside.split(',').collect())
+}
+
+/// The file one argument names: a string literal, or a name assigned one string literal
+/// exactly once in `code`.
+fn named_file(code: &str, argument: &str) -> Option<String> {
+    let argument = argument.trim();
+    if let Some(literal) = quoted(argument) {
+        return Some(literal.to_owned());
+    }
+    if argument.is_empty()
+        || !argument
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return None;
+    }
+    let mut values = Vec::new();
+    for (at, _) in code.match_indices(argument) {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+            continue;
+        }
+        let rest = code[at + argument.len()..].trim_start_matches([' ', '\t']);
+        if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        // `p = …` but not `p == …`; `for p in …`, `p += …` and the like change it too.
+        let assigned = rest.starts_with('=') && !rest.starts_with("==");
+        let changed = ["+=", "-=", ":="].iter().any(|op| rest.starts_with(op))
+            || code[..at].trim_end().ends_with("for")
+            || code[..at].trim_end().ends_with("as")
+            || code[..at].trim_end().ends_with("global");
+        if changed {
+            return None;
+        }
+        if assigned {
+            values.push(quoted(rest[1..].trim_start().lines().next()?.trim())?.to_owned());
+        }
+    }
+    match values.as_slice() {
+        [value] => Some(value.clone()),
+        _ => None,
+    }
+}
+
+/// The text of a string literal that is the whole of `text` (`"x"`, `'x'`, optionally
+/// followed by `;` or a comment), without escapes.
+fn quoted(text: &str) -> Option<&str> {
+    let quote = text.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let inner = &text[1..];
+    let end = inner.find(quote)?;
+    let literal = &inner[..end];
+    let after = inner[end + 1..].trim_start();
+    let ends = after.is_empty() || after.starts_with(';') || after.starts_with('#');
+    (ends && !literal.contains('\\')).then_some(literal)
 }
 
 /// Code whose only opaque name is `open(` used to read (`json.load(open('x'))`).
