@@ -23,7 +23,8 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 
 /// How often a waiting call tells the client it is still alive (when it asked for
-/// progress), well inside the usual 60 s request timeouts.
+/// progress), well inside the usual 60 s request timeouts. Only clients that reset their
+/// timeout on progress wait longer for it: the TypeScript SDK's do not by default.
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// The field of the inline approval form.

@@ -41,7 +41,7 @@ pub use gate::{
     Waited,
 };
 pub use host::{HostError, HostedResult, HostedTool, McpHost};
-pub use proxy::{run, ProxyConfig};
+pub use proxy::{run, run_on, ProxyConfig};
 
 /// Why the proxy could not run.
 #[derive(Debug, thiserror::Error)]
@@ -52,4 +52,8 @@ pub enum ProxyError {
     /// The proxy's service loop ended abnormally.
     #[error("the proxy stopped: {0}")]
     Stopped(#[from] tokio::task::JoinError),
+    /// The connection to the real MCP server ended (it exited or crashed): the client's
+    /// session ended with it.
+    #[error("the MCP server went away (it exited, or closed its connection)")]
+    UpstreamClosed,
 }

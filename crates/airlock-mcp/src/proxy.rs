@@ -20,6 +20,11 @@
 //! Request ids, progress and cancellation across the legs: rmcp gives each relayed
 //! request its own id and progress token; the real server's progress is relayed under the
 //! client's token ([`Progress`]), and a request the client cancels is cancelled upstream.
+//!
+//! Every `tools/call` is gated, including one rmcp cannot read as a `tools/call` (a
+//! malformed one lands among the requests rmcp does not know): that one is refused, never
+//! relayed. When the real server goes away, so does the proxy: the client's session ends,
+//! as it would with the real server itself.
 
 use crate::asked::{self, CLIENT_CANCELLED};
 use crate::catalog::Catalog;
@@ -29,9 +34,9 @@ use crate::stateless::{HeldCalls, Step};
 use crate::upstream::{self, Downstream, Endpoint, Progress, Upstream};
 use crate::ProxyError;
 use rmcp::model::{
-    CallToolRequest, CallToolResult, ClientNotification, ClientRequest, ContentBlock,
-    DiscoverResult, Implementation, InitializeRequestParams, ProtocolVersion, ResultType,
-    ServerConfig, ServerPeerInfo, ServerResult,
+    CallToolRequest, CallToolRequestMethod, CallToolResult, ClientNotification, ClientRequest,
+    ConstString, ContentBlock, DiscoverResult, Implementation, InitializeRequestParams,
+    ProtocolVersion, ResultType, ServerConfig, ServerPeerInfo, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{ErrorData as McpError, RoleServer, Service, ServiceExt};
@@ -40,6 +45,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{watch, OnceCell};
 
 /// The newest protocol version the proxy speaks to the client.
@@ -47,6 +53,14 @@ const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 
 /// How long an answer waits for the progress the real server sent just before it.
 const PROGRESS_SETTLES: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How long the requests in flight when the real server went away have to answer (they
+/// fail at once: the connection is closed) before the client's session ends.
+const SERVER_GONE_ANSWERS: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Why a forwarded call that the real server answered with input required failed.
+const INPUT_NOT_RELAYED: &str = "the MCP server asked for more input (2026-07-28 input \
+                                 required), which the airlock proxy does not relay yet";
 
 /// The newest protocol version the proxy speaks to the real server (`initialize` era).
 const NEWEST_UPSTREAM: ProtocolVersion = ProtocolVersion::V_2025_11_25;
@@ -60,18 +74,38 @@ pub struct ProxyConfig {
     pub upstream: Endpoint,
 }
 
-/// Serves the MCP client on stdin/stdout until it disconnects or `shutdown` completes (a
-/// signal, say), then cancels the approvals still waiting for a person (nobody will use
-/// their verdict) and stops the real server (or ends the session with it).
+/// Serves the MCP client on stdin/stdout until it disconnects, the real server goes away,
+/// or `shutdown` completes (a signal, say), then cancels the approvals still waiting for a
+/// person (nobody will use their verdict) and stops the real server (or ends the session
+/// with it).
 pub async fn run<G: Gate>(
     config: ProxyConfig,
     gate: G,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ProxyError> {
+    run_on(
+        config,
+        gate,
+        shutdown,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
+}
+
+/// [`run`], serving the MCP client on `input` and `output` instead of stdin and stdout.
+pub async fn run_on<G: Gate>(
+    config: ProxyConfig,
+    gate: G,
+    shutdown: impl Future<Output = ()> + Send,
+    input: impl AsyncRead + Send + Unpin + 'static,
+    output: impl AsyncWrite + Send + Unpin + 'static,
+) -> Result<(), ProxyError> {
     let gate = Arc::new(gate);
     let waiting = Arc::new(Waiting::default());
     let (gone, client_gone) = watch::channel(false);
     let gone = Arc::new(gone);
+    let (upstream_gone, mut upstream_left) = watch::channel(false);
     let held = Arc::new(HeldCalls::default());
     let proxy = Proxy {
         config,
@@ -83,17 +117,31 @@ pub async fn run<G: Gate>(
         waiting: waiting.clone(),
         held: held.clone(),
         client_gone,
+        upstream_gone: Arc::new(upstream_gone),
     };
-    let stdin = WatchEof::new(tokio::io::stdin(), gone.clone());
+    let input = WatchEof::new(input, gone.clone());
     let running = proxy
-        .serve((stdin, tokio::io::stdout()))
+        .serve((input, output))
         .await
         .map_err(|error| ProxyError::Initialize(Box::new(error)))?;
+    let end_session = running.cancellation_token();
+    let serving = running.waiting();
+    tokio::pin!(serving);
     let stopped = tokio::select! {
-        stopped = running.waiting() => stopped.map(|_| ()),
+        stopped = &mut serving => stopped.map(|_| ()).map_err(ProxyError::from),
         () = shutdown => {
             gone.send_replace(true);
             Ok(())
+        }
+        () = ended(&mut upstream_left) => {
+            // Nothing can run anymore: the asked calls are withdrawn (their handlers see
+            // the client leave), the calls in flight get their answer (the server's
+            // failure), and then the client sees its server end.
+            gone.send_replace(true);
+            tokio::time::sleep(SERVER_GONE_ANSWERS).await;
+            end_session.cancel();
+            let _ = serving.await;
+            Err(ProxyError::UpstreamClosed)
         }
     };
     // Normally each call cancels its own approval when the client goes; these are the
@@ -102,8 +150,14 @@ pub async fn run<G: Gate>(
     for call_id in waiting.drain().into_iter().chain(held.drain()) {
         gate.cancel(call_id).await;
     }
-    stopped?;
-    Ok(())
+    stopped
+}
+
+/// Completes once `flag` is set; never when its sender is gone unset.
+async fn ended(flag: &mut watch::Receiver<bool>) {
+    if flag.wait_for(|ended| *ended).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// The calls waiting for a person, by call id.
@@ -147,6 +201,8 @@ struct Proxy<G> {
     held: Arc<HeldCalls>,
     /// Becomes `true` when the client closed stdin (or the proxy is shutting down).
     client_gone: watch::Receiver<bool>,
+    /// Set when the connection to the real server ended (it exited, say).
+    upstream_gone: Arc<watch::Sender<bool>>,
 }
 
 impl<G: Gate> Proxy<G> {
@@ -183,7 +239,7 @@ impl<G: Gate> Proxy<G> {
         if client.protocol_version.as_str() > NEWEST_UPSTREAM.as_str() {
             client.protocol_version = NEWEST_UPSTREAM;
         }
-        upstream::start(
+        let started = upstream::start(
             &self.config.upstream,
             client,
             self.downstream.clone(),
@@ -191,7 +247,16 @@ impl<G: Gate> Proxy<G> {
             self.progress.clone(),
         )
         .await
-        .map_err(|error| McpError::internal_error(error, None))
+        .map_err(|error| McpError::internal_error(error, None))?;
+        // Only a server that started can go away: one that failed to start was answered
+        // with the error, and the client may try again.
+        let (mut ended_here, gone) = (started.ended, self.upstream_gone.clone());
+        tokio::spawn(async move {
+            if ended_here.wait_for(|ended| *ended).await.is_ok() {
+                gone.send_replace(true);
+            }
+        });
+        Ok(started.upstream)
     }
 
     /// The real server for a 2026-07-28 request: started on the client's first request,
@@ -354,11 +419,7 @@ impl<G: Gate> Proxy<G> {
                 // A 2026-07-28 real server asking for input: its retry would be another
                 // call to gate, so nothing of it is relayed yet (see docs).
                 if matches!(result, ServerResult::InputRequiredResult(_)) {
-                    return Err(McpError::internal_error(
-                        "the MCP server asked for more input (2026-07-28 input required), \
-                         which the airlock proxy does not relay yet",
-                        None,
-                    ));
+                    return Err(McpError::internal_error(INPUT_NOT_RELAYED, None));
                 }
                 Ok(match (edited, result) {
                     (Some(edited), ServerResult::CallToolResult(mut result)) => {
@@ -426,6 +487,18 @@ impl<G: Gate> Proxy<G> {
             }
             ClientRequest::DiscoverRequest(_) => self.discover(&context).await,
             ClientRequest::CallToolRequest(request) => self.call_tool(request, context).await,
+            // rmcp could not read it as a `tools/call` (its params do not fit the schema),
+            // but the real server might: it is gated like any call, so refused here.
+            ClientRequest::CustomRequest(request)
+                if request.method == CallToolRequestMethod::VALUE =>
+            {
+                Err(McpError::invalid_params(
+                    "this tools/call does not fit the MCP schema (name, arguments, \
+                     _meta, requestState, inputResponses), so airlock cannot gate it; \
+                     it was not forwarded",
+                    None,
+                ))
+            }
             ClientRequest::ListToolsRequest(request) => {
                 let upstream = self.upstream_for(&context).await?;
                 let listed = self
@@ -554,6 +627,8 @@ fn outcome_of(forwarded: &Result<ServerResult, McpError>) -> (bool, Option<Strin
                 Some(text.chars().take(500).collect()).filter(|t: &String| !t.is_empty()),
             )
         }
+        // The tool stopped to ask for input the proxy does not relay: it did not complete.
+        Ok(ServerResult::InputRequiredResult(_)) => (false, Some(INPUT_NOT_RELAYED.into())),
         Ok(_) => (true, None),
         Err(error) => (false, Some(error.message.chars().take(500).collect())),
     }
@@ -568,4 +643,33 @@ fn edit_note(asked: Option<Map<String, Value>>, ran: Map<String, Value>) -> Stri
         "airlock: a person edited this call's arguments before approving it; the tool ran \
          with {ran}, not with the arguments you sent ({asked})"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+    use rmcp::model::InputRequiredResult;
+
+    #[test]
+    fn outcomes_say_whether_the_tool_completed() {
+        let done = Ok(ServerResult::CallToolResult(CallToolResult::success(
+            vec![],
+        )));
+        assert_eq!(outcome_of(&done), (true, None));
+        let failed = Ok(ServerResult::CallToolResult(CallToolResult::error(vec![
+            ContentBlock::text("disk full"),
+        ])));
+        assert_eq!(outcome_of(&failed), (false, Some("disk full".into())));
+        // A tool that stopped to ask for input did not complete.
+        let asking = Ok(ServerResult::InputRequiredResult(
+            InputRequiredResult::from_request_state("state"),
+        ));
+        assert_eq!(outcome_of(&asking), (false, Some(INPUT_NOT_RELAYED.into())));
+        let broken = Err(McpError::internal_error("the MCP server: gone", None));
+        assert_eq!(
+            outcome_of(&broken),
+            (false, Some("the MCP server: gone".into()))
+        );
+    }
 }

@@ -3,7 +3,14 @@
 //! `initialize` handshake, and speaks to it as the MCP client would, relaying what
 //! the server asks of its client (sampling, roots, elicitation, pings) and what it
 //! notifies (progress, logging, list changes) back to the real MCP client. A change of
-//! the server's tool list also empties the proxy's [`Catalog`] of tool annotations.
+//! the server's tool list also empties the proxy's [`Catalog`] of tool annotations. Ids
+//! differ on the two legs: the server withdrawing its request is relayed as the proxy
+//! withdrawing the request it sent the client.
+//!
+//! The real server is a separate program with its own trust: it never gets airlock's
+//! credentials from the proxy's environment (a person's approver token there would let it
+//! approve its own calls), and the end of its connection is reported, so the proxy can end
+//! the MCP client's session instead of serving a dead server.
 
 use crate::catalog::Catalog;
 use rmcp::model::ProtocolVersion;
@@ -12,13 +19,18 @@ use rmcp::model::{
     ServerRequest,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestContext,
+    RunningService, ServiceError,
 };
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess, Transport};
 use rmcp::{ErrorData as McpError, Peer, RoleClient, RoleServer, Service};
 use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::future::Future;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::watch;
 
 /// The running client leg; dropping it stops the real server.
 pub type Upstream = RunningService<RoleClient, Relay>;
@@ -117,6 +129,13 @@ impl Downstream {
     }
 }
 
+/// The running client leg, and whether its connection to the real server has ended (the
+/// server exited, crashed or closed its output; the HTTP session ended): `true` then.
+pub struct Started {
+    pub upstream: Upstream,
+    pub ended: watch::Receiver<bool>,
+}
+
 /// Starts (or connects to) the real server and completes its `initialize` handshake as
 /// `client`; the server's tool-list changes empty `catalog`.
 pub async fn start(
@@ -125,17 +144,21 @@ pub async fn start(
     downstream: Arc<Downstream>,
     catalog: Arc<Catalog>,
     progress: Arc<Progress>,
-) -> Result<Upstream, String> {
+) -> Result<Started, String> {
     let relay = Relay {
         client,
         downstream,
         catalog,
         progress,
     };
-    match endpoint {
+    let (ends, ended) = watch::channel(false);
+    let upstream = match endpoint {
         Endpoint::Stdio(command) => {
             let mut child = tokio::process::Command::new(&command.program);
             child.args(&command.args);
+            for name in airlock_credentials(std::env::vars_os()) {
+                child.env_remove(name);
+            }
             // The real server's stderr is its log: keep it on ours, where MCP clients
             // collect it.
             let (transport, _stderr) = TokioChildProcess::builder(child)
@@ -143,22 +166,94 @@ pub async fn start(
                 .spawn()
                 .map_err(|error| format!("cannot start `{}`: {error}", command.program))?;
             relay
-                .serve_with_lifecycle(transport, lifecycle())
+                .serve_with_lifecycle(Watched::new(transport, ends), lifecycle())
                 .await
                 .map_err(|error| {
                     format!(
                         "the MCP server `{}` did not initialize: {error}",
                         command.program
                     )
-                })
+                })?
         }
         Endpoint::StreamableHttp { url } => {
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            let transport = IntoTransport::<RoleClient, _, _>::into_transport(
+                StreamableHttpClientTransport::from_uri(url.as_str()),
+            );
             relay
-                .serve_with_lifecycle(transport, lifecycle())
+                .serve_with_lifecycle(Watched::new(transport, ends), lifecycle())
                 .await
-                .map_err(|error| format!("the MCP server at {url} did not initialize: {error}"))
+                .map_err(|error| format!("the MCP server at {url} did not initialize: {error}"))?
         }
+    };
+    Ok(Started { upstream, ended })
+}
+
+/// Why a request the real server sent the client was withdrawn.
+pub const SERVER_WITHDREW: &str = "the MCP server withdrew its request";
+
+/// The name of the variable that holds the agent's token for airlock clients.
+const AGENT_TOKEN_VARIABLE: &str = "AIRLOCK_TOKEN";
+
+/// The variables of `environment` the real server must not inherit: `AIRLOCK_TOKEN` and any
+/// variable that holds an airlock token (`alk_` and hex digits), such as the person's token
+/// of `--approver-token-env`, whatever its name. With the agent's token a server could
+/// submit and redeem calls as the agent; with a person's, approve its own.
+fn airlock_credentials(
+    environment: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<std::ffi::OsString> {
+    environment
+        .filter(|(name, value)| name == AGENT_TOKEN_VARIABLE || is_airlock_token(value))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// Whether `value` looks like an airlock token (`alk_` followed by hex digits; airlock
+/// issues 64 of them).
+fn is_airlock_token(value: &OsStr) -> bool {
+    value
+        .to_str()
+        .and_then(|value| value.trim().strip_prefix("alk_"))
+        .is_some_and(|rest| rest.len() >= 16 && rest.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// A transport to the real server that says when the server's side of it ended.
+struct Watched<T> {
+    inner: T,
+    ended: watch::Sender<bool>,
+}
+
+impl<T> Watched<T> {
+    fn new(inner: T, ended: watch::Sender<bool>) -> Watched<T> {
+        Watched { inner, ended }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
+    type Error = T::Error;
+
+    /// The transport's own name, which rmcp's errors quote.
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let received = self.inner.receive().await;
+        if received.is_none() {
+            // rmcp's service loop ends at the first `None`: the server is gone for good.
+            self.ended.send_replace(true);
+        }
+        received
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
@@ -175,17 +270,31 @@ impl Service<RoleClient> for Relay {
     async fn handle_request(
         &self,
         request: ServerRequest,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ClientResult, McpError> {
         let downstream = self.downstream.peer().ok_or_else(|| {
             McpError::internal_error("the MCP client cannot be reached yet", None)
         })?;
         // On 2026-07-28 the client takes no requests from a server: rmcp refuses to send
         // them, and the real server gets that error as the answer.
-        downstream
-            .send_request(request)
+        let client_error =
+            |error| McpError::internal_error(format!("the MCP client: {error}"), None);
+        let mut handle = downstream
+            .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|error| McpError::internal_error(format!("the MCP client: {error}"), None))
+            .map_err(client_error)?;
+        // The client knows the request under the id the proxy gave it: when the server
+        // withdraws its own, the proxy withdraws that one (the server's cancellation,
+        // naming the server's id, is not relayed).
+        tokio::select! {
+            answer = &mut handle.rx => answer
+                .unwrap_or(Err(ServiceError::TransportClosed))
+                .map_err(client_error),
+            () = context.ct.cancelled() => {
+                let _ = handle.cancel(Some(SERVER_WITHDREW.into())).await;
+                Err(McpError::internal_error(SERVER_WITHDREW, None))
+            }
+        }
     }
 
     async fn handle_notification(
@@ -195,6 +304,9 @@ impl Service<RoleClient> for Relay {
     ) -> Result<(), McpError> {
         match &mut notification {
             ServerNotification::ToolListChangedNotification(_) => self.catalog.forget(),
+            // It names the server's id of its request; `handle_request` withdraws the one
+            // the client knows.
+            ServerNotification::CancelledNotification(_) => return Ok(()),
             // Progress on a request the client asked progress for, under the client's
             // token; any other (a finished request, one without a token) is dropped.
             ServerNotification::ProgressNotification(progress) => {
@@ -219,12 +331,53 @@ impl Service<RoleClient> for Relay {
 
 /// A notification from the MCP client that makes sense to the real server as it is.
 /// `initialized` is the client leg's own, and a cancellation names the client's request
-/// id, which the real server never saw (rmcp cancels the relayed request instead).
+/// id, which the real server never saw (rmcp cancels the relayed request instead). Of the
+/// notifications rmcp does not know, only those named as notifications
+/// (`notifications/…`) pass: anything else, such as a `tools/call` without an id, is a
+/// request in disguise that a lax server might run ungated.
 pub fn relays(notification: &ClientNotification) -> bool {
-    matches!(
-        notification,
+    match notification {
         ClientNotification::ProgressNotification(_)
-            | ClientNotification::RootsListChangedNotification(_)
-            | ClientNotification::CustomNotification(_)
-    )
+        | ClientNotification::RootsListChangedNotification(_) => true,
+        ClientNotification::CustomNotification(custom) => {
+            custom.method.starts_with("notifications/")
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+    use rmcp::model::CustomNotification;
+    use std::ffi::OsString;
+
+    #[test]
+    fn airlock_tokens_are_found_whatever_the_variable_is_called() {
+        let token = format!("alk_{}", "0123456789abcdef".repeat(4));
+        let environment = [
+            ("AIRLOCK_TOKEN", "anything at all"),
+            ("MY_APPROVER", token.as_str()),
+            ("AIRLOCK_URL", "http://127.0.0.1:7070"),
+            ("GITHUB_TOKEN", "ghp_not_ours"),
+            ("SHORT", "alk_12"),
+            ("WORDS", "alk_is_not_hex_at_all_really"),
+        ]
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)));
+        assert_eq!(
+            airlock_credentials(environment.into_iter()),
+            ["AIRLOCK_TOKEN", "MY_APPROVER"].map(OsString::from)
+        );
+    }
+
+    #[test]
+    fn only_notifications_named_so_are_relayed() {
+        let custom = |method: &str| {
+            ClientNotification::CustomNotification(CustomNotification::new(method, None))
+        };
+        assert!(relays(&custom("notifications/anything")));
+        assert!(!relays(&custom("tools/call")));
+        assert!(!relays(&custom("resources/read")));
+    }
 }

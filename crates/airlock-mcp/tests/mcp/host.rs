@@ -1,8 +1,4 @@
-//! [`McpHost`] against a real MCP server: `@modelcontextprotocol/server-filesystem` from
-//! npm, run with `node`, serving a temp folder. scripts/test.sh installs it and sets
-//! `AIRLOCK_TEST_MCP_FILESYSTEM`; without it these tests fail, they never skip.
-
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! [`McpHost`] against `@modelcontextprotocol/server-filesystem`, serving a temp folder.
 
 use airlock_mcp::{HostError, McpHost};
 use airlock_protocol::McpServerConfig;
@@ -12,23 +8,9 @@ use std::time::Duration;
 
 const PATIENCE: Duration = Duration::from_secs(20);
 
-/// `dist/index.js` of the filesystem server in `AIRLOCK_TEST_MCP_FILESYSTEM`.
+/// `dist/index.js` of the filesystem server.
 fn filesystem_server() -> PathBuf {
-    let Some(package) = std::env::var_os("AIRLOCK_TEST_MCP_FILESYSTEM") else {
-        panic!(
-            "AIRLOCK_TEST_MCP_FILESYSTEM is not set: run scripts/test.sh, or \
-             `npm install --prefix target/test-peers @modelcontextprotocol/server-filesystem` \
-             and export AIRLOCK_TEST_MCP_FILESYSTEM=$PWD/target/test-peers/node_modules/\
-             @modelcontextprotocol/server-filesystem"
-        )
-    };
-    let script = PathBuf::from(package).join("dist/index.js");
-    assert!(
-        script.is_file(),
-        "AIRLOCK_TEST_MCP_FILESYSTEM has no dist/index.js: {}",
-        script.display()
-    );
-    script
+    crate::npm_server("server-filesystem", "AIRLOCK_TEST_MCP_FILESYSTEM")
 }
 
 fn filesystem(name: &str, folder: &Path) -> McpServerConfig {
