@@ -357,6 +357,20 @@ impl Judge<'_> {
                 None => (ClassSet::of(&[Class::Unknown]), 0),
             },
         };
+        // `npm init -y` writes a package.json here; `npm init vite` fetches and runs the
+        // package `create-vite`, which the table's `install` stands for.
+        if matches!(name, "npm" | "pnpm" | "yarn" | "bun")
+            && texts.first() == Some(&"init")
+            && texts[1..].iter().all(|text| text.starts_with('-'))
+            && !texts
+                .iter()
+                .any(|text| text.starts_with("-w") || text.starts_with("--workspace"))
+        {
+            facts.classes.insert(Class::Write);
+            let manifest = self.path("package.json", false, cwd.as_deref(), Role::Change);
+            facts.files.push(manifest);
+            return None;
+        }
         // `pip install --help`, `gh --version`: a command the classification knows, asked
         // only for its help or its version, prints it and does nothing else.
         if self.table.knows(name) && only_asks_help(name, &texts, used) {
