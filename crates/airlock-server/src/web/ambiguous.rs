@@ -8,6 +8,7 @@ use crate::web::form::{filled, Posted};
 use crate::web::layout::{when, People};
 use crate::web::session::WebUser;
 use crate::AppState;
+use airlock_policy::visible;
 use airlock_protocol::{Call, ReconcileRequest, Resolution};
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -37,13 +38,14 @@ pub fn section(calls: &[Call], people: &People, user: &WebUser) -> Markup {
                 @for call in calls {
                     article.card.ambiguous-call id=(format!("ambiguous-{}", call.id)) {
                         div.card-head {
-                            span.tool { (call.tool) }
+                            span.tool { (visible::show_hidden(&call.tool)) }
                             span.agent { "by " strong { (people.agent(&call.agent_id)) } }
                             @if let Some(at) = call.redeemed_at {
                                 span.left { "redeemed " (when(at)) }
                             }
                         }
-                        pre.arguments { (serde_json::to_string_pretty(&call.arguments).unwrap_or_default()) }
+                        // Hidden and reordering characters written out, as on an approval's page.
+                        pre.arguments { (visible::json_pretty_visible(&call.arguments)) }
                         @if user.may_decide() {
                             form.decide method="post" action=(format!("/calls/{}/reconcile", call.id)) {
                                 input type="hidden" name="csrf" value=(user.csrf);

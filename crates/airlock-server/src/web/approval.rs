@@ -71,7 +71,7 @@ pub async fn page(
             @if pending {
                 @if user.may_decide() {
                     section.panel {
-                        (decide::form(&approval, agent, &user.csrf))
+                        (decide::form(&approval, agent, &user.csrf, decide::Offer::Everything))
                         (decide::edit_form(&approval, &user.csrf))
                         (turn_form)
                     }
@@ -119,7 +119,7 @@ pub async fn page(
             }
         }
     };
-    let title = shorten(&approval.preview.summary, 60);
+    let title = shorten(&visible::show_hidden(&approval.preview.summary), 60);
     Ok(layout::ok(layout::page(&title, Some((&user, "/")), body)))
 }
 
@@ -141,7 +141,9 @@ fn outcome(approval: &Approval, people: &People) -> Markup {
     }
 }
 
-/// What an edit-style call writes: the content, and the diff of a replacement.
+/// What an edit-style call writes: the content, and the diff of a replacement. Hidden and
+/// reordering characters are written out here as in the arguments (G2): this is the part
+/// of an edit a person reads, so it must not read differently from what runs.
 fn changes(arguments: &Value) -> Markup {
     let text = |value: &Value, key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
     let path = text(arguments, "path")
@@ -166,22 +168,22 @@ fn changes(arguments: &Value) -> Markup {
         section.changes {
             h2 {
                 "Changes"
-                @if let Some(path) = &path { " to " code { (path) } }
+                @if let Some(path) = &path { " to " code { (visible::show_hidden(path)) } }
             }
             @for (old, new) in &replacements {
                 div.diff role="table" aria-label="Line diff" {
                     @for line in diff::lines(old, new) {
                         @match line {
-                            Line::Kept(text) => div.kept { span.sign { " " } span { (text) } },
-                            Line::Removed(text) => div.removed { span.sign { "−" } span { (text) } },
-                            Line::Added(text) => div.added { span.sign { "+" } span { (text) } },
+                            Line::Kept(text) => div.kept { span.sign { " " } span { (visible::show_hidden_in_block(text)) } },
+                            Line::Removed(text) => div.removed { span.sign { "−" } span { (visible::show_hidden_in_block(text)) } },
+                            Line::Added(text) => div.added { span.sign { "+" } span { (visible::show_hidden_in_block(text)) } },
                         }
                     }
                 }
             }
             @if let Some(content) = &content {
                 h3 { "Content written" }
-                pre.block.content { (content) }
+                pre.block.content { (visible::show_hidden_in_block(content)) }
             }
         }
     }

@@ -38,6 +38,9 @@ const REMEMBER_FOR: &[(&str, &str)] = &[
     ("30d", "for 30 days"),
 ];
 
+/// What redaction leaves where a secret was (`[REDACTED:<kind>]`).
+const REDACTED: &str = "[REDACTED:";
+
 /// The fields of the decision form.
 #[derive(Debug, Deserialize)]
 pub struct DecisionForm {
@@ -59,13 +62,21 @@ pub struct DecisionForm {
 
 /// "Approve with edits" (DESIGN.md §11.6): the asked arguments as JSON to change, the
 /// change shown as it is typed (by the page's script), and one button that approves the
-/// edited call. Not offered where each of several people approves the call as asked.
+/// edited call. Not offered where each of several people approves the call as asked, nor
+/// for arguments that hold a redacted secret.
 pub fn edit_form(approval: &Approval, csrf: &str) -> Markup {
     if approval.approvals_required.is_some() {
         return html! {};
     }
     // Invisible and reordering characters as JSON escapes: shown, and the same value.
     let asked = visible::json_pretty_visible(&approval.preview.arguments);
+    // The gate refuses any edit that keeps a placeholder of a redacted secret (it never
+    // kept the secret), so such a call is not offered for editing.
+    if asked.contains(REDACTED) {
+        return html! {
+            p.hint #no-edit { "Its arguments hold redacted secrets, so it cannot be approved with edits." }
+        };
+    }
     html! {
         details.edit #edit {
             summary { "Approve with edits…" }
@@ -90,8 +101,19 @@ pub fn edit_form(approval: &Approval, csrf: &str) -> Markup {
     }
 }
 
+/// What a decision form offers, by how much of the call the page around it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offer {
+    /// Approve, reject, approve and remember: the page shows the whole call.
+    Everything,
+    /// Reject, and a link to the approval's page to approve: the page shows only part of
+    /// the call (an inbox card of a long one), and what is approved must have been shown
+    /// whole (G2).
+    RejectOnly,
+}
+
 /// The decision form of a pending approval (for users who may decide).
-pub fn form(approval: &Approval, agent: &str, csrf: &str) -> Markup {
+pub fn form(approval: &Approval, agent: &str, csrf: &str, offer: Offer) -> Markup {
     html! {
         form.decide method="post" action=(format!("/approvals/{}/decision", approval.id)) {
             input type="hidden" name="csrf" value=(csrf);
@@ -100,9 +122,22 @@ pub fn form(approval: &Approval, agent: &str, csrf: &str) -> Markup {
                 input.reason type="text" name="reason" maxlength="2000" autocomplete="off"
                     placeholder="Reason (the agent is told)" aria-label="Reason";
                 button.reject type="submit" name="decision" value="reject" { "Reject" }
-                button.approve type="submit" name="decision" value="approve" { "Approve" }
+                @match offer {
+                    Offer::Everything => {
+                        button.approve type="submit" name="decision" value="approve" { "Approve" }
+                    }
+                    Offer::RejectOnly => {
+                        a.read-all href=(format!("/approvals/{}", approval.id)) {
+                            "Read it all to approve"
+                        }
+                    }
+                }
             }
-            @if let Some(target) = &approval.standing_target {
+            // A standing rule would let one person allow what the rule gives to several
+            // (the gate refuses it): not offered under the two-person rule.
+            @if let (Some(target), Offer::Everything, None) =
+                (&approval.standing_target, offer, approval.approvals_required)
+            {
                 details.remember {
                     summary { "Approve and remember…" }
                     div.remember-row {

@@ -6,7 +6,7 @@
 
 use crate::web::layout;
 use airlock_gate::GateError;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use maud::html;
 
@@ -17,6 +17,12 @@ pub enum WebError {
     SignedOut {
         next: String,
     },
+    /// No session cookie on a navigation that started on another site, which a browser
+    /// never sends a `SameSite=Strict` cookie with: go on to `next` from this site
+    /// ([`continue_page`]).
+    FromAnotherSite {
+        next: String,
+    },
     /// A form without this session's CSRF token, or posted from another site.
     Csrf,
     /// The user may not do this (G6).
@@ -24,6 +30,10 @@ pub enum WebError {
     NotFound(String),
     /// A form or query that makes no sense.
     BadRequest(String),
+    /// A change refused as things stand (the API's 409s): nothing was changed.
+    Conflict(String),
+    /// A form larger than any page posts (413, as the API's `payload_too_large`).
+    TooLarge(String),
     /// The store failed; the message is for the log only.
     Unavailable(String),
 }
@@ -37,7 +47,16 @@ impl From<GateError> for WebError {
                 WebError::NotFound(format!("There is no such {what} here."))
             }
             GateError::Unavailable(message) => WebError::Unavailable(message),
-            other => WebError::BadRequest(crate::ApiError::from(other).detail()),
+            // The API's status decides between "cannot do that" and "refused as things
+            // stand" (an edit the policy denies, a call already reconciled: 409, as G3).
+            other => {
+                let problem = crate::ApiError::from(other).problem();
+                if problem.status == StatusCode::CONFLICT.as_u16() {
+                    WebError::Conflict(problem.detail)
+                } else {
+                    WebError::BadRequest(problem.detail)
+                }
+            }
         }
     }
 }
@@ -46,6 +65,7 @@ impl IntoResponse for WebError {
     fn into_response(self) -> Response {
         let (status, title, message) = match self {
             WebError::SignedOut { next } => return see_other(&sign_in_url(&next)),
+            WebError::FromAnotherSite { next } => return continue_page(&next),
             WebError::Csrf => (
                 StatusCode::FORBIDDEN,
                 "Form refused",
@@ -61,6 +81,16 @@ impl IntoResponse for WebError {
             WebError::BadRequest(message) => (
                 StatusCode::BAD_REQUEST,
                 "Cannot do that",
+                sentence(&message),
+            ),
+            WebError::Conflict(message) => (
+                StatusCode::CONFLICT,
+                "Nothing was changed",
+                sentence(&message),
+            ),
+            WebError::TooLarge(message) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Too large",
                 sentence(&message),
             ),
             WebError::Unavailable(message) => {
@@ -83,6 +113,27 @@ impl IntoResponse for WebError {
         };
         layout::respond(status, layout::page(title, None, body))
     }
+}
+
+/// A page that goes on to `next` (a local path) at once, by a navigation that starts on
+/// this site, so that the browser sends its `SameSite=Strict` session cookie; a link for
+/// a browser that does not follow `refresh`. The arrival from another site (a link in a
+/// mail or a chat) lands here; a browser without a session then meets the sign-in page
+/// as usual.
+pub fn continue_page(next: &str) -> Response {
+    let body = html! {
+        section.panel {
+            h1 { "Opening…" }
+            p { a #continue href=(next) { "Continue to airlock" } }
+        }
+    };
+    let mut response = layout::respond(StatusCode::OK, layout::page("Opening", None, body));
+    if let Ok(value) = HeaderValue::from_str(&format!("0; url={next}")) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static("refresh"), value);
+    }
+    response
 }
 
 /// `/login?next=…`, or `/login` when the target is the inbox.

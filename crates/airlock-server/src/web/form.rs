@@ -104,7 +104,7 @@ fn refuse_cross_site(headers: &HeaderMap) -> Result<(), WebError> {
 async fn read_form(body: axum::body::Body) -> Result<axum::body::Bytes, WebError> {
     axum::body::to_bytes(body, MAX_FORM)
         .await
-        .map_err(|_| WebError::BadRequest(format!("forms are limited to {MAX_FORM} bytes")))
+        .map_err(|_| WebError::TooLarge(format!("forms are limited to {MAX_FORM} bytes")))
 }
 
 fn bad_form(error: serde_urlencoded::de::Error) -> WebError {

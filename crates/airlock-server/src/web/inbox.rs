@@ -1,5 +1,6 @@
 //! The inbox (`GET /`): pending approvals, newest first, each as a card with its agent,
-//! tool, risk, summary, time left and — for approvers — the decision buttons; above them,
+//! tool, risk, summary, arguments, time left and — for approvers — the decision buttons
+//! (Approve only on a card that shows the whole call); above them,
 //! the ambiguous calls a person must reconcile (`ambiguous.rs`).
 //!
 //! Live updates: the page remembers the id of the newest workspace event at the moment
@@ -17,6 +18,7 @@ use crate::web::layout::{self, risk_badge, shorten, time_left, People};
 use crate::web::session::WebUser;
 use crate::web::{ambiguous, decide};
 use crate::AppState;
+use airlock_policy::visible;
 use airlock_protocol::{Approval, ApprovalStatus};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue};
@@ -138,32 +140,68 @@ pub struct EventsQuery {
     after: Option<u64>,
 }
 
-/// One approval as a card.
+/// The longest preview body a card shows whole.
+const CARD_BODY: usize = 280;
+
+/// The longest arguments (as pretty JSON) a card shows whole.
+const CARD_ARGUMENTS: usize = 600;
+
+/// One approval as a card: its summary, its preview body and its arguments, hidden
+/// characters written out as on its page.
+///
+/// INVARIANT: a card offers Approve only when it shows the whole call — every argument,
+/// nothing cut (G2). A longer call is approved from its page; the card offers Reject and a
+/// link there.
 fn card_markup(approval: &Approval, people: &People, user: &WebUser, now: Timestamp) -> Markup {
     let agent = people.agent(&approval.agent_id);
+    let body = approval
+        .preview
+        .body
+        .as_deref()
+        .map(visible::show_hidden_in_block);
+    let arguments = visible::json_pretty_visible(&approval.preview.arguments);
+    let whole = body
+        .as_ref()
+        .is_none_or(|body| body.chars().count() <= CARD_BODY)
+        && arguments.chars().count() <= CARD_ARGUMENTS;
+    let offer = if whole {
+        decide::Offer::Everything
+    } else {
+        decide::Offer::RejectOnly
+    };
     html! {
         article.card id=(format!("card-{}", approval.id)) data-approval-id=(approval.id)
-            tabindex="-1" {
+            data-whole=(whole) tabindex="-1" {
             div.card-head {
                 (risk_badge(approval.risk))
-                span.tool { (approval.tool) }
+                span.tool { (visible::show_hidden(&approval.tool)) }
                 span.agent { "by " strong { (agent) } }
                 span.left data-deadline=(approval.deadline.to_string()) title="Time left to decide" {
                     (time_left(approval.deadline, now))
                 }
             }
             h2.summary {
-                a href=(format!("/approvals/{}", approval.id)) { (approval.preview.summary) }
+                a href=(format!("/approvals/{}", approval.id)) {
+                    (visible::show_hidden(&approval.preview.summary))
+                }
             }
-            @if let Some(body) = &approval.preview.body {
-                p.preview { (shorten(body, 280)) }
+            @if let Some(body) = &body {
+                p.preview { (shorten(body, CARD_BODY)) }
+            }
+            pre.card-arguments aria-label="Arguments" { (shorten(&arguments, CARD_ARGUMENTS)) }
+            @if !whole {
+                p.notice.warn.cut {
+                    "Too long to show here in full: "
+                    a href=(format!("/approvals/{}", approval.id)) { "read all of it" }
+                    " before approving."
+                }
             }
             @if let Some(reason) = &approval.reason {
                 p.why { "Asks because: " (reason) }
             }
             (layout::votes(approval, people))
             @if user.may_decide() {
-                (decide::form(approval, agent, &user.csrf))
+                (decide::form(approval, agent, &user.csrf, offer))
             }
         }
     }
@@ -188,7 +226,7 @@ fn decided_notice(approval: &Approval, people: &People) -> Markup {
     };
     html! {
         p class=(class) role="status" {
-            (verb) ": " a href=(format!("/approvals/{}", approval.id)) { (approval.preview.summary) }
+            (verb) ": " a href=(format!("/approvals/{}", approval.id)) { (visible::show_hidden(&approval.preview.summary)) }
             @if !by.is_empty() && approval.status != ApprovalStatus::Pending { " — by " (by) }
             @if let Some(reason) = &approval.decision_reason { " (" (reason) ")" }
         }

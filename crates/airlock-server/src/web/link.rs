@@ -1,16 +1,23 @@
-//! `GET /l/{token}`: the signed, single-use, expiring link a notification carries
+//! `GET|POST /l/{token}`: the signed, single-use, expiring link a notification carries
 //! (`crate::notify::sign` makes and checks the token).
 //!
-//! In order: the signature must verify under the server's link key (else 404 "not a
-//! valid link"), the link must not have expired (410), and its nonce is consumed in the
-//! same store transaction that opens a web session as the link's user (a second use is
-//! 410 "already used"; nothing is written). Then the browser gets the usual session
-//! cookie and a 303 to `/approvals/{id}`, where the approval page applies the user's
-//! role as for any sign-in. The sign-in is audited as `web_session.created` with
-//! `"via": "link"`.
+//! `GET` only looks: a link whose signature does not verify under the server's link key
+//! is 404 "not a valid link", an expired one 410; a good one shows a page with one
+//! button, "Sign in and open the approval", which posts the link back. Opening the link
+//! changes nothing, so a mail scanner or a chat's link preview that fetches it neither
+//! spends it nor gets a session (they never press buttons).
+//!
+//! `POST` (from that page, not from another site) checks the link again and consumes its
+//! nonce in the same store transaction that opens a web session as the link's user (a
+//! second use is 410 "already used"; nothing is written). Then the browser gets the usual
+//! session cookie and a 303 to `/approvals/{id}`, where the approval page applies the
+//! user's role as for any sign-in. The post comes from this site, so the browser sends the
+//! new `SameSite=Strict` cookie along the redirect. The sign-in is audited as
+//! `web_session.created` with `"via": "link"`.
 
 use crate::notify::{link_key, sign};
 use crate::web::error::see_other;
+use crate::web::form::AnonymousForm;
 use crate::web::layout;
 use crate::web::session::{self, came_over_https, set_cookie};
 use crate::AppState;
@@ -22,36 +29,44 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use maud::html;
 
-/// `GET /l/{token}`.
-pub async fn open(
+/// `GET /l/{token}`: the page that offers to use the link.
+pub async fn open(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+    let claims = match verified(&state, &token).await {
+        Ok(claims) => claims,
+        Err(refusal) => return refusal,
+    };
+    let body = html! {
+        section.panel.link {
+            h1 { "Open the approval" }
+            p {
+                "This link from a notification signs you in to airlock, once, and opens the "
+                "approval it is about."
+            }
+            form.stack method="post" action=(format!("/l/{token}")) {
+                button.primary #use-link type="submit" { "Sign in and open the approval" }
+            }
+            p.hint {
+                "Not you, or already signed in? "
+                a href=(format!("/approvals/{}", claims.approval_id)) { "Open the approval" }
+                " without using the link."
+            }
+        }
+    };
+    layout::ok(layout::page("Open the approval", None, body))
+}
+
+/// `POST /l/{token}`: uses the link — a session for its user, then the approval.
+pub async fn use_link(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(token): Path<String>,
+    AnonymousForm(_): AnonymousForm<serde::de::IgnoredAny>,
 ) -> Response {
-    let now = state.gate.now();
-    let key = match link_key(&state.gate).await {
-        Ok(key) => key,
-        Err(error) => return unavailable(&error.to_string()),
-    };
-    let claims = match sign::verify_link(key.as_bytes(), &token, now) {
+    let claims = match verified(&state, &token).await {
         Ok(claims) => claims,
-        Err(sign::LinkProblem::Invalid) => {
-            return refused(
-                StatusCode::NOT_FOUND,
-                "This link is not valid",
-                "It was not made by this airlock server, or it was changed on the way.",
-                None,
-            )
-        }
-        Err(sign::LinkProblem::Expired) => {
-            return refused(
-                StatusCode::GONE,
-                "This link has expired",
-                "Links from notifications work for a limited time.",
-                None,
-            )
-        }
+        Err(refusal) => return refusal,
     };
+    let now = state.gate.now();
     let next = format!("/approvals/{}", claims.approval_id);
     let value = session::new_cookie_value();
     let web_session = WebSession {
@@ -95,6 +110,28 @@ pub async fn open(
         ),
         Err(LinkError::Store(error)) => unavailable(&error.to_string()),
     }
+}
+
+/// The link's claims when its signature verifies and it has not expired; else the page
+/// that says why.
+async fn verified(state: &AppState, token: &str) -> Result<sign::LinkClaims, Response> {
+    let key = link_key(&state.gate)
+        .await
+        .map_err(|error| unavailable(&error.to_string()))?;
+    sign::verify_link(key.as_bytes(), token, state.gate.now()).map_err(|problem| match problem {
+        sign::LinkProblem::Invalid => refused(
+            StatusCode::NOT_FOUND,
+            "This link is not valid",
+            "It was not made by this airlock server, or it was changed on the way.",
+            None,
+        ),
+        sign::LinkProblem::Expired => refused(
+            StatusCode::GONE,
+            "This link has expired",
+            "Links from notifications work for a limited time.",
+            None,
+        ),
+    })
 }
 
 fn refused(status: StatusCode, title: &str, detail: &str, next: Option<&str>) -> Response {

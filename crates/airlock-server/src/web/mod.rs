@@ -8,7 +8,8 @@
 //! - [`layout`]: the page shell and the small pieces every page shares (risk badges,
 //!   times, names).
 //! - [`login`]: `GET|POST /login`, `POST /logout`.
-//! - [`link`]: `GET /l/{token}`, the signed single-use link of a notification.
+//! - [`link`]: `GET|POST /l/{token}`, the signed single-use link of a notification
+//!   (looking at it changes nothing; its page's button uses it).
 //! - [`inbox`]: `GET /` (pending approvals, live over SSE), one card as a fragment, and
 //!   the cookie-authenticated event stream `GET /web/events`.
 //! - [`approval`]: `GET /approvals/{id}`: arguments, diff, the rule, session context.
@@ -65,7 +66,7 @@ pub fn routes() -> Router<AppState> {
         .route("/", get(inbox::page))
         .route("/login", get(login::page).post(login::sign_in))
         .route("/logout", post(login::sign_out))
-        .route("/l/{token}", get(link::open))
+        .route("/l/{token}", get(link::open).post(link::use_link))
         .route("/approvals/{id}", get(approval::page))
         .route("/approvals/{id}/decision", post(decide::decide))
         .route("/turns/decision", post(turn::decide))

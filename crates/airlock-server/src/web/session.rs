@@ -22,6 +22,7 @@ use airlock_store::WebSession;
 use axum::extract::FromRequestParts;
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::request::Parts;
+use axum::http::Method;
 use rand::RngCore;
 
 /// The session cookie's name.
@@ -59,11 +60,42 @@ impl FromRequestParts<AppState> for WebUser {
     type Rejection = WebError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, WebError> {
-        find(state, &parts.headers)
-            .await?
-            .ok_or_else(|| WebError::SignedOut {
-                next: local_target(parts.uri.path_and_query().map(|p| p.as_str())),
-            })
+        if let Some(user) = find(state, &parts.headers).await? {
+            return Ok(user);
+        }
+        // A form posted by a signed-out browser comes back to the page it was on, not to
+        // its action (which only takes a POST).
+        let next = if parts.method == Method::GET {
+            local_target(parts.uri.path_and_query().map(|p| p.as_str()))
+        } else {
+            page_of_action(parts.uri.path())
+        };
+        if parts.method == Method::GET && arrived_from_another_site(&parts.headers) {
+            return Err(WebError::FromAnotherSite { next });
+        }
+        Err(WebError::SignedOut { next })
+    }
+}
+
+/// Whether this request is a browser's top-level navigation that started on another site
+/// (a link in a mail client, in Slack, in a chat). The session cookie is `SameSite=Strict`,
+/// so the browser did not send it, whether or not it holds one: the page answers with a
+/// step that navigates again from this site ([`crate::web::error::continue_page`]), which
+/// does carry the cookie.
+pub fn arrived_from_another_site(headers: &HeaderMap) -> bool {
+    let value = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    value("sec-fetch-site") == Some("cross-site") && value("sec-fetch-mode") == Some("navigate")
+}
+
+/// The page a form's action belongs to: an approval's decision → its page, a rule's
+/// revocation → the rules, the policy's forms → the policy; anything else → the inbox.
+pub fn page_of_action(action: &str) -> String {
+    let segments: Vec<&str> = action.trim_matches('/').split('/').collect();
+    match segments.as_slice() {
+        ["approvals", id, "decision"] => local_target(Some(&format!("/approvals/{id}"))),
+        ["rules", ..] => "/rules".to_owned(),
+        ["policy", ..] => "/policy".to_owned(),
+        _ => "/".to_owned(),
     }
 }
 
@@ -248,6 +280,37 @@ mod tests {
         assert!(!same_secret(&csrf, &csrf[1..]));
         assert!(!same_secret(&csrf, &csrf_token(&new_cookie_value())));
         assert!(!same_secret("", &csrf));
+    }
+
+    #[test]
+    fn a_signed_out_form_goes_back_to_its_page() {
+        assert_eq!(
+            page_of_action("/approvals/apr_1/decision"),
+            "/approvals/apr_1"
+        );
+        assert_eq!(page_of_action("/rules/rule_1/revoke"), "/rules");
+        assert_eq!(page_of_action("/policy/save"), "/policy");
+        assert_eq!(page_of_action("/turns/decision"), "/");
+        assert_eq!(page_of_action("/logout"), "/");
+    }
+
+    #[test]
+    fn only_navigations_from_another_site_are_arrivals_from_elsewhere() {
+        assert!(arrived_from_another_site(&headers(&[
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "navigate")
+        ])));
+        for pairs in [
+            vec![],
+            vec![("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "cors")],
+            vec![
+                ("sec-fetch-site", "same-origin"),
+                ("sec-fetch-mode", "navigate"),
+            ],
+            vec![("sec-fetch-site", "none"), ("sec-fetch-mode", "navigate")],
+        ] {
+            assert!(!arrived_from_another_site(&headers(&pairs)), "{pairs:?}");
+        }
     }
 
     #[test]

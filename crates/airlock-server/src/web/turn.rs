@@ -1,6 +1,7 @@
 //! "Approve all of this turn" (DESIGN.md §11.6): where an approval is one of several
 //! pending calls of the same model turn, its page offers one form listing them all, each
-//! with a checkbox (checked; unchecking one leaves it pending), posted to `POST
+//! with its arguments and a checkbox (checked when the arguments are shown whole;
+//! unchecking one leaves it pending), posted to `POST
 //! /turns/decision`, which decides the checked ones through the gate's batch call (the
 //! same as `POST /v1/approvals/decisions`) and shows each one's outcome.
 //!
@@ -20,6 +21,7 @@ use crate::web::layout::{self, status_badge};
 use crate::web::session::WebUser;
 use crate::AppState;
 use airlock_gate::GateError;
+use airlock_policy::visible;
 use airlock_protocol::{Approval, ApprovalStatus, BatchItem, DecisionVerdict};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -28,6 +30,10 @@ use maud::{html, Markup};
 
 /// The most calls listed in one turn's form.
 const MAX_TURN: u32 = 100;
+
+/// The longest arguments (as pretty JSON) the form shows whole: a longer call is listed
+/// unchecked, to be read on its page first.
+const TURN_ARGUMENTS: usize = 2000;
 
 /// The turn form for `approval`'s page, or nothing when it has no pending sibling (or is
 /// no run's call). Only for users who may decide.
@@ -48,21 +54,31 @@ pub async fn form(state: &AppState, user: &WebUser, approval: &Approval) -> Mark
             summary { "Approve all of this turn (" (siblings.len()) " calls)" }
             form.turn-form method="post" action="/turns/decision" {
                 input type="hidden" name="csrf" value=(user.csrf);
-                p.hint { "The model asked for these calls together. Uncheck any to leave it pending." }
+                p.hint { "The model asked for these calls together; each is shown with its arguments. Uncheck any to leave it pending." }
                 ul.turn-items {
                     @for sibling in &siblings {
-                        li {
+                        // INVARIANT: a call is checked only when its arguments are shown
+                        // here whole, hidden characters written out (G2).
+                        @let arguments = visible::json_pretty_visible(&sibling.preview.arguments);
+                        @let whole = arguments.chars().count() <= TURN_ARGUMENTS;
+                        li data-approval-id=(sibling.id) {
                             label {
-                                input type="checkbox" name="item" checked
+                                input type="checkbox" name="item" checked[whole]
                                     value=(format!("{} {}", sibling.id, sibling.binding_digest));
                                 " "
                                 (layout::risk_badge(sibling.risk))
                                 " "
-                                strong { (sibling.preview.summary) }
+                                strong { (visible::show_hidden(&sibling.preview.summary)) }
                                 @if sibling.id == approval.id { " (this one)" }
                             }
                             " "
                             a href=(format!("/approvals/{}", sibling.id)) { "details" }
+                            pre.card-arguments aria-label="Arguments" {
+                                (layout::shorten(&arguments, TURN_ARGUMENTS))
+                            }
+                            @if !whole {
+                                p.hint { "Too long to show here in full, so not checked: read it on its page first." }
+                            }
                         }
                     }
                 }
@@ -153,7 +169,7 @@ pub async fn decide(
                 rows.push(html! {
                     li.turn-result.ok data-approval-id=(id) {
                         (status_badge(approval.status)) " "
-                        a href=(format!("/approvals/{id}")) { (approval.preview.summary) }
+                        a href=(format!("/approvals/{id}")) { (visible::show_hidden(&approval.preview.summary)) }
                     }
                 });
             }

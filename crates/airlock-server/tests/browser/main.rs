@@ -490,3 +490,31 @@ async fn approve_all_of_a_turn_but_one_from_the_page() {
     assert_eq!(run["state"], "awaiting_approval", "{run}");
     assert_eq!(fixture.audit("approval.approved").await.len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signed_in_person_following_a_link_from_another_site_lands_on_the_approval() {
+    let fixture = Fixture::start().await;
+    let (call, approval) = fixture
+        .ask(
+            "email.send",
+            json!({"to": "bob@acme.test", "body": "from a mail"}),
+        )
+        .await;
+    let waiter = fixture.wait_for(&call).await;
+    Scenario::start(
+        "crosssite",
+        &fixture.server,
+        &fixture.approver,
+        json!({"id": approval["id"]}),
+    )
+    .finish()
+    .await;
+
+    let decided = waiter.await.unwrap();
+    assert_eq!(decided["status"], "approved", "{decided}");
+    let approval = fixture.approval(approval["id"].as_str().unwrap()).await;
+    assert_eq!(
+        approval["decided_by"],
+        format!("user:{}", fixture.approver_id)
+    );
+}

@@ -247,9 +247,20 @@ async fn a_signed_webhook_is_retried_after_a_500_and_its_link_signs_in_once() {
     assert_eq!(ops.1[1].error, None);
     assert!(ops.1[0].at < ops.1[1].at);
 
-    // The link signs alice in once and opens the approval page.
+    // Looking at the link (as a mail scanner does) spends nothing and signs nobody in.
     let browser = browser();
-    let opened = browser.get(&link).send().await.unwrap();
+    for _ in 0..2 {
+        let looked = browser.get(&link).send().await.unwrap();
+        assert_eq!(looked.status(), 200);
+        assert!(looked.headers().get("set-cookie").is_none());
+        assert!(looked
+            .text()
+            .await
+            .unwrap()
+            .contains("Sign in and open the approval"));
+    }
+    // Its button signs alice in once and opens the approval page.
+    let opened = browser.post(&link).send().await.unwrap();
     assert_eq!(opened.status(), 303);
     assert_eq!(
         opened.headers()["location"],
@@ -273,7 +284,7 @@ async fn a_signed_webhook_is_retried_after_a_500_and_its_link_signs_in_once() {
         .expect("the sign-in by link is audited");
     assert_eq!(sign_in["actor"], format!("user:{alice}"));
 
-    let again = browser.get(&link).send().await.unwrap();
+    let again = browser.post(&link).send().await.unwrap();
     assert_eq!(again.status(), 410);
     assert!(again.headers().get("set-cookie").is_none());
     assert!(again.text().await.unwrap().contains("already used"));
@@ -425,7 +436,10 @@ async fn an_email_with_the_link_reaches_the_smtp_sink() {
         text.contains("Subject: [airlock] scout asks: Send email to bob@acme.test"),
         "{text}"
     );
-    let opened = browser().get(&link).send().await.unwrap();
+    // Looking at the link shows its page; its button (a POST) uses it.
+    let looked = browser().get(&link).send().await.unwrap();
+    assert_eq!(looked.status(), 200, "{link} in {text}");
+    let opened = browser().post(&link).send().await.unwrap();
     assert_eq!(opened.status(), 303, "{link} in {text}");
     assert_eq!(
         opened.headers()["location"],

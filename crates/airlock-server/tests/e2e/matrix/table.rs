@@ -401,6 +401,7 @@ pub(super) fn rows() -> Vec<Row> {
         page(M::GET, "/", Body::Empty, PAGE_LIST),
         // A notification's signed link: a forged one opens nothing, whoever follows it.
         page(M::GET, "/l/{link}", Body::Empty, ["404"; 9]),
+        page(M::POST, "/l/{link}", Body::Empty, ["404"; 9]),
         page(M::GET, "/approvals/{approval}", Body::Empty, PAGE_OBJECT),
         page(
             M::POST,
@@ -423,12 +424,13 @@ pub(super) fn rows() -> Vec<Row> {
                 "200", "200", "200", "403", "303", "200", "303", "303", "303",
             ],
         ),
+        // As the API: a call that is not ambiguous is a conflict (409), nothing changes.
         page(
             M::POST,
             "/calls/{allowed_call}/reconcile",
             Body::Form(|_| vec![("resolution", "ran".into())]),
             [
-                "400", "400", "400", "403", "303", "404", "303", "303", "303",
+                "409", "409", "409", "403", "303", "404", "303", "303", "303",
             ],
         ),
         page(M::GET, "/web/cards/{approval}", Body::Empty, PAGE_OBJECT),
