@@ -47,7 +47,8 @@ impl Context {
             |value: Option<&str>| value.filter(|value| is_absolute(value)).and_then(normalize);
         let cwd = absolute(cwd);
         let home = absolute(home);
-        let windows = [&cwd, &absolute(project), &home]
+        let project = absolute(project);
+        let windows = [&cwd, &project, &home]
             .into_iter()
             .any(|folder| folder.as_deref().is_some_and(is_windows));
         // The project holds the working directory; without one it is the directory itself.
@@ -62,7 +63,7 @@ impl Context {
                 a == b
             }
         };
-        let project = absolute(project).or_else(|| cwd.clone()).filter(|project| {
+        let project = project.or_else(|| cwd.clone()).filter(|project| {
             let drive_root = windows && project.len() == 3 && project.ends_with(':');
             !same(project, "")
                 && !drive_root

@@ -156,8 +156,9 @@ struct OptionEntry {
 pub struct ClassTable {
     commands: HashMap<String, Entries>,
     options: HashMap<String, Vec<OptionEntry>>,
-    /// Options that make a command change nothing, with the class it is then.
-    dry_runs: HashMap<String, Vec<OptionEntry>>,
+    /// Options that make a command change nothing, with the class it is then; by command
+    /// name (a few names, searched in order: cheaper than hashing each segment's name).
+    dry_runs: Vec<(String, Vec<OptionEntry>)>,
     clustered: HashSet<String>,
     operands: HashMap<String, Vec<(Vec<String>, OperandMode)>>,
     pub(crate) credentials: PathList,
@@ -182,7 +183,7 @@ impl ClassTable {
         let mut table = ClassTable {
             commands: HashMap::new(),
             options: HashMap::new(),
-            dry_runs: HashMap::new(),
+            dry_runs: Vec::new(),
             clustered: data
                 .clustered
                 .commands
@@ -213,7 +214,10 @@ impl ClassTable {
         }
         for (pattern, class) in &data.dry_run {
             let (name, entry) = table.option_entry(pattern, std::slice::from_ref(class))?;
-            table.dry_runs.entry(name).or_default().push(entry);
+            match table.dry_runs.iter_mut().find(|(known, _)| *known == name) {
+                Some((_, entries)) => entries.push(entry),
+                None => table.dry_runs.push((name, vec![entry])),
+            }
         }
         for (mode, commands) in &data.operands {
             let mode = OperandMode::from_name(mode)
@@ -340,7 +344,18 @@ impl ClassTable {
     /// The class `name arguments` is when one of its options makes it a dry run (`git push
     /// --dry-run`, `rsync -n`): what it still does, with nothing changed.
     pub fn dry_run(&self, name: &str, arguments: &[&str]) -> Option<ClassSet> {
-        let entries = self.dry_runs.get(name)?;
+        // Every dry-run option of the table is `--dry-run` or `-n` (a test holds it so):
+        // most commands have neither, and are passed over without matching subcommands.
+        let may_be = arguments.iter().any(|argument| {
+            argument.starts_with("--dry-run")
+                || (argument.starts_with('-')
+                    && !argument.starts_with("--")
+                    && argument.contains('n'))
+        });
+        if !may_be {
+            return None;
+        }
+        let (_, entries) = self.dry_runs.iter().find(|(known, _)| known == name)?;
         entries.iter().find_map(|entry| {
             let used = match_subcommand(name, &entry.subcommand, arguments)?;
             has_option(&arguments[used..], &entry.option, entry.clustered).then_some(entry.classes)
@@ -495,6 +510,21 @@ fn has_option(arguments: &[&str], option: &[String], clustered: bool) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_dry_run_option_is_dry_run_or_n() {
+        let table = ClassTable::built_in().unwrap();
+        assert!(!table.dry_runs.is_empty());
+        for (name, entries) in &table.dry_runs {
+            for entry in entries {
+                assert!(
+                    matches!(entry.option.as_slice(), [option] if option == "--dry-run" || option == "-n"),
+                    "{name} {:?}: ClassTable::dry_run looks only for --dry-run and -n",
+                    entry.option
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_shipped_table_parses() {

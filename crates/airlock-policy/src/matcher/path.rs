@@ -93,6 +93,9 @@ pub fn folder_holds(folder: &str, path: &str) -> bool {
 ///   nothing sensible can be said about it).
 pub fn normalize(path: &str) -> Option<String> {
     let normal = normalize_lexically(path)?;
+    if !normal.starts_with("/private/") {
+        return Some(normal);
+    }
     // On macOS `/tmp`, `/var` and `/etc` are links into `/private`, and tools print the
     // real path (`/private/tmp/claude-501/…`): both spellings are one place.
     for linked in ["/private/tmp", "/private/var", "/private/etc"] {

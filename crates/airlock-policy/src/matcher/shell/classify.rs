@@ -104,6 +104,7 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
             sources: segments.iter().any(feeds_code),
             out: Vec::new(),
             found: None,
+            piped_found: None,
         };
         judge.all(&segments, context.cwd().map(str::to_string), 0);
         let mut part = judge.out;
@@ -183,6 +184,9 @@ struct Judge<'a> {
     /// While judging the command of a `find … -exec`: what its `{}` stands for (what the
     /// `find` finds below its one place), when that can be told.
     found: Option<FileRef>,
+    /// While judging a segment that reads a pipe from a `find` (`find src -name '*.py' |
+    /// xargs grep -l x`): the files that `find` prints, when that can be told.
+    piped_found: Option<FileRef>,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -207,6 +211,7 @@ impl Judge<'_> {
                 .last()
                 .map_or_else(|| cwd.clone(), |(_, cwd)| cwd.clone());
             self.found = self.found_by_find(segments, index, here.as_deref());
+            self.piped_found = self.piped_from_find(segments, index, here.as_deref());
             if let Some(next) = self.segment(segment, here, nesting) {
                 moves.push((segment.depth, next));
             }
@@ -642,10 +647,17 @@ impl Judge<'_> {
             // `xargs rm`: the operands come from the pipe; nobody can say which. A command
             // that only looks and whose operands are no files (`xargs ps -p`, `xargs echo`)
             // names none; one that does more (`xargs git checkout --`) may name anything.
-            facts.files.push(FileRef {
-                path: None,
-                tree: false,
-                role,
+            // After `find PLACE … |`, the names are what that `find` found there.
+            facts.files.push(match &self.piped_found {
+                Some(found) => FileRef {
+                    role,
+                    ..found.clone()
+                },
+                None => FileRef {
+                    path: None,
+                    tree: false,
+                    role,
+                },
             });
         }
         moved

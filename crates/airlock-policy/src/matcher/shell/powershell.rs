@@ -54,21 +54,21 @@ pub(super) fn looks_like_powershell(command: &str, windows: bool) -> bool {
     }
     // (Run on every command line: no allocation.) A command starts a part, or follows
     // an opening `(` or `{` (`if (Test-Path x) { Get-Content x }`).
+    let is_command = |word: &str| {
+        let first = word.trim_start_matches(['(', '{']);
+        (windows
+            && POWERSHELL_ONLY
+                .iter()
+                .any(|alias| alias.eq_ignore_ascii_case(first)))
+            || first.split_once('-').is_some_and(|(verb, noun)| {
+                is_noun(noun) && VERBS.iter().any(|known| known.eq_ignore_ascii_case(verb))
+            })
+    };
     command.split(['|', ';', '\n']).any(|part| {
-        let mut opened = true;
-        part.split_whitespace().any(|word| {
-            let starts = opened || word.starts_with(['(', '{']);
-            opened = word.ends_with(['(', '{']);
-            let first = word.trim_start_matches(['(', '{']);
-            starts
-                && ((windows
-                    && POWERSHELL_ONLY
-                        .iter()
-                        .any(|alias| alias.eq_ignore_ascii_case(first)))
-                    || first.split_once('-').is_some_and(|(verb, noun)| {
-                        is_noun(noun) && VERBS.iter().any(|known| known.eq_ignore_ascii_case(verb))
-                    }))
-        })
+        is_command(part.split_whitespace().next().unwrap_or(""))
+            || part
+                .match_indices(['(', '{'])
+                .any(|(at, _)| is_command(part[at + 1..].split_whitespace().next().unwrap_or("")))
     })
 }
 

@@ -112,6 +112,61 @@ impl Judge<'_> {
         {
             return None;
         }
+        self.find_place(arguments, cwd)
+    }
+
+    /// What a segment fed by the pipe of the `find` just before it reads its names from
+    /// (`find src -name '*.py' -print0 | xargs -0 grep -l x`): what that `find` finds, when
+    /// it has one place that can be resolved, only prints (no `-exec`, `-delete`,
+    /// `-fprint`…), and the names cross the pipe NUL-separated.
+    pub(super) fn piped_from_find(
+        &self,
+        segments: &[Segment],
+        index: usize,
+        cwd: Option<&str>,
+    ) -> Option<FileRef> {
+        let segment = &segments[index];
+        let before = segments.get(index.checked_sub(1)?)?;
+        if !segment.piped || before.depth != segment.depth {
+            return None;
+        }
+        let (first, arguments) = before.words.split_first()?;
+        if first.dynamic || basename(&first.text) != "find" {
+            return None;
+        }
+        let acts = arguments.iter().any(|word| {
+            word.dynamic
+                || matches!(
+                    word.text.as_str(),
+                    "-exec"
+                        | "-execdir"
+                        | "-ok"
+                        | "-okdir"
+                        | "-delete"
+                        | "-fprint"
+                        | "-fprint0"
+                        | "-fprintf"
+                        | "-fls"
+                        | "-L"
+                        | "-follow"
+                )
+        });
+        // Names cross the pipe whole only NUL-separated (`find … -print0 | xargs -0`): split
+        // at blanks and newlines, a file named `a /etc/x` would name `/etc/x`.
+        let whole_names = arguments.iter().any(|word| word.text == "-print0")
+            && segment
+                .words
+                .iter()
+                .any(|word| matches!(word.text.as_str(), "-0" | "--null"));
+        if acts || !whole_names {
+            return None;
+        }
+        self.find_place(arguments, cwd)
+    }
+
+    /// The one place a `find` searches (its operands before the first test), and below it
+    /// what it finds: any entry when a test filters them, else the place and all below.
+    fn find_place(&self, arguments: &[Word], cwd: Option<&str>) -> Option<FileRef> {
         let mut places = arguments.iter().take_while(|word| {
             !(word.text.starts_with('-') || word.text == "(" || word.text == "!")
         });

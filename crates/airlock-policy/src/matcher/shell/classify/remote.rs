@@ -236,6 +236,7 @@ impl Judge<'_> {
             sources: segments.iter().any(feeds_code),
             out: Vec::new(),
             found: None,
+            piped_found: None,
         };
         judge.all(&segments, None, nesting + 1);
         for class in [Class::CredentialAccess, Class::CredentialSearch] {

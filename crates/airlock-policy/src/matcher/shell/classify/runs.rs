@@ -69,6 +69,22 @@ impl Judge<'_> {
             }
         }
         let script = arguments.iter().find(|word| !word.text.starts_with('-'));
+        // `source "$HOME/.cargo/env"`: the home is known even if the shell computes it.
+        let known = script
+            .filter(|word| word.dynamic)
+            .and_then(|word| self.known_variables(&word.text, dir))
+            .map(|text| Word::literal(&text));
+        let script = known.as_ref().or(script);
+        // Sourcing a toolchain's environment script from the home (`~/.cargo/env`,
+        // `~/.nvm/nvm.sh`) or the person's own shell start-up file only sets up the
+        // environment every new terminal gets.
+        if matches!(name, "source" | ".")
+            && script.is_some_and(|word| !word.dynamic && self.sets_up_environment(&word.text, dir))
+        {
+            facts.classes = remove(facts.classes, Class::Build);
+            facts.classes.insert(Class::ReadOnly);
+            return;
+        }
         match script {
             Some(word) if word.dynamic => {
                 // `source <(curl …)`, `bash "$SCRIPT"`.
@@ -108,6 +124,32 @@ impl Judge<'_> {
                 }
             }
         }
+    }
+
+    /// Whether `path` is a toolchain's environment script in the home, or a shell
+    /// start-up file there.
+    fn sets_up_environment(&self, path: &str, dir: Option<&str>) -> bool {
+        const SCRIPTS: &[&str] = &[
+            ".cargo/env",
+            ".nvm/nvm.sh",
+            ".sdkman/bin/sdkman-init.sh",
+            ".ghcup/env",
+            ".local/bin/env",
+            ".deno/env",
+            ".rye/env",
+            ".bashrc",
+            ".bash_profile",
+            ".profile",
+            ".zshrc",
+            ".zprofile",
+            ".zshenv",
+        ];
+        let (Some(home), Some(path)) = (self.context.home(), self.context.resolve_from(path, dir))
+        else {
+            return false;
+        };
+        crate::matcher::path::below(&path, home)
+            .is_some_and(|rest| SCRIPTS.contains(&rest))
     }
 
     /// Code the command line cannot show: `remote_code` when something downloads or

@@ -100,6 +100,11 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
         };
     }
     let subcommand = &arguments[at.min(arguments.len())..];
+    if subcommand.first().is_some_and(|word| word.text == "config")
+        && config_prints_secrets(&subcommand[1..])
+    {
+        facts.classes.insert(Class::CredentialSearch);
+    }
     match subcommand {
         [checkout, rest @ ..] if checkout.text == "checkout" && checkout_names_files(rest) => {
             facts.classes.insert(Class::Discard);
@@ -182,6 +187,39 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
     }
 }
 
+/// Whether `git config …` prints settings that may hold credentials: every setting
+/// (`--list`, `-l`), those a pattern or URL selects (`--get-regexp`, `--get-urlmatch`)
+/// where it may reach them, or one such setting by name (`http.<url>.extraHeader` holds
+/// the `Authorization` header a CI checkout leaves, `credential.*`, `url.*.insteadOf` may
+/// hold a token in its URL).
+fn config_prints_secrets(arguments: &[Word]) -> bool {
+    let secret_key = |key: &str| {
+        let key = key.to_ascii_lowercase();
+        key.starts_with("http") && key.ends_with("extraheader")
+            || key.starts_with("credential")
+            || (key.starts_with("url.") && key.ends_with("insteadof"))
+            || key.contains("token")
+            || key.contains("password")
+    };
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    match texts.as_slice() {
+        [] => false,
+        list if list.iter().any(|text| matches!(*text, "--list" | "-l")) => true,
+        [.., "--get-urlmatch", section, _] => {
+            section.eq_ignore_ascii_case("credential")
+                || section.to_ascii_lowercase().starts_with("http")
+        }
+        [.., "--get-regexp", pattern] | [.., "--get-regexp", pattern, _] => {
+            let pattern = pattern.to_ascii_lowercase();
+            ["http", "cred", "url", "extraheader", "token", "pass"]
+                .iter()
+                .any(|word| pattern.contains(word))
+                || pattern.chars().all(|c| matches!(c, '.' | '*' | '^' | '$'))
+        }
+        [.., key] => arguments.iter().any(|word| word.dynamic) || secret_key(key),
+    }
+}
+
 /// Whether `git checkout`'s arguments name files to take from another version
 /// (`git checkout stash@{0} -- a.md`, `git checkout HEAD~1 src/x.rs`): their uncommitted
 /// changes are overwritten with no way back. A branch switch names at most one operand
@@ -208,8 +246,24 @@ fn checkout_names_files(arguments: &[Word]) -> bool {
 /// option among them) and then only `--help` or `--version`.
 pub(super) fn only_asks_help(name: &str, texts: &[&str], used: usize) -> bool {
     let (subcommand, rest) = texts.split_at(used.min(texts.len()));
-    // A package runner's next word is a package it fetches and runs (`npx cowsay --help`).
-    let runner = matches!(
+    let plain = |text: &&str| !text.starts_with('-') && !text.starts_with('+');
+    // `spl-token wrap --help`: subcommand words the table does not list, then `--help`.
+    let subcommand_help = |rest: &[&str]| match rest.split_last() {
+        Some((&"--help", words)) => words.iter().all(|word| {
+            word.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+                && word.starts_with(|c: char| c.is_ascii_alphabetic())
+        }),
+        _ => false,
+    };
+    subcommand.iter().all(plain)
+        && (matches!(rest, ["--help"] | ["--version"])
+            || (subcommand_help(rest) && !package_runner(name)))
+}
+
+/// A package runner: its next word is a package it fetches and runs (`npx cowsay --help`).
+fn package_runner(name: &str) -> bool {
+    matches!(
         name,
         "npx"
             | "pnpx"
@@ -228,19 +282,7 @@ pub(super) fn only_asks_help(name: &str, texts: &[&str], used: usize) -> bool {
             | "pip"
             | "pip3"
             | "cargo"
-    );
-    let plain = |text: &&str| !text.starts_with('-') && !text.starts_with('+');
-    // `spl-token wrap --help`: subcommand words the table does not list, then `--help`.
-    let subcommand_help = |rest: &[&str]| match rest.split_last() {
-        Some((&"--help", words)) => words.iter().all(|word| {
-            word.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
-                && word.starts_with(|c: char| c.is_ascii_alphabetic())
-        }),
-        _ => false,
-    };
-    subcommand.iter().all(plain)
-        && (matches!(rest, ["--help"] | ["--version"]) || (!runner && subcommand_help(rest)))
+    )
 }
 
 /// Whether a glob's last name matches only some entries of its folder: it has literal
