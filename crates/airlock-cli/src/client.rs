@@ -23,8 +23,53 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(90);
 
 pub struct Client {
     base: String,
+    /// `base` as messages show it: without a user and password (G9).
+    shown: String,
     token: Option<String>,
     agent: ureq::Agent,
+    /// Whether a non-2xx answer's error carries its [`HttpStatus`].
+    naming_status: bool,
+}
+
+/// The status of a non-2xx answer, on the errors of a client made with
+/// [`Client::naming_status`] (as the error's context: downcasting to [`Refused`] or
+/// [`Transient`] still works). Its `{:#}` reads `airlock answered 404 Not Found: …`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpStatus(pub u16);
+
+impl std::fmt::Display for HttpStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "airlock answered {}", self.0)?;
+        let reason = ureq::http::StatusCode::from_u16(self.0)
+            .ok()
+            .and_then(|status| status.canonical_reason());
+        match reason {
+            Some(reason) => write!(f, " {reason}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `url` without its user information (`http://user:password@host` → `http://host`), for
+/// messages: a password in `AIRLOCK_URL` must not reach a terminal or a model (G9).
+pub fn without_userinfo(url: &str) -> String {
+    hide_userinfo(url, url)
+}
+
+/// `text` (an error quoting `url`, say) without `url`'s user information.
+pub fn hide_userinfo(text: &str, url: &str) -> String {
+    match userinfo(url) {
+        Some(userinfo) => text.replace(&format!("{userinfo}@"), ""),
+        None => text.to_owned(),
+    }
+}
+
+/// The `user:password` of `url`, when it has one.
+fn userinfo(url: &str) -> Option<&str> {
+    let start = url.find("://").map_or(0, |scheme| scheme + 3);
+    let rest = &url[start..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    authority.rfind('@').map(|at| &authority[..at])
 }
 
 impl Client {
@@ -41,11 +86,20 @@ impl Client {
             .timeout_recv_response(Some(RESPONSE_TIMEOUT))
             .build()
             .into();
+        let base = args.base();
         Client {
-            base: args.base(),
+            shown: without_userinfo(&base),
+            base,
             token,
             agent,
+            naming_status: false,
         }
+    }
+
+    /// The same client, whose errors for non-2xx answers carry their [`HttpStatus`].
+    pub fn naming_status(mut self) -> Client {
+        self.naming_status = true;
+        self
     }
 
     /// `GET path` (path includes any query string), as JSON.
@@ -132,7 +186,9 @@ impl Client {
     }
 
     fn unreachable(&self, error: ureq::Error) -> anyhow::Error {
-        let message = format!("cannot reach airlock at {}: {error}", self.base);
+        // The error may quote the URL it was given: never its password.
+        let reason = hide_userinfo(&error.to_string(), &self.base);
+        let message = format!("cannot reach airlock at {}: {reason}", self.shown);
         let refused = match &error {
             ureq::Error::Io(io) => io.kind() == std::io::ErrorKind::ConnectionRefused,
             ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => true,
@@ -155,7 +211,11 @@ impl Client {
             return Ok(response);
         }
         let text = response.body_mut().read_to_string().unwrap_or_default();
-        Err(from_status(status, &text, self.token.is_some()))
+        let error = from_status(status, &text, self.token.is_some());
+        if self.naming_status {
+            return Err(error.context(HttpStatus(status)));
+        }
+        Err(error)
     }
 }
 
@@ -213,4 +273,49 @@ pub fn encode(text: &str) -> String {
 pub fn print_json(value: &Value) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_user_and_password() {
+        for (url, shown) in [
+            ("http://admin:hunter2@127.0.0.1:1", "http://127.0.0.1:1"),
+            (
+                "https://me@airlock.example/base",
+                "https://airlock.example/base",
+            ),
+            ("http://a:b@c@host:7070/x?y=1", "http://host:7070/x?y=1"),
+            ("http://127.0.0.1:7070", "http://127.0.0.1:7070"),
+            (
+                "http://host/path@not-userinfo",
+                "http://host/path@not-userinfo",
+            ),
+            ("http://host?q=a@b", "http://host?q=a@b"),
+        ] {
+            assert_eq!(without_userinfo(url), shown, "{url}");
+        }
+        assert_eq!(
+            hide_userinfo(
+                "invalid uri http://admin:hunter2@host:1/v1/calls",
+                "http://admin:hunter2@host:1"
+            ),
+            "invalid uri http://host:1/v1/calls"
+        );
+    }
+
+    #[test]
+    fn a_status_names_its_code_and_reason() {
+        assert_eq!(
+            HttpStatus(413).to_string(),
+            "airlock answered 413 Payload Too Large"
+        );
+        assert_eq!(HttpStatus(599).to_string(), "airlock answered 599");
+        let error = anyhow::Error::from(Refused("no".into())).context(HttpStatus(409));
+        assert!(error.downcast_ref::<Refused>().is_some());
+        assert_eq!(error.downcast_ref::<HttpStatus>(), Some(&HttpStatus(409)));
+        assert_eq!(format!("{error:#}"), "airlock answered 409 Conflict: no");
+    }
 }

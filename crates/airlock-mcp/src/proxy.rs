@@ -72,6 +72,10 @@ pub struct ProxyConfig {
     pub server_name: String,
     /// The real server: a command over stdio, or a Streamable HTTP URL.
     pub upstream: Endpoint,
+    /// Variables a stdio server must not inherit whatever they hold (the person's token of
+    /// `--approver-token-env`, say), besides those it never does: `AIRLOCK_TOKEN` and any
+    /// that holds an airlock token.
+    pub hidden_variables: Vec<String>,
 }
 
 /// Serves the MCP client on stdin/stdout until it disconnects, the real server goes away,
@@ -241,6 +245,7 @@ impl<G: Gate> Proxy<G> {
         }
         let started = upstream::start(
             &self.config.upstream,
+            &self.config.hidden_variables,
             client,
             self.downstream.clone(),
             self.catalog.clone(),

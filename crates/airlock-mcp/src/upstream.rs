@@ -137,9 +137,11 @@ pub struct Started {
 }
 
 /// Starts (or connects to) the real server and completes its `initialize` handshake as
-/// `client`; the server's tool-list changes empty `catalog`.
+/// `client`; the server's tool-list changes empty `catalog`. A stdio server inherits the
+/// environment without airlock's credentials and without the variables named in `hidden`.
 pub async fn start(
     endpoint: &Endpoint,
+    hidden: &[String],
     client: ClientConfig,
     downstream: Arc<Downstream>,
     catalog: Arc<Catalog>,
@@ -156,7 +158,7 @@ pub async fn start(
         Endpoint::Stdio(command) => {
             let mut child = tokio::process::Command::new(&command.program);
             child.args(&command.args);
-            for name in airlock_credentials(std::env::vars_os()) {
+            for name in airlock_credentials(std::env::vars_os(), hidden) {
                 child.env_remove(name);
             }
             // The real server's stderr is its log: keep it on ours, where MCP clients
@@ -194,15 +196,21 @@ pub const SERVER_WITHDREW: &str = "the MCP server withdrew its request";
 /// The name of the variable that holds the agent's token for airlock clients.
 const AGENT_TOKEN_VARIABLE: &str = "AIRLOCK_TOKEN";
 
-/// The variables of `environment` the real server must not inherit: `AIRLOCK_TOKEN` and any
-/// variable that holds an airlock token (`alk_` and hex digits), such as the person's token
-/// of `--approver-token-env`, whatever its name. With the agent's token a server could
-/// submit and redeem calls as the agent; with a person's, approve its own.
+/// The variables of `environment` the real server must not inherit: `AIRLOCK_TOKEN`, those
+/// named in `hidden` (the person's token of `--approver-token-env`, whatever it holds), and
+/// any variable that holds an airlock token (`alk_` and hex digits), whatever its name.
+/// With the agent's token a server could submit and redeem calls as the agent; with a
+/// person's, approve its own.
 fn airlock_credentials(
     environment: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    hidden: &[String],
 ) -> Vec<std::ffi::OsString> {
     environment
-        .filter(|(name, value)| name == AGENT_TOKEN_VARIABLE || is_airlock_token(value))
+        .filter(|(name, value)| {
+            name == AGENT_TOKEN_VARIABLE
+                || hidden.iter().any(|hidden| name == hidden.as_str())
+                || is_airlock_token(value)
+        })
         .map(|(name, _)| name)
         .collect()
 }
@@ -366,8 +374,23 @@ mod tests {
         ]
         .map(|(name, value)| (OsString::from(name), OsString::from(value)));
         assert_eq!(
-            airlock_credentials(environment.into_iter()),
+            airlock_credentials(environment.into_iter(), &[]),
             ["AIRLOCK_TOKEN", "MY_APPROVER"].map(OsString::from)
+        );
+    }
+
+    #[test]
+    fn variables_named_hidden_are_removed_whatever_they_hold() {
+        let environment = [
+            ("AIRLOCK_TOKEN", "anything at all"),
+            ("PERSON", "not shaped like a token"),
+            ("PERSONS", "kept: only the exact name is hidden"),
+            ("PATH", "/usr/bin"),
+        ]
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)));
+        assert_eq!(
+            airlock_credentials(environment.into_iter(), &["PERSON".to_owned()]),
+            ["AIRLOCK_TOKEN", "PERSON"].map(OsString::from)
         );
     }
 

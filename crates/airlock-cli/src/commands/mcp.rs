@@ -14,20 +14,31 @@
 //!
 //! Checked before the real server starts (exit 2 otherwise): `--agent NAME` is the token's
 //! agent, and the approver token is not an agent's.
+//!
+//! Logs (rmcp's and the proxy's warnings: a message too long to relay, say) go to stderr,
+//! at `warn` unless `RUST_LOG` says otherwise, with their secrets redacted; stdout is the
+//! MCP stream. Other libraries' events below `warn` are never written, whatever `RUST_LOG`
+//! says (G9): rmcp's print whole messages (a call's arguments, a tool's result) in Rust's
+//! debug notation, where redaction cannot tell a secret's key, and ureq's trace the bytes
+//! sent, the agent's token in hex among them.
 
-use crate::client::{encode, parse, Client, ClientArgs, Refused};
+use crate::client::{encode, parse, without_userinfo, Client, ClientArgs, HttpStatus, Refused};
 use crate::flow::{self, verdict, Answer};
 use crate::Outcome;
+use airlock_client::errors::{is_not_sent, is_transient};
 use airlock_mcp::gate::server_name;
 use airlock_mcp::upstream::{Command, Endpoint};
 use airlock_mcp::{
     ApprovalPrompt, Gate, GateCall, InlineDecision, Pending, ProxyConfig, Submitted, Verdict,
     Waited,
 };
+use airlock_policy::secrets::redact_text;
 use airlock_protocol::{Agent, Approval, Call, CallStatus};
+use airlock_server::body::MAX_BODY;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -100,12 +111,16 @@ fn http_url(value: &str) -> Result<String, String> {
 
 pub fn run(args: McpArgs) -> anyhow::Result<Outcome> {
     let McpCommand::Proxy(args) = args.command;
+    crate::commands::serve::init_logging("warn", RedactedStderr);
+    // The person's token never reaches the real server, whatever it looks like.
+    let hidden_variables = args.approver_token_env.iter().cloned().collect();
     let config = match args.upstream_url {
         Some(url) => ProxyConfig {
             server_name: args
                 .server_name
                 .context("--upstream-url needs --server-name")?,
             upstream: Endpoint::StreamableHttp { url },
+            hidden_variables,
         },
         None => {
             let mut command = args.command.into_iter();
@@ -118,10 +133,11 @@ pub fn run(args: McpArgs) -> anyhow::Result<Outcome> {
                     program,
                     args: command.collect(),
                 }),
+                hidden_variables,
             }
         }
     };
-    let agent = Client::new(&args.client);
+    let agent = Client::new(&args.client).naming_status();
     if let Some(name) = &args.agent {
         check_agent(&agent, name)?;
     }
@@ -132,7 +148,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<Outcome> {
     let gate = HttpGate {
         agent: Arc::new(agent),
         approver,
-        url: args.client.url.trim_end_matches('/').to_owned(),
+        url: without_userinfo(&args.client.base()),
         wait: args.wait,
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
@@ -141,6 +157,59 @@ pub fn run(args: McpArgs) -> anyhow::Result<Outcome> {
     runtime.shutdown_timeout(Duration::from_secs(1));
     served?;
     Ok(Outcome::Ok)
+}
+
+/// The proxy's log: each event's lines go to stderr with their secrets redacted, and no
+/// other library's below `warn` (see the module's notes; G9).
+struct RedactedStderr;
+
+impl tracing_subscriber::fmt::MakeWriter<'_> for RedactedStderr {
+    type Writer = RedactedEvent;
+
+    fn make_writer(&self) -> RedactedEvent {
+        RedactedEvent {
+            text: Vec::new(),
+            kept: true,
+        }
+    }
+
+    fn make_writer_for(&self, event: &tracing::Metadata<'_>) -> RedactedEvent {
+        RedactedEvent {
+            text: Vec::new(),
+            kept: event.target().starts_with("airlock") || *event.level() <= tracing::Level::WARN,
+        }
+    }
+}
+
+/// One event as it is formatted: written out, redacted, when the event is done with it.
+struct RedactedEvent {
+    text: Vec<u8>,
+    /// Whether it is written at all.
+    kept: bool,
+}
+
+impl Write for RedactedEvent {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.kept {
+            self.text.extend_from_slice(bytes);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for RedactedEvent {
+    fn drop(&mut self) {
+        if self.text.is_empty() {
+            return;
+        }
+        let text = redact_text(&String::from_utf8_lossy(&self.text));
+        // Nowhere to report a failed write of the log.
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }
 }
 
 /// `--agent NAME`: the token must be that agent's. Every failure is exit 2 (not a
@@ -178,7 +247,8 @@ fn approver(args: &ClientArgs, variable: &str) -> anyhow::Result<Client> {
     let client = Client::new(&ClientArgs {
         token: Some(token),
         ..args.clone()
-    });
+    })
+    .naming_status();
     match client.get("/v1/agents/me") {
         // Only an agent's token has an agent.
         Ok(_) => Err(anyhow!(
@@ -214,7 +284,7 @@ struct HttpGate {
     agent: Arc<Client>,
     /// The person of `--approver-token-env`.
     approver: Option<Arc<Client>>,
-    /// The server, as named in reasons.
+    /// The server, as named in reasons (without a user and password).
     url: String,
     wait: u64,
 }
@@ -239,8 +309,26 @@ fn settled(call: &Call) -> Waited {
     }
 }
 
-fn unreachable(error: anyhow::Error) -> String {
-    format!("airlock is unreachable: {error:#}")
+/// Why no verdict came, for the model: the call is denied (fail closed, G4). `sent` is the
+/// size of the request's body, when it had one.
+fn no_verdict(error: &anyhow::Error, sent: Option<usize>) -> String {
+    match error.downcast_ref::<HttpStatus>() {
+        Some(HttpStatus(413)) => too_large(),
+        // `airlock answered 404 Not Found: …`
+        Some(_) => format!("{error:#}"),
+        // A body over the limit may be cut off while it is sent: the server answers 413
+        // and closes the connection (a broken pipe, a reset) before reading it all.
+        None if sent.is_some_and(|size| size > MAX_BODY) && !is_not_sent(error) => too_large(),
+        None if is_transient(error) => format!("airlock is unreachable: {error:#}"),
+        None => format!("airlock's answer could not be read: {error:#}"),
+    }
+}
+
+fn too_large() -> String {
+    format!(
+        "the call's arguments are too large for airlock to judge (its API takes requests of \
+         up to {MAX_BODY} bytes), so the call is denied"
+    )
 }
 
 impl HttpGate {
@@ -265,12 +353,13 @@ impl Gate for HttpGate {
             body["annotations"] = Value::Object(annotations);
         }
         let client = self.agent.clone();
+        let sent = serde_json::to_vec(&body).map(|text| text.len()).ok();
         let submitted = blocking(move || Ok(flow::submit(&client, &body)?.call)).await;
         let call = match submitted {
             Ok(call) => call,
             Err(error) => {
                 return Submitted::Denied {
-                    reason: unreachable(error),
+                    reason: no_verdict(&error, sent),
                 }
             }
         };
@@ -297,7 +386,7 @@ impl Gate for HttpGate {
             Ok(call) => call,
             Err(error) => {
                 return Waited::Closed {
-                    reason: unreachable(error),
+                    reason: no_verdict(&error, None),
                     gave_up: true,
                 }
             }
@@ -322,7 +411,7 @@ impl Gate for HttpGate {
             Ok(call) if call.status == CallStatus::Pending => None,
             Ok(call) => Some(settled(&call)),
             Err(error) => Some(Waited::Closed {
-                reason: unreachable(error),
+                reason: no_verdict(&error, None),
                 gave_up: true,
             }),
         }

@@ -6,7 +6,9 @@
 //! that already exists, live and identical, is not an error: the server answers 200 with
 //! the existing rule instead of 201, and the command says so.
 
-use crate::client::{encode, parse, print_json, Client, ClientArgs, Refused};
+use crate::client::{
+    encode, hide_userinfo, parse, print_json, without_userinfo, Client, ClientArgs, Refused,
+};
 use crate::table::{fields, relative, when, Table};
 use crate::Outcome;
 use airlock_protocol::{Problem, RuleScope, StandingRule};
@@ -223,7 +225,14 @@ pub(super) fn send(
         Verb::Patch => authorized(agent.patch(&url), bearer.as_deref()).send_json(body),
         Verb::Delete => authorized(agent.delete(&url), bearer.as_deref()).call(),
     };
-    let mut response = sent.map_err(|error| anyhow!("cannot reach airlock at {base}: {error}"))?;
+    let mut response = sent.map_err(|error| {
+        // Never a password of the URL in a message (G9), nor in the error quoting it.
+        let error = hide_userinfo(&error.to_string(), base);
+        anyhow!(
+            "cannot reach airlock at {}: {error}",
+            without_userinfo(base)
+        )
+    })?;
     let status = response.status().as_u16();
     if (200..300).contains(&status) {
         let value = response

@@ -64,7 +64,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
-    init_logging();
+    init_logging("info", std::io::stderr);
     airlock_gate::failpoint::check_env().map_err(|error| anyhow!(error))?;
     let database = database_location(args.db.as_deref(), &args.data_dir)?;
     let policy = match &args.policy {
@@ -91,12 +91,17 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-fn init_logging() {
+/// Logs to `stderr` (stderr, or a writer to it; never stdout: `airlock mcp proxy` speaks
+/// MCP there) at `default` level, or as `RUST_LOG` says.
+pub(crate) fn init_logging<W>(default: &str, stderr: W)
+where
+    W: for<'writer> tracing_subscriber::fmt::MakeWriter<'writer> + Send + Sync + 'static,
+{
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
 }

@@ -444,3 +444,26 @@ fn insights_suggest_rules_and_never_add_them() {
     let report = stdout(&server.client(&["insights"]));
     assert!(report.contains("no standing rule to suggest"), "{report}");
 }
+
+#[test]
+fn a_password_in_the_server_url_is_never_printed() {
+    let work = tempfile::tempdir().unwrap();
+    // Port 1 is never an airlock server; `rules revoke` has its own request code.
+    for command in [&["rules", "list"][..], &["rules", "revoke", "rule_x"]] {
+        let output = crate::support::command(work.path())
+            .args(command)
+            .args(["--url", "http://admin:hunter2@127.0.0.1:1", "--token", "t"])
+            .output()
+            .unwrap();
+        exits(&output, 2);
+        let text = stderr(&output);
+        assert!(
+            text.contains("cannot reach airlock at http://127.0.0.1:1: "),
+            "{command:?}: {text}"
+        );
+        assert!(
+            !text.contains("hunter2") && !text.contains("admin"),
+            "{command:?}: {text}"
+        );
+    }
+}

@@ -11,6 +11,8 @@
 mod asked;
 #[path = "mcp/eras.rs"]
 mod eras;
+#[path = "mcp/failures.rs"]
+mod failures;
 
 use crate::support::{eventually, stderr, wait_exit, Captured, KillOnDrop, Server};
 use serde_json::{json, Value};

@@ -105,6 +105,7 @@ impl RawClient {
         let config = ProxyConfig {
             server_name: server.into(),
             upstream: Endpoint::Stdio(command),
+            hidden_variables: Vec::new(),
         };
         let proxy = tokio::spawn(airlock_mcp::run_on(
             config,
