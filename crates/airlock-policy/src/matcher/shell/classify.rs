@@ -362,18 +362,7 @@ impl Judge<'_> {
                 None => (ClassSet::of(&[Class::Unknown]), 0),
             },
         };
-        // `npm init -y` writes a package.json here; `npm init vite` fetches and runs the
-        // package `create-vite`, which the table's `install` stands for.
-        if matches!(name, "npm" | "pnpm" | "yarn" | "bun")
-            && texts.first() == Some(&"init")
-            && texts[1..].iter().all(|text| text.starts_with('-'))
-            && !texts
-                .iter()
-                .any(|text| text.starts_with("-w") || text.starts_with("--workspace"))
-        {
-            facts.classes.insert(Class::Write);
-            let manifest = self.path("package.json", false, cwd.as_deref(), Role::Change);
-            facts.files.push(manifest);
+        if texts.first() == Some(&"init") && self.package_init(name, &texts, cwd, facts) {
             return None;
         }
         // `pip install --help`, `gh --version`: a command the classification knows, asked
@@ -403,15 +392,7 @@ impl Judge<'_> {
         let dry = self.table.dry_run(name, &texts);
         let mark = facts.files.len();
         if let Some(dry) = dry {
-            facts.classes = before;
-            facts.classes.extend(dry);
-            facts.classes.extend(options.intersection(ClassSet::of(&[
-                Class::Unknown,
-                Class::Privilege,
-                Class::CredentialAccess,
-                Class::CredentialSearch,
-                Class::UnsafeAgent,
-            ])));
+            dry_run_classes(facts, before, dry, options);
         }
         let reach = programs::reach(name, arguments);
         if reach.runs {
@@ -629,17 +610,7 @@ impl Judge<'_> {
             }
         }
         if dry.is_some() {
-            // What a dry run names it only reads; a copy to a host only talks to it.
-            for file in &mut facts.files[mark..] {
-                if file.role == Role::Change {
-                    file.role = Role::Read;
-                }
-            }
-            for class in [Class::Write, Class::Delete, Class::Network, Class::Discard] {
-                if !before.contains(class) {
-                    facts.classes = remove(facts.classes, class);
-                }
-            }
+            dry_run_reads(facts, mark, before);
         }
         let reads_no_files =
             mode == OperandMode::None && facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly]));
@@ -661,5 +632,62 @@ impl Judge<'_> {
             });
         }
         moved
+    }
+}
+
+/// A dry run's classes: what it still does (`dry`) where the command's own and its
+/// options' would be; an option that runs other code or needs more power keeps its class.
+#[cold]
+fn dry_run_classes(facts: &mut SegmentFacts, before: ClassSet, dry: ClassSet, options: ClassSet) {
+    facts.classes = before;
+    facts.classes.extend(dry);
+    facts.classes.extend(options.intersection(ClassSet::of(&[
+        Class::Unknown,
+        Class::Privilege,
+        Class::CredentialAccess,
+        Class::CredentialSearch,
+        Class::UnsafeAgent,
+    ])));
+}
+
+/// What a dry run names (the files from `mark` on) it only reads; a copy to a host only
+/// talks to it.
+#[cold]
+fn dry_run_reads(facts: &mut SegmentFacts, mark: usize, before: ClassSet) {
+    for file in &mut facts.files[mark..] {
+        if file.role == Role::Change {
+            file.role = Role::Read;
+        }
+    }
+    for class in [Class::Write, Class::Delete, Class::Network, Class::Discard] {
+        if !before.contains(class) {
+            facts.classes = remove(facts.classes, class);
+        }
+    }
+}
+
+impl Judge<'_> {
+    /// `npm init -y` writes a package.json where it runs; `npm init vite` fetches and runs
+    /// the package `create-vite`, which the table's `install` stands for (false: judged
+    /// as the table says).
+    #[cold]
+    fn package_init(
+        &self,
+        name: &str,
+        texts: &[&str],
+        cwd: &Cwd,
+        facts: &mut SegmentFacts,
+    ) -> bool {
+        let plain = matches!(name, "npm" | "pnpm" | "yarn" | "bun")
+            && texts[1..].iter().all(|text| text.starts_with('-'))
+            && !texts
+                .iter()
+                .any(|text| text.starts_with("-w") || text.starts_with("--workspace"));
+        if plain {
+            facts.classes.insert(Class::Write);
+            let manifest = self.path("package.json", false, cwd.as_deref(), Role::Change);
+            facts.files.push(manifest);
+        }
+        plain
     }
 }

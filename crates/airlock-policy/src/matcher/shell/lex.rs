@@ -136,9 +136,6 @@ struct WordBuilder {
     /// It holds a variable set from `mktemp`: were `mktemp` to fail, the variable would be
     /// empty, so a glob after it (`"$dir"/*`) could stand for anything.
     temp: bool,
-    /// It began with `$(which NAME)` or `$(command -v NAME)`: where the word is the
-    /// command and nothing else was added to it, it runs NAME as the shell would find it.
-    looked_up: Option<String>,
 }
 
 impl WordBuilder {
@@ -233,18 +230,18 @@ impl WordBuilder {
                     }))
     }
 
-    /// The program `$(which NAME)` names, when this word is exactly that substitution and
-    /// stands where `segment` takes its command (after any assignments): the shell runs
-    /// the NAME found on the PATH, as it would for `NAME` written out. Elsewhere (`rm
-    /// "$(which tool)"`) the word is a path only known at run time, and stays dynamic.
-    fn program_looked_up(&self, segment: &Segment) -> Option<String> {
-        let program = self.looked_up.as_ref()?;
+    /// The program `$(which NAME)` names (`looked_up`, what the word began with), when
+    /// this word is exactly that substitution and stands where `segment` takes its command
+    /// (after any assignments): the shell runs the NAME found on the PATH, as it would for
+    /// `NAME` written out. Elsewhere (`rm "$(which tool)"`) the word is a path only known
+    /// at run time, and stays dynamic.
+    fn program_looked_up(&self, looked_up: String, segment: &Segment) -> Option<String> {
         let whole = self.text == "$(…)" && !self.glob && !self.temp;
         let command_position = segment
             .words
             .iter()
             .all(|word| !word.dynamic && super::is_assignment(&word.text));
-        (whole && command_position).then(|| program.clone())
+        (whole && command_position).then_some(looked_up)
     }
 
     fn finish(mut self) -> Word {
@@ -289,6 +286,8 @@ enum Ending {
 /// A hand-written lexer for the shell grammar's word and operator level. It produces the
 /// segments in the order they end (substitutions before the command that holds them).
 pub(super) struct Lexer {
+    /// The word being read began with `$(which NAME)` or `$(command -v NAME)`: NAME.
+    looked_up: Option<String>,
     chars: Vec<char>,
     position: usize,
     depth: usize,
@@ -348,6 +347,7 @@ impl Lexer {
             reading: None,
             several: None,
             windows: false,
+            looked_up: None,
         }
     }
 
@@ -484,13 +484,18 @@ impl Lexer {
                 }
                 _ => {
                     let mut word = WordBuilder::default();
+                    self.looked_up = None;
                     self.word(&mut word)?;
                     let before_redirection =
                         matches!(self.peek(), Some('<' | '>')) && !self.at_process_substitution();
                     if before_redirection && word.is_file_descriptor() {
                         self.redirection(&mut segment)?;
                     } else if word.started {
-                        segment.words.push(match word.program_looked_up(&segment) {
+                        let program = self
+                            .looked_up
+                            .take()
+                            .and_then(|looked_up| word.program_looked_up(looked_up, &segment));
+                        segment.words.push(match program {
                             Some(program) => Word::literal(&program),
                             None => word.finish(),
                         });

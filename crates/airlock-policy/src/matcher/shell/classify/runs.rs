@@ -148,8 +148,7 @@ impl Judge<'_> {
         else {
             return false;
         };
-        crate::matcher::path::below(&path, home)
-            .is_some_and(|rest| SCRIPTS.contains(&rest))
+        crate::matcher::path::below(&path, home).is_some_and(|rest| SCRIPTS.contains(&rest))
     }
 
     /// Code the command line cannot show: `remote_code` when something downloads or

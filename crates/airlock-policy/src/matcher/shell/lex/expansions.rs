@@ -25,7 +25,7 @@ impl Lexer {
                     let inside: String = self.chars[start..self.position.saturating_sub(1)]
                         .iter()
                         .collect();
-                    word.looked_up = program_lookup(&inside);
+                    self.looked_up = program_lookup(&inside);
                 }
                 word.push_expansion("$(…)");
             }
