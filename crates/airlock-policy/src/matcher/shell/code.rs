@@ -289,17 +289,7 @@ pub fn inspect(code: &str) -> CodeFacts {
             facts
                 .paths
                 .extend(files.into_iter().map(|file| (file, Role::Change)));
-            facts.paths.extend(
-                home.flatten()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .chain(
-                        string_literals(code)
-                            .into_iter()
-                            .filter(|literal| path_like(literal)),
-                    )
-                    .map(|path| (path, Role::Read)),
-            );
+            facts.paths.extend(paths_read(code, home));
             return facts;
         }
     }
@@ -308,17 +298,7 @@ pub fn inspect(code: &str) -> CodeFacts {
             facts.classes.insert(Class::ReadOnly);
         }
         // What it reads is judged like any file read: credential material is not.
-        facts.paths.extend(
-            home.flatten()
-                .unwrap_or_default()
-                .into_iter()
-                .chain(
-                    string_literals(code)
-                        .into_iter()
-                        .filter(|literal| path_like(literal)),
-                )
-                .map(|path| (path, Role::Read)),
-        );
+        facts.paths.extend(paths_read(code, home));
         return facts;
     }
     facts.classes.insert(Class::Unknown);
@@ -376,6 +356,21 @@ fn has_word(code: &str, names: &[&str]) -> bool {
             !inside_longer
         })
     })
+}
+
+/// What code that otherwise only computes reads: the paths it builds from the home
+/// (`home`, from [`home_paths`]) and the string literals written as paths.
+fn paths_read(code: &str, home: Option<Option<Vec<String>>>) -> Vec<(String, Role)> {
+    home.flatten()
+        .unwrap_or_default()
+        .into_iter()
+        .chain(
+            string_literals(code)
+                .into_iter()
+                .filter(|literal| path_like(literal)),
+        )
+        .map(|path| (path, Role::Read))
+        .collect()
 }
 
 /// A string literal written as a path (`/etc/x`, `~/x`, `./x`, `..`).
