@@ -8,10 +8,12 @@ use std::path::PathBuf;
 #[command(next_help_heading = "Client options")]
 pub struct ClientArgs {
     /// The airlock server to talk to.
+    // `--help` does not show the environment's value: it may hold a password.
     #[arg(
         long,
         global = true,
         env = "AIRLOCK_URL",
+        hide_env_values = true,
         default_value = "http://127.0.0.1:7070"
     )]
     pub url: String,

@@ -22,6 +22,7 @@ pub mod errors;
 pub mod hook;
 pub mod plain;
 pub mod retry;
+pub mod url;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

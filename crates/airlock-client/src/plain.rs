@@ -69,10 +69,12 @@ impl Plain {
         body: &str,
         headers: &[(&str, String)],
     ) -> anyhow::Result<Answer> {
-        let (authority, prefix) = self
-            .target
-            .as_ref()
-            .map_err(|problem| anyhow!("cannot use the airlock URL {}: {problem}", self.base))?;
+        let (authority, prefix) = self.target.as_ref().map_err(|problem| {
+            anyhow!(
+                "cannot use the airlock URL {}: {problem}",
+                crate::url::without_userinfo(&self.base)
+            )
+        })?;
         let request = self.request(authority, &format!("{prefix}{path}"), body, headers)?;
         let mut stream = self.connect(authority)?;
         let exchanged = stream
@@ -131,7 +133,11 @@ impl Plain {
     /// A connection to the server, tried on each of its addresses; failing is [`NotSent`].
     fn connect(&self, authority: &str) -> anyhow::Result<TcpStream> {
         let not_sent = |error: &dyn std::fmt::Display| -> anyhow::Error {
-            NotSent(format!("cannot reach airlock at {}: {error}", self.base)).into()
+            NotSent(format!(
+                "cannot reach airlock at {}: {error}",
+                crate::url::without_userinfo(&self.base)
+            ))
+            .into()
         };
         let addresses = authority
             .to_socket_addrs()
@@ -157,7 +163,11 @@ impl Plain {
 
     /// A failure once the request may have reached the server: its answer was lost.
     fn lost(&self, error: impl std::fmt::Display) -> anyhow::Error {
-        Transient(format!("cannot reach airlock at {}: {error}", self.base)).into()
+        Transient(format!(
+            "cannot reach airlock at {}: {error}",
+            crate::url::without_userinfo(&self.base)
+        ))
+        .into()
     }
 }
 

@@ -466,4 +466,14 @@ fn a_password_in_the_server_url_is_never_printed() {
             "{command:?}: {text}"
         );
     }
+    // Nor does `--help` show it, taken from the environment.
+    let output = crate::support::command(work.path())
+        .args(["approvals", "--help"])
+        .env("AIRLOCK_URL", "http://admin:hunter2@127.0.0.1:1")
+        .output()
+        .unwrap();
+    exits(&output, 0);
+    let help = stdout(&output);
+    assert!(help.contains("AIRLOCK_URL"), "{help}");
+    assert!(!help.contains("hunter2"), "{help}");
 }

@@ -234,3 +234,16 @@ fn a_whole_answer_is_taken_without_waiting_for_the_close() {
         served.join().unwrap();
     }
 }
+
+#[test]
+fn a_password_in_the_url_is_never_in_an_error() {
+    let error = Plain::new("http://admin:hunter2@127.0.0.1:1", None)
+        .post("/p", "{}", &[])
+        .unwrap_err();
+    let text = format!("{error:#}");
+    assert!(text.contains("http://127.0.0.1:1"), "{text}");
+    assert!(
+        !text.contains("hunter2") && !text.contains("admin"),
+        "{text}"
+    );
+}
