@@ -153,6 +153,7 @@ impl Runtime {
             status: None,
             session_id: Some(ctx.run.session_id.clone()),
             run_id: None,
+            before: None,
             limit: 100,
         };
         let orphan = store

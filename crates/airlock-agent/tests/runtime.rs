@@ -153,7 +153,7 @@ async fn an_asked_call_suspends_the_run_and_an_approval_resumes_it_to_the_outbox
         .is_empty());
     let pending = world
         .gate
-        .list_approvals(&world.owner, Some(ApprovalStatus::Pending), 10)
+        .list_approvals(&world.owner, Some(ApprovalStatus::Pending), 10, None)
         .await
         .unwrap();
     let [approval] = &pending[..] else {
@@ -194,7 +194,7 @@ async fn an_edited_approval_runs_exactly_the_edited_arguments_once_and_the_model
     world.wait_for(&run.id, RunState::AwaitingApproval).await;
     let pending = world
         .gate
-        .list_approvals(&world.owner, Some(ApprovalStatus::Pending), 10)
+        .list_approvals(&world.owner, Some(ApprovalStatus::Pending), 10, None)
         .await
         .unwrap();
     let [approval] = &pending[..] else {

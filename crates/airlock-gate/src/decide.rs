@@ -58,14 +58,20 @@ pub(crate) fn expires_at(
 }
 
 impl Gate {
-    /// Approvals of the workspace, newest first.
+    /// Approvals of the workspace, newest first; with `before` (an approval's id), those
+    /// older than it: the page after the one it ends.
     pub async fn list_approvals(
         &self,
         principal: &Principal,
         status: Option<ApprovalStatus>,
         limit: u32,
+        before: Option<&str>,
     ) -> Result<Vec<Approval>, GateError> {
         require_role(principal, Role::Viewer, "list approvals")?;
+        if let Some(before) = before {
+            // A page after an approval that is not here is no page at all.
+            self.get_approval(principal, before).await?;
+        }
         Ok(self
             .store()
             .list_approvals(
@@ -74,21 +80,27 @@ impl Gate {
                     status,
                     session_id: None,
                     run_id: None,
+                    before: before.map(str::to_owned),
                     limit: limit.clamp(1, 1000),
                 },
             )
             .await?)
     }
 
-    /// Approvals of one run's calls, newest first (what `approve --run` decides at once).
+    /// Approvals of one run's calls, newest first (what `approve --run` decides at once);
+    /// with `before`, those older than that approval.
     pub async fn run_approvals(
         &self,
         principal: &Principal,
         run_id: &str,
         status: Option<ApprovalStatus>,
         limit: u32,
+        before: Option<&str>,
     ) -> Result<Vec<Approval>, GateError> {
         require_role(principal, Role::Viewer, "list approvals")?;
+        if let Some(before) = before {
+            self.get_approval(principal, before).await?;
+        }
         let workspace = principal.workspace.as_str();
         if self.store().get_run(workspace, run_id).await?.is_none() {
             return Err(GateError::NotFound("run"));
@@ -101,6 +113,7 @@ impl Gate {
                     status,
                     session_id: None,
                     run_id: Some(run_id.to_owned()),
+                    before: before.map(str::to_owned),
                     limit: limit.clamp(1, 1000),
                 },
             )
@@ -123,6 +136,7 @@ impl Gate {
                     status: Some(ApprovalStatus::Pending),
                     session_id: Some(session_id.to_owned()),
                     run_id: None,
+                    before: None,
                     limit: 1000,
                 },
             )

@@ -60,6 +60,7 @@ impl Gate {
                     status: None,
                     session_id: None,
                     run_id: None,
+                    before: None,
                     limit: WINDOW,
                 },
             )

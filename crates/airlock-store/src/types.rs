@@ -154,6 +154,8 @@ pub struct ApprovalFilter {
     pub session_id: Option<String>,
     /// Only the approvals of this run's calls (its steps).
     pub run_id: Option<String>,
+    /// Only approvals older than this one (its id): the page after the one it ends.
+    pub before: Option<String>,
     pub limit: u32,
 }
 

@@ -607,7 +607,7 @@ async fn g4_a_call_evaluated_under_a_policy_replaced_meanwhile_is_evaluated_agai
     assert_eq!(call.status, CallStatus::Denied, "{call:?}");
     assert!(h
         .gate
-        .list_approvals(&h.owner, Some(ApprovalStatus::Pending), 10)
+        .list_approvals(&h.owner, Some(ApprovalStatus::Pending), 10, None)
         .await
         .unwrap()
         .is_empty());

@@ -18,7 +18,7 @@ use utoipa::IntoParams;
 const DEFAULT_LIMIT: u32 = 100;
 const MAX_LIMIT: u32 = 1000;
 
-/// `?status=pending&limit=N`.
+/// `?status=pending&limit=N&before=ID`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -33,13 +33,17 @@ pub struct ListQuery {
     /// Only the approvals of this run's tool calls (its turn).
     #[serde(default)]
     pub run_id: Option<String>,
+    /// Only approvals older than this one (an approval id): the next page, after the
+    /// last item of the one before.
+    #[serde(default)]
+    pub before: Option<String>,
 }
 
 /// Approvals of the workspace, newest first.
 #[utoipa::path(get, path = "/v1/approvals", operation_id = "list_approvals", tag = "approvals", params(ListQuery),
     responses(
         (status = 200, description = "Approvals, newest first", body = Items<Approval>),
-        (status = 404, description = "No such run here (`run_id`)", body = Problem),
+        (status = 404, description = "No such run (`run_id`) or approval (`before`) here", body = Problem),
         (status = 422, description = "Unknown status or limit out of range", body = Problem)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -54,13 +58,19 @@ pub async fn list(
         Some(run_id) => {
             state
                 .gate
-                .run_approvals(&principal, run_id, query.status, limit)
+                .run_approvals(
+                    &principal,
+                    run_id,
+                    query.status,
+                    limit,
+                    query.before.as_deref(),
+                )
                 .await?
         }
         None => {
             state
                 .gate
-                .list_approvals(&principal, query.status, limit)
+                .list_approvals(&principal, query.status, limit, query.before.as_deref())
                 .await?
         }
     };

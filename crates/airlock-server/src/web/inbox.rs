@@ -27,15 +27,17 @@ use jiff::Timestamp;
 use maud::{html, Markup};
 use serde::Deserialize;
 
-/// The most cards the inbox shows at once (the oldest beyond it show as others are
-/// decided).
+/// The most cards the inbox shows on a page; a link leads to the older ones.
 const INBOX_LIMIT: u32 = 200;
 
-/// `?decided=<approval id>`: the decision just made, to confirm it.
+/// `?decided=<approval id>`: the decision just made, to confirm it; `?before=<approval
+/// id>`: the page of the pending approvals older than that one.
 #[derive(Debug, Default, Deserialize)]
 pub struct InboxQuery {
     #[serde(default)]
     decided: Option<String>,
+    #[serde(default)]
+    before: Option<String>,
 }
 
 /// `GET /`.
@@ -50,7 +52,12 @@ pub async fn page(
     let after = state.gate.last_event_id(principal).await?;
     let pending = state
         .gate
-        .list_approvals(principal, Some(ApprovalStatus::Pending), INBOX_LIMIT)
+        .list_approvals(
+            principal,
+            Some(ApprovalStatus::Pending),
+            INBOX_LIMIT,
+            query.before.as_deref(),
+        )
         .await?;
     let ambiguous = state.gate.ambiguous_calls(principal).await?;
     let people = People::load(&state, &user).await?;
@@ -60,9 +67,13 @@ pub async fn page(
     };
     let now = state.gate.now();
     let body = html! {
-        section #inbox data-after=(after) {
+        // An older page takes no new arrivals: they belong on the first.
+        section #inbox data-after=(after) data-older[query.before.is_some()] {
             div.inbox-head {
                 h1 { "Inbox " span.count #count { (pending.len()) } }
+                @if query.before.is_some() {
+                    a.newest href="/" { "← Newest requests" }
+                }
                 span #live .live data-state="connecting" role="status" { "connecting…" }
             }
             @if let Some(approval) = &decided {
@@ -83,8 +94,11 @@ pub async fn page(
                     (card_markup(approval, &people, &user, now))
                 }
             }
-            @if pending.len() == INBOX_LIMIT as usize {
-                p.more { "Showing the newest " (INBOX_LIMIT) "; older ones appear as these are decided." }
+            @if let Some(last) = pending.last().filter(|_| pending.len() == INBOX_LIMIT as usize) {
+                p.more {
+                    "Showing " (INBOX_LIMIT) " requests. "
+                    a #older href={ "/?before=" (last.id) } { "Older requests →" }
+                }
             }
         }
     };

@@ -112,7 +112,13 @@ async fn siblings(
     };
     let mut pending = state
         .gate
-        .run_approvals(principal, &run_id, Some(ApprovalStatus::Pending), MAX_TURN)
+        .run_approvals(
+            principal,
+            &run_id,
+            Some(ApprovalStatus::Pending),
+            MAX_TURN,
+            None,
+        )
         .await?;
     pending.reverse();
     Ok(pending)

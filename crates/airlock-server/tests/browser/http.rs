@@ -733,3 +733,47 @@ async fn approve_and_remember_is_not_offered_where_several_people_must_approve()
         assert!(!page.contains("value=\"remember\""), "{path}: {page}");
     }
 }
+
+#[tokio::test]
+async fn the_inbox_leads_to_the_older_requests_a_page_at_a_time() {
+    let fixture = Fixture::start().await;
+    // One more than a page holds: the first asked is the oldest.
+    let mut ids = Vec::new();
+    for index in 0..201 {
+        let (_, approval) = fixture
+            .ask(
+                "email.send",
+                serde_json::json!({"to": format!("p{index}@acme.test"), "body": "hi"}),
+            )
+            .await;
+        ids.push(approval["id"].as_str().unwrap().to_owned());
+    }
+    let cookie = fixture.sign_in(&fixture.approver).await;
+    let first = fixture.page("/", &cookie).await;
+    assert!(first.contains(&format!("id=\"card-{}\"", ids[200])));
+    assert!(!first.contains(&format!("id=\"card-{}\"", ids[0])));
+    let older = format!("href=\"/?before={}\"", ids[1]);
+    assert!(
+        first.contains(&older),
+        "the first page links to the older requests"
+    );
+    let second = fixture.page(&format!("/?before={}", ids[1]), &cookie).await;
+    assert!(
+        second.contains(&format!("id=\"card-{}\"", ids[0])),
+        "{second}"
+    );
+    assert!(!second.contains(&format!("id=\"card-{}\"", ids[1])));
+    assert!(
+        second.contains("data-older"),
+        "an older page takes no new arrivals"
+    );
+    assert!(
+        second.contains("Newest requests"),
+        "and leads back to the newest"
+    );
+    assert!(!first.contains("data-older") && !first.contains("Newest requests"));
+    assert!(
+        !second.contains("?before="),
+        "nothing is older than the last page"
+    );
+}

@@ -294,3 +294,41 @@ async fn annotations_inform_the_risk_of_unlisted_tools_only() {
         .unwrap();
     assert_eq!(bad.status, 422);
 }
+
+#[tokio::test]
+async fn approvals_are_listed_a_page_at_a_time() {
+    let (server, agent) = server().await;
+    let mut ids = Vec::new();
+    for to in ["a@x.test", "b@x.test", "c@x.test"] {
+        let (_, approval) = ask(&server, &agent, to).await;
+        ids.push(approval["id"].as_str().unwrap().to_owned());
+    }
+    let page = |query: String| {
+        let client = server.client.clone();
+        let token = server.owner_token.clone();
+        async move { client.get(&query, &token).await.unwrap() }
+    };
+    let listed = |reply: &airlock_testkit::Reply| -> Vec<String> {
+        reply.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|approval| approval["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = page("/v1/approvals?status=pending&limit=2".into()).await;
+    assert_eq!(listed(&first), [ids[2].clone(), ids[1].clone()]);
+    // The next page starts after the last item of this one.
+    let next = page(format!(
+        "/v1/approvals?status=pending&limit=2&before={}",
+        ids[1]
+    ))
+    .await;
+    assert_eq!(next.status, 200);
+    assert_eq!(listed(&next), [ids[0].clone()]);
+    let past_the_end = page(format!("/v1/approvals?before={}", ids[0])).await;
+    assert!(listed(&past_the_end).is_empty());
+    // A page after an approval that is not here is a 404, not an empty page.
+    let unknown = page("/v1/approvals?before=apr_nope".into()).await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+}

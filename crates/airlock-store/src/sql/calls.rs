@@ -437,6 +437,12 @@ pub(crate) async fn list_approvals(
             placeholder()
         ));
     }
+    if filter.before.is_some() {
+        sql.push_str(&format!(
+            " AND (created_at, {ORD}) < (SELECT b.created_at, b.{ORD} FROM approvals b WHERE b.workspace = $1 AND b.id = {})",
+            placeholder()
+        ));
+    }
     // Insertion order (ORD) breaks ties between approvals created in the same millisecond: later insert,
     // newer approval.
     sql.push_str(&format!(
@@ -452,6 +458,9 @@ pub(crate) async fn list_approvals(
     }
     if let Some(run_id) = &filter.run_id {
         query = query.bind(run_id);
+    }
+    if let Some(before) = &filter.before {
+        query = query.bind(before);
     }
     all(query.bind(i64::from(filter.limit)), pool, approval_from_row).await
 }

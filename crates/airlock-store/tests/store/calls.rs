@@ -162,6 +162,7 @@ pub async fn list_approvals_filters_and_orders_newest_first(ctx: Ctx) {
             status,
             session_id: session_id.map(str::to_owned),
             run_id: None,
+            before: None,
             limit,
         };
         async move {
@@ -204,6 +205,38 @@ pub async fn list_approvals_filters_and_orders_newest_first(ctx: Ctx) {
         ["apr_d"]
     );
     assert!(list(None, Some("ses_nope"), 100).await.is_empty());
+
+    // The next page: what is older than an approval, in the same order (`apr_d` and
+    // `apr_e` share their millisecond; the later insert is the newer).
+    let page = |status: Option<ApprovalStatus>, before: &str, limit: u32| {
+        let filter = ApprovalFilter {
+            status,
+            session_id: None,
+            run_id: None,
+            before: Some(before.to_owned()),
+            limit,
+        };
+        async move {
+            store
+                .list_approvals(ws, &filter)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|approval| approval.id)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        page(None, "apr_e", 100).await,
+        ["apr_d", "apr_c", "apr_b", "apr_a"]
+    );
+    assert_eq!(page(None, "apr_d", 2).await, ["apr_c", "apr_b"]);
+    assert_eq!(
+        page(Some(ApprovalStatus::Pending), "apr_e", 100).await,
+        ["apr_d", "apr_b"]
+    );
+    assert!(page(None, "apr_a", 100).await.is_empty());
+    assert!(page(None, "apr_nope", 100).await.is_empty());
 }
 
 pub async fn pending_call_under_a_replaced_policy_is_refused_whole(ctx: Ctx) {

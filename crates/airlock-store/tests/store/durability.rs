@@ -33,6 +33,7 @@ pub async fn pending_approval_survives_a_restart(ctx: Ctx) {
         status: Some(ApprovalStatus::Pending),
         session_id: None,
         run_id: None,
+        before: None,
         limit: 10,
     };
     assert_eq!(

@@ -353,6 +353,7 @@ pub async fn snapshot(ctx: &super::harness::Ctx, world: &World, specs: &[&Spec])
             status: None,
             session_id: None,
             run_id: None,
+            before: None,
             limit: 1000,
         };
         snapshot

@@ -424,6 +424,7 @@ pub async fn another_workspace_sees_nothing(ctx: Ctx) {
         status: None,
         session_id: None,
         run_id: None,
+        before: None,
         limit: 100,
     };
     assert!(store.list_approvals(other, &all).await.unwrap().is_empty());

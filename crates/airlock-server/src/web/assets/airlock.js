@@ -112,6 +112,8 @@
 
     async function arrive(approval) {
       const id = approval.id;
+      // A page of older requests takes no new arrivals: they are on the first page.
+      if ("older" in root.dataset) return;
       if (!id || gone.has(id) || document.getElementById("card-" + id)) return;
       const card = await fetchCard(id);
       // It may have been decided, or have arrived twice, while it was fetched.
