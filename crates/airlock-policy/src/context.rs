@@ -65,9 +65,18 @@ impl Context {
         };
         let project = project.or_else(|| cwd.clone()).filter(|project| {
             let drive_root = windows && project.len() == 3 && project.ends_with(':');
-            !same(project, "")
-                && !drive_root
-                && !home.as_deref().is_some_and(|home| same(project, home))
+            // Nor a folder that holds the home (`/home`, `/Users`): the home would be in it.
+            let holds_home = home.as_deref().is_some_and(|home| {
+                let prefix = format!("{}/", project.trim_end_matches('/'));
+                same(project, home)
+                    || if windows {
+                        home.to_ascii_lowercase()
+                            .starts_with(&prefix.to_ascii_lowercase())
+                    } else {
+                        home.starts_with(&prefix)
+                    }
+            });
+            !same(project, "") && !drive_root && !holds_home
         });
         Context {
             cwd,

@@ -352,7 +352,19 @@ impl ClassTable {
                     && !argument.starts_with("--")
                     && argument.contains('n'))
         });
-        if !may_be {
+        // Turned off again (`--no-dry-run`, `--dry-run=false`, npm's `--dry-run false`),
+        // it is no dry run: the tool would publish.
+        let negated = arguments.iter().enumerate().any(|(index, argument)| {
+            *argument == "--no-dry-run"
+                || argument
+                    .strip_prefix("--dry-run=")
+                    .is_some_and(|value| !matches!(value, "true" | "1" | "yes"))
+                || (*argument == "--dry-run"
+                    && arguments
+                        .get(index + 1)
+                        .is_some_and(|next| matches!(*next, "false" | "0" | "no")))
+        });
+        if !may_be || negated {
             return None;
         }
         let (_, entries) = self.dry_runs.iter().find(|(known, _)| known == name)?;
