@@ -57,22 +57,28 @@ const RUNS: &[&str] = &[
     "port.open",
     "system2",
 ];
+/// Calls that delete files. `remove(` and `delete(` count only on a file module
+/// (`os.remove(`, `Files.delete(`): on a list, set or map they are no delete
+/// (`a.remove(1)`, `s.delete(k)`).
 const DELETES: &[&str] = &[
     "rmtree",
-    "remove(",
+    "os.remove(",
+    "os.removedirs",
+    "file.remove(",
+    "remove_file",
+    "remove_dir",
     "unlink",
     "rmdir",
     "rmsync",
     "rm(",
     "rm_rf",
     "rm_r",
-    "delete(",
+    "file.delete(",
+    "files.delete",
     "truncate",
     "emptydir",
-    "removedirs",
     "fs.rm",
     "deletefile",
-    "file.delete",
     "unlinksync",
     "rmdirsync",
     "emptydirsync",
