@@ -341,11 +341,13 @@ impl Judge<'_> {
             self.output_options(arguments, cwd.as_deref(), facts);
             return None;
         }
-        // Podman and nerdctl take Docker's commands and options, and are judged as it.
+        // Podman and nerdctl take Docker's commands and options, and are judged as it; a
+        // cross toolchain's or LLVM's binary tools (`powerpc-linux-gnu-objdump`,
+        // `llvm-readelf`) as the tool.
         let name = match basename(&first.text) {
             "podman" | "nerdctl" => "docker",
             "podman-compose" => "docker-compose",
-            name => name,
+            name => toolchain_tool(name).unwrap_or(name),
         };
         // On Windows the same line may reach `cmd`, where `type FILE` prints the file: it
         // is judged as the read it may be.
@@ -690,4 +692,16 @@ impl Judge<'_> {
         }
         plain
     }
+}
+
+/// The binary tool a cross toolchain's (`arm-none-eabi-objdump`: a target named in two
+/// parts or more) or LLVM's (`llvm-nm`) program is: each only reads the files it is
+/// given, as the host's tool of that name does.
+fn toolchain_tool(name: &str) -> Option<&str> {
+    let (prefix, tool) = name.rsplit_once('-')?;
+    let known = matches!(
+        tool,
+        "objdump" | "readelf" | "nm" | "addr2line" | "size" | "strings" | "c++filt"
+    );
+    (known && (prefix == "llvm" || prefix.matches('-').count() >= 1)).then_some(tool)
 }
