@@ -157,12 +157,15 @@ pub async fn list_approvals_filters_and_orders_newest_first(ctx: Ctx) {
         .await
         .unwrap();
 
-    let list = |status: Option<ApprovalStatus>, session_id: Option<&str>, limit: u32| {
+    let listed = |status: Option<ApprovalStatus>,
+                  session_id: Option<&str>,
+                  before: Option<&str>,
+                  limit: u32| {
         let filter = ApprovalFilter {
             status,
             session_id: session_id.map(str::to_owned),
             run_id: None,
-            before: None,
+            before: before.map(str::to_owned),
             limit,
         };
         async move {
@@ -174,6 +177,9 @@ pub async fn list_approvals_filters_and_orders_newest_first(ctx: Ctx) {
                 .map(|approval| approval.id)
                 .collect::<Vec<_>>()
         }
+    };
+    let list = |status: Option<ApprovalStatus>, session_id: Option<&str>, limit: u32| {
+        listed(status, session_id, None, limit)
     };
     assert_eq!(
         list(None, None, 100).await,
@@ -209,22 +215,7 @@ pub async fn list_approvals_filters_and_orders_newest_first(ctx: Ctx) {
     // The next page: what is older than an approval, in the same order (`apr_d` and
     // `apr_e` share their millisecond; the later insert is the newer).
     let page = |status: Option<ApprovalStatus>, before: &str, limit: u32| {
-        let filter = ApprovalFilter {
-            status,
-            session_id: None,
-            run_id: None,
-            before: Some(before.to_owned()),
-            limit,
-        };
-        async move {
-            store
-                .list_approvals(ws, &filter)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|approval| approval.id)
-                .collect::<Vec<_>>()
-        }
+        listed(status, None, Some(before), limit)
     };
     assert_eq!(
         page(None, "apr_e", 100).await,

@@ -27,6 +27,8 @@ use crate::matcher::path::{below, TMP_DIRS};
 
 mod files;
 mod find;
+mod git;
+mod globs;
 mod programs;
 mod project;
 mod remote;
@@ -35,6 +37,7 @@ mod sql;
 mod url;
 mod words;
 
+use git::git_specials;
 use words::*;
 
 /// Commands longer than this are not read at all: they are one `unknown` segment. Real

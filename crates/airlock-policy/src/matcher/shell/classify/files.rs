@@ -199,7 +199,7 @@ impl Judge<'_> {
             // `cat .env*`, `rg KEY config/*.key`: a read of the credential file it may
             // stand for.
             if let Some(credential) = (role == Role::Read)
-                .then(|| words::credential_glob(&word.text, glob))
+                .then(|| globs::credential_glob(&word.text, glob))
                 .flatten()
             {
                 return self.path(&credential, false, cwd, role);

@@ -229,7 +229,7 @@ impl Judge<'_> {
             // `git -c core.pager='…' log`, `git config core.sshCommand '…'`: git runs the
             // value through a shell; `ext::` remotes run a command of their own.
             "git" => {
-                for (word, value) in words::git_settings_that_run(arguments) {
+                for (word, value) in git::git_settings_that_run(arguments) {
                     code(self, word, &value);
                 }
                 for word in arguments {

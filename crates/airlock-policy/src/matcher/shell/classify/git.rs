@@ -1,0 +1,229 @@
+//! What git's own words do beyond its subcommand's class: forced pushes and file checkouts
+//! that discard work, `git -c` settings and `git config` values that run commands or print
+//! credentials.
+
+use super::*;
+
+/// `git push +main` forces; `git -c core.sshCommand=…` can run anything.
+pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
+    let mut at = 0;
+    while let Some(word) = arguments.get(at) {
+        if !word.text.starts_with('-') {
+            break;
+        }
+        at += if matches!(
+            word.text.as_str(),
+            "-C" | "-c" | "--git-dir" | "--work-tree"
+        ) {
+            2
+        } else {
+            1
+        };
+    }
+    let subcommand = &arguments[at.min(arguments.len())..];
+    if subcommand.first().is_some_and(|word| word.text == "config")
+        && config_prints_secrets(&subcommand[1..])
+    {
+        facts.classes.insert(Class::CredentialSearch);
+    }
+    match subcommand {
+        [checkout, rest @ ..] if checkout.text == "checkout" && checkout_names_files(rest) => {
+            facts.classes.insert(Class::Discard);
+        }
+        // As the table's `git worktree remove --force`, wherever the option stands: the
+        // worktree's uncommitted changes go with it.
+        [worktree, verb, rest @ ..]
+            if worktree.text == "worktree"
+                && verb.text == "remove"
+                && rest
+                    .iter()
+                    .take_while(|word| word.text != "--")
+                    .any(|word| matches!(word.text.as_str(), "--force" | "-f" | "-ff")) =>
+        {
+            facts.classes = remove(facts.classes, Class::Delete);
+            facts.classes.insert(Class::Discard);
+        }
+        _ => {}
+    }
+    let mut pushing = false;
+    let mut before_subcommand = true;
+    for (index, word) in arguments.iter().enumerate() {
+        if before_subcommand
+            && !word.text.starts_with('-')
+            && index > 0
+            && arguments[index - 1].text != "-c"
+            && arguments[index - 1].text != "-C"
+        {
+            before_subcommand = false;
+        }
+        if index == 0 && !word.text.starts_with('-') {
+            before_subcommand = false;
+        }
+        if word.text == "push" {
+            pushing = true;
+        } else if pushing && word.text.starts_with('+') {
+            facts.classes.insert(Class::Discard);
+        }
+        if before_subcommand && word.text == "-c" {
+            let value = arguments.get(index + 1).map_or("", |w| w.text.as_str());
+            let key = value.split('=').next().unwrap_or("").to_ascii_lowercase();
+            // A setting that only shapes output or bookkeeping; or one whose value git
+            // runs as a command (`core.pager=cat`), which `kept_code` judges as the
+            // command line it is.
+            let harmless = [
+                "user.",
+                "color.",
+                "advice.",
+                "init.",
+                "safe.directory",
+                "core.quotepath",
+                "core.abbrev",
+                "core.autocrlf",
+                "log.",
+                "diff.color",
+                "diff.noprefix",
+                "diff.renames",
+                "diff.algorithm",
+                "format.",
+                "status.",
+                "column.",
+                "pull.",
+                "merge.ff",
+                "rebase.autosquash",
+                "rebase.autostash",
+                "commit.gpgsign",
+                "tag.gpgsign",
+                "tag.sort",
+                "branch.sort",
+                "versionsort.",
+                "gc.auto",
+            ]
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+                || git_key_runs(&key);
+            if !harmless {
+                facts.classes.insert(Class::Unknown);
+            }
+        }
+    }
+}
+
+/// Whether `git config …` prints settings that may hold credentials: every setting
+/// (`--list`, `-l`), those a pattern or URL selects (`--get-regexp`, `--get-urlmatch`)
+/// where it may reach them, or one such setting by name (`http.<url>.extraHeader` holds
+/// the `Authorization` header a CI checkout leaves, `credential.*`, `url.*.insteadOf` may
+/// hold a token in its URL).
+fn config_prints_secrets(arguments: &[Word]) -> bool {
+    let secret_key = |key: &str| {
+        let key = key.to_ascii_lowercase();
+        key.starts_with("http") && key.ends_with("extraheader")
+            || key.starts_with("credential")
+            || (key.starts_with("url.") && key.ends_with("insteadof"))
+            || key.contains("token")
+            || key.contains("password")
+    };
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    match texts.as_slice() {
+        [] => false,
+        list if list.iter().any(|text| matches!(*text, "--list" | "-l")) => true,
+        [.., "--get-urlmatch", section, _] => {
+            section.eq_ignore_ascii_case("credential")
+                || section.to_ascii_lowercase().starts_with("http")
+        }
+        [.., "--get-regexp", pattern] | [.., "--get-regexp", pattern, _] => {
+            let pattern = pattern.to_ascii_lowercase();
+            ["http", "cred", "url", "extraheader", "token", "pass"]
+                .iter()
+                .any(|word| pattern.contains(word))
+                || pattern.chars().all(|c| matches!(c, '.' | '*' | '^' | '$'))
+        }
+        [.., key] => arguments.iter().any(|word| word.dynamic) || secret_key(key),
+    }
+}
+
+/// Whether `git checkout`'s arguments name files to take from another version
+/// (`git checkout stash@{0} -- a.md`, `git checkout HEAD~1 src/x.rs`): their uncommitted
+/// changes are overwritten with no way back. A branch switch names at most one operand
+/// besides the values of `-b`, `-B` and `--orphan`; a file checkout names paths after `--`
+/// or a second operand.
+fn checkout_names_files(arguments: &[Word]) -> bool {
+    let mut operands = 0;
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if text == "--" {
+            return words.next().is_some();
+        }
+        if matches!(text, "-b" | "-B" | "--orphan") {
+            words.next();
+        } else if !text.starts_with('-') || word.dynamic {
+            operands += 1;
+        }
+    }
+    operands >= 2
+}
+
+/// Whether a git configuration key names a command git runs through a shell (or, with a
+/// leading `!`, an alias or credential helper that is one).
+fn git_key_runs(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    let last = key.rsplit('.').next().unwrap_or_default();
+    matches!(
+        key.as_str(),
+        "core.pager"
+            | "core.sshcommand"
+            | "core.editor"
+            | "core.fsmonitor"
+            | "core.askpass"
+            | "sequence.editor"
+            | "diff.external"
+            | "gpg.program"
+            | "interactive.difffilter"
+            | "uploadpack.packobjectshook"
+    ) || key.starts_with("pager.")
+        || key.starts_with("alias.")
+        || key.starts_with("credential.")
+        || (key.starts_with("filter.") && matches!(last, "clean" | "smudge" | "process"))
+        || (key.starts_with("diff.") && matches!(last, "command" | "textconv"))
+        || (key.starts_with("merge.") && last == "driver")
+        || (key.starts_with("gpg.") && last == "program")
+        || (key.starts_with("remote.") && matches!(last, "uploadpack" | "receivepack"))
+}
+
+/// The values of git settings that run a command, given as `git -c KEY=VALUE` before the
+/// subcommand or as `git config [options] KEY VALUE`: each with the word it came from,
+/// without an alias's or helper's leading `!`.
+pub(super) fn git_settings_that_run(arguments: &[Word]) -> Vec<(&Word, String)> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(word) = arguments.get(at) {
+        match word.text.as_str() {
+            "-c" => {
+                if let Some(setting) = arguments.get(at + 1) {
+                    if let Some((key, value)) = setting.text.split_once('=') {
+                        if git_key_runs(key) {
+                            found.push((setting, value.trim_start_matches('!').to_string()));
+                        }
+                    }
+                }
+                at += 2;
+            }
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => at += 2,
+            text if text.starts_with('-') => at += 1,
+            "config" => {
+                let rest: Vec<&Word> = arguments[at + 1..]
+                    .iter()
+                    .filter(|word| !word.text.starts_with('-'))
+                    .collect();
+                if let [key, value, ..] = rest.as_slice() {
+                    if git_key_runs(&key.text) {
+                        found.push((*value, value.text.trim_start_matches('!').to_string()));
+                    }
+                }
+                break;
+            }
+            _ => break,
+        }
+    }
+    found
+}
