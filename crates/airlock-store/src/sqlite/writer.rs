@@ -350,20 +350,39 @@ impl Writer {
     /// transaction or a new one. Run the operation on [`Operation::conn`], then hand its
     /// outcome to [`Operation::finish`].
     pub(super) async fn begin(&self) -> StoreResult<Operation<'_>> {
-        #[cfg(test)]
-        self.shared
-            .waiting
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let mut state = self.shared.state.lock().await;
-        #[cfg(test)]
-        self.shared
-            .waiting
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        let mut state = self.take().await;
         state.open_savepoint().await?;
         Ok(Operation {
             state: Some(state),
             shared: &self.shared,
         })
+    }
+
+    /// Takes the writer, in the order of asking (the mutex is fair).
+    #[cfg(not(test))]
+    async fn take(&self) -> MutexGuard<'_, State> {
+        self.shared.state.lock().await
+    }
+
+    /// Takes the writer, counted as waiting only from the moment it is in the mutex's
+    /// queue: a test that waits until an operation is counted then knows its place in
+    /// the queue, which counting before asking for the lock did not tell (on another
+    /// thread, a later operation could still get in ahead of it).
+    #[cfg(test)]
+    async fn take(&self) -> MutexGuard<'_, State> {
+        use std::future::Future;
+        use std::sync::atomic::Ordering::SeqCst;
+        use std::task::Poll;
+        let mut lock = std::pin::pin!(self.shared.state.lock());
+        // The first poll either takes the writer or joins the queue.
+        let first = std::future::poll_fn(|cx| Poll::Ready(lock.as_mut().poll(cx))).await;
+        if let Poll::Ready(state) = first {
+            return state;
+        }
+        self.shared.waiting.fetch_add(1, SeqCst);
+        let state = lock.await;
+        self.shared.waiting.fetch_sub(1, SeqCst);
+        state
     }
 
     /// Records a call that needs no approval (the caller checks) with the calls queued
