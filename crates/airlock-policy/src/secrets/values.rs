@@ -90,6 +90,22 @@ pub fn is_literal_secret(value: &str) -> bool {
     {
         return false;
     }
+    // A dependency's version in a manifest, whose package name ends like a secret's
+    // (`"@solana/spl-token": "^0.4.6"`, `spl-token = "4.0"`, `"auth-token": "workspace:*"`).
+    if is_version(value)
+        || [
+            "workspace:",
+            "file:",
+            "link:",
+            "npm:",
+            "portal:",
+            "catalog:",
+        ]
+        .iter()
+        .any(|protocol| lower.starts_with(protocol))
+    {
+        return false;
+    }
     // Placeholders of documentation and examples.
     const PLACEHOLDERS: [&str; 12] = [
         "your",
@@ -138,7 +154,41 @@ pub fn is_literal_secret(value: &str) -> bool {
             | "password"
             | "token"
             | "secret"
+            // A dependency's release channel: `"x-token": "latest"`.
+            | "latest"
+            | "next"
+            | "canary"
+            | "beta"
+            | "alpha"
+            | "nightly"
+            | "stable"
     )
+}
+
+/// A version or a version requirement: `1.2.3`, `^0.4.6`, `~1.2`, `>=2.0.0`, `v1.x`,
+/// `1.0.0-beta.1`. At least two numbered parts, so a password of digits alone stays one.
+fn is_version(value: &str) -> bool {
+    let core = value.trim_start_matches(['^', '~', '<', '>', '=', 'v']);
+    let (core, label) = match core.split_once(['-', '+']) {
+        Some((core, label)) => (core, Some(label)),
+        None => (core, None),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    let numbered = parts
+        .first()
+        .is_some_and(|first| !first.is_empty() && first.bytes().all(|byte| byte.is_ascii_digit()));
+    numbered
+        && parts.len() >= 2
+        && parts.iter().all(|part| {
+            matches!(*part, "x" | "X" | "*")
+                || (!part.is_empty() && part.bytes().all(|byte| byte.is_ascii_digit()))
+        })
+        && label.is_none_or(|label| {
+            label.len() <= 24
+                && label
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b'+'))
+        })
 }
 
 /// A name a person wrote (`settings`, `anthropic_api_key`, `SECRET_KEY`, `apiKey`), not

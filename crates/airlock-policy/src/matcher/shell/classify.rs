@@ -29,6 +29,7 @@ mod files;
 mod find;
 mod git;
 mod globs;
+mod kube;
 mod programs;
 mod project;
 mod remote;
@@ -444,6 +445,11 @@ impl Judge<'_> {
                 tree: false,
                 role: Role::Workdir,
             });
+        }
+        if name == "kubectl" {
+            if let Some(class) = kube::secret_data(arguments) {
+                facts.classes.insert(class);
+            }
         }
         if name == "git" {
             git_specials(arguments, facts);
