@@ -18,13 +18,14 @@ use std::sync::Arc;
 use super::code;
 use super::lex::{holds_temp, LexError, Segment, Word};
 use super::{
-    basename, crude_segments, is_assignment, parse_command, parse_command_reading,
+    basename, crude_segments, is_assignment, is_runner, parse_command, parse_command_reading,
     strip_one_wrapper, KEYWORDS, SHELLS,
 };
 use crate::classes::{Class, ClassSet, ClassTable, OperandMode};
 use crate::context::Context;
 use crate::matcher::path::{below, TMP_DIRS};
 
+mod cloud;
 mod files;
 mod find;
 mod git;
@@ -109,6 +110,7 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
             out: Vec::new(),
             found: None,
             piped_found: None,
+            in_runner: false,
         };
         judge.all(&segments, context.cwd().map(str::to_string), 0);
         let mut part = judge.out;
@@ -191,6 +193,10 @@ struct Judge<'a> {
     /// While judging a segment that reads a pipe from a `find` (`find src -name '*.py' |
     /// xargs grep -l x`): the files that `find` prints, when that can be told.
     piped_found: Option<FileRef>,
+    /// While judging the command a runner runs in the project's environment (`uv run`,
+    /// `poetry run`, `bundle exec`): a name no table knows is the project's own script
+    /// or entry point (`poetry run mycli`), as `npm run` runs the project's scripts.
+    in_runner: bool,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -259,10 +265,22 @@ impl Judge<'_> {
         // Wrappers: `sudo`, `env X=1`, `timeout 10`, `xargs`, keywords, assignments.
         let mut words = segment.words.as_slice();
         let mut from_stdin = false;
+        self.in_runner = false;
         while let Some(inner) = strip_one_wrapper(words) {
             let Some(first) = words.first() else {
                 break;
             };
+            if is_runner(words) {
+                // What the runner's own options do (`uv run --with x` installs x).
+                let texts: Vec<&str> = words[1..].iter().map(|word| word.text.as_str()).collect();
+                let name = basename(&first.text);
+                facts
+                    .classes
+                    .extend(self.table.option_classes(name, &texts));
+                self.in_runner = true;
+                words = inner;
+                continue;
+            }
             let prefix = is_assignment(&first.text) || KEYWORDS.contains(&first.text.as_str());
             if is_assignment(&first.text) && programs::assignment_runs_code(&first.text) {
                 facts.classes.insert(Class::Unknown);
@@ -365,8 +383,21 @@ impl Judge<'_> {
             Some((_, found)) => found,
             None => match self.table.lookup(name, &texts) {
                 Some(found) => found,
+                None if self.in_runner && !first.text.contains(['/', '\\']) => {
+                    (ClassSet::of(&[Class::Build]), 0)
+                }
                 None => (ClassSet::of(&[Class::Unknown]), 0),
             },
+        };
+        // A cloud CLI's read (`aws s3 ls`, `gcloud … list`, `az … show`) only looks.
+        let classes = if used == 0
+            && classes == ClassSet::of(&[Class::Deploy])
+            && matches!(name, "aws" | "gcloud" | "az")
+            && cloud::reads_only(name, arguments)
+        {
+            ClassSet::of(&[Class::ReadOnly])
+        } else {
+            classes
         };
         if texts.first() == Some(&"init") && self.package_init(name, &texts, cwd, facts) {
             return None;

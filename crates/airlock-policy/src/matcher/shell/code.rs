@@ -274,12 +274,21 @@ pub fn inspect(code: &str) -> CodeFacts {
     }
     let runs = has(RUNS);
     let deletes = has_word(&lower, DELETES);
-    let writes = has(WRITES) || opens_for_writing(&lower);
+    // A copy of an object (`df[mask].copy()`, `d.copy()`) and writing to the standard
+    // streams (`sys.stdout.write(…)`) touch no file.
+    let writes = {
+        let written = lower
+            .replace(".copy()", "")
+            .replace("stdout.write", "")
+            .replace("stderr.write", "");
+        WRITES.iter().any(|name| written.contains(name)) || opens_for_writing(&lower)
+    };
     let network = has(NETWORK);
     let home = has(HOME).then(|| home_paths(code));
-    let decodes = has(DECODERS);
-    let opaque = ((has(OPAQUE) || (decodes && lower.contains("open(")))
-        && !only_reads_files(&lower))
+    // Decoded text hides a file's name only where a file is opened by a name computed
+    // at run time: `open('nb.ipynb')` beside `s.split(chr(10))` opens what it says.
+    let decodes_a_name = has(DECODERS) && opens_computed_name(&lower);
+    let opaque = ((has(OPAQUE) || decodes_a_name) && !only_reads_files(&lower))
         || matches!(home, Some(None));
     // Code that only writes files it names (`p = "src/x.py"; open(p, "w").write(t)`)
     // writes those files, as `sed -i` does.
@@ -287,7 +296,7 @@ pub fn inspect(code: &str) -> CodeFacts {
         .iter()
         .filter(|name| **name != "open(")
         .any(|name| lower.contains(name))
-        || (decodes && lower.contains("open("))
+        || decodes_a_name
         || matches!(home, Some(None));
     if writes && !(runs || deletes || network || opaque_beyond_open) {
         if let Some(files) = files_written(code, &lower) {
@@ -622,10 +631,30 @@ fn quoted(text: &str) -> Option<&str> {
 fn only_reads_files(lower: &str) -> bool {
     let others = OPAQUE
         .iter()
-        .chain(DECODERS)
         .filter(|name| **name != "open(")
-        .any(|name| lower.contains(name));
+        .any(|name| lower.contains(name))
+        || (DECODERS.iter().any(|name| lower.contains(name)) && opens_computed_name(lower));
     !others && lower.contains("open(") && !opens_for_writing(lower)
+}
+
+/// Whether some `open(` takes a name that is not a plain string literal (`open(p)`,
+/// `open(f'{d}/x')`, `open(chr(47) + 'etc/passwd')`, a literal with escapes): a name
+/// computed at run time.
+fn opens_computed_name(lower: &str) -> bool {
+    lower.match_indices("open(").any(|(at, call)| {
+        let argument = lower[at + call.len()..].trim_start();
+        let mut chars = argument.trim_start_matches(['r', 'b']).chars();
+        let Some(quote @ ('\'' | '"')) = chars.next() else {
+            return true;
+        };
+        let rest = chars.as_str();
+        // The literal must be the whole name, as written: `open('/etc/' + x)` computes
+        // it, and escapes decode it (`open('\\x2e\\x65\\x6e\\x76')` opens `.env`).
+        let plain = rest.find(quote).is_some_and(|end| {
+            !rest[..end].contains('\\') && rest[end + 1..].trim_start().starts_with([',', ')'])
+        });
+        !plain
+    })
 }
 
 /// The contents of `'…'` and `"…"` literals (escapes kept as written).
@@ -668,6 +697,11 @@ mod tests {
             "import json; print(json.load(open('package.json'))['name'])",
             "console.log(JSON.parse(process.argv[1]).x)",
             "import sys; print(sys.version)",
+            // An object's copy and the standard streams touch no file.
+            "import pandas as pd; d = pd.read_csv('a.csv'); b = d[d.x > 1].copy(); print(len(b))",
+            "import sys; sys.stdout.write('ok\\n')",
+            // A decoder beside a file opened by a literal name: `chr(10)` only splits.
+            "import json; nb = json.load(open('nb.ipynb', encoding='utf-8')); print(nb['cells'][0]['source'].split(chr(10)))",
         ];
         for code in read_only {
             assert_eq!(
@@ -676,6 +710,18 @@ mod tests {
                 "{code}"
             );
         }
+        // A file opened by a name computed at run time, beside a decoder, hides what it
+        // opens; a literal joined to something else is computed too.
+        for code in [
+            "print(open(chr(47) + 'etc/shadow').read())",
+            "import base64; print(open(base64.b64decode('L2V0Yy9zaGFkb3c=')).read())",
+            "x = chr(47); print(open('/etc/' + x).read())",
+        ] {
+            assert!(inspect(code).classes.contains(Class::Unknown), "{code}");
+        }
+        assert!(inspect("import shutil; shutil.copy('a', '/etc/b')")
+            .classes
+            .contains(Class::Write));
         let rmtree = inspect("import shutil; shutil.rmtree('/home/me')");
         assert!(rmtree.classes.contains(Class::Delete) && rmtree.classes.contains(Class::Unknown));
         assert_eq!(rmtree.paths, vec![("/home/me".to_string(), Role::Change)]);

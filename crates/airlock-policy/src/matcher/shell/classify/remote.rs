@@ -237,6 +237,7 @@ impl Judge<'_> {
             out: Vec::new(),
             found: None,
             piped_found: None,
+            in_runner: false,
         };
         judge.all(&segments, None, nesting + 1);
         for class in [Class::CredentialAccess, Class::CredentialSearch] {
