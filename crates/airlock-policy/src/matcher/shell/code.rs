@@ -83,6 +83,8 @@ const DELETES: &[&str] = &[
     "rmdirsync",
     "emptydirsync",
     "truncatesync",
+    "deno.remove",
+    "deno.removesync",
 ];
 const WRITES: &[&str] = &[
     "write",

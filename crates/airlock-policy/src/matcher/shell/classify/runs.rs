@@ -68,7 +68,14 @@ impl Judge<'_> {
                 return;
             }
         }
-        let script = arguments.iter().find(|word| !word.text.starts_with('-'));
+        let mut positionals = arguments.iter().filter(|word| !word.text.starts_with('-'));
+        // `deno run x.ts`, `bun run x.ts`, `mix run x.exs`: the script follows `run`.
+        let script = match positionals.next() {
+            Some(word) if word.text == "run" && matches!(name, "deno" | "bun" | "mix") => {
+                positionals.next()
+            }
+            first => first,
+        };
         // `source "$HOME/.cargo/env"`: the home is known even if the shell computes it.
         let known = script
             .filter(|word| word.dynamic)
@@ -90,6 +97,16 @@ impl Judge<'_> {
                 // `source <(curl …)`, `bash "$SCRIPT"`.
                 facts.classes = remove(facts.classes, Class::Build);
                 facts.classes.insert(self.hidden_code());
+            }
+            // `deno run https://…/x.ts`: code fetched and run, as `curl … | sh` is;
+            // `deno run npm:cowsay`: a package fetched and run, as `npx` is.
+            Some(word) if is_url(&word.text) => {
+                facts.classes = remove(facts.classes, Class::Build);
+                facts.classes.insert(Class::RemoteCode);
+            }
+            Some(word) if word.text.starts_with("npm:") || word.text.starts_with("jsr:") => {
+                facts.classes = remove(facts.classes, Class::Build);
+                facts.classes.insert(Class::Install);
             }
             Some(word) => {
                 facts.classes.insert(Class::Build);
@@ -289,4 +306,10 @@ impl Judge<'_> {
         }
         self.all(&segments, dir.map(str::to_string), nesting + 1);
     }
+}
+
+/// A script named by its URL.
+fn is_url(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
 }

@@ -151,9 +151,18 @@ pub(super) fn names_some_entries(name: &str) -> bool {
 /// Inline code of an interpreter: the word after `-c` (python), `-e` (node, ruby,
 /// perl), `-r` (php), `--eval`/`-p` (node).
 pub(super) fn inline_code<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w Word> {
+    // `deno eval '…'`: the code is the subcommand's operand.
+    if name == "deno" {
+        let mut operands = arguments.iter().filter(|word| !word.text.starts_with('-'));
+        if operands.next().is_some_and(|word| word.text == "eval") {
+            return operands.next();
+        }
+    }
     let flags: &[&str] = match name {
         "python" | "python2" | "python3" => &["-c"],
-        "node" | "nodejs" | "bun" | "deno" => &["-e", "--eval", "-p", "--print"],
+        "node" | "nodejs" | "bun" | "deno" | "tsx" | "ts-node" => {
+            &["-e", "--eval", "-p", "--print"]
+        }
         "ruby" | "perl" | "lua" => &[
             "-e", "-E", "-pe", "-ne", "-pie", "-lne", "-lpe", "-pi", "-i",
         ],
