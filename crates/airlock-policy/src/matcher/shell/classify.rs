@@ -106,7 +106,7 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
         let mut judge = Judge {
             table,
             context,
-            sources: segments.iter().any(feeds_code),
+            sources: any_feeds_code(&segments),
             out: Vec::new(),
             found: None,
             piped_found: None,
@@ -332,7 +332,15 @@ impl Judge<'_> {
         nesting: usize,
         facts: &mut SegmentFacts,
     ) -> Option<Cwd> {
-        if first.dynamic || first.glob.is_some() || !plain_name(&first.text) {
+        // On Windows a program is named with backslashes too, and its folders often hold
+        // blanks (`E:\\conda\\python.exe`, `C:\\Program Files\\Git\\bin\\git.exe`).
+        let windows = self.context.on_windows();
+        let program = if windows {
+            std::borrow::Cow::Owned(first.text.replace('\\', "/").replace(' ', "_"))
+        } else {
+            std::borrow::Cow::Borrowed(first.text.as_str())
+        };
+        if first.dynamic || first.glob.is_some() || !plain_name(&program) {
             facts.classes.insert(if first.dynamic {
                 self.hidden_code()
             } else {
@@ -350,11 +358,13 @@ impl Judge<'_> {
         // project's own script, judged by where it lies. A tool installed into the project
         // (`.venv/bin/pip`, `node_modules/.bin/prisma`) is judged as that tool when the
         // classification knows it (`.venv/bin/pip install` installs), else as a script.
-        let installed = installed_tool(&first.text).and_then(|name| {
+        let installed = installed_tool(&program).and_then(|name| {
             let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
             self.table.lookup(name, &texts).map(|found| (name, found))
         });
-        if first.text.contains('/') && !first.text.starts_with('/') && installed.is_none() {
+        let absolute =
+            program.starts_with('/') || (windows && program.as_bytes().get(1) == Some(&b':'));
+        if program.contains('/') && !absolute && installed.is_none() {
             facts.classes.insert(Class::Build);
             facts
                 .files

@@ -233,7 +233,7 @@ impl Judge<'_> {
         let mut judge = Judge {
             table: self.table,
             context: &remote,
-            sources: segments.iter().any(feeds_code),
+            sources: any_feeds_code(&segments),
             out: Vec::new(),
             found: None,
             piped_found: None,

@@ -301,7 +301,7 @@ impl Judge<'_> {
             Err(LexError::TooDeep) => vec![Segment::unknowable()],
             Err(_) => crude_segments(text),
         };
-        if segments.iter().any(feeds_code) {
+        if any_feeds_code(&segments) {
             self.sources = true;
         }
         self.all(&segments, dir.map(str::to_string), nesting + 1);

@@ -217,16 +217,88 @@ pub(super) fn feeds_code(segment: &Segment) -> bool {
             .any(|word| matches!(word.text.as_str(), "-c" | "-e")),
         "echo" | "printf" => arguments.iter().any(|word| {
             // `echo cm0gLXJmIH4= | base64 -d`: a long opaque token is a payload.
-            word.dynamic
-                || (word.text.len() >= 16
-                    && !word.text.contains(' ')
-                    && word
-                        .text
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+            word.text.len() >= 16
+                && !word.text.contains(' ')
+                && word
+                    .text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='))
         }),
         _ => false,
     }
+}
+
+/// Whether some segment produces code or data someone may run ([`feeds_code`]), or
+/// prints a value computed at run time into a pipe that runs it (`echo "$P" | sh`): a
+/// variable printed elsewhere (`echo $c`, PowerShell's `$obj | Add-Member`) is output.
+pub(super) fn any_feeds_code(segments: &[Segment]) -> bool {
+    segments.iter().enumerate().any(|(index, segment)| {
+        feeds_code(segment)
+            || (prints_computed_value(segment)
+                && segments
+                    .get(index + 1)
+                    .is_some_and(|next| next.piped && runs_its_input(next)))
+    })
+}
+
+/// `echo $X`, `printf '%s' "$X"`.
+fn prints_computed_value(segment: &Segment) -> bool {
+    let mut words = segment.words.as_slice();
+    while let Some(inner) = strip_one_wrapper(words) {
+        if inner.is_empty() {
+            break;
+        }
+        words = inner;
+    }
+    match words.split_first() {
+        Some((first, arguments)) if !first.dynamic => {
+            matches!(basename(&first.text), "echo" | "printf")
+                && arguments.iter().any(|word| word.dynamic)
+        }
+        _ => false,
+    }
+}
+
+/// A command that runs what it reads (`sh`, `python`, `xargs`, `iex`), or one nobody can
+/// name.
+fn runs_its_input(segment: &Segment) -> bool {
+    let mut words = segment.words.as_slice();
+    while let Some(inner) = strip_one_wrapper(words) {
+        if inner.is_empty() {
+            break;
+        }
+        words = inner;
+    }
+    let Some(first) = words.first() else {
+        return false;
+    };
+    if first.dynamic {
+        return true;
+    }
+    let name = basename(&first.text).to_ascii_lowercase();
+    SHELLS.contains(&name.as_str())
+        || matches!(
+            name.as_str(),
+            "python"
+                | "python3"
+                | "perl"
+                | "ruby"
+                | "node"
+                | "php"
+                | "lua"
+                | "bun"
+                | "deno"
+                | "xargs"
+                | "eval"
+                | "source"
+                | "."
+                | "iex"
+                | "invoke-expression"
+                | "powershell"
+                | "pwsh"
+                | "cmd"
+                | "osascript"
+        )
 }
 
 /// A path standing for "some entry below `directory`" (with `tree`, everything below that

@@ -60,6 +60,8 @@ const CMDLETS: &[(&str, Kind)] = &[
     ("get-item", Kind::Stat),
     ("gi", Kind::Stat),
     ("get-itemproperty", Kind::Stat),
+    // A file's access list: who may do what to it, as `ls -l` shows.
+    ("get-acl", Kind::Stat),
     ("gp", Kind::Stat),
     ("resolve-path", Kind::Resolve),
     ("rvpa", Kind::Resolve),
