@@ -487,6 +487,18 @@ impl Judge<'_> {
                 role: Role::Workdir,
             });
         }
+        // `aws s3 cp s3://… ./out`: a download into the file it names.
+        if name == "aws" && segment.here_text.is_none() {
+            if let Some(destination) = cloud::s3_download(arguments) {
+                facts.classes = remove(facts.classes, Class::Network);
+                facts.classes.insert(Class::Fetch);
+                if destination.text != "-" {
+                    facts
+                        .files
+                        .push(self.file(destination, cwd.as_deref(), Role::Change));
+                }
+            }
+        }
         if name == "kubectl" {
             if let Some(class) = kube::secret_data(arguments) {
                 facts.classes.insert(class);

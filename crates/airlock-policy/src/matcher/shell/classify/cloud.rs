@@ -282,3 +282,50 @@ fn az_reads(positionals: &[&str]) -> bool {
         .skip(1)
         .any(|word| matches!(*word, "list" | "show"))
 }
+
+/// `aws s3 cp|sync s3://… DEST`: a download; the local destination it writes (`-` is the
+/// standard output). `None` for anything else (an upload, a copy between buckets, words
+/// the reader cannot place).
+pub(super) fn s3_download(arguments: &[Word]) -> Option<&Word> {
+    const FLAGS: &[&str] = &[
+        "--recursive",
+        "--delete",
+        "--dryrun",
+        "--quiet",
+        "--only-show-errors",
+        "--no-progress",
+        "--exact-timestamps",
+        "--size-only",
+        "--follow-symlinks",
+        "--no-follow-symlinks",
+        "--no-paginate",
+        "--no-verify-ssl",
+        "--no-sign-request",
+        "--no-cli-pager",
+        "--debug",
+    ];
+    let mut positionals: Vec<&Word> = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        if word.dynamic || word.glob.is_some() || word.text == "--" {
+            return None;
+        }
+        if !word.text.starts_with('-') || word.text == "-" {
+            positionals.push(word);
+        } else if !word.text.contains('=') && !FLAGS.contains(&word.text.as_str()) {
+            // Every other option of `aws` and of `s3 cp`/`sync` takes a value.
+            words.next();
+        }
+    }
+    match positionals.as_slice() {
+        [s3, verb, source, destination]
+            if s3.text == "s3"
+                && matches!(verb.text.as_str(), "cp" | "sync")
+                && source.text.starts_with("s3://")
+                && !destination.text.starts_with("s3://") =>
+        {
+            Some(destination)
+        }
+        _ => None,
+    }
+}
