@@ -248,6 +248,8 @@ struct Command {
     called: bool,
     /// A method call or type literal: what it does cannot be read.
     opaque: bool,
+    /// One of its method calls downloads (`.DownloadString(…)`): it fetches, as `curl`.
+    downloads: bool,
 }
 
 /// What a pipe carries into a command: PowerShell pipes objects, and a cmdlet that takes
@@ -474,6 +476,11 @@ impl Reader {
                     // `.Method(`, `::Method(`: a call on an object or type.
                     if token.text.contains('.') || token.text.contains("::") {
                         command.opaque = true;
+                        // `(New-Object Net.WebClient).DownloadString(…)`, `.DownloadFile(…)`.
+                        let method = token.text.rsplit(['.', ':']).next().unwrap_or("");
+                        if method.to_ascii_lowercase().starts_with("download") {
+                            command.downloads = true;
+                        }
                     }
                     break;
                 }
@@ -629,7 +636,7 @@ impl Reader {
 
     /// Reads a finished command into segments.
     fn finish(&mut self, command: &mut Command) {
-        let command = std::mem::take(command);
+        let mut command = std::mem::take(command);
         let input = if command.piped {
             std::mem::take(&mut self.last_output)
         } else {
@@ -639,7 +646,36 @@ impl Reader {
         if command.tokens.is_empty() && command.redirections.is_empty() && !command.opaque {
             return;
         }
-        let words = if command.opaque {
+        let runs_it = command.tokens.first().is_some_and(|first| {
+            matches!(
+                first.text.to_ascii_lowercase().as_str(),
+                "iex" | "invoke-expression"
+            )
+        });
+        let words = if command.opaque && command.downloads {
+            // A download whose text is what the statement gives: as `curl` would; run by
+            // `iex (…).DownloadString(…)`, as `curl … | sh`.
+            let download = vec![
+                Word::literal("curl"),
+                Word {
+                    text: "…".into(),
+                    dynamic: true,
+                    glob: None,
+                },
+            ];
+            if runs_it {
+                self.out.push(Segment {
+                    words: download,
+                    piped: command.piped,
+                    depth: self.depth,
+                    ..Segment::default()
+                });
+                command.piped = true;
+                vec![Word::literal("sh")]
+            } else {
+                download
+            }
+        } else if command.opaque {
             vec![Word {
                 text: "…".into(),
                 dynamic: true,

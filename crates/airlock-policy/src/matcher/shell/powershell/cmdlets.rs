@@ -384,6 +384,16 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
     }
     let number = first.text.starts_with(|c: char| c.is_ascii_digit());
     if first.dynamic || first.quoted || number || first.text.starts_with('-') || first.text == "!" {
+        // `(Get-Command python).Source`: a property of a subexpression's value (whose
+        // commands are read on their own) is printed, not run; a method call is not read
+        // (`(New-Object Net.WebClient).DownloadString(…)`).
+        let properties = first.text == "(…)"
+            && rest
+                .iter()
+                .all(|token| token.text.starts_with('.') && !token.text.contains('('));
+        if properties {
+            return vec![literal("echo"), first.word()];
+        }
         // `$tool arg`: no PowerShell expression (an operator would follow), but what a
         // POSIX shell runs.
         if first.dynamic && !first.quoted && rest.first().is_some_and(|next| !next.is_parameter()) {
