@@ -497,6 +497,60 @@ struct Span {
 
 /// Every secret pattern found in `text`, unmerged, in pattern order.
 fn secret_spans(text: &str) -> Vec<Span> {
+    let spans = plain_secret_spans(text);
+    if !spans.is_empty() || !text.contains('%') {
+        return spans;
+    }
+    // Percent-encoded (`?text=DB_PASSWORD%3Dhunter2`): a secret the decoded text shows is
+    // held by the whole text, which is where the encoding hides it.
+    match percent_decoded(text) {
+        Some(decoded) => plain_secret_spans(&decoded)
+            .first()
+            .map(|span| {
+                vec![Span {
+                    start: 0,
+                    end: text.len(),
+                    kind: span.kind,
+                }]
+            })
+            .unwrap_or_default(),
+        None => Vec::new(),
+    }
+}
+
+/// `text` with its `%XX` escapes (and `+` as a blank) decoded, when it has any and the
+/// result is text.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut escapes = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |byte: u8| char::from(byte).to_digit(16);
+        match bytes[at] {
+            b'%' => {
+                let high = bytes.get(at + 1).and_then(|byte| hex(*byte));
+                let low = bytes.get(at + 2).and_then(|byte| hex(*byte));
+                if let (Some(high), Some(low)) = (high, low) {
+                    out.push(u8::try_from(high * 16 + low).ok()?);
+                    escapes += 1;
+                    at += 3;
+                    continue;
+                }
+                out.push(b'%');
+            }
+            b'+' => out.push(b' '),
+            byte => out.push(byte),
+        }
+        at += 1;
+    }
+    if escapes == 0 {
+        return None;
+    }
+    String::from_utf8(out).ok()
+}
+
+fn plain_secret_spans(text: &str) -> Vec<Span> {
     if text.is_empty() || is_marker(text) {
         return Vec::new();
     }

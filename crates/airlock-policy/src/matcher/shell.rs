@@ -381,6 +381,23 @@ const RUNNERS: &[(&str, &str, &str, Runs)] = &[
         Runs::Rest,
     ),
     ("asdf", "exec", "", Runs::Rest),
+    (
+        "tox",
+        "exec",
+        "-e --env -c --conf --root --workdir",
+        Runs::AfterDashes,
+    ),
+    ("nx", "exec", "", Runs::AfterDashes),
+    ("lerna", "exec", "", Runs::AfterDashes),
+    ("just", "--command", "", Runs::Rest),
+    (
+        "devbox",
+        "run",
+        "-c --config -e --env --env-file",
+        Runs::Rest,
+    ),
+    ("flox", "activate", "-d --dir", Runs::AfterDashes),
+    ("pipx", "run", "--spec --python", Runs::Rest),
     ("direnv", "exec", "", Runs::AfterOperand),
     ("mise", "exec", "", Runs::AfterDashes),
     ("rtx", "exec", "", Runs::AfterDashes),
@@ -404,14 +421,36 @@ enum Runs {
 /// `words` is no runner, or one whose command cannot be told.
 fn strip_runner(words: &[Word]) -> Option<&[Word]> {
     let (first, rest) = words.split_first()?;
-    let (subcommand, rest) = rest.split_first()?;
-    if first.dynamic || subcommand.dynamic {
+    if first.dynamic {
         return None;
     }
     let program = basename(&first.text);
-    let &(_, _, options_with_value, runs) = RUNNERS
+    // The runner's subcommand, after the options it may take before it (`pnpm -r exec`,
+    // `pnpm --filter api exec`).
+    let (options_with_value, runs, rest) = RUNNERS
         .iter()
-        .find(|(name, sub, _, _)| *name == program && *sub == subcommand.text)?;
+        .filter(|(name, _, _, _)| *name == program)
+        .find_map(|&(_, sub, options_with_value, runs)| {
+            let mut at = 0;
+            while let Some(word) = rest.get(at) {
+                if word.dynamic || word.text == sub || !word.text.starts_with('-') {
+                    break;
+                }
+                let takes_value = options_with_value
+                    .split_whitespace()
+                    .chain(["--filter", "-F", "-C", "--dir"])
+                    .any(|known| known == word.text);
+                at += if takes_value { 2 } else { 1 };
+            }
+            let subcommand = rest.get(at)?;
+            (!subcommand.dynamic && subcommand.text == sub).then(|| {
+                (
+                    options_with_value,
+                    runs,
+                    rest.get(at + 1..).unwrap_or_default(),
+                )
+            })
+        })?;
     match runs {
         Runs::AfterDashes => {
             let at = rest.iter().position(|word| word.text == "--")?;
@@ -578,6 +617,12 @@ fn push_with_nested(segment: Segment, depth: usize, out: &mut Vec<Segment>) {
                         }
                         _ => out.push(Segment::unknowable()),
                     }
+                }
+            }
+            // `bun exec 'cmd …'`: a shell line run by Bun's shell.
+            "bun" if arguments.first().is_some_and(|word| word.text == "exec") => {
+                if let Some(script) = arguments.get(1) {
+                    push_script(script, depth, out);
                 }
             }
             "su" | "runuser" => {

@@ -282,6 +282,10 @@ impl Judge<'_> {
                 continue;
             }
             let prefix = is_assignment(&first.text) || KEYWORDS.contains(&first.text.as_str());
+            // `GIT_TRACE_REDACT=0`: git's traces then print the credentials they carry.
+            if is_assignment(&first.text) && programs::assignment_reveals_secrets(&first.text) {
+                facts.classes.insert(Class::CredentialAccess);
+            }
             if is_assignment(&first.text) && programs::assignment_runs_code(&first.text) {
                 facts.classes.insert(Class::Unknown);
                 // What it runs is judged too: `GIT_SSH_COMMAND='cat ~/.aws/credentials'`.
@@ -362,6 +366,12 @@ impl Judge<'_> {
             let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
             self.table.lookup(name, &texts).map(|found| (name, found))
         });
+        // A program named by its URL (`uv run https://…/x.py`): code fetched and run.
+        let lower = program.to_ascii_lowercase();
+        if lower.starts_with("http:") || lower.starts_with("https:") || lower.starts_with("ftp:") {
+            facts.classes.insert(Class::RemoteCode);
+            return None;
+        }
         let absolute =
             program.starts_with('/') || (windows && program.as_bytes().get(1) == Some(&b':'));
         if program.contains('/') && !absolute && installed.is_none() {
@@ -498,6 +508,31 @@ impl Judge<'_> {
                         .push(self.file(destination, cwd.as_deref(), Role::Change));
                 }
             }
+        }
+        // `ps e`, `ps eww`: the environment of every process, secrets included.
+        if name == "ps"
+            && arguments.iter().any(|word| {
+                !word.text.starts_with('-')
+                    && word.text.contains('e')
+                    && word.text.chars().all(|c| c.is_ascii_alphabetic())
+            })
+        {
+            facts.classes.insert(Class::CredentialSearch);
+        }
+        // `make CC='sh -c "…"'`: a variable given a shell line runs it in the recipes.
+        if matches!(name, "make" | "gmake")
+            && arguments.iter().any(|word| {
+                word.text.split_once('=').is_some_and(|(variable, value)| {
+                    !variable.starts_with('-')
+                        && (value.contains([';', '|', '&', '`', '>', '<'])
+                            || value.contains("$(")
+                            || SHELLS
+                                .iter()
+                                .any(|shell| value.starts_with(&format!("{shell} -c"))))
+                })
+            })
+        {
+            facts.classes.insert(Class::Unknown);
         }
         if name == "kubectl" {
             if let Some(class) = kube::secret_data(arguments) {

@@ -392,14 +392,39 @@ fn paths_read(code: &str, home: Option<Option<Vec<String>>>) -> Vec<(String, Rol
 
 /// A string literal written as a path (`/etc/x`, `~/x`, `./x`, `..`).
 fn path_like(literal: &str) -> bool {
-    (literal.starts_with('/')
+    const CREDENTIAL_SUFFIXES: &[&str] = &[
+        ".pem",
+        ".key",
+        ".p12",
+        ".pfx",
+        ".jks",
+        ".keystore",
+        ".tfstate",
+        "id_rsa",
+        "id_ed25519",
+        "id_ecdsa",
+        "id_dsa",
+        "credentials.json",
+        "secrets.yml",
+        "secrets.yaml",
+    ];
+    if literal.is_empty() || literal.contains(char::is_whitespace) || literal.contains("://") {
+        return false;
+    }
+    literal.starts_with('/')
         || literal.starts_with("~/")
         || literal == "~"
         || literal.starts_with("./")
         || literal.starts_with("../")
         || literal == "."
-        || literal == "..")
-        && !literal.contains(char::is_whitespace)
+        || literal == ".."
+        // Relative to the working folder: `data/a.csv`, a dotfile (`.env.local`), a file
+        // named like a credential (`server.key`).
+        || (literal.len() < 256
+            && !literal.starts_with(['-', '%', '{', '<'])
+            && (literal.contains('/')
+                || (literal.starts_with('.') && literal[1..].starts_with(|c: char| c.is_ascii_alphabetic()))
+                || CREDENTIAL_SUFFIXES.iter().any(|suffix| literal.ends_with(suffix))))
 }
 
 /// The paths code builds from the home folder, as `~/…`, when every use of the home is

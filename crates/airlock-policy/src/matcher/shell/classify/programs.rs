@@ -289,6 +289,18 @@ const QUIET_NODE_OPTIONS: &[&str] = &[
 
 /// Whether the assignment `NAME=value` makes what runs beside it run another program or
 /// load other code.
+/// `GIT_TRACE_REDACT=0` (or `false`, `no`): git's traces (`GIT_TRACE_CURL`,
+/// `GIT_TRACE_PACKET`) print the `Authorization` headers and cookies they carry.
+pub(super) fn assignment_reveals_secrets(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, value)| {
+        name == "GIT_TRACE_REDACT"
+            && matches!(
+                value.to_ascii_lowercase().as_str(),
+                "0" | "false" | "no" | "off"
+            )
+    })
+}
+
 pub(super) fn assignment_runs_code(word: &str) -> bool {
     let Some((name, value)) = word.split_once('=') else {
         return false;
