@@ -397,7 +397,6 @@ const RUNNERS: &[(&str, &str, &str, Runs)] = &[
         Runs::Rest,
     ),
     ("flox", "activate", "-d --dir", Runs::AfterDashes),
-    ("pipx", "run", "--spec --python", Runs::Rest),
     ("direnv", "exec", "", Runs::AfterOperand),
     ("mise", "exec", "", Runs::AfterDashes),
     ("rtx", "exec", "", Runs::AfterDashes),

@@ -509,6 +509,32 @@ impl Judge<'_> {
                 }
             }
         }
+        // The project's task named for deploying (`npm run deploy`, `make publish`,
+        // `turbo run deploy:prod`) deploys.
+        if facts.classes.contains(Class::Build)
+            && dry.is_none()
+            && matches!(
+                name,
+                "npm"
+                    | "yarn"
+                    | "pnpm"
+                    | "bun"
+                    | "make"
+                    | "gmake"
+                    | "just"
+                    | "rake"
+                    | "turbo"
+                    | "nx"
+                    | "task"
+                    | "mage"
+                    | "invoke"
+                    | "nox"
+                    | "tox"
+            )
+            && arguments.iter().any(|word| names_deploy_task(&word.text))
+        {
+            facts.classes.insert(Class::Deploy);
+        }
         // `ps e`, `ps eww`: the environment of every process, secrets included.
         if name == "ps"
             && arguments.iter().any(|word| {
@@ -801,4 +827,13 @@ fn toolchain_tool(name: &str) -> Option<&str> {
         "objdump" | "readelf" | "nm" | "addr2line" | "size" | "strings" | "c++filt"
     );
     (known && (prefix == "llvm" || prefix.matches('-').count() >= 1)).then_some(tool)
+}
+
+/// A task named for deploying: `deploy`, `publish`, `ship`, alone or qualified
+/// (`deploy:prod`, `publish-npm`, `api:deploy`).
+fn names_deploy_task(word: &str) -> bool {
+    !word.starts_with('-')
+        && word
+            .split([':', '-', '_', '/', '.', ','])
+            .any(|part| matches!(part, "deploy" | "publish" | "ship"))
 }

@@ -61,10 +61,16 @@ impl Judge<'_> {
                     return;
                 }
                 self.code(&code.text, dir, nesting, facts);
+                // The files it is given after its code are read (`perl -ne '…' FILE`).
+                if let Some(at) = arguments.iter().position(|word| std::ptr::eq(word, code)) {
+                    self.operands_read_after(&arguments[at + 1..], dir, facts);
+                }
                 return;
             }
-            // `python -m pytest` and friends were classified by the table.
-            if arguments.iter().any(|word| word.text == "-m") {
+            // `python -m pytest` and friends were classified by the table; the module's
+            // operands are files it reads (`python3 -m base64 FILE`).
+            if let Some(at) = arguments.iter().position(|word| word.text == "-m") {
+                self.operands_read_after(arguments.get(at + 2..).unwrap_or_default(), dir, facts);
                 return;
             }
         }
@@ -140,6 +146,14 @@ impl Judge<'_> {
                     None => facts.classes.insert(Class::Unknown),
                 }
             }
+        }
+    }
+
+    /// The words that are not options, read as files (a word computed at run time is a
+    /// place nobody knows).
+    fn operands_read_after(&self, words: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+        for word in words.iter().filter(|word| !word.text.starts_with('-')) {
+            facts.files.push(self.file(word, dir, Role::Read));
         }
     }
 
