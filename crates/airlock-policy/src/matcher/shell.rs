@@ -463,23 +463,7 @@ fn strip_runner(words: &[Word]) -> Option<&[Word]> {
         }
         Runs::Rest | Runs::AfterOperand => {}
     }
-    let mut rest = rest;
-    while let Some((option, after)) = rest.split_first() {
-        if option.text == "--" {
-            rest = after;
-            break;
-        }
-        if !option.text.starts_with('-') || option.text.len() < 2 {
-            break;
-        }
-        rest = after;
-        if options_with_value
-            .split_whitespace()
-            .any(|known| known == option.text)
-        {
-            rest = rest.get(1..).unwrap_or_default();
-        }
-    }
+    let rest = after_options(rest, options_with_value);
     let operands = usize::from(matches!(runs, Runs::AfterOperand));
     rest.get(operands..).filter(|inner| !inner.is_empty())
 }
@@ -520,11 +504,20 @@ fn strip_one_wrapper(words: &[Word]) -> Option<&[Word]> {
     {
         return None;
     }
-    let mut rest = rest;
+    Some(
+        after_options(rest, options_with_value)
+            .get(operands..)
+            .unwrap_or_default(),
+    )
+}
+
+/// `words` after their leading options (and the values of those in `options_with_value`,
+/// space-separated) and a `--` that ends them.
+fn after_options<'w>(words: &'w [Word], options_with_value: &str) -> &'w [Word] {
+    let mut rest = words;
     while let Some((option, after)) = rest.split_first() {
         if option.text == "--" {
-            rest = after;
-            break;
+            return after;
         }
         if !option.text.starts_with('-') || option.text.len() < 2 {
             break;
@@ -537,7 +530,7 @@ fn strip_one_wrapper(words: &[Word]) -> Option<&[Word]> {
             rest = rest.get(1..).unwrap_or_default();
         }
     }
-    Some(rest.get(operands..).unwrap_or_default())
+    rest
 }
 
 /// `NAME=value` or `NAME+=value`: a variable assignment in front of a command.
