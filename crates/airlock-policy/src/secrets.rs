@@ -503,7 +503,7 @@ fn secret_spans(text: &str) -> Vec<Span> {
     }
     // Percent-encoded (`?text=DB_PASSWORD%3Dhunter2`): a secret the decoded text shows is
     // held by the whole text, which is where the encoding hides it.
-    match percent_decoded(text) {
+    match encoded::percent_decoded(text) {
         Some(decoded) => plain_secret_spans(&decoded)
             .first()
             .map(|span| {
@@ -516,38 +516,6 @@ fn secret_spans(text: &str) -> Vec<Span> {
             .unwrap_or_default(),
         None => Vec::new(),
     }
-}
-
-/// `text` with its `%XX` escapes (and `+` as a blank) decoded, when it has any and the
-/// result is text.
-fn percent_decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut escapes = 0;
-    let mut at = 0;
-    while at < bytes.len() {
-        let hex = |byte: u8| char::from(byte).to_digit(16);
-        match bytes[at] {
-            b'%' => {
-                let high = bytes.get(at + 1).and_then(|byte| hex(*byte));
-                let low = bytes.get(at + 2).and_then(|byte| hex(*byte));
-                if let (Some(high), Some(low)) = (high, low) {
-                    out.push(u8::try_from(high * 16 + low).ok()?);
-                    escapes += 1;
-                    at += 3;
-                    continue;
-                }
-                out.push(b'%');
-            }
-            b'+' => out.push(b' '),
-            byte => out.push(byte),
-        }
-        at += 1;
-    }
-    if escapes == 0 {
-        return None;
-    }
-    String::from_utf8(out).ok()
 }
 
 fn plain_secret_spans(text: &str) -> Vec<Span> {
@@ -773,6 +741,7 @@ fn split_key(key: &str) -> Vec<String> {
         .collect()
 }
 
+mod encoded;
 mod values;
 
 #[cfg(test)]

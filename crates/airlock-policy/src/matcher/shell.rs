@@ -26,6 +26,8 @@ pub mod classify;
 mod code;
 mod lex;
 mod powershell;
+mod runners;
+use runners::{is_runner, strip_runner};
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 mod tests;
@@ -335,143 +337,6 @@ const WRAPPERS: &[(&str, &str, usize)] = &[
     ("flock", "-w -E --wait --timeout --conflict-exit-code", 1),
     ("chronic", "", 0),
 ];
-
-/// Tools that run the rest of their words as a command in the project's environment
-/// (`uv run pytest`, `bundle exec rspec`, `conda run -n ml python x.py`): the subcommand
-/// that does, its options that take the next word as a value, and how the command is
-/// found. Restrict and the classification see through them to the command, which is
-/// judged as itself (`uv run rm -rf /` deletes `/`).
-const RUNNERS: &[(&str, &str, &str, Runs)] = &[
-    (
-        "uv",
-        "run",
-        "--with --with-requirements --with-editable --python -p --package --extra --group \
-         --only-group --no-group --env-file --directory --project --index --index-url \
-         --default-index --extra-index-url --find-links -f --upgrade-package -P \
-         --reinstall-package --refresh-package --config-file --cache-dir --color \
-         --python-preference --link-mode --index-strategy --keyring-provider --resolution \
-         --prerelease --exclude-newer --no-binary-package --no-build-package --config-setting \
-         -C --all-extras-except --no-extra",
-        Runs::Rest,
-    ),
-    ("poetry", "run", "-C --directory -P --project", Runs::Rest),
-    (
-        "pdm",
-        "run",
-        "-p --project -g --global -c --config",
-        Runs::Rest,
-    ),
-    ("hatch", "run", "-e --env", Runs::Rest),
-    ("pipenv", "run", "--python", Runs::Rest),
-    ("rye", "run", "--pyproject", Runs::Rest),
-    (
-        "pixi",
-        "run",
-        "-e --environment --manifest-path",
-        Runs::Rest,
-    ),
-    ("bundle", "exec", "--gemfile", Runs::Rest),
-    ("pnpm", "exec", "-C --dir --filter -F", Runs::Rest),
-    ("conda", "run", "-n --name -p --prefix --cwd", Runs::Rest),
-    ("mamba", "run", "-n --name -p --prefix --cwd", Runs::Rest),
-    (
-        "micromamba",
-        "run",
-        "-n --name -p --prefix --cwd",
-        Runs::Rest,
-    ),
-    ("asdf", "exec", "", Runs::Rest),
-    (
-        "tox",
-        "exec",
-        "-e --env -c --conf --root --workdir",
-        Runs::AfterDashes,
-    ),
-    ("nx", "exec", "", Runs::AfterDashes),
-    ("lerna", "exec", "", Runs::AfterDashes),
-    ("just", "--command", "", Runs::Rest),
-    (
-        "devbox",
-        "run",
-        "-c --config -e --env --env-file",
-        Runs::Rest,
-    ),
-    ("flox", "activate", "-d --dir", Runs::AfterDashes),
-    ("direnv", "exec", "", Runs::AfterOperand),
-    ("mise", "exec", "", Runs::AfterDashes),
-    ("rtx", "exec", "", Runs::AfterDashes),
-    ("nix", "develop", "", Runs::AfterCommandOption),
-];
-
-/// Where a runner's command starts, after its options.
-#[derive(Clone, Copy)]
-enum Runs {
-    /// At the first word that is not an option.
-    Rest,
-    /// After one operand (`direnv exec DIR cmd`).
-    AfterOperand,
-    /// After `--` only (`mise exec node@20 -- cmd`: tools come first).
-    AfterDashes,
-    /// After `-c`/`--command` only (`nix develop .#x -c cmd`).
-    AfterCommandOption,
-}
-
-/// The command a runner runs (`uv run --with x pytest` → `pytest`), or `None` when
-/// `words` is no runner, or one whose command cannot be told.
-fn strip_runner(words: &[Word]) -> Option<&[Word]> {
-    let (first, rest) = words.split_first()?;
-    if first.dynamic {
-        return None;
-    }
-    let program = basename(&first.text);
-    // The runner's subcommand, after the options it may take before it (`pnpm -r exec`,
-    // `pnpm --filter api exec`).
-    let (options_with_value, runs, rest) = RUNNERS
-        .iter()
-        .filter(|(name, _, _, _)| *name == program)
-        .find_map(|&(_, sub, options_with_value, runs)| {
-            let mut at = 0;
-            while let Some(word) = rest.get(at) {
-                if word.dynamic || word.text == sub || !word.text.starts_with('-') {
-                    break;
-                }
-                let takes_value = options_with_value
-                    .split_whitespace()
-                    .chain(["--filter", "-F", "-C", "--dir"])
-                    .any(|known| known == word.text);
-                at += if takes_value { 2 } else { 1 };
-            }
-            let subcommand = rest.get(at)?;
-            (!subcommand.dynamic && subcommand.text == sub).then(|| {
-                (
-                    options_with_value,
-                    runs,
-                    rest.get(at + 1..).unwrap_or_default(),
-                )
-            })
-        })?;
-    match runs {
-        Runs::AfterDashes => {
-            let at = rest.iter().position(|word| word.text == "--")?;
-            return rest.get(at + 1..).filter(|inner| !inner.is_empty());
-        }
-        Runs::AfterCommandOption => {
-            let at = rest
-                .iter()
-                .position(|word| matches!(word.text.as_str(), "-c" | "--command"))?;
-            return rest.get(at + 1..).filter(|inner| !inner.is_empty());
-        }
-        Runs::Rest | Runs::AfterOperand => {}
-    }
-    let rest = after_options(rest, options_with_value);
-    let operands = usize::from(matches!(runs, Runs::AfterOperand));
-    rest.get(operands..).filter(|inner| !inner.is_empty())
-}
-
-/// Whether `words` start with a runner whose command [`strip_runner`] tells.
-fn is_runner(words: &[Word]) -> bool {
-    strip_runner(words).is_some()
-}
 
 /// Shell reserved words that may precede a command in a segment (`if rm …`, `then rm …`,
 /// `{ rm …; }`, `! rm …`): Restrict looks past them too.

@@ -26,11 +26,13 @@ use crate::context::Context;
 use crate::matcher::path::{below, TMP_DIRS};
 
 mod cloud;
+mod dry_run;
 mod files;
 mod find;
 mod git;
 mod globs;
 mod kube;
+mod names;
 mod programs;
 mod project;
 mod remote;
@@ -39,7 +41,9 @@ mod sql;
 mod url;
 mod words;
 
+use dry_run::{dry_run_classes, dry_run_reads};
 use git::git_specials;
+use names::{names_deploy_task, toolchain_tool};
 use words::*;
 
 /// Commands longer than this are not read at all: they are one `unknown` segment. Real
@@ -760,37 +764,6 @@ impl Judge<'_> {
     }
 }
 
-/// A dry run's classes: what it still does (`dry`) where the command's own and its
-/// options' would be; an option that runs other code or needs more power keeps its class.
-#[cold]
-fn dry_run_classes(facts: &mut SegmentFacts, before: ClassSet, dry: ClassSet, options: ClassSet) {
-    facts.classes = before;
-    facts.classes.extend(dry);
-    facts.classes.extend(options.intersection(ClassSet::of(&[
-        Class::Unknown,
-        Class::Privilege,
-        Class::CredentialAccess,
-        Class::CredentialSearch,
-        Class::UnsafeAgent,
-    ])));
-}
-
-/// What a dry run names (the files from `mark` on) it only reads; a copy to a host only
-/// talks to it.
-#[cold]
-fn dry_run_reads(facts: &mut SegmentFacts, mark: usize, before: ClassSet) {
-    for file in &mut facts.files[mark..] {
-        if file.role == Role::Change {
-            file.role = Role::Read;
-        }
-    }
-    for class in [Class::Write, Class::Delete, Class::Network, Class::Discard] {
-        if !before.contains(class) {
-            facts.classes = remove(facts.classes, class);
-        }
-    }
-}
-
 impl Judge<'_> {
     /// `npm init -y` writes a package.json where it runs; `npm init vite` fetches and runs
     /// the package `create-vite`, which the table's `install` stands for (false: judged
@@ -815,25 +788,4 @@ impl Judge<'_> {
         }
         plain
     }
-}
-
-/// The binary tool a cross toolchain's (`arm-none-eabi-objdump`: a target named in two
-/// parts or more) or LLVM's (`llvm-nm`) program is: each only reads the files it is
-/// given, as the host's tool of that name does.
-fn toolchain_tool(name: &str) -> Option<&str> {
-    let (prefix, tool) = name.rsplit_once('-')?;
-    let known = matches!(
-        tool,
-        "objdump" | "readelf" | "nm" | "addr2line" | "size" | "strings" | "c++filt"
-    );
-    (known && (prefix == "llvm" || prefix.matches('-').count() >= 1)).then_some(tool)
-}
-
-/// A task named for deploying: `deploy`, `publish`, `ship`, alone or qualified
-/// (`deploy:prod`, `publish-npm`, `api:deploy`).
-fn names_deploy_task(word: &str) -> bool {
-    !word.starts_with('-')
-        && word
-            .split([':', '-', '_', '/', '.', ','])
-            .any(|part| matches!(part, "deploy" | "publish" | "ship"))
 }
