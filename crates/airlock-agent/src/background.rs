@@ -6,10 +6,11 @@
 //! nodes told about the same decision exactly one drives the run on. A sweeper repeats
 //! the search every few seconds as the backstop for missed signals and crashes.
 
+use crate::journal::run_state_effects;
 use crate::{Runtime, LEASE};
 use airlock_protocol::events::RunResumed;
 use airlock_protocol::{CallStatus, RunEventData, RunState, StepState};
-use airlock_store::RunUpdate;
+use airlock_store::{Effects, RunUpdate};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
@@ -117,21 +118,31 @@ impl Runtime {
     /// suspension looks again for decisions that landed meanwhile. A run still `running`
     /// under an expired lease is that leg's, alive, and is left to it.
     async fn claim(&self, workspace: &str, run_id: &str, now: jiff::Timestamp) {
-        if self.inner.driving.is_driving(run_id) {
-            match self.runs().get_run(workspace, run_id).await {
-                Ok(Some(run)) if run.state == RunState::AwaitingApproval => {}
-                Ok(_) => return,
-                Err(error) => {
-                    tracing::warn!(%error, %run_id, "reading a run before claiming it failed");
-                    return;
-                }
+        let run = match self.runs().get_run(workspace, run_id).await {
+            Ok(Some(run)) => run,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(%error, %run_id, "reading a run before claiming it failed");
+                return;
             }
+        };
+        if self.inner.driving.is_driving(run_id) && run.state != RunState::AwaitingApproval {
+            return;
         }
+        let at = self.gate().now();
+        // A suspended run that goes on is `running` again on the workspace stream; a run
+        // taken over from a dead node was `running` all along.
+        let effects = if run.state == RunState::AwaitingApproval {
+            run_state_effects(at, &run, RunState::Running, "system")
+        } else {
+            Effects::none()
+        };
         let update = RunUpdate {
-            at: Some(self.gate().now()),
+            at: Some(at),
             events: vec![self.event(RunEventData::RunResumed(RunResumed {
                 node: self.inner.node.clone(),
             }))],
+            effects,
             ..RunUpdate::default()
         };
         match self

@@ -27,6 +27,10 @@ use std::time::Duration;
 /// The longest an MCP tool may run.
 const MCP_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The most of an MCP tool's answer the model reads and the journal keeps (its text and
+/// structured content together), as `fs.read` and `http.fetch` keep at most 1 MiB.
+const MCP_MAX_OUTPUT: usize = 1024 * 1024;
+
 /// What an allowed call runs as.
 struct Runnable {
     arguments: Value,
@@ -161,8 +165,9 @@ impl Runtime {
         } else {
             StepStatus::Error
         };
-        // The tool ran: its result is journalled even if a person paused the run while it
-        // ran (the next write of this leg then stops it).
+        // The tool ran: its result is journalled even if a person paused or cancelled the
+        // run while it ran (the next write of this leg then stops it), so the journal says
+        // what ran and the model, in a later run, reads the call's answer.
         let (mut update, finished) =
             self.finished_update(ctx, step, status, output, approver, Vec::new());
         update.while_paused = true;
@@ -259,13 +264,7 @@ impl Runtime {
             }
             ToolKind::Mcp => match &ctx.toolset.mcp {
                 Some(host) => match host.call(tool, arguments, MCP_TIMEOUT).await {
-                    Ok(result) => {
-                        let mut output = json!({"text": result.text});
-                        if let Some(structured) = result.structured {
-                            output["structured"] = structured;
-                        }
-                        (!result.is_error, output)
-                    }
+                    Ok(result) => (!result.is_error, mcp_output(result)),
                     Err(error) => (false, json!({"error": error.to_string()})),
                 },
                 None => (
@@ -304,6 +303,36 @@ impl Runtime {
     }
 }
 
+/// An MCP tool's answer as the model reads it: its text, and its structured content when
+/// both fit in [`MCP_MAX_OUTPUT`]. Beyond that the text is cut (on a character boundary)
+/// and the structured content, which mostly repeats the text, left out, with
+/// `truncated: true`, like the built-in tools' output.
+fn mcp_output(result: airlock_mcp::HostedResult) -> Value {
+    let mut text = result.text;
+    let mut truncated = false;
+    if text.len() > MCP_MAX_OUTPUT {
+        let mut end = MCP_MAX_OUTPUT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        truncated = true;
+    }
+    let room = MCP_MAX_OUTPUT - text.len();
+    let mut output = json!({ "text": text });
+    if let Some(structured) = result.structured {
+        if structured.to_string().len() <= room {
+            output["structured"] = structured;
+        } else {
+            truncated = true;
+        }
+    }
+    if truncated {
+        output["truncated"] = Value::Bool(true);
+    }
+    output
+}
+
 /// A tool's own argument check, before anything reaches the gate.
 pub(crate) fn validate(tool: &AgentTool, name: &str, arguments: &Value) -> Option<String> {
     match tool.kind {
@@ -332,8 +361,8 @@ struct TaskArguments {
 
 /// What an allowed call runs: a person's edit when they made one (never redacted: an edit
 /// holds no secret), else the exact arguments (from this leg, or stored when they held no
-/// secret); with the agent's tool and how it takes effect. `Err` is the step's output
-/// when it cannot run.
+/// secret), provided they are the call's the gate decided; with the agent's tool and how
+/// it takes effect. `Err` is the step's output when it cannot run.
 fn what_runs(
     ctx: &Ctx<'_>,
     step: &StoredStep,
@@ -347,6 +376,17 @@ fn what_runs(
         None => return Err(json!({ "error": NOT_STORED })),
     };
     let name = &step.step.tool;
+    // G1, G2: what runs is the call the gate decided, the one a person saw. The gate
+    // recorded it redacted (or as the person edited it): the tool and the arguments about
+    // to run must be exactly that. A mismatch means the step lost track of its call; the
+    // call does not run.
+    let edited = call.original_arguments.is_some();
+    if *name != call.tool || (!edited && secrets::redact(&arguments) != call.arguments) {
+        tracing::error!(call_id = %call.id, step = step.step.index, "a step's arguments are not those of the call the gate decided; it does not run");
+        return Err(
+            json!({"error": "the call about to run is not the call the gate decided; it did not run"}),
+        );
+    }
     let Some(tool) = ctx.toolset.tools.get(name).cloned() else {
         return Err(json!({"error": format!("the agent no longer has the tool `{name}`")}));
     };

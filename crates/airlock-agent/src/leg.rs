@@ -14,9 +14,11 @@
 
 use crate::ctx::{Ctx, ExactArguments, LegError, Settled};
 use crate::journal::run_state_effects;
+use crate::transcript::transcript;
+use crate::turn::{tool_call_ids, StreamedText};
 use crate::Runtime;
 use airlock_gate::ids::new_id;
-use airlock_llm::{ChatMessage, ChatRequest, Completion, ToolCall};
+use airlock_llm::{ChatRequest, Completion, ToolCall};
 use airlock_policy::secrets;
 use airlock_protocol::events::{RunCompleted, RunSuspended, StepFinished, TextDelta};
 use airlock_protocol::{Message, RunEventData, RunState, StepState};
@@ -64,8 +66,9 @@ impl Runtime {
                 Ok(()) => {}
                 Err(LegError::LeaseLost) => {
                     tracing::info!(%run_id, "the run was paused, cancelled or taken over; this leg stops");
-                    // Paused: this leg has stopped for good, so the run may be resumed
-                    // (a no-op for a cancelled or taken-over run).
+                    // Paused: this leg has stopped for good, so the run may be resumed;
+                    // cancelled: the lease it kept for a running tool's result is let go
+                    // (a no-op for a taken-over run).
                     let released = runtime
                         .runs()
                         .release_paused(&workspace, &run_id, &runtime.inner.node)
@@ -124,23 +127,22 @@ impl Runtime {
                     .await?;
             }
             self.ask_again(&ctx, last_turn, &mut steps, &exact).await?;
+            let turn = messages
+                .iter()
+                .filter(|m| m.run_id == run_id && m.role == "assistant")
+                .count();
+            let turn = u64::try_from(turn).unwrap_or(u64::MAX);
             match self.settle_open_steps(&ctx, &steps, &exact).await? {
                 OpenSteps::Waiting(waiting) => return self.suspend(&ctx, waiting).await,
-                OpenSteps::Finished => {
-                    let turn = messages
-                        .iter()
-                        .filter(|m| m.run_id == run_id && m.role == "assistant")
-                        .count();
-                    self.write(
-                        &ctx,
-                        RunUpdate {
-                            events: vec![self.event(RunEventData::StepFinished(StepFinished {
-                                turn: u64::try_from(turn).unwrap_or(u64::MAX),
-                            }))],
-                            ..RunUpdate::default()
-                        },
-                    )
-                    .await?;
+                OpenSteps::Finished => self.step_finished(&ctx, turn).await?,
+                // The turn's calls were all settled by a leg that died before it said so
+                // (its last step's effect and result commit together, `effect.written`):
+                // the journal still gets the turn's `step_finished`, once (§10.2).
+                OpenSteps::None
+                    if last_turn.is_some_and(|last| !last.tool_calls.is_empty())
+                        && !self.step_finished_written(&ctx, turn).await? =>
+                {
+                    self.step_finished(&ctx, turn).await?;
                 }
                 OpenSteps::None => {}
             }
@@ -227,6 +229,42 @@ impl Runtime {
         Ok(open)
     }
 
+    /// Journals that every call of the model's turn number `turn` was settled.
+    async fn step_finished(&self, ctx: &Ctx<'_>, turn: u64) -> Result<(), LegError> {
+        let finished = RunEventData::StepFinished(StepFinished { turn });
+        self.write(
+            ctx,
+            RunUpdate {
+                events: vec![self.event(finished)],
+                ..RunUpdate::default()
+            },
+        )
+        .await
+    }
+
+    /// Whether the journal says turn number `turn` was settled (read only when a leg
+    /// resumes a run whose last turn has no open step).
+    async fn step_finished_written(&self, ctx: &Ctx<'_>, turn: u64) -> Result<bool, LegError> {
+        const PAGE: u32 = 1000;
+        let mut after = 0;
+        loop {
+            let page = self
+                .runs()
+                .run_events_after(ctx.workspace, &ctx.run.id, after, PAGE)
+                .await?;
+            let found = page
+                .iter()
+                .filter(|event| event.kind == "step_finished")
+                .filter_map(|event| RunEventData::from_parts(&event.kind, event.data.clone()).ok())
+                .any(|data| matches!(data, RunEventData::StepFinished(StepFinished { turn: written }) if written == turn));
+            match page.last() {
+                _ if found => return Ok(true),
+                Some(last) if page.len() == PAGE as usize => after = last.seq,
+                _ => return Ok(false),
+            }
+        }
+    }
+
     /// The model's turn, over the conversation as stored: its answer ends the run, its
     /// tool calls are stored for the next pass.
     async fn model_turn(
@@ -258,11 +296,14 @@ impl Runtime {
             self.finish_run(ctx, completion.text).await?;
             return Ok(Turn::Ended);
         }
-        self.record_tool_calls(ctx, completion, exact).await?;
+        self.record_tool_calls(ctx, completion, &messages, exact)
+            .await?;
         Ok(Turn::Continue)
     }
 
-    /// Asks the model for its next turn, journaling its text as it streams.
+    /// Asks the model for its next turn, journaling its text as it streams: a line at a
+    /// time, redacted (`StreamedText`), so that no secret split across fragments reaches
+    /// the journal in clear (G9).
     async fn complete(
         &self,
         ctx: &Ctx<'_>,
@@ -275,33 +316,36 @@ impl Runtime {
         let provider = ctx.toolset.provider.clone();
         let completion = provider.complete(request, &on_delta);
         tokio::pin!(completion);
+        let mut streamed = StreamedText::default();
         let result = loop {
             tokio::select! {
                 result = &mut completion => break result,
                 Some(first) = deltas.recv() => {
-                    let mut text = first;
+                    let mut ready = String::new();
+                    ready.extend(streamed.push(&first));
                     while let Ok(more) = deltas.try_recv() {
-                        text.push_str(&more);
+                        ready.extend(streamed.push(&more));
                     }
-                    self.write_text(ctx, &text).await?;
+                    if !ready.is_empty() {
+                        self.write_text(ctx, ready).await?;
+                    }
                 }
             }
         };
-        let mut rest = String::new();
+        let mut ready = String::new();
         while let Ok(more) = deltas.try_recv() {
-            rest.push_str(&more);
+            ready.extend(streamed.push(&more));
         }
-        if !rest.is_empty() {
-            self.write_text(ctx, &rest).await?;
+        ready.extend(streamed.finish());
+        if !ready.is_empty() {
+            self.write_text(ctx, ready).await?;
         }
         Ok(result)
     }
 
-    /// Journals streamed model text, redacted.
-    async fn write_text(&self, ctx: &Ctx<'_>, text: &str) -> Result<(), LegError> {
-        let delta = RunEventData::TextDelta(TextDelta {
-            text: secrets::redact_text(text),
-        });
+    /// Journals streamed model text, already redacted.
+    async fn write_text(&self, ctx: &Ctx<'_>, text: String) -> Result<(), LegError> {
+        let delta = RunEventData::TextDelta(TextDelta { text });
         self.write(
             ctx,
             RunUpdate {
@@ -312,27 +356,35 @@ impl Runtime {
         .await
     }
 
-    /// Stores the model's turn: its text and its tool calls (arguments redacted); the next
-    /// pass of the loop puts each call to the gate.
+    /// Stores the model's turn: its text and its tool calls (arguments redacted), each
+    /// under an id no other call of the session has (`turn::tool_call_ids`); the next pass
+    /// of the loop puts each call to the gate. `conversation` is the session's so far.
     async fn record_tool_calls(
         &self,
         ctx: &Ctx<'_>,
         completion: Completion,
+        conversation: &[Message],
         exact: &mut ExactArguments,
     ) -> Result<(), LegError> {
+        let ids = tool_call_ids(&completion.tool_calls, conversation);
         let mut tool_calls = Vec::with_capacity(completion.tool_calls.len());
-        for ToolCall {
-            id,
-            name,
-            arguments,
-        } in completion.tool_calls
+        for (
+            ToolCall {
+                name, arguments, ..
+            },
+            (id, model_id),
+        ) in completion.tool_calls.into_iter().zip(ids)
         {
+            if let Some(model_id) = &model_id {
+                tracing::info!(run_id = %ctx.run.id, %id, model_id = %model_id, tool = %name,
+                    "the model's tool call id was missing or not unique; the call goes by its own id");
+            }
             let parsed = if arguments.trim().is_empty() {
                 Ok(json!({}))
             } else {
                 serde_json::from_str::<Value>(&arguments)
             };
-            let entry = match parsed {
+            let mut entry = match parsed {
                 Ok(value) => {
                     let redacted = secrets::redact(&value);
                     let is_exact = redacted == value;
@@ -345,6 +397,10 @@ impl Runtime {
                     "invalid": format!("the arguments are not valid JSON: {error}"),
                 }),
             };
+            if let Some(model_id) = model_id {
+                // What the model called it, for the record (null: it gave no id).
+                entry["model_id"] = Some(model_id).filter(|id| !id.is_empty()).into();
+            }
             tool_calls.push(entry);
         }
         let now = self.gate().now();
@@ -429,42 +485,4 @@ impl Runtime {
         )
         .await
     }
-}
-
-/// The conversation in the model's terms.
-fn transcript(system_prompt: Option<&str>, messages: &[Message]) -> Vec<ChatMessage> {
-    let mut out = Vec::with_capacity(messages.len() + 1);
-    if let Some(prompt) = system_prompt.filter(|p| !p.trim().is_empty()) {
-        out.push(ChatMessage::System {
-            content: prompt.to_owned(),
-        });
-    }
-    for message in messages {
-        match message.role.as_str() {
-            "user" => out.push(ChatMessage::User {
-                content: message.text.clone().unwrap_or_default(),
-            }),
-            "assistant" => out.push(ChatMessage::Assistant {
-                content: message.text.clone(),
-                tool_calls: message
-                    .tool_calls
-                    .iter()
-                    .map(|call| ToolCall {
-                        id: call["id"].as_str().unwrap_or_default().to_owned(),
-                        name: call["tool"].as_str().unwrap_or_default().to_owned(),
-                        arguments: match &call["arguments"] {
-                            Value::String(text) => text.clone(),
-                            other => other.to_string(),
-                        },
-                    })
-                    .collect(),
-            }),
-            "tool" => out.push(ChatMessage::Tool {
-                tool_call_id: message.tool_call_id.clone().unwrap_or_default(),
-                content: message.text.clone().unwrap_or_default(),
-            }),
-            _ => {}
-        }
-    }
-    out
 }

@@ -7,6 +7,10 @@
 //! - `ctx`: what a leg, its steps and its tools share (the run being driven, outcomes).
 //! - `leg`: one leg of a run — model turns and tool calls until the run completes, fails
 //!   or suspends on an approval.
+//! - `transcript`: the session's conversation as the model reads it, every tool call
+//!   answered.
+//! - `turn`: what a model turn becomes before it is stored: an id of its own for each
+//!   tool call, streamed text redacted a line at a time.
 //! - `gating`: putting the model's tool calls to the gate as steps.
 //! - `steps`: moving a step on: executing it, or telling the model why not.
 //! - `execute`: executing an allowed call exactly once; running a tool by kind.
@@ -16,6 +20,8 @@
 //! - `pause`: pausing and resuming a run for a person.
 //! - `scheduler`: starting runs of scheduled tasks (overlap guard claimed at dispatch).
 //! - `toolset`: an agent's provider and tools.
+//! - `settings`: an agent's settings checked before they are saved (registered with the
+//!   gate).
 //!
 //! The leg's modules depend in one direction: `leg` → `gating` and `steps`; `gating` →
 //! `execute` (a tool's own argument check); `steps` → `execute`; each of them → `journal`
@@ -41,8 +47,11 @@ mod journal;
 mod leg;
 mod pause;
 mod scheduler;
+pub mod settings;
 mod steps;
 pub mod toolset;
+mod transcript;
+mod turn;
 
 use airlock_gate::identity::require_role;
 use airlock_gate::ids::new_id;
@@ -96,6 +105,8 @@ impl Runtime {
         // The built-in tools' risk, target and preview count where the policy is silent,
         // for standing-rule eligibility too.
         gate.declare_tools(toolset::declarations());
+        // Settings the runtime could not run are refused when saved, naming the field.
+        gate.check_agents_with(Arc::new(settings::check));
         let (journal, _) = broadcast::channel(4096);
         Runtime {
             inner: Arc::new(Inner {

@@ -37,7 +37,7 @@ pub const TASK_CREATE: &str = "task.create";
 
 /// `task.create`: an agent may schedule a task for itself, never with permissions —
 /// standing rules are minted by people only.
-fn task_create_spec() -> airlock_tools::ToolSpec {
+pub(crate) fn task_create_spec() -> airlock_tools::ToolSpec {
     airlock_tools::ToolSpec {
         name: TASK_CREATE.into(),
         description: "Schedule a task: on the cron schedule (five fields, minute hour day-of-month month day-of-week, in the time zone given, UTC by default) a new run of this agent starts with the instructions as its message.".into(),
@@ -130,7 +130,9 @@ impl RuntimeConfig {
 /// The LLM client's timeouts and retries (a copyable mirror of `ClientOptions`).
 #[derive(Debug, Clone, Copy)]
 pub struct ClientOptionsSpec {
-    pub timeout: std::time::Duration,
+    /// The longest the model's server may stay silent: before it answers, and between
+    /// two pieces of its answer (a model that keeps streaming is never cut off).
+    pub idle_timeout: std::time::Duration,
     pub max_retries: u32,
     pub backoff: std::time::Duration,
 }
@@ -139,7 +141,7 @@ impl Default for ClientOptionsSpec {
     fn default() -> Self {
         let options = ClientOptions::default();
         ClientOptionsSpec {
-            timeout: options.timeout,
+            idle_timeout: options.idle_timeout,
             max_retries: options.max_retries,
             backoff: options.backoff,
         }
@@ -294,7 +296,7 @@ fn provider(llm: &LlmConfig, settings: &RuntimeConfig) -> Result<Arc<dyn Provide
             .map_err(|error| format!("scripted scenarios {source}: {error}"));
     }
     let options = ClientOptions {
-        timeout: settings.client.timeout,
+        idle_timeout: settings.client.idle_timeout,
         max_retries: settings.client.max_retries,
         backoff: settings.client.backoff,
     };

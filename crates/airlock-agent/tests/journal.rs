@@ -373,11 +373,18 @@ async fn a_call_that_cannot_run_is_refused_before_the_gate() {
         .await
         .unwrap();
     let run = world.until(&run, RunState::Completed).await;
-    // Refused as it became a step: no verdict, no start, and no step left open to
-    // settle (so no `step_finished`); the model is told why and answers.
+    // Refused as it became a step: no verdict, no start; the turn is settled all the
+    // same (`step_finished`, as every turn with tool calls ends); the model is told why
+    // and answers.
     assert_eq!(
         world.kinds(&run).await,
-        ["run_started", "tool_call", "tool_finished", "run_completed"]
+        [
+            "run_started",
+            "tool_call",
+            "tool_finished",
+            "step_finished",
+            "run_completed"
+        ]
     );
     let journal = world.journal(&run).await;
     let done = finished(&journal);

@@ -39,7 +39,7 @@ async fn a_leg_waiting_on_a_slow_model_renews_its_lease() {
     config.lease_renewal = Duration::from_millis(100);
     // Three attempts that each time out after 1.5 s keep the leg waiting, and writing
     // nothing, for about 4.5 s; then the run fails.
-    config.client.timeout = Duration::from_millis(1500);
+    config.client.idle_timeout = Duration::from_millis(1500);
     config.client.max_retries = 2;
     config.client.backoff = Duration::from_millis(10);
     // No background sweeper: this test is about the lease in the store alone.

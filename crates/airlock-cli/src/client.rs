@@ -251,8 +251,7 @@ pub fn encode(text: &str) -> String {
 /// Prints a JSON answer for `--json`.
 #[allow(clippy::print_stdout)]
 pub fn print_json(value: &Value) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
+    crate::table::write_stdout(&format!("{}\n", serde_json::to_string_pretty(value)?))
 }
 
 #[cfg(test)]

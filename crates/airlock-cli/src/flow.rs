@@ -12,7 +12,10 @@
 //!   links): the server waits and redeems there, and answers a retried key with the same
 //!   verdict instead of a second call.
 //! - [`wait`] long-polls an asked call until it is decided or the caller's deadline
-//!   passes, each poll at most [`MAX_POLL_SECONDS`].
+//!   passes, each poll at most [`MAX_POLL_SECONDS`]. A poll whose answer is lost (the
+//!   server restarting, a node going away, a 5xx) is sent again, with growing pauses,
+//!   until the deadline: a poll changes nothing, and the approval outlives a restart
+//!   (G7), so the person's decision still reaches the caller that waits for it.
 //! - [`redeem`] consumes the grant under one fresh key per call, retried while the
 //!   answer is lost, so that a lost answer is never a lost (or a second) run.
 //! - [`report`] records what happened when the tool ran.
@@ -30,10 +33,11 @@ pub use airlock_client::new_key;
 pub use airlock_client::retry::{with_retries, RETRY_FOR};
 
 use crate::client::{encode, parse, Client};
+use airlock_client::errors::is_transient;
 use airlock_protocol::{Call, CallStatus, OutcomeReport, OutcomeStatus, Redeemed};
 pub use airlock_server::handlers::hooks::{answer as verdict, Answer};
 use serde_json::Value;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A call as the server answered it: the JSON as it came (for `--json`) and its reading.
 pub struct Answered {
@@ -62,21 +66,41 @@ pub fn look(client: &Client, call_id: &str) -> anyhow::Result<Call> {
 }
 
 /// Polls `answered`'s call while it is pending and `until` has not passed, each poll
-/// waiting for what is left (at most [`MAX_POLL_SECONDS`]).
+/// waiting for what is left (at most [`MAX_POLL_SECONDS`]); a poll that gets no answer is
+/// sent again until `until` (then its error is the answer).
 pub fn wait(client: &Client, mut answered: Answered, until: Instant) -> anyhow::Result<Answered> {
     loop {
-        let left = seconds_until(until);
-        if answered.call.status != CallStatus::Pending || left == 0 {
+        if answered.call.status != CallStatus::Pending || seconds_until(until) == 0 {
             return Ok(answered);
         }
-        answered = poll_for(client, &answered.call.id, left)?;
+        answered = poll_until(client, &answered.call.id, until)?;
     }
 }
 
 /// Waits for the call `call_id` as [`wait`] does, polling it at least once.
 pub fn wait_for(client: &Client, call_id: &str, until: Instant) -> anyhow::Result<Answered> {
-    let first = poll_for(client, call_id, seconds_until(until))?;
+    let first = poll_until(client, call_id, until)?;
     wait(client, first, until)
+}
+
+/// The first pause before a lost poll is sent again; it doubles up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(200);
+const MAX_PAUSE: Duration = Duration::from_secs(2);
+
+/// One answered long poll of `call_id`: polls, and polls again after a pause while the
+/// answer is lost and `until` leaves room for it. Other failures end the wait at once.
+fn poll_until(client: &Client, call_id: &str, until: Instant) -> anyhow::Result<Answered> {
+    let mut pause = FIRST_PAUSE;
+    loop {
+        match poll_for(client, call_id, seconds_until(until)) {
+            Err(error) if is_transient(&error) && Instant::now() + pause < until => {
+                tracing::debug!(error = %format!("{error:#}"), "no answer to a poll; polling again");
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            answered => return answered,
+        }
+    }
 }
 
 /// One long poll of at most `left` seconds (always with `wait_s`, even `0`).
@@ -131,7 +155,6 @@ mod tests {
     use super::*;
     use crate::client::ClientArgs;
     use airlock_client::errors::is_not_sent;
-    use std::time::Duration;
 
     /// A client of a gateway that is down: any request fails with nothing sent.
     fn down() -> Client {
@@ -173,10 +196,14 @@ mod tests {
     }
 
     #[test]
-    fn a_pending_call_is_polled_and_an_unreachable_gateway_is_an_error() {
-        let until = Instant::now() + Duration::from_secs(5);
+    fn a_pending_call_is_polled_until_the_deadline_and_an_unreachable_gateway_is_an_error() {
+        let started = Instant::now();
+        let until = started + Duration::from_millis(1500);
         let error = wait(&down(), answered("pending"), until).err().unwrap();
         assert!(is_not_sent(&error), "{error:#}");
+        // It kept polling (a restart takes a moment), and gave up by the deadline.
+        assert!(started.elapsed() >= Duration::from_millis(500));
+        assert!(started.elapsed() < Duration::from_secs(3));
         // `wait_for` knows nothing of the call yet: it polls even at the deadline.
         let error = wait_for(&down(), "call_1", Instant::now()).err().unwrap();
         assert!(is_not_sent(&error), "{error:#}");

@@ -6,6 +6,20 @@
 use jiff::Timestamp;
 use std::fmt::Write as _;
 
+/// Writes `text` to standard output. A reader that stopped reading (`airlock policy test
+/// FILE | head -1`) is not an error: what it wanted it got. (`print!` panics there.)
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error.into()),
+        _ => Ok(()),
+    }
+}
+
 /// A table printed with every column as wide as its widest cell.
 pub struct Table {
     header: Vec<String>,

@@ -363,3 +363,69 @@ fn policy_eval_places_the_call_with_cwd_and_native_tool() {
         "deny"
     );
 }
+
+#[test]
+fn test_and_lint_stop_quietly_when_the_reader_goes_away() {
+    // `airlock policy test FILE | head -1`: the reader is gone before the first line is
+    // written. That panicked (exit 101, "failed printing to stdout").
+    let policy = example_policy();
+    let lint_file = temp_file(
+        "lint-shadowed.toml",
+        "version = 1\n[[rules]]\ntool = \"x\"\ndecision = \"deny\"\n[[rules]]\ntool = \"x\"\ndecision = \"allow\"\n",
+    );
+    for (args, expected) in [
+        (vec!["policy", "test", policy.as_str()], 0),
+        (vec!["policy", "lint", path_str(&lint_file)], 1),
+        (vec!["policy", "lint", path_str(&lint_file), "--json"], 1),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
+    }
+}
+
+#[test]
+fn eval_accepts_json_as_the_other_policy_commands_do() {
+    let output = airlock(&[
+        "policy",
+        "eval",
+        &example_policy(),
+        "--tool",
+        "clock.now",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let verdict: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(verdict["decision"], "allow");
+}
+
+#[test]
+fn a_bad_status_filter_names_every_status_and_no_type() {
+    let output = airlock(&["approvals", "list", "--status", "bogus"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("pending, approved, rejected, expired, cancelled or all"),
+        "{message}"
+    );
+    assert!(!message.contains("ApprovalStatus"), "{message}");
+    // `lint` without a source reads no history, and its help says so.
+    let help = stdout(&airlock(&["policy", "lint", "--help"]));
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("`lint` reads no history unless one is given"),
+        "{help}"
+    );
+}

@@ -195,6 +195,48 @@ pub fn verify_export_from(reader: impl std::io::Read) -> std::io::Result<VerifyR
     export::verify_reader(reader)
 }
 
+/// A verified chain must reach the head the store kept apart from its records
+/// (`audit_heads`): a chain whose newest records were deleted verifies on its own, and
+/// only that head shows what is missing from its end (G8). A chain that goes on past the
+/// kept head must hold the kept head's record, with its hash.
+async fn reaches_kept_head(
+    gate: &Gate,
+    workspace: &str,
+    mut report: VerifyReport,
+    kept: Option<(u64, String)>,
+) -> Result<VerifyReport, GateError> {
+    let Some((kept_seq, kept_hash)) = kept.filter(|(seq, _)| *seq > 0) else {
+        return Ok(report);
+    };
+    if !report.ok {
+        return Ok(report);
+    }
+    let last = report.head.as_ref().map_or(0, |head| head.seq);
+    let problem = if last < kept_seq {
+        format!(
+            "the chain ends at seq {last} but its head was seq {kept_seq}: records \
+             {}..={kept_seq} are missing from its end",
+            last + 1
+        )
+    } else {
+        let hash = match report.head.as_ref() {
+            Some(head) if head.seq == kept_seq => Some(head.hash.clone()),
+            _ => gate.record_at(workspace, kept_seq).await?.map(|r| r.hash),
+        };
+        match hash {
+            Some(hash) if hash.eq_ignore_ascii_case(&kept_hash) => return Ok(report),
+            _ => format!(
+                "record {kept_seq} is not the one appended there (the head's hash was \
+                 {kept_hash}): the chain's end was replaced"
+            ),
+        }
+    };
+    report.ok = false;
+    report.first_bad_seq = Some(last.min(kept_seq).saturating_add(1).min(kept_seq));
+    report.problem = Some(problem);
+    Ok(report)
+}
+
 /// Segments (or runs of [`PAGE`] rows) each thread reads and checks at a time in
 /// [`verify_direct`]: enough that the threads' uneven ends of a batch (one waits while
 /// another finishes its last segment) cost little, few enough that a batch's records (a
@@ -365,11 +407,24 @@ impl Gate {
     ) -> Result<VerifyReport, GateError> {
         require_role(principal, Role::Viewer, "verify the audit log")?;
         let workspace = &principal.workspace;
+        // The head the store kept apart from the records, read before them: the chain
+        // read afterwards reaches at least that far (appends only add to it).
+        let kept_head = self.store().audit_head(workspace).await?;
+        let report = self.verify_chain(workspace, at_once).await?;
+        reaches_kept_head(self, workspace, report, kept_head).await
+    }
+
+    /// The chain of `workspace` verified from its start (see [`Gate::verify_audit_reading`]).
+    async fn verify_chain(
+        &self,
+        workspace: &str,
+        at_once: usize,
+    ) -> Result<VerifyReport, GateError> {
         let at_once = u64::try_from(at_once.clamp(1, 16)).unwrap_or(1);
         // The chain first where the store reads it on threads of its own; the pages
         // below go on from the last record read that way.
         let store = std::sync::Arc::clone(&self.inner.store);
-        let owned = workspace.clone();
+        let owned = workspace.to_owned();
         let (verifier, sealed) =
             tokio::task::spawn_blocking(move || verify_direct(store.as_ref(), &owned))
                 .await
@@ -423,6 +478,18 @@ impl Gate {
         verdict.map_err(|error| {
             GateError::Unavailable(format!("audit verification stopped: {error}"))
         })?
+    }
+
+    /// The record `seq` of `workspace`'s chain, if there is one.
+    async fn record_at(&self, workspace: &str, seq: u64) -> Result<Option<AuditRecord>, GateError> {
+        let records = self
+            .store()
+            .audit_after(workspace, seq_bound(seq.saturating_sub(1)), 1)
+            .await?;
+        Ok(records
+            .into_iter()
+            .next()
+            .filter(|record| record.seq == seq))
     }
 
     /// The pages after `after`, `at_once` of them read at once (see

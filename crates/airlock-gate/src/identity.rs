@@ -184,6 +184,7 @@ impl Gate {
             mcp_servers: spec.mcp_servers,
             created_at: now,
         };
+        self.check_agent(&agent)?;
         let token = new_token();
         let effects = Effects::none().audit(audit(
             now,
@@ -208,7 +209,11 @@ impl Gate {
 
     pub async fn list_agents(&self, principal: &Principal) -> Result<Vec<Agent>, GateError> {
         require_role(principal, Role::Viewer, "list agents")?;
-        Ok(self.store().list_agents(&principal.workspace).await?)
+        let agents = self.store().list_agents(&principal.workspace).await?;
+        Ok(agents
+            .into_iter()
+            .map(|agent| crate::agent_view::as_seen_by(principal, agent))
+            .collect())
     }
 
     /// An agent; agent tokens may read their own.
@@ -216,10 +221,12 @@ impl Gate {
         if !matches!(&principal.subject, Subject::Agent { id: own, .. } if own == id) {
             require_role(principal, Role::Viewer, "read agents")?;
         }
-        self.store()
+        let agent = self
+            .store()
             .get_agent(&principal.workspace, id)
             .await?
-            .ok_or(GateError::NotFound("agent"))
+            .ok_or(GateError::NotFound("agent"))?;
+        Ok(crate::agent_view::as_seen_by(principal, agent))
     }
 
     pub async fn update_agent(
@@ -252,6 +259,7 @@ impl Gate {
         if patch.mcp_servers.is_some() {
             agent.mcp_servers = patch.mcp_servers;
         }
+        self.check_agent(&agent)?;
         let now = self.now();
         // The event tells other nodes to drop their copy of the agent (`cache.rs`).
         let effects = Effects::none()

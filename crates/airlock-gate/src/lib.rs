@@ -2,7 +2,8 @@
 //! durably for a person.
 //!
 //! - [`Gate`] (this file): the shared state and its construction.
-//! - [`identity`]: bootstrap, tokens, users, agents, sessions, who-may-do-what.
+//! - [`identity`]: bootstrap, tokens, users, agents, sessions, who-may-do-what;
+//!   `agent_view`: an agent's settings as each role may read them (secrets redacted).
 //! - [`policy`]: the policy in force per workspace, replacing it, dry runs.
 //! - [`calls`]: submit, long-poll, redeem; [`lookup`]: a hook call's reads, made at once.
 //! - [`decide`]: approvals and the decision on them (G2, G3, G4, G6); `edit`: a
@@ -27,6 +28,7 @@
 //! appends its audit records and events (G8); the gate only wakes waiters and notifies
 //! subscribers *after* that operation committed.
 
+mod agent_view;
 pub mod audit;
 pub mod batch;
 mod cache;
@@ -98,7 +100,15 @@ struct Inner {
     /// where the policy's catalogue is silent, for standing-rule eligibility and for the
     /// runtime's own calls.
     declared: std::sync::RwLock<std::collections::HashMap<String, airlock_policy::CompiledTool>>,
+    /// What the built-in runtime says of an agent's settings before they are saved (its
+    /// tools, model and MCP servers): `Err` is why they cannot run, and the save is a 422.
+    agent_check: std::sync::RwLock<Option<AgentCheck>>,
 }
+
+/// A check of an agent's settings, registered by the runtime that runs them
+/// ([`Gate::check_agents_with`]): `Err` names the field and what is wrong with it.
+pub type AgentCheck =
+    Arc<dyn Fn(&airlock_protocol::Agent) -> Result<(), String> + Send + Sync + 'static>;
 
 impl Gate {
     /// Builds a gate over a store, loading the policy in force of every workspace.
@@ -120,6 +130,7 @@ impl Gate {
                 sweeper_wake: tokio::sync::Notify::new(),
                 settled,
                 declared: Default::default(),
+                agent_check: Default::default(),
             }),
         })
     }
@@ -150,6 +161,29 @@ impl Gate {
     ) {
         if let Ok(mut declared) = self.inner.declared.write() {
             declared.extend(tools);
+        }
+    }
+
+    /// Registers the check every agent's settings pass before they are saved (the built-in
+    /// runtime, at start): creating or changing an agent whose settings it refuses is a
+    /// 422 naming the field (DESIGN.md §6).
+    pub fn check_agents_with(&self, check: AgentCheck) {
+        if let Ok(mut slot) = self.inner.agent_check.write() {
+            *slot = Some(check);
+        }
+    }
+
+    /// Runs the registered check of an agent's settings, if any.
+    pub(crate) fn check_agent(&self, agent: &airlock_protocol::Agent) -> Result<(), GateError> {
+        let check = self
+            .inner
+            .agent_check
+            .read()
+            .ok()
+            .and_then(|slot| slot.clone());
+        match check {
+            Some(check) => check(agent).map_err(GateError::Invalid),
+            None => Ok(()),
         }
     }
 

@@ -22,9 +22,14 @@ use jiff::Timestamp;
 use std::sync::Arc;
 
 /// The runtime's handle on run storage. Cheap to clone.
+///
+/// Its writes poke the workspace's event streams after they committed, as the gate's own
+/// do, whenever they appended workspace events (`run.state`): a stream shows a run's state
+/// when it changes, not when some other event comes along.
 #[derive(Clone)]
 pub struct Runs {
     store: Arc<dyn Store>,
+    pokes: tokio::sync::broadcast::Sender<String>,
 }
 
 impl Gate {
@@ -32,6 +37,7 @@ impl Gate {
     pub fn runs(&self) -> Runs {
         Runs {
             store: Arc::clone(&self.inner.store),
+            pokes: self.inner.pokes.clone(),
         }
     }
 }
@@ -197,7 +203,9 @@ impl Runs {
         lease: &Lease,
         update: &RunUpdate,
     ) -> StoreResult<Vec<RunEvent>> {
-        self.store.start_run(workspace, run, lease, update).await
+        let appended = self.store.start_run(workspace, run, lease, update).await?;
+        self.poke_for(workspace, &update.effects);
+        Ok(appended)
     }
 
     pub async fn update_run(
@@ -207,9 +215,20 @@ impl Runs {
         owner: &str,
         update: &RunUpdate,
     ) -> StoreResult<Vec<RunEvent>> {
-        self.store
+        let appended = self
+            .store
             .update_run(workspace, run_id, owner, update)
-            .await
+            .await?;
+        self.poke_for(workspace, &update.effects);
+        Ok(appended)
+    }
+
+    /// After a commit: pokes the workspace's event streams when `effects` appended events.
+    fn poke_for(&self, workspace: &str, effects: &Effects) {
+        if !effects.events.is_empty() {
+            // No subscriber is not an error: nobody is streaming.
+            let _ = self.pokes.send(workspace.to_owned());
+        }
     }
 
     /// Consumes an allowed call's grant together with the step's effect (see
@@ -226,11 +245,15 @@ impl Runs {
         owner: &str,
         update: &RunUpdate,
     ) -> Result<Grant, RedeemError> {
-        self.store
+        let grant = self
+            .store
             .redeem_for_run(
                 workspace, call_id, at, effects, outbox, run_id, owner, update,
             )
-            .await
+            .await?;
+        self.poke_for(workspace, effects);
+        self.poke_for(workspace, &update.effects);
+        Ok(grant)
     }
 
     pub async fn claim_run(
@@ -241,9 +264,14 @@ impl Runs {
         lease: &Lease,
         update: &RunUpdate,
     ) -> StoreResult<Option<Run>> {
-        self.store
+        let claimed = self
+            .store
             .claim_run(workspace, run_id, now, lease, update)
-            .await
+            .await?;
+        if claimed.is_some() {
+            self.poke_for(workspace, &update.effects);
+        }
+        Ok(claimed)
     }
 
     /// A live leg keeps its run: see [`airlock_store::Store::renew_lease`].
@@ -330,7 +358,8 @@ impl Runs {
         lease: &Lease,
         update: &RunUpdate,
     ) -> StoreResult<bool> {
-        self.store
+        let dispatched = self
+            .store
             .dispatch_task(
                 workspace,
                 task_id,
@@ -342,7 +371,11 @@ impl Runs {
                 lease,
                 update,
             )
-            .await
+            .await?;
+        if dispatched {
+            self.poke_for(workspace, &update.effects);
+        }
+        Ok(dispatched)
     }
 
     pub async fn skip_task_tick(

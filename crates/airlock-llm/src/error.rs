@@ -11,10 +11,12 @@ pub enum LlmError {
     /// after the last retry. `body` is truncated to about 500 characters.
     #[error("the llm server answered {status}: {body}")]
     Status { status: u16, body: String },
-    /// The whole request took longer than `ClientOptions::timeout`.
+    /// The server stayed silent longer than `ClientOptions::idle_timeout`: before its
+    /// response headers, or in the middle of its body.
     #[error("the llm request timed out: {0}")]
     Timeout(String),
-    /// The connection failed: refused, reset, cut in the middle of a response.
+    /// The connection failed: refused, reset, cut in the middle of a response (also when
+    /// the body ends cleanly before the answer does).
     #[error("the llm request failed: {0}")]
     Transport(String),
     /// The server answered 200 with something that is not a usable completion.

@@ -39,10 +39,23 @@ pub enum FakeReply {
     Delay(Duration, Box<FakeReply>),
     /// The reply with these extra response headers (`Retry-After`…).
     WithHeaders(Vec<(String, String)>, Box<FakeReply>),
+    /// Tool calls with the ids the model gives them (`None`: the call has no `id` at all,
+    /// as from some local servers), no text.
+    ToolCallsWithIds(Vec<(Option<String>, String, Value)>),
+    /// Text streamed as exactly these content fragments, one chunk each (joined when the
+    /// request does not stream): a secret split across chunks, say.
+    TextInPieces(Vec<String>),
     /// A `Text`, `ToolCalls` or `ToolCallsWithText` reply whose body breaks off before its
     /// end, as when the connection is cut: the event stream stops before `finish_reason`
     /// and `[DONE]`, a JSON body halfway.
     CutShort(Box<FakeReply>),
+    /// Like `CutShort`, but the body ends cleanly (the last chunk of a chunked body, as a
+    /// close-delimited body ends with a FIN): nothing tells the client it was cut but the
+    /// missing end of the answer.
+    EndsEarly(Box<FakeReply>),
+    /// The reply's body sent frame by frame (each SSE chunk, or the JSON body in two
+    /// halves) with this pause before each frame: a slow model that keeps streaming.
+    Paced(Duration, Box<FakeReply>),
 }
 
 /// The running fake server; it stops when dropped.
@@ -162,11 +175,19 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
     };
 
     let mut extra_headers = Vec::new();
-    let mut cut_short = false;
+    let mut shape = Shape::default();
     let reply = loop {
         match reply {
             FakeReply::CutShort(inner) => {
-                cut_short = true;
+                shape.end = End::Cut;
+                reply = *inner;
+            }
+            FakeReply::EndsEarly(inner) => {
+                shape.end = End::Early;
+                reply = *inner;
+            }
+            FakeReply::Paced(pause, inner) => {
+                shape.pace = Some(pause);
                 reply = *inner;
             }
             FakeReply::Delay(delay, inner) => {
@@ -180,13 +201,30 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
             other => break other,
         }
     };
+    let numbered = |calls: Vec<(String, Value)>| -> Vec<(Option<String>, String, Value)> {
+        calls
+            .into_iter()
+            .enumerate()
+            .map(|(index, (name, arguments))| {
+                (Some(format!("call_fake_{number}_{index}")), name, arguments)
+            })
+            .collect()
+    };
+    let answer = Answer {
+        number,
+        model: &model,
+        stream,
+        shape,
+    };
     let mut response = match reply {
-        FakeReply::Text(text) => {
-            completion(number, &model, stream, cut_short, Some(text), Vec::new())
+        FakeReply::Text(text) => answer.completion(Some(Text::Words(text)), Vec::new()),
+        FakeReply::TextInPieces(pieces) => {
+            answer.completion(Some(Text::Pieces(pieces)), Vec::new())
         }
-        FakeReply::ToolCalls(calls) => completion(number, &model, stream, cut_short, None, calls),
+        FakeReply::ToolCalls(calls) => answer.completion(None, numbered(calls)),
+        FakeReply::ToolCallsWithIds(calls) => answer.completion(None, calls),
         FakeReply::ToolCallsWithText(text, calls) => {
-            completion(number, &model, stream, cut_short, Some(text), calls)
+            answer.completion(Some(Text::Words(text)), numbered(calls))
         }
         FakeReply::Status(status, body) => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -205,7 +243,11 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes
             };
             ([(header::CONTENT_TYPE, content_type)], body).into_response()
         }
-        FakeReply::Delay(..) | FakeReply::WithHeaders(..) | FakeReply::CutShort(..) => {
+        FakeReply::Delay(..)
+        | FakeReply::WithHeaders(..)
+        | FakeReply::CutShort(..)
+        | FakeReply::EndsEarly(..)
+        | FakeReply::Paced(..) => {
             // INVARIANT: the loop above unwrapped every wrapper.
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -227,106 +269,175 @@ async fn no_route(uri: Uri) -> Response {
     (StatusCode::NOT_FOUND, body).into_response()
 }
 
-/// A completion with `text` and `calls`, as one JSON object or as SSE chunks; with
-/// `cut_short`, the body breaks off before its end.
-fn completion(
-    number: usize,
-    model: &Value,
-    stream: bool,
-    cut_short: bool,
-    text: Option<String>,
-    calls: Vec<(String, Value)>,
-) -> Response {
-    let id = format!("chatcmpl-fake-{number}");
-    let finish_reason = if calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    let calls: Vec<(String, String, String)> = calls
-        .into_iter()
-        .enumerate()
-        .map(|(index, (name, arguments))| {
-            (
-                format!("call_fake_{number}_{index}"),
-                name,
-                arguments.to_string(),
-            )
-        })
-        .collect();
-    if !stream {
-        let mut message = json!({"role": "assistant", "content": text});
-        if !calls.is_empty() {
-            message["tool_calls"] = calls
-                .iter()
-                .map(|(id, name, arguments)| {
-                    json!({"id": id, "type": "function",
-                           "function": {"name": name, "arguments": arguments}})
-                })
-                .collect();
-        }
-        let body = json!({
-            "id": id, "object": "chat.completion", "created": 1_700_000_000, "model": model,
-            "choices": [{"index": 0, "message": message, "logprobs": null,
-                         "finish_reason": finish_reason}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-        });
-        let body = body.to_string();
-        let frames = if cut_short {
-            vec![body.chars().take(body.chars().count() / 2).collect()]
-        } else {
-            vec![body]
-        };
-        return (
-            [(header::CONTENT_TYPE, "application/json")],
-            frames_body(frames, cut_short),
-        )
-            .into_response();
-    }
-
-    let chunk = |delta: Value, finish_reason: Option<&str>| {
-        let chunk = json!({
-            "id": id, "object": "chat.completion.chunk", "created": 1_700_000_000,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "logprobs": null,
-                         "finish_reason": finish_reason}],
-        });
-        format!("data: {chunk}\n\n")
-    };
-    let mut frames = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
-    if let Some(text) = &text {
-        frames
-            .extend(word_fragments(text).map(|fragment| chunk(json!({"content": fragment}), None)));
-    }
-    for (index, (id, name, arguments)) in calls.iter().enumerate() {
-        let opening = json!({"index": index, "id": id, "type": "function",
-                             "function": {"name": name, "arguments": ""}});
-        frames.push(chunk(json!({"tool_calls": [opening]}), None));
-        // The arguments arrive in three pieces or so, as from a real model.
-        let characters: Vec<char> = arguments.chars().collect();
-        for piece in characters.chunks(characters.len().div_ceil(3).max(1)) {
-            let piece: String = piece.iter().collect();
-            let fragment = json!({"index": index, "function": {"arguments": piece}});
-            frames.push(chunk(json!({"tool_calls": [fragment]}), None));
-        }
-    }
-    if !cut_short {
-        frames.push(chunk(json!({}), Some(finish_reason)));
-        frames.push("data: [DONE]\n\n".to_owned());
-    }
-    let headers = [
-        (header::CONTENT_TYPE, "text/event-stream"),
-        (header::CACHE_CONTROL, "no-cache"),
-    ];
-    (headers, frames_body(frames, cut_short)).into_response()
+/// How a reply's body is sent.
+#[derive(Default, Clone, Copy)]
+struct Shape {
+    end: End,
+    /// A pause before each frame.
+    pace: Option<Duration>,
 }
 
-/// A body sent frame by frame; with `cut_short`, an error after the last frame makes the
-/// server abort the connection instead of ending the body.
-fn frames_body(frames: Vec<String>, cut_short: bool) -> Body {
+/// How a reply's body ends.
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum End {
+    #[default]
+    Whole,
+    /// Breaks off: the connection is aborted after the frames sent.
+    Cut,
+    /// Stops early but ends cleanly.
+    Early,
+}
+
+/// The text of a completion, and how it streams.
+enum Text {
+    /// In word fragments, as from a real model.
+    Words(String),
+    /// In exactly these fragments.
+    Pieces(Vec<String>),
+}
+
+impl Text {
+    fn whole(&self) -> String {
+        match self {
+            Text::Words(text) => text.clone(),
+            Text::Pieces(pieces) => pieces.concat(),
+        }
+    }
+
+    fn fragments(&self) -> Vec<&str> {
+        match self {
+            Text::Words(text) => word_fragments(text).collect(),
+            Text::Pieces(pieces) => pieces.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// One request's completion, as the request asked for it.
+struct Answer<'a> {
+    number: usize,
+    model: &'a Value,
+    stream: bool,
+    shape: Shape,
+}
+
+impl Answer<'_> {
+    /// A completion with text (in these pieces when streamed) and `calls`
+    /// (`(id, name, arguments)`), as one JSON object or as SSE chunks, sent as `shape` says.
+    fn completion(
+        &self,
+        text: Option<Text>,
+        calls: Vec<(Option<String>, String, Value)>,
+    ) -> Response {
+        let Answer {
+            number,
+            model,
+            stream,
+            shape,
+        } = self;
+        let id = format!("chatcmpl-fake-{number}");
+        let finish_reason = if calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        let calls: Vec<(Option<String>, String, String)> = calls
+            .into_iter()
+            .map(|(id, name, arguments)| (id, name, arguments.to_string()))
+            .collect();
+        let whole = shape.end == End::Whole;
+        if !stream {
+            let text = text.as_ref().map(Text::whole);
+            let mut message = json!({"role": "assistant", "content": text});
+            if !calls.is_empty() {
+                message["tool_calls"] = calls
+                    .iter()
+                    .map(|(id, name, arguments)| {
+                        let mut call = json!({"type": "function",
+                               "function": {"name": name, "arguments": arguments}});
+                        if let Some(id) = id {
+                            call["id"] = json!(id);
+                        }
+                        call
+                    })
+                    .collect();
+            }
+            let body = json!({
+                "id": id, "object": "chat.completion", "created": 1_700_000_000, "model": model,
+                "choices": [{"index": 0, "message": message, "logprobs": null,
+                             "finish_reason": finish_reason}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            });
+            let body: Vec<char> = body.to_string().chars().collect();
+            let half = body.len() / 2;
+            let (first, second) = body.split_at(half);
+            let mut frames = vec![first.iter().collect::<String>()];
+            if whole {
+                frames.push(second.iter().collect());
+            }
+            return (
+                [(header::CONTENT_TYPE, "application/json")],
+                frames_body(frames, *shape),
+            )
+                .into_response();
+        }
+
+        let chunk = |delta: Value, finish_reason: Option<&str>| {
+            let chunk = json!({
+                "id": id, "object": "chat.completion.chunk", "created": 1_700_000_000,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "logprobs": null,
+                             "finish_reason": finish_reason}],
+            });
+            format!("data: {chunk}\n\n")
+        };
+        let mut frames = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+        if let Some(text) = &text {
+            frames.extend(
+                text.fragments()
+                    .into_iter()
+                    .map(|fragment| chunk(json!({"content": fragment}), None)),
+            );
+        }
+        for (index, (id, name, arguments)) in calls.iter().enumerate() {
+            let mut opening = json!({"index": index, "type": "function",
+                                     "function": {"name": name, "arguments": ""}});
+            if let Some(id) = id {
+                opening["id"] = json!(id);
+            }
+            frames.push(chunk(json!({"tool_calls": [opening]}), None));
+            // The arguments arrive in three pieces or so, as from a real model.
+            let characters: Vec<char> = arguments.chars().collect();
+            for piece in characters.chunks(characters.len().div_ceil(3).max(1)) {
+                let piece: String = piece.iter().collect();
+                let fragment = json!({"index": index, "function": {"arguments": piece}});
+                frames.push(chunk(json!({"tool_calls": [fragment]}), None));
+            }
+        }
+        if whole {
+            frames.push(chunk(json!({}), Some(finish_reason)));
+            frames.push("data: [DONE]\n\n".to_owned());
+        }
+        let headers = [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ];
+        (headers, frames_body(frames, *shape)).into_response()
+    }
+}
+
+/// A body sent frame by frame, each after `shape.pace` when set; when `shape.end` is
+/// `Cut`, an error after the last frame makes the server abort the connection instead of
+/// ending the body.
+fn frames_body(frames: Vec<String>, shape: Shape) -> Body {
     use futures::StreamExt;
-    let frames = futures::stream::iter(frames.into_iter().map(|frame| Ok(Bytes::from(frame))));
-    if !cut_short {
+    let pace = shape.pace;
+    let frames = futures::stream::iter(frames).then(move |frame| async move {
+        if let Some(pause) = pace {
+            tokio::time::sleep(pause).await;
+        }
+        Ok::<_, std::io::Error>(Bytes::from(frame))
+    });
+    if shape.end != End::Cut {
         return Body::from_stream(frames);
     }
     // The pause lets the server flush the frames before it drops the connection, so the

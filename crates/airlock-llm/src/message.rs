@@ -36,7 +36,8 @@ pub enum ChatMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(from = "WireToolCall", into = "WireToolCall")]
 pub struct ToolCall {
-    /// The model's id for the call; the `Tool` message answering it repeats it.
+    /// The model's id for the call (empty when the server sent none); the `Tool` message
+    /// answering it repeats it.
     pub id: String,
     /// The airlock tool name (`email.send`).
     pub name: String,

@@ -33,8 +33,10 @@ const MAX_ERROR_BODY_CHARS: usize = 500;
 /// How patient the client is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientOptions {
-    /// The whole of one try (connect, send, read the full answer). Default 120 s.
-    pub timeout: Duration,
+    /// The longest the server may stay silent within one try: until the response headers
+    /// arrive, then between two pieces of the body. A model that keeps streaming is never
+    /// cut off, however long its answer; one that stops sending is. Default 120 s.
+    pub idle_timeout: Duration,
     /// Tries after the first one, for retryable failures. Default 3.
     pub max_retries: u32,
     /// The wait before the first retry; it doubles on each further retry, with jitter. A
@@ -45,7 +47,7 @@ pub struct ClientOptions {
 impl Default for ClientOptions {
     fn default() -> ClientOptions {
         ClientOptions {
-            timeout: Duration::from_secs(120),
+            idle_timeout: Duration::from_secs(120),
             max_retries: 3,
             backoff: Duration::from_millis(500),
         }
@@ -104,6 +106,12 @@ impl OpenAiClient {
         })
     }
 
+    /// Why `base_url` cannot be an endpoint's `/v1` URL, if it cannot (the check
+    /// [`OpenAiClient::new`] makes first, for settings checked before they are saved).
+    pub fn check_base_url(base_url: &str) -> Result<(), LlmError> {
+        endpoint(base_url).map(|_| ())
+    }
+
     /// One try: send, check the status, read the answer.
     async fn attempt(
         &self,
@@ -123,18 +131,24 @@ impl OpenAiClient {
         if let Some(authorization) = &self.authorization {
             builder = builder.header(AUTHORIZATION, authorization.clone());
         }
-        let response = builder
-            .send()
+        let idle = self.options.idle_timeout;
+        let response = tokio::time::timeout(idle, builder.send())
             .await
+            .map_err(|_elapsed| {
+                Failure::from(LlmError::Timeout(format!(
+                    "no answer within {}",
+                    seconds(idle)
+                )))
+            })?
             .map_err(|error| Failure::from(transport_error(&error)))?;
 
         let status = response.status();
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
-            let body = response.text().await.unwrap_or_default();
+            let body = read_body(response, idle).await.unwrap_or_default();
             let error = LlmError::Status {
                 status: status.as_u16(),
-                body: truncate(&body),
+                body: truncate(&String::from_utf8_lossy(&body)),
             };
             return Err(Failure { error, retry_after });
         }
@@ -145,12 +159,9 @@ impl OpenAiClient {
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("application/json"));
         if self.stream && !is_json {
-            return Ok(stream::read(response, names, on_delta, delivered).await?);
+            return Ok(stream::read(response, idle, names, on_delta, delivered).await?);
         }
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|error| Failure::from(transport_error(&error)))?;
+        let bytes = read_body(response, idle).await?;
         let completion = response::parse(&bytes, names)?;
         if let Some(text) = completion.text.as_deref().filter(|text| !text.is_empty()) {
             delivered.store(true, Ordering::SeqCst);
@@ -172,14 +183,9 @@ impl Provider for OpenAiClient {
         let mut retry = 0;
         loop {
             let delivered = AtomicBool::new(false);
-            let attempt = self.attempt(&body, &names, on_delta, &delivered);
-            let failure = match tokio::time::timeout(self.options.timeout, attempt).await {
-                Ok(Ok(completion)) => return Ok(completion),
-                Ok(Err(failure)) => failure,
-                Err(_elapsed) => Failure::from(LlmError::Timeout(format!(
-                    "no complete answer within {:?}",
-                    self.options.timeout
-                ))),
+            let failure = match self.attempt(&body, &names, on_delta, &delivered).await {
+                Ok(completion) => return Ok(completion),
+                Err(failure) => failure,
             };
             // Text the user already saw cannot be taken back: a retry would show it twice.
             if retry >= self.options.max_retries
@@ -209,6 +215,35 @@ impl From<LlmError> for Failure {
             retry_after: None,
         }
     }
+}
+
+/// A whole (non-streamed) body, read piece by piece: the server may pause up to `idle`
+/// between two pieces.
+async fn read_body(response: reqwest::Response, idle: Duration) -> Result<Vec<u8>, LlmError> {
+    use futures::StreamExt;
+    let mut pieces = response.bytes_stream();
+    let mut body = Vec::new();
+    loop {
+        match tokio::time::timeout(idle, pieces.next()).await {
+            Err(_elapsed) => return Err(silent(idle)),
+            Ok(None) => return Ok(body),
+            Ok(Some(Err(error))) => return Err(transport_error(&error)),
+            Ok(Some(Ok(piece))) => body.extend_from_slice(&piece),
+        }
+    }
+}
+
+/// The server sent nothing for `idle` in the middle of its answer.
+pub(crate) fn silent(idle: Duration) -> LlmError {
+    LlmError::Timeout(format!(
+        "the server sent nothing for {} in the middle of its answer",
+        seconds(idle)
+    ))
+}
+
+/// `1.5s`, `120s`: durations in messages.
+fn seconds(duration: Duration) -> String {
+    format!("{}s", duration.as_secs_f64())
 }
 
 /// `{base_url}/chat/completions`, for an http(s) base URL with or without a trailing slash.

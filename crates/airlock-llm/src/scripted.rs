@@ -75,8 +75,24 @@ impl ScriptedProvider {
     /// Parses scenarios from TOML text; unknown keys, a scenario without turns and a
     /// nameless tool are errors.
     pub fn from_toml(text: &str) -> Result<ScriptedProvider, LlmError> {
-        let file: ScenarioFile = toml::from_str(text)
-            .map_err(|error| LlmError::Config(format!("invalid scripted scenarios: {error}")))?;
+        // The position and the parser's message, never the offending line itself: the file
+        // named by an agent's `base_url` may be any file the server can read, and the error
+        // reaches the run, which more people read than may edit agents.
+        let file: ScenarioFile = toml::from_str(text).map_err(|error| {
+            let at = error.span().map_or_else(String::new, |span| {
+                let line = text
+                    .get(..span.start)
+                    .unwrap_or_default()
+                    .matches('\n')
+                    .count()
+                    + 1;
+                format!(" at line {line}")
+            });
+            LlmError::Config(format!(
+                "invalid scripted scenarios{at}: {}",
+                error.message().trim()
+            ))
+        })?;
         if file.scenario.is_empty() {
             return Err(LlmError::Config(
                 "the scripted scenarios define no [[scenario]]".into(),

@@ -1,6 +1,7 @@
 //! The MCP tool host of airlock's own agent runtime: starts the MCP servers an agent is
 //! configured with (stdio child processes, one rmcp client each), lists their tools under
-//! the names the gate sees (`mcp__<server>__<tool>`) and calls them.
+//! the names the gate sees (`mcp__<server>__<tool>`) and calls them. A server found dead
+//! when a call is about to go to it is started again first (a crash, an OOM kill).
 //!
 //! The host decides nothing: the runtime gates every call (submit, wait, redeem) before it
 //! calls [`McpHost::call`], exactly as the [proxy](crate::proxy) does before it forwards.
@@ -28,7 +29,8 @@ use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
@@ -77,13 +79,25 @@ struct Inner {
     /// Hosted name → where the call goes.
     routes: HashMap<String, Route>,
     errors: Vec<String>,
+    /// Set by `shutdown`: a server stopped on purpose is never started again.
+    stopped: AtomicBool,
 }
 
 struct Server {
     name: String,
+    /// How it was started, to start it again when it died.
+    config: McpServerConfig,
+    /// Its session; replaced when the server died and was started again. Held across a
+    /// restart, so concurrent callers start it once.
+    live: tokio::sync::Mutex<Live>,
+}
+
+/// A running server's session.
+struct Live {
     peer: Peer<RoleClient>,
-    /// Taken by `shutdown`; its drop guard also stops the server when the host is dropped.
-    running: Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    /// Taken by `shutdown`; its drop guard also stops the server when the host is dropped
+    /// (or when the session is replaced).
+    running: Option<RunningService<RoleClient, ClientConfig>>,
 }
 
 struct Route {
@@ -174,12 +188,22 @@ impl McpHost {
             }
         }
 
-        let started = futures::future::join_all(accepted.into_iter().map(start_server)).await;
+        let started = futures::future::join_all(accepted.into_iter().map(|config| async move {
+            let (live, tools) = start_server(config).await?;
+            let server = Server {
+                name: config.name.clone(),
+                config: config.clone(),
+                live: tokio::sync::Mutex::new(live),
+            };
+            Ok::<_, String>((server, tools))
+        }))
+        .await;
         let mut inner = Inner {
             servers: Vec::new(),
             tools: Vec::new(),
             routes: HashMap::new(),
             errors,
+            stopped: AtomicBool::new(false),
         };
         for outcome in started {
             let (server, tools) = match outcome {
@@ -238,6 +262,11 @@ impl McpHost {
     /// `Ok(HostedResult { is_error: true, .. })`; an unknown name, non-object arguments,
     /// a JSON-RPC error, a broken connection and a timeout are `Err`. On timeout the
     /// request is cancelled at the server (`notifications/cancelled`).
+    ///
+    /// A server found dead before the request is sent (it crashed, or was killed, since
+    /// its last call) is started again first, once, and the call goes to the new one:
+    /// nothing was sent to the dead one, so the call still runs at most once. A server
+    /// that dies while it handles the call is a `Transport` error, never a retry.
     pub async fn call(
         &self,
         hosted_name: &str,
@@ -262,8 +291,9 @@ impl McpHost {
                 })
             }
         }
+        let peer = self.live_peer(server).await?;
         // Dropping the request on timeout makes rmcp send `notifications/cancelled`.
-        match tokio::time::timeout(timeout, server.peer.call_tool(params)).await {
+        match tokio::time::timeout(timeout, peer.call_tool(params)).await {
             Ok(Ok(result)) => Ok(hosted_result(result)),
             Ok(Err(ServiceError::McpError(error))) => Err(HostError::Refused {
                 server: server.name.clone(),
@@ -282,15 +312,47 @@ impl McpHost {
         }
     }
 
+    /// The servers whose process is gone (a crash, a kill) and that were not started
+    /// again yet: the next call to one of their tools starts it first. A server that dies
+    /// is listed once the host has read the end of its output; a call sent before that
+    /// fails (`Transport`) and is not retried, since it may have reached the server.
+    pub async fn dead_servers(&self) -> Vec<String> {
+        let mut dead = Vec::new();
+        for server in &self.inner.servers {
+            if server.live.lock().await.peer.is_transport_closed() {
+                dead.push(server.name.clone());
+            }
+        }
+        dead
+    }
+
+    /// The session of `server`, started again first when its process is gone (its
+    /// transport closed) and the host was not shut down.
+    async fn live_peer(&self, server: &Server) -> Result<Peer<RoleClient>, HostError> {
+        let mut live = server.live.lock().await;
+        if !live.peer.is_transport_closed() || self.inner.stopped.load(Ordering::SeqCst) {
+            return Ok(live.peer.clone());
+        }
+        tracing::warn!(server = %server.name, "the MCP server is gone; starting it again");
+        match start_server(&server.config).await {
+            Ok((restarted, _tools)) => {
+                // The old session's drop guard reaps what is left of the old process.
+                *live = restarted;
+                Ok(live.peer.clone())
+            }
+            Err(message) => Err(HostError::Transport {
+                server: server.name.clone(),
+                message: format!("it stopped, and starting it again failed: {message}"),
+            }),
+        }
+    }
+
     /// Stops every child process (for every clone of this host) and waits for them to
-    /// exit: stdin closed first, then SIGTERM, then a kill.
+    /// exit: stdin closed first, then SIGTERM, then a kill. None is started again.
     pub async fn shutdown(self) {
+        self.inner.stopped.store(true, Ordering::SeqCst);
         futures::future::join_all(self.inner.servers.iter().map(|server| async move {
-            let running = server
-                .running
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
+            let running = server.live.lock().await.running.take();
             if let Some(mut running) = running {
                 if let Ok(None) = running.close_with_timeout(STOP_TIMEOUT).await {
                     tracing::warn!(server = %server.name, "the MCP server did not stop in time");
@@ -322,7 +384,7 @@ impl fmt::Debug for McpHost {
 
 /// Spawns one server, initializes it and lists its tools; the error is one line for
 /// [`McpHost::errors`], with the server's last stderr lines when it died.
-async fn start_server(config: &McpServerConfig) -> Result<(Server, Vec<Tool>), String> {
+async fn start_server(config: &McpServerConfig) -> Result<(Live, Vec<Tool>), String> {
     let name = &config.name;
     let mut command = tokio::process::Command::new(&config.command);
     command.args(&config.args).env_clear();
@@ -356,12 +418,11 @@ async fn start_server(config: &McpServerConfig) -> Result<(Server, Vec<Tool>), S
     };
     let failure = match tokio::time::timeout(START_TIMEOUT, handshake).await {
         Ok(Ok((running, tools))) => {
-            let server = Server {
-                name: name.clone(),
+            let live = Live {
                 peer: running.peer().clone(),
-                running: Mutex::new(Some(running)),
+                running: Some(running),
             };
-            return Ok((server, tools));
+            return Ok((live, tools));
         }
         Ok(Err(failure)) => failure,
         Err(_elapsed) => format!("did not initialize within {}", humanize(START_TIMEOUT)),
@@ -406,7 +467,9 @@ fn client_config() -> ClientConfig {
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
-fn is_server_name(name: &str) -> bool {
+/// Whether `name` may name an MCP server of an agent: lower-case letters, digits, `_` and
+/// `-` (its tools are offered as `mcp__<name>__<tool>`).
+pub fn is_server_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()

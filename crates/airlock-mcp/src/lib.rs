@@ -40,7 +40,7 @@ pub use gate::{
     tool_name, ApprovalPrompt, Gate, GateCall, Hints, InlineDecision, Pending, Submitted, Verdict,
     Waited,
 };
-pub use host::{HostError, HostedResult, HostedTool, McpHost};
+pub use host::{is_server_name, HostError, HostedResult, HostedTool, McpHost};
 pub use proxy::{run, run_on, ProxyConfig};
 
 /// Why the proxy could not run.

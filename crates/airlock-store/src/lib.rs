@@ -10,6 +10,7 @@
 //! - [`postgres`]: several nodes sharing one database (row locks, LISTEN/NOTIFY).
 //! - [`NotifyStore`] (`notify.rs`): notifications, their attempts, signed links' nonces.
 //! - [`IntegrationStore`] (`integrations.rs`): Slack messages and requests, trace context.
+//! - [`HeadStore`] (`heads.rs`): the audit chain's head, kept apart from its records.
 //! - `operations.rs`: how each trait's list of operations (`store_operations!` for `Store`)
 //!   becomes the trait and each backend's implementation; `store_operations.rs`: the
 //!   list of [`Store`]'s; `error.rs`: the errors.
@@ -28,6 +29,8 @@
 #[macro_use]
 mod operations;
 #[macro_use]
+mod heads;
+#[macro_use]
 mod integrations;
 #[macro_use]
 mod notify;
@@ -43,6 +46,7 @@ mod types;
 
 pub use audit_rows::{AuditRow, AuditRows, ChainReader, SegmentRef};
 pub use error::*;
+pub use heads::*;
 pub use integrations::*;
 pub use notify::*;
 pub use types::*;
@@ -57,7 +61,7 @@ store_operations!(declare [
     /// Storage for one or many workspaces. Every method is one transaction. The
     /// notification operations are in the supertrait [`NotifyStore`], Slack's and the trace
     /// context's in [`IntegrationStore`].
-    pub trait Store: NotifyStore + IntegrationStore + Send + Sync + 'static
+    pub trait Store: NotifyStore + IntegrationStore + HeadStore + Send + Sync + 'static
 ] {
     /// Write transactions this store has committed since it was opened, on this node:
     /// what tests and benchmarks count to see how many commits an operation costs.

@@ -8,7 +8,9 @@
 //!
 //! INVARIANT: enqueueing is idempotent (one row per approval and channel), claiming is a
 //! conditional update that exactly one node wins, and a used link's nonce is inserted in
-//! the same transaction as the web session it opens: a link signs in at most once.
+//! the same transaction as the web session it opens, after checking in that transaction
+//! that its approval is still pending: a link signs in at most once, and never after its
+//! approval was decided.
 
 use crate::{Effects, StoreError, StoreResult, WebSession};
 use airlock_protocol::Approval;
@@ -101,6 +103,13 @@ pub enum LinkError {
     /// The link's user is gone from the workspace, or holds no unrevoked token.
     #[error("the link's user cannot sign in")]
     UnknownUser,
+    /// The link's approval is no longer pending (its status): the link was for deciding
+    /// it, and that is over.
+    #[error("the approval is already {0}")]
+    NotPending(String),
+    /// The link names no approval of its workspace.
+    #[error("the link's approval does not exist")]
+    NoApproval,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -175,8 +184,9 @@ macro_rules! notify_operations {
         ) -> StoreResult<Vec<(Notification, Vec<NotificationAttempt>)>>
             = read approval_notifications(workspace, approval_id);
 
-        /// Uses a signed link, in one transaction: records its nonce (refused with
-        /// `AlreadyUsed` if it was used before), and opens `session` as the link's user,
+        /// Uses a signed link, in one transaction: checks that its approval is still
+        /// pending (`NotPending`, or `NoApproval` when there is none), records its nonce
+        /// (refused with `AlreadyUsed` if it was used before), and opens `session` as the link's user,
         /// through the user's newest unrevoked token (`UnknownUser` when there is none);
         /// `session.token_hash` is chosen here. Appends `effects`. Also forgets the nonces of
         /// links that expired before `link.used_at`. Returns the session as stored.

@@ -107,16 +107,18 @@ async fn migrate(bootstrap: &sqlx::SqlitePool) -> StoreResult<()> {
 
 impl SqliteStore {
     /// Opens (creating the file and its folder if missing) and migrates the database at
-    /// `path`.
+    /// `path`. The database holds what is worth as much as the owner's token (the
+    /// link-signing key, sessions' hashes, the whole audit), so it is the owner's alone:
+    /// a folder made here is `0700`, the file `0600` (its `-wal` and `-shm` take the
+    /// file's mode from SQLite), and an existing file that others may read is tightened to
+    /// `0600`, with a warning.
     pub async fn open(path: &Path) -> StoreResult<SqliteStore> {
-        if let Some(parent) = path
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-        {
-            tokio::fs::create_dir_all(parent).await.map_err(|error| {
-                StoreError::Database(format!("cannot create {}: {error}", parent.display()))
-            })?;
-        }
+        let owned = path.to_owned();
+        tokio::task::spawn_blocking(move || private_files(&owned))
+            .await
+            .map_err(|error| {
+                StoreError::Database(format!("cannot prepare the database: {error}"))
+            })??;
         let options = SqliteConnectOptions::new()
             .filename(path)
             .foreign_keys(true)
@@ -166,6 +168,65 @@ impl SqliteStore {
         self.hot.close().await;
         self.writer.close().await
     }
+}
+
+/// Makes the database's folder (`0700`) and an empty file (`0600`) when they are missing,
+/// before SQLite creates anything; tightens an existing database file, and its `-wal`
+/// and `-shm`, that group or others may read or write.
+fn private_files(path: &Path) -> StoreResult<()> {
+    let failed = |what: &Path, error: std::io::Error| {
+        StoreError::Database(format!("cannot create {}: {error}", what.display()))
+    };
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        let mut folder = std::fs::DirBuilder::new();
+        folder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+        folder
+            .create(parent)
+            .map_err(|error| failed(parent, error))?;
+    }
+    let mut file = std::fs::OpenOptions::new();
+    file.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
+    match file.open(path) {
+        // An empty file is a new database to SQLite.
+        Ok(_) => return Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(failed(path, error)),
+    }
+    #[cfg(unix)]
+    for suffix in ["", "-wal", "-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = Path::new(&name);
+        let Ok(metadata) = std::fs::metadata(file) else {
+            continue;
+        };
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o077 == 0 {
+            continue;
+        }
+        match std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode & 0o700)) {
+            Ok(()) => tracing::warn!(
+                file = %file.display(),
+                was = %format!("{mode:o}"),
+                "the database could be read by other users; it is now the owner's alone (0600)"
+            ),
+            Err(error) => tracing::warn!(
+                file = %file.display(),
+                %error,
+                "the database can be read by other users, and its mode cannot be changed: \
+                 it holds the link-signing key; make it the owner's alone (chmod 600)"
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// Runs `$body` (an expression using `$conn: &mut SqliteConnection`, returning a

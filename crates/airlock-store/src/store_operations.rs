@@ -407,8 +407,9 @@ macro_rules! store_operations {
             = write runs::start_run(workspace, run, lease, update);
 
         /// Applies `update` to a run, refused with `LeaseLost` (nothing written) unless the run
-        /// is `running` and held by `owner` (a lease that ran out still holds until another
-        /// node claims the run). Returns the appended events with their `seq`.
+        /// is `running` (or, for an update `while_paused`, paused or cancelled) and held by
+        /// `owner` (a lease that ran out still holds until another node claims the run).
+        /// Returns the appended events with their `seq`.
         async fn update_run(
             &self,
             workspace: &str,
@@ -454,8 +455,9 @@ macro_rules! store_operations {
         /// Cancels a live run whoever holds it, applying `update` (its `run_cancelled`
         /// event), and closes, as `closing` says, the pending approvals a pause closes (those
         /// of its gated steps, and of the calls its agent made in its session since it
-        /// started that no step names yet), all in one transaction. Returns the run and the
-        /// approvals it closed; `None` when the run is unknown or already ended.
+        /// started that no step names yet), all in one transaction. The holder keeps its
+        /// lease only to journal the result of a tool it is executing. Returns the run and
+        /// the approvals it closed; `None` when the run is unknown or already ended.
         async fn cancel_run(
             &self,
             workspace: &str,
@@ -494,8 +496,9 @@ macro_rules! store_operations {
         ) -> StoreResult<Option<Run>>
             = write pause::resume_run(workspace, run_id, now, update);
 
-        /// The leg of a paused run stopped: `owner` lets go of its lease, so the run may be
-        /// resumed. `false` (nothing written) unless the run is paused and held by `owner`.
+        /// The leg of a paused (or cancelled) run stopped: `owner` lets go of its lease, so
+        /// the run may be resumed. `false` (nothing written) unless the run is paused or
+        /// cancelled and held by `owner`.
         async fn release_paused(&self, workspace: &str, run_id: &str, owner: &str)
             -> StoreResult<bool>
             = write pause::release_paused(workspace, run_id, owner);

@@ -292,8 +292,9 @@ pub struct RunUpdate {
     pub steps: Vec<StoredStep>,
     /// Audit records and workspace events of the same change.
     pub effects: Effects,
-    /// The result of a tool that was already executing when a person paused the run: the
-    /// holder may still write it to the paused run (DESIGN.md §11.6), and nothing else.
+    /// The result of a tool that was already executing when a person paused or cancelled
+    /// the run: the holder may still write it to the paused or cancelled run (DESIGN.md
+    /// §11.6), and nothing else.
     pub while_paused: bool,
 }
 

@@ -264,6 +264,10 @@ macro_rules! conformance_suite {
             notify::notifications_are_claimed_once_and_every_attempt_is_recorded
         );
         behaviour!($backend, notify::signed_links_sign_in_once_as_their_user);
+        behaviour!(
+            $backend,
+            notify::a_link_signs_nobody_in_once_its_approval_is_decided_or_if_it_has_none
+        );
         behaviour!($backend, notify::the_server_secret_is_generated_once);
         behaviour!(
             $backend,

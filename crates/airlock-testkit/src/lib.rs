@@ -166,7 +166,7 @@ impl TestServer {
         config.single_node = matches!(backend, Backend::Sqlite);
         // Tests use a local fake model: fail fast instead of waiting minutes.
         config.client = ClientOptionsSpec {
-            timeout: std::time::Duration::from_secs(2),
+            idle_timeout: std::time::Duration::from_secs(2),
             max_retries: 2,
             backoff: std::time::Duration::from_millis(20),
         };

@@ -28,7 +28,7 @@ pub mod shell;
 
 pub use airlock_protocol::Risk;
 pub use catalogue::ToolSpec;
-pub use email::{deliver_email, SmtpConfig};
+pub use email::{deliver_email, deliver_email_within, is_loopback, SmtpConfig, IMPLICIT_TLS_PORT};
 pub use execute::{Limits, ToolContext, ToolOutput};
 pub use plan::{OutboxEffect, Plan};
 

@@ -6,6 +6,12 @@
 //! A decision always echoes the approval's `binding_digest` as fetched just before, so
 //! what is approved is exactly what was shown (G2): if the approval changed in between,
 //! the server refuses and the command exits 1.
+//!
+//! `approve --latest` approves only when exactly one approval is pending: with several,
+//! the newest may have arrived after the person ran `show --latest` and read another one,
+//! and approving it would approve a call nobody saw. It then refuses (exit 1) and lists
+//! the pending ones, to be approved by id. (`reject --latest` rejects the newest: a
+//! rejection executes nothing.)
 
 use super::{ambiguous, turn};
 use crate::client::{encode, parse, print_json, Client, ClientArgs, Refused};
@@ -103,7 +109,7 @@ struct Which {
 struct Decided {
     /// The approval's id (`apr_…`).
     id: Option<String>,
-    /// The newest pending approval.
+    /// The newest pending approval (approve: only when it is the only one pending).
     #[arg(long)]
     latest: bool,
     /// Every pending approval of this run (its turn's tool calls), decided at once; each
@@ -128,7 +134,15 @@ struct StatusFilter(Option<ApprovalStatus>);
 fn parse_status(text: &str) -> Result<StatusFilter, String> {
     match text {
         "all" => Ok(StatusFilter(None)),
-        other => other.parse().map(|status| StatusFilter(Some(status))),
+        other => other
+            .parse()
+            .map(|status| StatusFilter(Some(status)))
+            .map_err(|_| {
+                format!(
+                    "`{other}` is not a status: pending, approved, rejected, expired, cancelled \
+                 or all"
+                )
+            }),
     }
 }
 
@@ -266,6 +280,34 @@ fn fetch(client: &Client, which: &Which) -> anyhow::Result<(Approval, Value)> {
     Ok((parse(&value, "an approval")?, value))
 }
 
+/// Refuses when more than one approval is pending: `approve --latest` would approve the
+/// newest, which may not be the one the person read (`show --latest` a moment before).
+fn only_pending(client: &Client) -> anyhow::Result<()> {
+    let page = client.get("/v1/approvals?status=pending&limit=10")?;
+    let pending: Vec<Approval> = parse(&page["items"], "a list of approvals")?;
+    if pending.len() < 2 {
+        return Ok(());
+    }
+    let listed: Vec<String> = pending
+        .iter()
+        .map(|approval| {
+            format!(
+                "  {}  {}",
+                approval.id,
+                truncate(&show_hidden(&approval.preview.summary), 60)
+            )
+        })
+        .collect();
+    let more = if pending.len() == 10 { "\n  …" } else { "" };
+    Err(Refused(format!(
+        "more than one approval is pending, so --latest could approve one you have not \
+         seen; approve it by id (airlock approvals show ID, then airlock approvals approve \
+         ID):\n{}{more}",
+        listed.join("\n")
+    ))
+    .into())
+}
+
 /// What one `approve` or `reject` sends.
 struct Decision {
     verdict: &'static str,
@@ -316,6 +358,9 @@ fn decide(
         remember,
         edit,
     } = decision;
+    if verdict == "approve" && which.latest {
+        only_pending(client)?;
+    }
     let (approval, _) = fetch(client, which)?;
     // A decision is about the call as it stands now: the edited one once a person edited it.
     let digest = approval

@@ -28,10 +28,11 @@ enum AuditCommand {
         /// Verify this NDJSON export offline instead of asking the server.
         #[arg(long, value_name = "EXPORT.ndjson")]
         file: Option<PathBuf>,
-        /// With --file: the head the export must reach, as `SEQ:HASH` (the `head` that
-        /// `airlock audit verify` prints online). Without it, records cut from the end of
-        /// an export cannot be told from an export taken earlier.
-        #[arg(long, value_name = "SEQ:HASH", requires = "file", value_parser = parse_head)]
+        /// The head the chain must reach, as `SEQ:HASH` (the `head` that `airlock audit
+        /// verify` printed earlier): the chain must hold that record, with that hash.
+        /// Records cut from the end of an export, or deleted from the end of the
+        /// database together with the head it keeps, are found only this way.
+        #[arg(long, value_name = "SEQ:HASH", value_parser = parse_head)]
         head: Option<Head>,
     },
     /// Export the audit log as NDJSON, one record a line.
@@ -84,9 +85,20 @@ pub fn run(args: AuditArgs) -> anyhow::Result<Outcome> {
     match args.command {
         AuditCommand::Verify { file, head } => {
             let value = match (file, head) {
-                (Some(file), Some(head)) => reaches_head(&file, verify_file(&file)?, &head)?,
+                (Some(file), Some(head)) => {
+                    reaches_head(verify_file(&file)?, &head, |seq| hash_at(&file, seq))?
+                }
                 (Some(file), None) => verify_file(&file)?,
-                (None, _) => Client::new(&args.client).get("/v1/audit/verify")?,
+                (None, head) => {
+                    let client = Client::new(&args.client);
+                    let value = client.get("/v1/audit/verify")?;
+                    match head {
+                        Some(head) => {
+                            reaches_head(value, &head, |seq| stored_hash_at(&client, seq))?
+                        }
+                        None => value,
+                    }
+                }
             };
             let report: Report = parse(&value, "a verification report")?;
             if args.client.json {
@@ -112,26 +124,32 @@ fn verify_file(file: &Path) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(report)?)
 }
 
-/// A verified export must also hold the record `head` names, with that hash: an export cut
-/// at a line boundary verifies as a chain of its own, and only an anchor from outside the
-/// file (the head the server reported) shows that records are missing from its end.
-fn reaches_head(file: &Path, mut value: Value, head: &Head) -> anyhow::Result<Value> {
+/// A verified chain must also hold the record `head` names, with that hash: an export cut
+/// at a line boundary verifies as a chain of its own (as does a database whose newest
+/// records were deleted together with the head it keeps), and only an anchor from outside
+/// (the head the server reported before) shows that records are missing from its end.
+/// `hash_at` finds a record's hash in the chain verified.
+fn reaches_head(
+    mut value: Value,
+    head: &Head,
+    hash_at: impl FnOnce(u64) -> anyhow::Result<Option<String>>,
+) -> anyhow::Result<Value> {
     let report: Report = parse(&value, "a verification report")?;
     if !report.ok {
         return Ok(value);
     }
     let problem = match report.head.as_ref() {
-        Some(last) if last.seq >= head.seq => match hash_at(file, head.seq)? {
+        Some(last) if last.seq >= head.seq => match hash_at(head.seq)? {
             Some(hash) if hash.eq_ignore_ascii_case(&head.hash) => return Ok(value),
             Some(hash) => format!(
-                "record {} has hash {hash}, not the expected head {}: the export is not \
-                 of the chain that head belongs to",
+                "record {} has hash {hash}, not the expected head {}: the chain is not \
+                 the one that head belongs to",
                 head.seq, head.hash
             ),
-            None => format!("record {} is not in the export", head.seq),
+            None => format!("record {} is not in the chain", head.seq),
         },
         Some(last) => format!(
-            "the export ends at seq {} but the head is seq {}: records {}..={} are missing \
+            "the chain ends at seq {} but the head is seq {}: records {}..={} are missing \
              from its end",
             last.seq,
             head.seq,
@@ -139,7 +157,7 @@ fn reaches_head(file: &Path, mut value: Value, head: &Head) -> anyhow::Result<Va
             head.seq
         ),
         None => format!(
-            "the export holds no records but the head is seq {}",
+            "the chain holds no records but the head is seq {}",
             head.seq
         ),
     };
@@ -148,6 +166,17 @@ fn reaches_head(file: &Path, mut value: Value, head: &Head) -> anyhow::Result<Va
         object.insert("problem".to_owned(), Value::String(problem));
     }
     Ok(value)
+}
+
+/// The `hash` of the record `seq` as the server keeps it (`GET /v1/audit`).
+fn stored_hash_at(client: &Client, seq: u64) -> anyhow::Result<Option<String>> {
+    let page = client.get(&format!("/v1/audit?after={}&limit=1", seq - 1))?;
+    Ok(page["items"]
+        .as_array()
+        .and_then(|items| items.first())
+        .filter(|record| record["seq"].as_u64() == Some(seq))
+        .and_then(|record| record["hash"].as_str())
+        .map(str::to_owned))
 }
 
 /// The `hash` of the record `seq` in a verified export (whose lines are in seq order).

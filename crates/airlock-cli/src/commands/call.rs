@@ -3,7 +3,9 @@
 //! The exit code is the verdict, so a script can write `airlock call … && do_it`: 0 when
 //! the call may execute (allowed or approved), 1 when it may not (denied, rejected,
 //! expired, cancelled) or not yet (still pending when the wait is over) — fail closed.
-//! The server holds one long poll for at most 60 s; longer waits are a series of polls.
+//! The server holds one long poll for at most 60 s; longer waits are a series of polls,
+//! and a poll whose answer is lost (the server restarting) is sent again until the wait
+//! is over (`flow::wait`).
 //!
 //! With `-- COMMAND ARGS…`, airlock runs the call itself, exactly once (DESIGN.md §11.8):
 //! it redeems the grant under a fresh `Idempotency-Key` (retrying a lost answer under the
@@ -47,7 +49,9 @@ pub fn run(args: CallArgs) -> anyhow::Result<Outcome> {
         bail!("--args must be a JSON object, such as '{{\"to\": \"ana@acme.test\"}}'");
     }
     let client = Client::new(&args.client);
-    let until = Instant::now() + Duration::from_secs(args.wait);
+    let until = Instant::now()
+        .checked_add(Duration::from_secs(args.wait))
+        .with_context(|| format!("--wait {} is too long a wait", args.wait))?;
     let mut body = json!({"tool": args.tool, "arguments": arguments});
     if let Some(session) = &args.session {
         body["session_id"] = session.clone().into();

@@ -8,11 +8,17 @@
 
 use crate::client::{encode, Client, ClientArgs};
 use crate::Outcome;
+use airlock_client::errors::is_transient;
 use airlock_protocol::RunKind;
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
+use std::time::{Duration, Instant};
+
+/// How long `chat` keeps trying to reach a server that went away (a restart) while it
+/// follows a run.
+const RECONNECT_FOR: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -101,8 +107,8 @@ fn follow(
     let mut waiting: Vec<Value> = Vec::new();
     // A dropped stream (a restart, a proxy) is reopened from the last seq seen.
     for _attempt in 0..100 {
-        let response =
-            client.get_raw(&format!("/v1/runs/{}/events?after={after}", encode(run_id)))?;
+        let path = format!("/v1/runs/{}/events?after={after}", encode(run_id));
+        let response = reopen(client, &path, json_mode)?;
         let reader = BufReader::new(response.into_body().into_reader());
         let mut data = String::new();
         for line in reader.lines() {
@@ -139,6 +145,33 @@ fn follow(
         }
     }
     bail!("the run's event stream kept breaking; follow it with GET /v1/runs/{run_id}")
+}
+
+/// Opens the run's event stream at `path`. While airlock cannot be reached (it is
+/// restarting) the stream is tried again, waiting a little longer each time, for up to
+/// [`RECONNECT_FOR`]; any other failure is final.
+fn reopen(
+    client: &Client,
+    path: &str,
+    json_mode: bool,
+) -> anyhow::Result<ureq::http::Response<ureq::Body>> {
+    let until = Instant::now() + RECONNECT_FOR;
+    let mut pause = Duration::from_millis(100);
+    let mut said = false;
+    loop {
+        match client.get_raw(path) {
+            Ok(response) => return Ok(response),
+            Err(error) if is_transient(&error) && Instant::now() + pause < until => {
+                if !json_mode && !said {
+                    eprintln!("  (airlock cannot be reached: {error}; reconnecting)");
+                    said = true;
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 /// A journal event's kind; `None` for one this build does not know (a newer server's),
@@ -266,7 +299,12 @@ fn offer_decision(
     match client.post(&format!("/v1/approvals/{}/decision", encode(id)), &body) {
         Ok(_) => {
             if !json_mode {
-                eprintln!("  {decision}d");
+                let done = if decision == "approve" {
+                    "approved"
+                } else {
+                    "rejected"
+                };
+                eprintln!("  {done}");
             }
         }
         // A viewer, an agent token or a stale click: say why and keep following.

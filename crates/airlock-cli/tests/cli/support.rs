@@ -70,6 +70,9 @@ pub struct Server {
     pub work_dir: PathBuf,
     pub stdout: Captured,
     pub stderr: Captured,
+    /// What it was started with, for [`Server::restart`].
+    args: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 impl Server {
@@ -81,33 +84,14 @@ impl Server {
 
     /// [`Server::start`] with extra environment variables.
     pub fn start_with_env(work_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        let data_dir = work_dir.join("data");
+        let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
         for _attempt in 0..5 {
-            let port = free_port();
-            let listen = format!("127.0.0.1:{port}");
-            let mut child = command(work_dir)
-                .env("RUST_LOG", "info")
-                .envs(env.iter().copied())
-                .arg("serve")
-                .arg("--data-dir")
-                .arg(&data_dir)
-                .args(["--listen", &listen])
-                .args(args)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("airlock serve starts");
-            let (stdout, stderr) = (Captured::default(), Captured::default());
-            stdout.collect(child.stdout.take().unwrap());
-            stderr.collect(child.stderr.take().unwrap());
-            let mut server = Server {
-                child,
-                url: format!("http://{listen}"),
-                data_dir: data_dir.clone(),
-                work_dir: work_dir.to_owned(),
-                stdout,
-                stderr,
-            };
+            let listen = format!("127.0.0.1:{}", free_port());
+            let mut server = Server::spawn(work_dir, &listen, args.clone(), env.clone());
             match server.wait_healthy() {
                 Ok(()) => return server,
                 // Someone took the port between our probe and the bind: try another.
@@ -116,6 +100,51 @@ impl Server {
             }
         }
         panic!("no free port after 5 attempts");
+    }
+
+    /// `airlock serve` on `listen`, not yet known to be healthy.
+    fn spawn(
+        work_dir: &Path,
+        listen: &str,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    ) -> Server {
+        let data_dir = work_dir.join("data");
+        let mut child = command(work_dir)
+            .env("RUST_LOG", "info")
+            .envs(env.iter().map(|(name, value)| (name, value)))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .args(["--listen", listen])
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("airlock serve starts");
+        let (stdout, stderr) = (Captured::default(), Captured::default());
+        stdout.collect(child.stdout.take().unwrap());
+        stderr.collect(child.stderr.take().unwrap());
+        Server {
+            child,
+            url: format!("http://{listen}"),
+            data_dir,
+            work_dir: work_dir.to_owned(),
+            stdout,
+            stderr,
+            args,
+            env,
+        }
+    }
+
+    /// Starts the server again on the same address and data (after [`Server::terminate`]).
+    pub fn restart(&mut self) {
+        let listen = self.url.trim_start_matches("http://").to_owned();
+        let mut again = Server::spawn(&self.work_dir, &listen, self.args.clone(), self.env.clone());
+        if let Err(stderr) = again.wait_healthy() {
+            panic!("airlock serve did not start again:\n{stderr}");
+        }
+        *self = again;
     }
 
     fn wait_healthy(&mut self) -> Result<(), String> {

@@ -488,6 +488,36 @@ pub fn check_invariants(node: &Node, seen: &Seen, context: &str) -> Tally {
     if run_items != 1 {
         fail(format!("the run wrote {run_items} outbox rows: {items:?}"));
     }
+    // §10.2: the journal says the email's turn was settled (`step_finished` after its
+    // `tool_finished`), whichever leg settled it, and seq runs 1..n with no gap.
+    let (status, journal) = client
+        .text(&format!("{url}/v1/runs/{run_id}/events?after=0"), &owner)
+        .expect(alive);
+    if status != 200 {
+        fail(format!("the run's journal: {status} {journal}"));
+    }
+    let kinds: Vec<&str> = journal
+        .lines()
+        .filter_map(|line| line.strip_prefix("event:"))
+        .map(str::trim)
+        .collect();
+    let ids: Vec<u64> = journal
+        .lines()
+        .filter_map(|line| line.strip_prefix("id:"))
+        .filter_map(|id| id.trim().parse().ok())
+        .collect();
+    if ids != (1..=ids.len() as u64).collect::<Vec<_>>() {
+        fail(format!("the journal's seq has a gap: {ids:?}"));
+    }
+    let settled = kinds
+        .iter()
+        .rposition(|kind| *kind == "tool_finished")
+        .is_some_and(|last| kinds[last..].contains(&"step_finished"));
+    if !settled {
+        fail(format!(
+            "no step_finished after the last tool_finished: {kinds:?}"
+        ));
+    }
     // One email, one question: a crash between the gate recording the run's call and
     // the run recording its step must not ask the person twice.
     let listed = expect(

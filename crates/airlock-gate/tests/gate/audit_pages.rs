@@ -336,3 +336,64 @@ async fn a_sealed_chain_verifies_as_its_export_does_and_breaks_where_it_was_edit
     assert_eq!(gap.records, before.records - 3_000);
     assert_eq!(gap.head, before.head);
 }
+
+/// Appends `count` records to the harness's chain through `store`.
+async fn append(
+    store: &SqliteStore,
+    h: &Harness,
+    workspace: &str,
+    agent: &airlock_protocol::Agent,
+    count: u64,
+) {
+    let mut effects = Effects::none();
+    for n in 0..count {
+        effects = effects.audit(AuditEntry {
+            at: h.gate.now(),
+            actor: "agent:scout".into(),
+            kind: "call.allowed".into(),
+            subject: format!("call_{n}"),
+            data: json!({"n": n, "tool": "fs.read"}).into(),
+        });
+    }
+    store
+        .update_agent(workspace, agent, &effects)
+        .await
+        .unwrap();
+}
+
+/// Records deleted from the chain's end leave a shorter chain that verifies on its own;
+/// the head the store keeps apart from the records (`audit_heads`) shows them missing,
+/// and records appended again in their place are not taken for the ones that were there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_deleted_from_the_chains_end_are_found_online() {
+    let h = Harness::new().await;
+    let (path, store, workspace, agent) = opened(&h).await;
+    append(&store, &h, &workspace, &agent, 10).await;
+    let intact = h.gate.verify_audit(&h.owner).await.unwrap();
+    assert!(intact.ok, "{intact:?}");
+    let head = intact.head.unwrap().seq;
+
+    let mut conn = SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM audit WHERE seq > ?")
+        .bind(i64::try_from(head - 2).unwrap())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let cut = h.gate.verify_audit(&h.owner).await.unwrap();
+    assert!(!cut.ok, "{cut:?}");
+    assert_eq!(cut.first_bad_seq, Some(head - 1), "{cut:?}");
+    let problem = cut.problem.unwrap();
+    assert!(problem.contains("missing from its end"), "{problem}");
+    // The export of what is left verifies: only the kept head tells.
+    assert!(verify_export(&exported(&h).await).ok);
+
+    // Two new records appended where the deleted ones were: the chain is as long again,
+    // but its end is not what was appended there.
+    append(&store, &h, &workspace, &agent, 2).await;
+    let replaced = h.gate.verify_audit(&h.owner).await.unwrap();
+    assert!(!replaced.ok, "{replaced:?}");
+    assert_eq!(replaced.first_bad_seq, Some(head), "{replaced:?}");
+    assert!(replaced.problem.unwrap().contains("replaced"));
+}

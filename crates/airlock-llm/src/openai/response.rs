@@ -56,8 +56,15 @@ pub(crate) struct WireFunction {
 
 /// Parses a whole `/chat/completions` response body.
 pub(crate) fn parse(body: &[u8], names: &ToolNames) -> Result<Completion, LlmError> {
-    let response: ResponseBody = serde_json::from_slice(body)
-        .map_err(|error| LlmError::Malformed(format!("the response is not valid JSON: {error}")))?;
+    let response: ResponseBody = serde_json::from_slice(body).map_err(|error| {
+        // A body that stops in the middle of its JSON was cut (a close-delimited body ends
+        // with the connection): worth another try, unlike a body that is not JSON at all.
+        if error.is_eof() {
+            LlmError::Transport(format!("the response ended before its end: {error}"))
+        } else {
+            LlmError::Malformed(format!("the response is not valid JSON: {error}"))
+        }
+    })?;
     if let Some(error) = response.error {
         return Err(LlmError::Malformed(format!(
             "the response is an error: {error}"
@@ -125,7 +132,9 @@ pub(crate) fn arguments_text(arguments: Option<Value>) -> String {
 }
 
 /// Checks one assembled tool call and maps its name back to the airlock name. A missing id
-/// is made up (`call_<position>`): some local servers omit it and the turn is still usable.
+/// stays empty (some local servers omit it, and the turn is still usable): the runtime
+/// gives every call of a turn an id of its own when the model's is missing or taken, so
+/// nothing here makes one up that could collide with another turn's.
 pub(crate) fn finish_call(
     position: usize,
     id: Option<String>,
@@ -136,9 +145,7 @@ pub(crate) fn finish_call(
     let name = name
         .filter(|name| !name.is_empty())
         .ok_or_else(|| LlmError::Malformed(format!("tool call {position} has no function name")))?;
-    let id = id
-        .filter(|id| !id.is_empty())
-        .unwrap_or_else(|| format!("call_{position}"));
+    let id = id.unwrap_or_default();
     Ok(ToolCall {
         id,
         name: names.to_airlock(&name),
@@ -160,6 +167,8 @@ mod tests {
     fn malformed_bodies_are_named_precisely() {
         let error = |body| parse_text(body).unwrap_err().to_string();
         assert!(error("not json").contains("not valid JSON"));
+        let cut = parse_text(r#"{"choices": [{"message"#).unwrap_err();
+        assert!(matches!(cut, LlmError::Transport(_)), "{cut:?}");
         assert!(error(r#"{"choices": []}"#).contains("no choices"));
         assert!(error(r#"{"id": "x"}"#).contains("no choices"));
         assert!(error(r#"{"choices": [{"index": 0}]}"#).contains("no message"));
@@ -174,7 +183,7 @@ mod tests {
             "tool_calls":[{"function":{"name":"f","arguments":{"x":1}}}]},"finish_reason":"tool_calls"}]}"#;
         let completion = parse_text(body).unwrap();
         assert_eq!(completion.text.as_deref(), Some("ab"));
-        assert_eq!(completion.tool_calls[0].id, "call_0");
+        assert_eq!(completion.tool_calls[0].id, "", "no id is made up");
         assert_eq!(completion.tool_calls[0].arguments, r#"{"x":1}"#);
         assert_eq!(completion.finish_reason.as_deref(), Some("tool_calls"));
     }

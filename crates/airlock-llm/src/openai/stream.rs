@@ -5,6 +5,7 @@
 //! `index`: the id and name come first, the arguments in fragments.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use futures::StreamExt;
 use serde::Deserialize;
@@ -12,13 +13,18 @@ use serde_json::Value;
 
 use super::names::ToolNames;
 use super::response::{arguments_text, finish_call, WireCall};
-use super::transport_error;
+use super::{silent, transport_error};
 use crate::{Completion, LlmError};
 
 /// Reads the event stream of `response` to the end (or to `[DONE]`). Sets `delivered` as
 /// soon as a text fragment went to `on_delta`, so the caller knows not to retry.
+///
+/// A stream that ends, cleanly, before `[DONE]` and before any `finish_reason` was cut
+/// (a close-delimited body ends with the connection; a proxy may end a chunked one): a
+/// transport failure, which the caller retries when nothing was shown yet.
 pub(crate) async fn read(
     response: reqwest::Response,
+    idle: Duration,
     names: &ToolNames,
     on_delta: &(dyn Fn(&str) + Send + Sync),
     delivered: &AtomicBool,
@@ -26,7 +32,12 @@ pub(crate) async fn read(
     let mut decoder = SseDecoder::default();
     let mut state = StreamState::default();
     let mut body = response.bytes_stream();
-    while let Some(bytes) = body.next().await {
+    // A model that keeps streaming may take as long as it needs; one silent for `idle`
+    // between two pieces is given up on.
+    while let Some(bytes) = tokio::time::timeout(idle, body.next())
+        .await
+        .map_err(|_elapsed| silent(idle))?
+    {
         let bytes = bytes.map_err(|error| match transport_error(&error) {
             LlmError::Transport(message) => {
                 LlmError::Transport(format!("the event stream was cut: {message}"))
@@ -228,7 +239,7 @@ impl StreamState {
             ));
         }
         if !self.done && self.finish_reason.is_none() {
-            return Err(LlmError::Malformed(
+            return Err(LlmError::Transport(
                 "the event stream ended before [DONE]".into(),
             ));
         }
@@ -313,6 +324,18 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_that_stops_before_its_end_was_cut() {
+        let (result, deltas) = decode(
+            "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n",
+            4,
+        );
+        let error = result.unwrap_err();
+        assert!(matches!(error, LlmError::Transport(_)), "{error:?}");
+        assert!(error.to_string().contains("before [DONE]"), "{error}");
+        assert_eq!(deltas, ["x"]);
+    }
+
+    #[test]
     fn a_last_event_without_blank_line_counts() {
         let stream =
             "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}";
@@ -324,10 +347,6 @@ mod tests {
         let error = |stream| decode(stream, 4).0.unwrap_err().to_string();
         assert!(error("this is not an event stream\n").contains("no data lines"));
         assert!(error("data: {nope\n\n").contains("not a valid chunk"));
-        assert!(
-            error("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n")
-                .contains("before [DONE]")
-        );
         assert!(error("data: {\"choices\":[]}\n\ndata: [DONE]\n\n").contains("no choices"));
         assert!(error("data: {\"error\":{\"message\":\"boom\"}}\n\n").contains("boom"));
     }

@@ -121,9 +121,6 @@ async fn sse_garbage_is_malformed() {
     assert!(garbage.contains("not a valid chunk"), "{garbage}");
     let no_events = malformed(FakeReply::Raw("<html>oops</html>".into()), true).await;
     assert_eq!(no_events, "the event stream has no data lines");
-    let unfinished = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n";
-    let unfinished = malformed(FakeReply::Raw(unfinished.into()), true).await;
-    assert_eq!(unfinished, "the event stream ended before [DONE]");
 }
 
 #[tokio::test]
@@ -136,7 +133,7 @@ async fn a_slow_server_times_out_after_the_retries() {
         ));
     }
     let options = ClientOptions {
-        timeout: Duration::from_millis(200),
+        idle_timeout: Duration::from_millis(200),
         max_retries: 1,
         backoff: Duration::from_millis(10),
     };
@@ -150,6 +147,97 @@ async fn a_slow_server_times_out_after_the_retries() {
         started.elapsed()
     );
     assert_eq!(fake.requests().len(), 2, "a timeout is retried");
+}
+
+/// A slow model that keeps streaming (a local model on a CPU) is never cut off, however
+/// long its answer takes; only silence counts against the timeout.
+#[tokio::test]
+async fn a_stream_longer_than_the_timeout_is_read_while_it_keeps_coming() {
+    for stream in [true, false] {
+        let fake = FakeOpenAi::start().await;
+        // Ten chunks 100 ms apart: a second in all, five times the timeout.
+        let pieces: Vec<String> = (0..10).map(|n| format!("{n} ")).collect();
+        fake.push(FakeReply::Paced(
+            Duration::from_millis(100),
+            Box::new(FakeReply::TextInPieces(pieces.clone())),
+        ));
+        let options = ClientOptions {
+            idle_timeout: Duration::from_millis(400),
+            max_retries: 0,
+            backoff: Duration::from_millis(10),
+        };
+        let client = OpenAiClient::new(&config(&fake, stream), options).unwrap();
+        let (result, deltas) = complete(&client, &request("hi")).await;
+        let completion = result.unwrap_or_else(|error| panic!("stream={stream}: {error}"));
+        assert_eq!(completion.text.unwrap(), pieces.concat(), "stream={stream}");
+        if stream {
+            assert_eq!(deltas, pieces);
+        }
+    }
+}
+
+/// A stream that goes silent in the middle of its answer is given up on after the idle
+/// timeout, not after the whole answer's time.
+#[tokio::test]
+async fn a_stream_silent_for_the_idle_timeout_times_out() {
+    let fake = FakeOpenAi::start().await;
+    fake.push(FakeReply::Paced(
+        Duration::from_millis(1_000),
+        Box::new(FakeReply::Text("slow".into())),
+    ));
+    let options = ClientOptions {
+        idle_timeout: Duration::from_millis(200),
+        max_retries: 0,
+        backoff: Duration::from_millis(10),
+    };
+    let client = OpenAiClient::new(&config(&fake, true), options).unwrap();
+    let started = Instant::now();
+    let (result, _) = complete(&client, &request("hi")).await;
+    let error = result.unwrap_err();
+    assert!(matches!(error, LlmError::Timeout(_)), "{error:?}");
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A body that ends cleanly before its answer does (a close-delimited body ends with the
+/// connection's FIN) was cut, not malformed: retried when nothing was shown yet.
+#[tokio::test]
+async fn a_body_that_ends_early_is_retried_before_any_delta() {
+    for stream in [true, false] {
+        let fake = FakeOpenAi::start().await;
+        fake.push(FakeReply::EndsEarly(Box::new(FakeReply::ToolCalls(vec![
+            (
+                "email_send".into(),
+                serde_json::json!({"to": "bob@example.com"}),
+            ),
+        ]))));
+        fake.push(FakeReply::Text("whole".into()));
+        let (completion, deltas) = complete(&client(&fake, stream), &request("hi")).await;
+        let completion = completion.unwrap_or_else(|error| panic!("stream={stream}: {error}"));
+        assert_eq!(completion.text.as_deref(), Some("whole"));
+        assert_eq!(deltas.concat(), "whole");
+        assert_eq!(fake.requests().len(), 2, "stream={stream}");
+    }
+}
+
+/// Text already shown is never shown twice: a stream that ends early after some text
+/// fails the turn instead of retrying it.
+#[tokio::test]
+async fn a_stream_that_ends_early_after_text_is_not_retried() {
+    let fake = FakeOpenAi::start().await;
+    fake.push(FakeReply::EndsEarly(Box::new(FakeReply::Text(
+        "partial answer".into(),
+    ))));
+    fake.push(FakeReply::Text("must not be shown".into()));
+    let (result, deltas) = complete(&client(&fake, true), &request("hi")).await;
+    let error = result.unwrap_err();
+    assert!(matches!(error, LlmError::Transport(_)), "{error:?}");
+    assert!(error.to_string().contains("before [DONE]"), "{error}");
+    assert_eq!(deltas.concat(), "partial answer");
+    assert_eq!(fake.requests().len(), 1);
 }
 
 #[tokio::test]

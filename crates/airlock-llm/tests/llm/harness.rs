@@ -13,7 +13,7 @@ use serde_json::json;
 /// Options that keep retrying tests fast.
 pub fn fast_options() -> ClientOptions {
     ClientOptions {
-        timeout: Duration::from_secs(5),
+        idle_timeout: Duration::from_secs(5),
         max_retries: 3,
         backoff: Duration::from_millis(10),
     }

@@ -172,6 +172,10 @@ fn bad_scenarios_name_the_problem() {
     assert!(unknown_event.contains("tool_call"), "{unknown_event}");
     let syntax = load_error("[[scenario]\nmarker = \"#x\"\n");
     assert!(syntax.contains("line 1"), "{syntax}");
+    // Any file may be named: its lines are never quoted, only their position.
+    let not_scenarios = load_error("root:x:0:0:root:/root:/bin/bash\n");
+    assert!(!not_scenarios.contains("/bin/bash"), "{not_scenarios}");
+    assert!(not_scenarios.contains("line 1"), "{not_scenarios}");
     let no_turns = load_error("[[scenario]]\nmarker = \"#x\"\n");
     assert!(
         no_turns.contains("`#x` has no [[scenario.turn]]"),

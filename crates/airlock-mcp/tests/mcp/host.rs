@@ -230,3 +230,75 @@ fn servers_serving(folder: &Path) -> Option<usize> {
         .count();
     Some(count)
 }
+
+/// F7: a server that died (a crash, an OOM kill) is started again when a call is about
+/// to go to it, and the call runs on the new one; the agent's tools keep working without
+/// a restart of airlock.
+#[tokio::test]
+async fn a_server_that_died_is_started_again_for_the_next_call() {
+    let (_folder, root) = folder_with_hello();
+    let host = McpHost::start(&[filesystem("fs", &root)]).await;
+    let path = root.join("hello.txt").display().to_string();
+    let read = || host.call("mcp__fs__read_text_file", json!({"path": path}), PATIENCE);
+    assert_eq!(read().await.unwrap().text, "hello from the real server");
+
+    let pids = server_pids(&root);
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pids[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // The host learns of the death when it reads the end of the server's output.
+    let start = std::time::Instant::now();
+    while host.dead_servers().await.is_empty() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the host never saw the server die"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(host.dead_servers().await, ["fs"]);
+    assert!(!is_alive(pids[0]));
+
+    let again = read().await;
+    assert_eq!(
+        again.map(|result| result.text).unwrap(),
+        "hello from the real server"
+    );
+    let now = server_pids(&root);
+    assert_eq!(now.len(), 1, "one new server: {now:?}");
+    assert_ne!(now, pids);
+    assert!(host.dead_servers().await.is_empty());
+    host.shutdown().await;
+}
+
+/// The ids of the processes with `folder` on their command line (Linux: `/proc`).
+fn server_pids(folder: &Path) -> Vec<u32> {
+    let folder = folder.display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            (String::from_utf8_lossy(&cmdline).contains(&folder) && is_alive(pid)).then_some(pid)
+        })
+        .collect()
+}
+
+/// Whether the process runs (neither gone nor a zombie waiting to be reaped).
+fn is_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .next()?
+                .to_owned();
+            Some(state != "Z" && state != "X")
+        })
+        .unwrap_or(false)
+}

@@ -294,8 +294,10 @@ impl Tail {
                 match self.runtime.get_run(&self.principal, &self.run_id).await {
                     // INVARIANT: a run's state and `last_seq` are written in the transaction
                     // that appends its events, so an ended run read here has every event
-                    // it will ever have, and none is past `last_seq`. Resumed at or after
-                    // its last event, the stream has nothing left to send.
+                    // it will ever have, and none is past `last_seq` (but for the result of
+                    // a tool that was running when a person cancelled the run: it follows
+                    // `run_cancelled`, and a stream opened after it still sends it). Resumed
+                    // at or after its last event, the stream has nothing left to send.
                     Ok(run) if !run.state.is_live() && run.last_seq <= self.after => return None,
                     Ok(run) if run.last_seq > self.after => {}
                     Ok(_) => {

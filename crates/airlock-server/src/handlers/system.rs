@@ -32,7 +32,14 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        state.metrics.render(state.gate.waiting()),
+        {
+            let mut text = state.metrics.render(state.gate.waiting());
+            // Only a server with channels configured has notifications to count.
+            if let Some(notifier) = &state.notifier {
+                notifier.counters().render(&mut text);
+            }
+            text
+        },
     )
 }
 

@@ -31,6 +31,10 @@ pub struct NotificationsConfig {
     pub link_ttl: Option<String>,
     #[serde(default)]
     pub retry: Option<RetryConfig>,
+    /// The longest one delivery attempt may take, whatever the channel (an SMTP server
+    /// that never answers, a slow Slack); default 30s, at most 100s.
+    #[serde(default)]
+    pub timeout: Option<String>,
     #[serde(default)]
     pub webhooks: Vec<WebhookConfig>,
     #[serde(default)]
@@ -56,7 +60,8 @@ pub struct SlackConfig {
     pub signing_secret_env: String,
     #[serde(default)]
     pub min_risk: Option<Risk>,
-    /// The user the message's "Open in airlock" link signs in, as for other channels.
+    /// Accepted for older files, and ignored with a warning: a message in a shared
+    /// channel is read by everyone in it, so its link never signs anyone in.
     #[serde(default)]
     pub user: Option<String>,
     /// Slack's Web API base; tests point it at a fake. Default `https://slack.com/api`.
@@ -104,7 +109,8 @@ pub struct WebhookConfig {
     /// Only approvals of at least this risk.
     #[serde(default)]
     pub min_risk: Option<Risk>,
-    /// The user of the approval's workspace the link signs in.
+    /// Accepted for older files, and ignored with a warning: whoever reads what the
+    /// webhook receives is unknown, so its link never signs anyone in.
     #[serde(default)]
     pub user: Option<String>,
 }
@@ -116,8 +122,14 @@ pub struct EmailConfig {
     pub to: Vec<String>,
     #[serde(default)]
     pub min_risk: Option<Risk>,
+    /// With exactly one address in `to`: the user that address belongs to, whom its link
+    /// signs in. With several, ignored with a warning (`users` binds each address).
     #[serde(default)]
     pub user: Option<String>,
+    /// Address → the user it belongs to: that recipient's link signs that user in, and
+    /// nobody else's link does. An address not here gets a link that asks for a sign-in.
+    #[serde(default)]
+    pub users: std::collections::BTreeMap<String, String>,
     /// Overrides the `AIRLOCK_SMTP*` environment when present.
     #[serde(default)]
     pub smtp: Option<SmtpFileConfig>,
@@ -137,6 +149,10 @@ pub struct SmtpFileConfig {
     pub password_env: Option<String>,
     #[serde(default)]
     pub starttls: bool,
+    /// Send the username and password over a connection without TLS, to a server on
+    /// this machine (loopback) only. Off by default: credentials go only over TLS.
+    #[serde(default)]
+    pub plaintext_auth: bool,
 }
 
 /// A config file that cannot be used, with what to fix.
@@ -229,6 +245,10 @@ pub struct Channel {
     pub name: String,
     pub target: Target,
     pub min_risk: Option<Risk>,
+    /// The user whom this channel's link signs in: only ever set for a channel that
+    /// reaches one person, an email recipient bound to their own user. A shared channel
+    /// (a webhook, Slack) sends the plain approval page, which asks whoever opens it to
+    /// sign in as themselves, so a link never lets its clicker do more than they may (G6).
     pub user: Option<String>,
 }
 
@@ -238,11 +258,22 @@ pub struct Settings {
     pub public_url: Option<String>,
     pub link_ttl: Duration,
     pub retry: Retry,
+    /// The longest one delivery attempt may take.
+    pub timeout: Duration,
     pub channels: Vec<Channel>,
+    /// What the file asks for that is ignored, and why; logged when the notifier starts.
+    pub warnings: Vec<String>,
 }
 
 /// The default longest life of a link.
 pub const LINK_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// The default longest delivery attempt.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest `timeout` may be: well inside the two minutes a node holds its claim on
+/// a notification, so that no other node retries one whose attempt is still running.
+pub const MAX_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(100);
 
 impl Settings {
     /// The Slack channel and its target, when one is configured.
@@ -285,6 +316,14 @@ impl ServerConfig {
                 .ok_or_else(|| error(format!("{what} `{text}` must be a duration such as 30s"))),
         };
         let link_ttl = duration("link_ttl", &config.link_ttl, LINK_TTL)?;
+        let timeout = duration("timeout", &config.timeout, ATTEMPT_TIMEOUT)?;
+        if timeout > MAX_ATTEMPT_TIMEOUT {
+            return Err(error(format!(
+                "timeout must be at most {}s",
+                MAX_ATTEMPT_TIMEOUT.as_secs()
+            )));
+        }
+        let mut warnings = Vec::new();
         let defaults = Retry::default();
         let retry = match &config.retry {
             None => defaults,
@@ -320,6 +359,13 @@ impl ServerConfig {
                 }
                 None => None,
             };
+            if webhook.user.is_some() {
+                warnings.push(format!(
+                    "webhook `{name}`: `user` is ignored: whoever reads what a webhook \
+                     receives could use a link that signs someone in, so its link opens \
+                     the approval page, which asks for a sign-in"
+                ));
+            }
             channels.push(Channel {
                 name,
                 target: Target::Webhook {
@@ -328,7 +374,7 @@ impl ServerConfig {
                     secret,
                 },
                 min_risk: webhook.min_risk,
-                user: webhook.user.clone(),
+                user: None,
             });
         }
         if let Some(email) = &config.email {
@@ -344,16 +390,45 @@ impl ServerConfig {
                     password_env: file.password_env.clone(),
                     starttls: file.starttls,
                 },
-                None => smtp_env.ok_or_else(|| {
+                None => smtp_env.clone().ok_or_else(|| {
                     error(
                         "email needs an SMTP server: [notifications.email.smtp] or AIRLOCK_SMTP"
                             .into(),
                     )
                 })?,
             };
+            let plaintext_auth = match &email.smtp {
+                Some(file) => file.plaintext_auth,
+                None => {
+                    env(PLAINTEXT_AUTH_ENV).is_some_and(|value| value == "1" || value == "true")
+                }
+            };
+            check_smtp_security(&smtp, plaintext_auth).map_err(|m| error(format!("email: {m}")))?;
             if email.to.is_empty() {
                 return Err(error("email.to names no recipient".into()));
             }
+            if let Some(address) = email
+                .users
+                .keys()
+                .find(|address| !email.to.contains(address))
+            {
+                return Err(error(format!(
+                    "email.users: {address:?} is not one of the addresses in email.to"
+                )));
+            }
+            // `user` names whom the one recipient is; for several recipients it cannot.
+            let only = match (&email.user, &email.to[..]) {
+                (Some(user), [address]) => Some((address, user)),
+                (Some(user), _) => {
+                    warnings.push(format!(
+                        "email: `user = {user:?}` is ignored: it would give every recipient \
+                         a link that signs {user} in; bind each address to its own user \
+                         with [notifications.email.users]"
+                    ));
+                    None
+                }
+                (None, _) => None,
+            };
             for to in &email.to {
                 let plain = to.split_once('@').is_some_and(|(local, domain)| {
                     !local.is_empty() && !domain.is_empty() && !domain.contains('@')
@@ -364,6 +439,9 @@ impl ServerConfig {
                         "email.to: {to:?} is not one address such as alice@example.com"
                     )));
                 }
+                let user = email.users.get(to).or(only
+                    .filter(|(address, _)| *address == to)
+                    .map(|(_, user)| user));
                 channels.push(Channel {
                     name: format!("email:{to}"),
                     target: Target::Email {
@@ -371,12 +449,20 @@ impl ServerConfig {
                         smtp: smtp.clone(),
                     },
                     min_risk: email.min_risk,
-                    user: email.user.clone(),
+                    user: user.cloned(),
                 });
             }
         }
         if let Some(slack) = &config.slack {
             channels.push(slack_channel(slack, env).map_err(|m| error(format!("slack: {m}")))?);
+            if slack.user.is_some() {
+                warnings.push(
+                    "slack: `user` is ignored: everyone in the channel sees the message, so \
+                     its link opens the approval page, which asks for a sign-in (the \
+                     buttons decide as the clicker's own user, [notifications.slack.users])"
+                        .into(),
+                );
+            }
         }
         let mut names: Vec<&str> = channels.iter().map(|c| c.name.as_str()).collect();
         names.sort_unstable();
@@ -393,9 +479,44 @@ impl ServerConfig {
                 .map(|url| url.trim_end_matches('/').to_owned()),
             link_ttl,
             retry,
+            timeout,
             channels,
+            warnings,
         }))
     }
+}
+
+/// The variable that lets notification email send SMTP credentials without TLS to a
+/// server on this machine, when the SMTP server comes from `AIRLOCK_SMTP*` (the file's
+/// `plaintext_auth` otherwise).
+pub const PLAINTEXT_AUTH_ENV: &str = "AIRLOCK_SMTP_PLAINTEXT_AUTH";
+
+/// A username and password go only over TLS: STARTTLS (`starttls = true`) or implicit
+/// TLS (port 465). Without TLS they are refused before the server starts, except to a
+/// server on this machine (where they do not cross a network) when `plaintext_auth`
+/// says so explicitly.
+fn check_smtp_security(smtp: &SmtpConfig, plaintext_auth: bool) -> Result<(), String> {
+    let credentials = smtp.username.is_some() || smtp.password_env.is_some();
+    if !credentials || smtp.starttls || smtp.port == airlock_tools::IMPLICIT_TLS_PORT {
+        return Ok(());
+    }
+    if !airlock_tools::is_loopback(&smtp.host) {
+        return Err(format!(
+            "the SMTP username and password would cross the network to {} in clear text: \
+             set starttls = true, or use port {} (implicit TLS)",
+            smtp.host,
+            airlock_tools::IMPLICIT_TLS_PORT
+        ));
+    }
+    if !plaintext_auth {
+        return Err(format!(
+            "the SMTP username and password would be sent without TLS: set starttls = true, \
+             use port {} (implicit TLS), or, for a server on this machine only, allow it \
+             with plaintext_auth = true ({PLAINTEXT_AUTH_ENV}=1 for AIRLOCK_SMTP)",
+            airlock_tools::IMPLICIT_TLS_PORT
+        ));
+    }
+    Ok(())
 }
 
 fn slack_channel(
@@ -431,7 +552,7 @@ fn slack_channel(
             users: slack.users.clone(),
         })),
         min_risk: slack.min_risk,
-        user: slack.user.clone(),
+        user: None,
     })
 }
 
@@ -448,153 +569,4 @@ fn check_http_url(url: &str) -> Result<(), String> {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    fn settings(text: &str) -> Result<Option<Settings>, ConfigError> {
-        let env = |name: &str| (name == "HOOK_KEY").then(|| "k3y".to_owned());
-        ServerConfig::parse(text, "airlock.toml")?.notification_settings(&env, None)
-    }
-
-    #[test]
-    fn unknown_keys_are_refused_with_their_name() {
-        for (text, key) in [
-            ("[notification]\n", "notification"),
-            ("[notifications]\npublic_ur = \"http://x\"\n", "public_ur"),
-            (
-                "[[notifications.webhooks]]\nurl = \"http://x\"\nsecret = \"k\"\n",
-                "secret",
-            ),
-            ("[notifications.email]\nto = []\nfrom = \"x\"\n", "from"),
-        ] {
-            let error = settings(text).unwrap_err().to_string();
-            assert!(
-                error.contains(key) && error.contains("airlock.toml"),
-                "{error}"
-            );
-        }
-    }
-
-    #[test]
-    fn channels_are_resolved_and_checked() {
-        let text = r#"
-            [notifications]
-            public_url = "https://airlock.example/"
-            link_ttl = "2h"
-            retry = { initial = "200ms", max = "1s", attempts = 3 }
-            [[notifications.webhooks]]
-            url = "https://hooks.example/a"
-            secret_env = "HOOK_KEY"
-            min_risk = "external"
-            user = "alice"
-            [[notifications.webhooks]]
-            name = "slack"
-            url = "https://hooks.slack.example/T/B"
-            format = "slack"
-            [notifications.email]
-            to = ["alice@acme.test", "bob@acme.test"]
-            smtp = { host = "127.0.0.1", port = 2525 }
-        "#;
-        let settings = settings(text).unwrap().unwrap();
-        assert_eq!(
-            settings.public_url.as_deref(),
-            Some("https://airlock.example")
-        );
-        assert_eq!(settings.link_ttl, Duration::from_secs(7200));
-        let names: Vec<_> = settings.channels.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "webhooks[0]",
-                "slack",
-                "email:alice@acme.test",
-                "email:bob@acme.test"
-            ]
-        );
-        assert!(matches!(
-            &settings.channels[0].target,
-            Target::Webhook { secret: Some(key), .. } if key == b"k3y"
-        ));
-        assert_eq!(settings.channels[0].min_risk, Some(Risk::External));
-        let retry = settings.retry;
-        let delays: Vec<_> = (1..=5).map(|n| retry.delay(n).as_millis()).collect();
-        assert_eq!(delays, [200, 400, 800, 1000, 1000]);
-    }
-
-    #[test]
-    fn what_cannot_work_is_refused_before_starting() {
-        for (text, expected) in [
-            (
-                "[[notifications.webhooks]]\nurl = \"https://h/x\"\n",
-                "secret_env is required",
-            ),
-            (
-                "[[notifications.webhooks]]\nurl = \"https://h/x\"\nsecret_env = \"NOPE\"\n",
-                "NOPE is not set",
-            ),
-            (
-                "[[notifications.webhooks]]\nurl = \"ftp://h\"\nsecret_env = \"HOOK_KEY\"\n",
-                "http",
-            ),
-            ("[notifications.email]\nto = [\"a@b\"]\n", "SMTP"),
-            (
-                "[notifications.email]\nto = [\"a b@c\"]\nsmtp = { host = \"h\", port = 25 }\n",
-                "one address",
-            ),
-            (
-                "[notifications]\nlink_ttl = \"soon\"\n[notifications.email]\nto = [\"a@b\"]\n",
-                "duration",
-            ),
-            (
-                "[[notifications.webhooks]]\nname = \"x\"\nurl = \"https://h\"\nformat = \"slack\"\n\
-                 [[notifications.webhooks]]\nname = \"x\"\nurl = \"https://h\"\nformat = \"slack\"\n",
-                "two channels",
-            ),
-            (
-                "[[notifications.webhooks]]\nurl = \"https://h\"\nformat = \"xml\"\n",
-                "xml",
-            ),
-        ] {
-            let error = settings(text).unwrap_err().to_string();
-            assert!(error.contains(expected), "{text}: {error}");
-        }
-        for (text, expected) in [
-            (
-                "[notifications.slack]\nchannel = \"C1\"\nbot_token_env = \"NOPE\"\n\
-                 signing_secret_env = \"HOOK_KEY\"\n",
-                "NOPE is not set",
-            ),
-            (
-                "[notifications.slack]\nchannel = \"#general\"\nbot_token_env = \"HOOK_KEY\"\n\
-                 signing_secret_env = \"HOOK_KEY\"\n",
-                "conversation id",
-            ),
-            (
-                "[notifications.slack]\nchannel = \"C1\"\nbot_token_env = \"HOOK_KEY\"\n\
-                 signing_secret_env = \"HOOK_KEY\"\nusers = { \"a b\" = \"alice\" }\n",
-                "Slack user id",
-            ),
-            (
-                "[notifications.slack]\nchannel = \"C1\"\nbot_token_env = \"HOOK_KEY\"\n\
-                 signing_secret_env = \"HOOK_KEY\"\nbuttons = true\n",
-                "buttons",
-            ),
-        ] {
-            let error = settings(text).unwrap_err().to_string();
-            assert!(error.contains(expected), "{text}: {error}");
-        }
-        let slack = settings(
-            "[notifications.slack]\nchannel = \"C1\"\nbot_token_env = \"HOOK_KEY\"\n\
-             signing_secret_env = \"HOOK_KEY\"\napi_url = \"http://127.0.0.1:9/api/\"\n\
-             users = { U1 = \"alice\" }\n",
-        )
-        .unwrap()
-        .unwrap();
-        let (channel, target) = slack.slack().unwrap();
-        assert_eq!(channel.name, "slack");
-        assert_eq!(target.api_url, "http://127.0.0.1:9/api");
-        assert_eq!(target.users.get("U1").map(String::as_str), Some("alice"));
-        assert!(settings("").unwrap().is_none());
-        assert!(settings("[notifications]\n").unwrap().is_none());
-    }
-}
+mod tests;

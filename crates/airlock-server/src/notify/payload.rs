@@ -3,6 +3,7 @@
 //! Every shape carries the approval's preview as the gate redacted it (G9): summary,
 //! tool, risk, agent, deadline; never the arguments.
 
+use super::slack::blocks::shown;
 use airlock_protocol::Approval;
 use serde_json::{json, Value};
 
@@ -14,9 +15,10 @@ pub struct Notice<'a> {
     pub approval: &'a Approval,
     /// The agent's name (its id when it cannot be found).
     pub agent: &'a str,
-    /// The signed link, or the plain approval page when no user is configured.
+    /// The signed link, or the plain approval page (a shared channel, or a recipient
+    /// bound to no user).
     pub link: &'a str,
-    /// Whether the link signs the person in (a channel with a `user`).
+    /// Whether the link signs the person in (an email recipient bound to their user).
     pub signs_in: bool,
 }
 
@@ -44,15 +46,18 @@ pub fn webhook_json(notice: &Notice<'_>) -> Value {
     })
 }
 
-/// Slack's incoming-webhook shape: `text` (the fallback) and `blocks`.
+/// Slack's incoming-webhook shape: `text` (the fallback) and `blocks`. Every value is
+/// shown as the Slack app shows it: hidden characters written out, markup escaped, in
+/// `text` too (Slack shows it in notifications, and a receiver that ignores `blocks`
+/// shows only it), so an agent's text can carry no live link.
 pub fn slack(notice: &Notice<'_>) -> Value {
     let approval = notice.approval;
     let text = format!(
         "{} asks to run {} ({} risk): {}",
-        notice.agent,
-        approval.tool,
+        shown(notice.agent),
+        shown(&approval.tool),
         approval.risk.as_str(),
-        approval.preview.summary
+        shown(&approval.preview.summary)
     );
     json!({
         "text": format!("{text} — {}", notice.link),
@@ -61,10 +66,10 @@ pub fn slack(notice: &Notice<'_>) -> Value {
                 "type": "section",
                 "text": {"type": "mrkdwn", "text": format!(
                     "*{}* asks to run `{}` ({} risk)\n{}",
-                    escape_mrkdwn(notice.agent),
-                    escape_mrkdwn(&approval.tool),
+                    shown(notice.agent),
+                    shown(&approval.tool),
                     approval.risk.as_str(),
-                    escape_mrkdwn(&approval.preview.summary),
+                    shown(&approval.preview.summary),
                 )},
             },
             {
@@ -84,13 +89,6 @@ pub fn slack(notice: &Notice<'_>) -> Value {
             },
         ],
     })
-}
-
-/// Slack reads `<`, `>` and `&` as markup.
-fn escape_mrkdwn(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// The subject and plain-text body of the email.

@@ -7,6 +7,11 @@
 //! changes nothing, so a mail scanner or a chat's link preview that fetches it neither
 //! spends it nor gets a session (they never press buttons).
 //!
+//! A link exists to decide one approval: once that approval is no longer pending, or
+//! when it names none (a link forged with a leaked key), `GET` and `POST` answer 410
+//! "no longer waiting" (404 for none) and sign nobody in; the page offers the ordinary
+//! sign-in. `POST` checks it again inside the transaction that would open the session.
+//!
 //! `POST` (from that page, not from another site) checks the link again and consumes its
 //! nonce in the same store transaction that opens a web session as the link's user (a
 //! second use is 410 "already used"; nothing is written). Then the browser gets the usual
@@ -23,6 +28,7 @@ use crate::web::session::{self, came_over_https, set_cookie};
 use crate::AppState;
 use airlock_gate::clock::add_seconds;
 use airlock_gate::ids::new_id;
+use airlock_protocol::ApprovalStatus;
 use airlock_store::{LinkError, LinkUse, WebSession};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -35,6 +41,17 @@ pub async fn open(State(state): State<AppState>, Path(token): Path<String>) -> R
         Ok(claims) => claims,
         Err(refusal) => return refusal,
     };
+    let approval = state
+        .gate
+        .notifications()
+        .approval(&claims.workspace, &claims.approval_id)
+        .await;
+    match approval {
+        Ok(Some(approval)) if approval.status == ApprovalStatus::Pending => {}
+        Ok(Some(approval)) => return not_pending(approval.status.as_str(), &claims),
+        Ok(None) => return no_approval(),
+        Err(error) => return unavailable(&error.to_string()),
+    }
     let body = html! {
         section.panel.link {
             h1 { "Open the approval" }
@@ -108,8 +125,31 @@ pub async fn use_link(
             "The person it was made for has no live token in this workspace any more.",
             Some(&next),
         ),
+        Err(LinkError::NotPending(status)) => not_pending(&status, &claims),
+        Err(LinkError::NoApproval) => no_approval(),
         Err(LinkError::Store(error)) => unavailable(&error.to_string()),
     }
+}
+
+/// The link's approval ended: the link signs nobody in any more.
+fn not_pending(status: &str, claims: &sign::LinkClaims) -> Response {
+    refused(
+        StatusCode::GONE,
+        "This approval is no longer waiting",
+        &format!(
+            "It is already {status}, so this link signs nobody in. Sign in to see how it ended."
+        ),
+        Some(&format!("/approvals/{}", claims.approval_id)),
+    )
+}
+
+fn no_approval() -> Response {
+    refused(
+        StatusCode::NOT_FOUND,
+        "This link is not valid",
+        "The approval it is about does not exist.",
+        None,
+    )
 }
 
 /// The link's claims when its signature verifies and it has not expired; else the page

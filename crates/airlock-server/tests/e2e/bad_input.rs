@@ -336,3 +336,98 @@ async fn bad_query_parameters_are_422() {
         assert_eq!(reply.problem_type(), "invalid");
     }
 }
+
+/// F14: agent settings the runtime could not run are refused when saved (create and
+/// patch), 422 with the field named, and nothing is saved; settings it can run are 201.
+#[tokio::test]
+async fn agent_settings_the_runtime_cannot_run_are_422_naming_the_field() {
+    let (server, _) = server().await;
+    let scripted = json!({"base_url": "scripted:demo", "model": "script"});
+    let cases = [
+        (
+            json!({"tools": ["email.sned"], "llm": scripted}),
+            "tools[0]",
+        ),
+        (
+            json!({"llm": {"base_url": "ftp://x/v1", "model": "m"}}),
+            "llm.base_url",
+        ),
+        (
+            json!({"llm": {"base_url": "http://127.0.0.1:1/v1", "model": ""}}),
+            "llm.model",
+        ),
+        (
+            json!({"llm": scripted, "mcp_servers": [{"name": "Bad Name", "command": "sh"}]}),
+            "mcp_servers[0].name",
+        ),
+        (
+            json!({"llm": scripted, "mcp_servers": [{"name": "fs", "command": "/nonexistent/server"}]}),
+            "mcp_servers[0].command",
+        ),
+    ];
+    for (position, (settings, field)) in cases.iter().enumerate() {
+        let mut body = settings.clone();
+        body["name"] = json!(format!("bad-{position}"));
+        let reply = server
+            .client
+            .post("/v1/agents", &server.owner_token, &body)
+            .await
+            .unwrap();
+        assert_eq!(reply.status, 422, "{body}: {}", reply.text);
+        assert_eq!(reply.problem_type(), "invalid");
+        let detail = reply.body["detail"].as_str().unwrap();
+        assert!(detail.starts_with(field), "{field}: {detail}");
+    }
+    let agents = server
+        .client
+        .get("/v1/agents", &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    let names: Vec<&str> = agents["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|agent| agent["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !names.iter().any(|name| name.starts_with("bad-")),
+        "{names:?}"
+    );
+
+    let created = server
+        .client
+        .post(
+            "/v1/agents",
+            &server.owner_token,
+            &json!({"name": "good", "tools": ["clock.now"], "llm": scripted}),
+        )
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    let id = created["agent"]["id"].as_str().unwrap();
+    let patched = server
+        .client
+        .patch(
+            &format!("/v1/agents/{id}"),
+            &server.owner_token,
+            &json!({"tools": ["clock.now", "fs.raed"]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.status, 422, "{}", patched.text);
+    assert!(patched.body["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("tools[1]: unknown tool `fs.raed`"));
+    let unchanged = server
+        .client
+        .get(&format!("/v1/agents/{id}"), &server.owner_token)
+        .await
+        .unwrap()
+        .expect_status(200)
+        .unwrap();
+    assert_eq!(unchanged["tools"], json!(["clock.now"]));
+}

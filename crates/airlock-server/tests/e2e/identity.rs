@@ -226,3 +226,68 @@ async fn an_agent_token_learns_its_own_agent() {
     assert_eq!(user.status, 403);
     assert_eq!(user.problem_type(), "forbidden");
 }
+
+/// F6 (G9): the settings of an agent's MCP servers and model may hold credentials (an
+/// `env TOKEN=… server` command line, a URL with a password); only the roles that edit
+/// agents (admin, owner) read them in clear, every other reader gets them redacted.
+#[tokio::test]
+async fn agent_secrets_are_shown_only_to_those_who_edit_agents() {
+    let (server, _) = server().await;
+    let token = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    let created = server
+        .client
+        .post(
+            "/v1/agents",
+            &server.owner_token,
+            &json!({
+                "name": "github-bot",
+                "llm": {"base_url": "https://bot:s3cret-pass@llm.example.test/v1", "model": "m"},
+                "mcp_servers": [{"name": "github", "command": "env", "args": [
+                    format!("GITHUB_PERSONAL_ACCESS_TOKEN={token}"),
+                    "npx", "--api-key", "hunter2hunter2", "-y", "@modelcontextprotocol/server-github"]}],
+            }),
+        )
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    let id = created["agent"]["id"].as_str().unwrap().to_owned();
+    let agent_token = created["token"].as_str().unwrap().to_owned();
+    let (_, admin) = server.create_user("alice", Role::Admin).await.unwrap();
+    let (_, viewer) = server.create_user("vic", Role::Viewer).await.unwrap();
+    let (_, approver) = server.create_user("apu", Role::Approver).await.unwrap();
+    for (who, reader, clear) in [
+        ("owner", &server.owner_token, true),
+        ("admin", &admin, true),
+        ("viewer", &viewer, false),
+        ("approver", &approver, false),
+        ("the agent", &agent_token, false),
+    ] {
+        let read = server
+            .client
+            .get(&format!("/v1/agents/{id}"), reader)
+            .await
+            .unwrap()
+            .expect_status(200)
+            .unwrap()
+            .to_string();
+        for secret in [token, "hunter2hunter2", "s3cret-pass"] {
+            assert_eq!(read.contains(secret), clear, "{who}: {read}");
+        }
+        assert!(
+            read.contains("@modelcontextprotocol/server-github"),
+            "{who}: {read}"
+        );
+        if reader != &agent_token {
+            let listed = server
+                .client
+                .get("/v1/agents", reader)
+                .await
+                .unwrap()
+                .expect_status(200)
+                .unwrap()
+                .to_string();
+            assert_eq!(listed.contains(token), clear, "{who}: {listed}");
+        }
+    }
+}

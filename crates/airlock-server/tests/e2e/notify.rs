@@ -1,6 +1,13 @@
 //! Notifications (issue 7): a real server with the notifier running beside it (on the
 //! server's own gate), a webhook receiver written here (axum on port 0), a real SMTP sink
 //! (`python3 -m aiosmtpd`), and the signed links opened over HTTP as a browser would.
+//!
+//! - `links`: who a link signs in (only an email recipient's own user), and when not.
+//! - `independence`: a channel that hangs delays no other channel and no shutdown; a
+//!   channel that gives up is counted.
+
+mod independence;
+mod links;
 
 use crate::support::{ask, server, PATIENCE};
 use airlock_protocol::Role;
@@ -133,9 +140,9 @@ async fn workspace_id(server: &TestServer) -> String {
 }
 
 #[tokio::test]
-async fn a_signed_webhook_is_retried_after_a_500_and_its_link_signs_in_once() {
+async fn a_signed_webhook_is_retried_after_a_500() {
     let (server, agent) = server().await;
-    let (alice, _) = server.create_user("alice", Role::Approver).await.unwrap();
+    server.create_user("alice", Role::Approver).await.unwrap();
     let (hooks, mut received) = receiver().await;
     let stop = notify(
         &server,
@@ -201,8 +208,12 @@ async fn a_signed_webhook_is_retried_after_a_500_and_its_link_signs_in_once() {
     assert_eq!(body["approval"]["risk"], "external");
     assert_eq!(body["approval"]["summary"], "Send email to bob@acme.test");
     assert_eq!(body["approval"]["deadline"], approval["deadline"]);
-    let link = body["link"].as_str().unwrap().to_owned();
-    assert!(link.starts_with(&format!("{}/l/v1.", server.url)), "{link}");
+    // A webhook is read by whoever reads what it receives: its link (`user` or not) is
+    // the approval's page, which asks for a sign-in.
+    assert_eq!(
+        body["link"],
+        format!("{}/approvals/{approval_id}", server.url)
+    );
 
     // The Slack shape: fallback text and blocks with a button to the page (no user:
     // the plain approval page, which asks for a sign-in).
@@ -247,6 +258,137 @@ async fn a_signed_webhook_is_retried_after_a_500_and_its_link_signs_in_once() {
     assert_eq!(ops.1[1].error, None);
     assert!(ops.1[0].at < ops.1[1].at);
 
+    stop.cancel();
+}
+
+async fn wait_for_delivered(
+    store: &dyn Store,
+    workspace: &str,
+    approval_id: &str,
+    channel: &str,
+) -> Vec<(
+    airlock_store::Notification,
+    Vec<airlock_store::NotificationAttempt>,
+)> {
+    let started = std::time::Instant::now();
+    loop {
+        let found = store
+            .approval_notifications(workspace, approval_id)
+            .await
+            .unwrap();
+        let done = found
+            .iter()
+            .all(|(n, _)| n.status != NotificationStatus::Pending)
+            && found.iter().any(|(n, _)| n.channel == channel);
+        if done {
+            return found;
+        }
+        assert!(started.elapsed() < PATIENCE, "not delivered: {found:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Starts `python3 -m aiosmtpd` on a free loopback port; lines it prints arrive on the
+/// returned channel.
+async fn smtp_sink() -> (tokio::process::Child, u16, mpsc::UnboundedReceiver<String>) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut sink = tokio::process::Command::new("python3")
+        .args(["-u", "-m", "aiosmtpd", "-n", "-l"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 is needed for the SMTP sink");
+    let (sender, lines) = mpsc::unbounded_channel();
+    let mut stdout = BufReader::new(sink.stdout.take().unwrap()).lines();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            let _ = sender.send(line);
+        }
+    });
+    for _ in 0..200 {
+        if let Some(status) = sink.try_wait().unwrap() {
+            panic!(
+                "the SMTP sink (python3 -m aiosmtpd) exited with {status}; pip install aiosmtpd"
+            );
+        }
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return (sink, port, lines);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the SMTP sink did not listen on port {port} within 10 s");
+}
+
+/// The next message the sink prints, decoded as a mail client reads it: the body is
+/// quoted-printable (a link is longer than a mail line), so soft line breaks are joined
+/// and `=3D` is `=`.
+async fn next_mail(lines: &mut mpsc::UnboundedReceiver<String>) -> String {
+    let mut message = Vec::new();
+    loop {
+        let line = tokio::time::timeout(PATIENCE, lines.recv())
+            .await
+            .expect("no mail arrived in time")
+            .unwrap();
+        if line.contains("END MESSAGE") {
+            break;
+        }
+        message.push(line);
+    }
+    message.join("\n").replace("=\n", "").replace("=3D", "=")
+}
+
+/// The link in a mail's text (the first address on `base`).
+fn link_in(text: &str, base: &str) -> String {
+    let start = text
+        .find(&format!("{base}/"))
+        .unwrap_or_else(|| panic!("no link in {text}"));
+    text[start..].split_whitespace().next().unwrap().to_owned()
+}
+
+/// An email channel to `to` (addresses) on the sink at `port`, with `extra` lines in
+/// `[notifications.email]`.
+fn email_settings(port: u16, to: &[&str], extra: &str) -> Settings {
+    settings(&format!(
+        r#"
+        [notifications]
+        link_ttl = "10m"
+        [notifications.email]
+        to = {to:?}
+        {extra}
+        smtp = {{ host = "127.0.0.1", port = {port}, from = "airlock@acme.test" }}
+        "#
+    ))
+}
+
+#[tokio::test]
+async fn an_email_with_the_link_reaches_the_smtp_sink_and_signs_its_recipient_in_once() {
+    let (_sink, port, mut lines) = smtp_sink().await;
+    let (server, agent) = server().await;
+    let (alice, _) = server.create_user("alice", Role::Approver).await.unwrap();
+    let stop = notify(
+        &server,
+        email_settings(port, &["alice@acme.test"], "user = \"alice\""),
+    );
+    let (_, approval) = ask(&server, &agent, "bob@acme.test").await;
+    let approval_id = approval["id"].as_str().unwrap();
+    let text = next_mail(&mut lines).await;
+    let link = link_in(&text, &server.url);
+    assert!(link.starts_with(&format!("{}/l/v1.", server.url)), "{text}");
+    assert!(text.contains("To: alice@acme.test"), "{text}");
+    assert!(
+        text.contains("Subject: [airlock] scout asks: Send email to bob@acme.test"),
+        "{text}"
+    );
     // Looking at the link (as a mail scanner does) spends nothing and signs nobody in.
     let browser = browser();
     for _ in 0..2 {
@@ -297,154 +439,24 @@ async fn a_signed_webhook_is_retried_after_a_500_and_its_link_signs_in_once() {
     stop.cancel();
 }
 
-async fn wait_for_delivered(
-    store: &dyn Store,
-    workspace: &str,
-    approval_id: &str,
-    channel: &str,
-) -> Vec<(
-    airlock_store::Notification,
-    Vec<airlock_store::NotificationAttempt>,
-)> {
-    let started = std::time::Instant::now();
-    loop {
-        let found = store
-            .approval_notifications(workspace, approval_id)
-            .await
-            .unwrap();
-        let done = found
-            .iter()
-            .all(|(n, _)| n.status != NotificationStatus::Pending)
-            && found.iter().any(|(n, _)| n.channel == channel);
-        if done {
-            return found;
-        }
-        assert!(started.elapsed() < PATIENCE, "not delivered: {found:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn an_expired_link_is_refused() {
+    let (_sink, port, mut lines) = smtp_sink().await;
     let (server, agent) = crate::support::manual_server(crate::support::POLICY).await;
     server.create_user("alice", Role::Approver).await.unwrap();
-    let (hooks, mut received) = receiver().await;
     let stop = notify(
         &server,
-        settings(&format!(
-            r#"
-            [notifications]
-            link_ttl = "10m"
-            [[notifications.webhooks]]
-            url = "{hooks}/ok"
-            secret_env = "TEST_WEBHOOK_KEY"
-            user = "alice"
-            "#
-        )),
+        email_settings(port, &["alice@acme.test"], "user = \"alice\""),
     );
     ask(&server, &agent, "bob@acme.test").await;
-    let request = next(&mut received).await;
-    let body: Value = serde_json::from_slice(&request.body).unwrap();
-    let link = body["link"].as_str().unwrap();
+    let link = link_in(&next_mail(&mut lines).await, &server.url);
+    assert!(link.contains("/l/v1."), "{link}");
     // Ten minutes later (well before the approval's one-hour deadline): expired.
     server.advance(Duration::from_secs(601)).unwrap();
-    let refused = browser().get(link).send().await.unwrap();
+    let refused = browser().get(&link).send().await.unwrap();
     assert_eq!(refused.status(), 410);
     assert!(refused.headers().get("set-cookie").is_none());
     assert!(refused.text().await.unwrap().contains("expired"));
-    stop.cancel();
-}
-
-/// Starts `python3 -m aiosmtpd` on a free loopback port; lines it prints arrive on the
-/// returned channel.
-async fn smtp_sink() -> (tokio::process::Child, u16, mpsc::UnboundedReceiver<String>) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut sink = tokio::process::Command::new("python3")
-        .args(["-u", "-m", "aiosmtpd", "-n", "-l"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python3 is needed for the SMTP sink");
-    let (sender, lines) = mpsc::unbounded_channel();
-    let mut stdout = BufReader::new(sink.stdout.take().unwrap()).lines();
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = stdout.next_line().await {
-            let _ = sender.send(line);
-        }
-    });
-    for _ in 0..200 {
-        if let Some(status) = sink.try_wait().unwrap() {
-            panic!(
-                "the SMTP sink (python3 -m aiosmtpd) exited with {status}; pip install aiosmtpd"
-            );
-        }
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return (sink, port, lines);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the SMTP sink did not listen on port {port} within 10 s");
-}
-
-#[tokio::test]
-async fn an_email_with_the_link_reaches_the_smtp_sink() {
-    let (_sink, port, mut lines) = smtp_sink().await;
-    let (server, agent) = server().await;
-    server.create_user("alice", Role::Approver).await.unwrap();
-    let stop = notify(
-        &server,
-        settings(&format!(
-            r#"
-            [notifications.email]
-            to = ["alice@acme.test"]
-            user = "alice"
-            smtp = {{ host = "127.0.0.1", port = {port}, from = "airlock@acme.test" }}
-            "#
-        )),
-    );
-    let (_, approval) = ask(&server, &agent, "bob@acme.test").await;
-    let mut message = Vec::new();
-    loop {
-        let line = tokio::time::timeout(PATIENCE, lines.recv())
-            .await
-            .expect("no mail arrived in time")
-            .unwrap();
-        if line.contains("END MESSAGE") {
-            break;
-        }
-        message.push(line);
-    }
-    // The body is quoted-printable (its link is longer than a mail line): decode it as a
-    // mail client does (soft line breaks, then `=3D`).
-    let text = message.join("\n").replace("=\n", "").replace("=3D", "=");
-    let start = text
-        .find(&format!("{}/l/", server.url))
-        .unwrap_or_else(|| panic!("no link in {text}"));
-    let link = text[start..].split_whitespace().next().unwrap().to_owned();
-    assert!(text.contains("To: alice@acme.test"), "{text}");
-    assert!(
-        text.contains("Subject: [airlock] scout asks: Send email to bob@acme.test"),
-        "{text}"
-    );
-    // Looking at the link shows its page; its button (a POST) uses it.
-    let looked = browser().get(&link).send().await.unwrap();
-    assert_eq!(looked.status(), 200, "{link} in {text}");
-    let opened = browser().post(&link).send().await.unwrap();
-    assert_eq!(opened.status(), 303, "{link} in {text}");
-    assert_eq!(
-        opened.headers()["location"],
-        format!("/approvals/{}", approval["id"].as_str().unwrap()).as_str()
-    );
     stop.cancel();
 }
 
@@ -521,5 +533,38 @@ async fn an_approval_decided_before_its_retry_is_not_notified_again() {
         received.try_recv().is_err(),
         "sent again after the decision"
     );
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_slack_webhooks_text_carries_no_live_markup() {
+    let (server, agent) = server().await;
+    let (hooks, mut received) = receiver().await;
+    let stop = notify(
+        &server,
+        settings(&format!(
+            r#"
+            [[notifications.webhooks]]
+            url = "{hooks}/ok"
+            format = "slack"
+            "#
+        )),
+    );
+    ask(
+        &server,
+        &agent,
+        "<https://evil.example/login|Open in airlock>",
+    )
+    .await;
+    let message: Value = serde_json::from_slice(&next(&mut received).await.body).unwrap();
+    // Slack shows `text` in notifications (and a receiver that ignores blocks shows only
+    // it): an agent's `<url|label>` there would be a live link.
+    let text = message["text"].as_str().unwrap();
+    assert!(!text.contains("<https://evil"), "{text}");
+    assert!(
+        text.contains("&lt;https://evil.example/login|Open in airlock&gt;"),
+        "{text}"
+    );
+    assert!(!message.to_string().contains("<https://evil"), "{message}");
     stop.cancel();
 }

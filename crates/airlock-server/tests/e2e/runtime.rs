@@ -1,5 +1,5 @@
 //! The built-in agent runtime over HTTP: DESIGN.md §10 behaviours 1–11 and 13, the real
-//! OpenAI-compatible client path, and restarts.
+//! OpenAI-compatible client path, a model that cannot be trusted, and restarts.
 
 mod behaviours;
 mod latency;
@@ -11,3 +11,5 @@ mod resume;
 mod standing;
 mod support;
 mod tasks;
+mod untrusted_model;
+mod workspace_stream;

@@ -330,3 +330,102 @@ async fn a_linked_user_without_the_role_to_decide_is_told_and_decides_nothing() 
     );
     assert!(has_buttons(&fake.message(&ts)));
 }
+
+fn buttons(message: &Value) -> Vec<Value> {
+    message["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|block| block["type"] == "actions")
+        .flat_map(|block| block["elements"].as_array().unwrap().clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_too_long_to_show_whole_can_be_rejected_but_not_approved_in_slack() {
+    let fake = FakeSlack::start().await;
+    let (server, agent, _) = slack_server(&fake, None).await;
+    // Keys are shown in order, so the recipient comes after a body longer than a block.
+    let asked = server
+        .submit(
+            &agent,
+            "email.send",
+            serde_json::json!({"body": "x".repeat(2900), "to": "attacker@evil.example"}),
+        )
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    let posted = fake.until_requests("chat.postMessage", 1).await;
+    let message = &posted[0].body;
+    let arguments = message["blocks"][1]["text"]["text"].as_str().unwrap();
+    assert!(
+        arguments.ends_with("…```") && !arguments.contains("attacker@evil.example"),
+        "the arguments are shown whole after all: {arguments}"
+    );
+    let shown = buttons(message);
+    let actions: Vec<_> = shown.iter().map(|b| b["action_id"].clone()).collect();
+    assert_eq!(actions, ["airlock_reject", "airlock_read_all"], "{message}");
+    // The other button opens the approval's page, where it is shown whole.
+    let page = format!(
+        "{}/approvals/{}",
+        server.url,
+        asked["approval_id"].as_str().unwrap()
+    );
+    assert_eq!(shown[1]["url"], page.as_str());
+    assert!(message.to_string().contains("Too long to show whole here"));
+
+    // A short call keeps its Approve button.
+    let (short, _) = asked_message(&server, &fake, &agent, "bob@acme.test", 2).await;
+    let actions: Vec<_> = buttons(&short)
+        .iter()
+        .map(|b| b["action_id"].clone())
+        .collect();
+    assert_eq!(actions, ["airlock_approve", "airlock_reject"]);
+}
+
+/// Asks for mail to `to` and returns the `count`-th posted message and its approval.
+async fn asked_message(
+    server: &TestServer,
+    fake: &FakeSlack,
+    agent: &str,
+    to: &str,
+    count: usize,
+) -> (Value, Value) {
+    let (_, approval) = ask(server, agent, to).await;
+    let posted = fake.until_requests("chat.postMessage", count).await;
+    (posted[count - 1].body.clone(), approval)
+}
+
+#[tokio::test]
+async fn hidden_characters_and_markup_are_written_out_in_slack() {
+    let fake = FakeSlack::start().await;
+    let (server, agent, _) = slack_server(&fake, None).await;
+    // Shown raw, U+202E makes this read as bob@evilexample.test.
+    let (message, _) =
+        asked_message(&server, &fake, &agent, "bob@evil\u{202e}tset.elpmaxe", 1).await;
+    let shown = message.to_string();
+    assert!(!shown.contains('\u{202e}'), "a raw U+202E: {shown}");
+    let arguments = message["blocks"][1]["text"]["text"].as_str().unwrap();
+    assert!(
+        arguments.contains(r#""to": "bob@evil\u202etset.elpmaxe""#),
+        "{arguments}"
+    );
+    // Slack's markup in an agent's text is shown, never live: a link in the
+    // notification text (`text`) would be a real link.
+    let (message, _) = asked_message(
+        &server,
+        &fake,
+        &agent,
+        "<https://evil.example/login|Open in airlock>",
+        2,
+    )
+    .await;
+    let text = message["text"].as_str().unwrap();
+    assert!(!text.contains("<https://evil"), "{text}");
+    assert!(
+        text.contains("&lt;https://evil.example/login|Open in airlock&gt;"),
+        "{text}"
+    );
+    assert!(!message.to_string().contains("<https://evil"), "{message}");
+}

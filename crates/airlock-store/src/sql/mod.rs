@@ -16,6 +16,7 @@
 //! - `notify.rs`: the [`crate::NotifyStore`] impl and its operations.
 //! - `integrations.rs`: the [`crate::IntegrationStore`] impl and its operations (Slack,
 //!   trace context).
+//! - `heads.rs`: the [`crate::HeadStore`] impl (the audit chain's head, kept apart).
 //! - `audit`: appending effects (hash chain, events) and reading the events back.
 //! - `pages`: reading the audit chain back, and sealing its oldest records into segments.
 //! - `identity`: workspaces, users, agents, tokens, sessions.
@@ -98,6 +99,7 @@ pub(crate) mod calls;
 mod decide;
 pub(crate) mod expiry;
 mod grants;
+mod heads;
 pub(crate) mod hook_reads;
 mod identity;
 mod integrations;

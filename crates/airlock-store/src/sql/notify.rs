@@ -200,6 +200,23 @@ async fn use_link(
     effects: &Effects,
 ) -> Result<WebSession, LinkError> {
     lock_workspace(conn, workspace).await?;
+    // A link exists to decide one approval: once that approval is no longer pending (or
+    // was never there: a forged link), it signs nobody in.
+    let status = sqlx::query("SELECT status FROM approvals WHERE workspace = $1 AND id = $2")
+        .bind(workspace)
+        .bind(&link.approval_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(database)?;
+    match status {
+        None => return Err(LinkError::NoApproval),
+        Some(row) => {
+            let status = Columns::new(&row, "approvals").text("status")?;
+            if status != "pending" {
+                return Err(LinkError::NotPending(status));
+            }
+        }
+    }
     let query =
         sqlx::query("DELETE FROM link_uses WHERE expires_at < $1").bind(millis(link.used_at));
     execute(query, &mut *conn).await?;

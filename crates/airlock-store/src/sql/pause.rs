@@ -110,7 +110,7 @@ pub(crate) async fn resume_run(
     fetch_run(&mut *conn, workspace, run_id).await
 }
 
-/// See `Store::release_paused`.
+/// See `Store::release_paused` (a cancelled run's holder lets go the same way).
 pub(crate) async fn release_paused(
     conn: &mut Conn,
     workspace: &str,
@@ -120,7 +120,8 @@ pub(crate) async fn release_paused(
     lock_workspace(conn, workspace).await?;
     let query = sqlx::query(
         "UPDATE runs SET lease_owner = NULL, lease_until = NULL
-         WHERE id = $1 AND workspace = $2 AND state = 'paused' AND lease_owner = $3",
+         WHERE id = $1 AND workspace = $2 AND state IN ('paused', 'cancelled')
+           AND lease_owner = $3",
     )
     .bind(run_id)
     .bind(workspace)

@@ -122,14 +122,16 @@ pub(super) async fn apply(
         None => (run.state, run.error.clone()),
     };
     // The lease only lives while the run runs, or is paused with a tool still executing
-    // (its holder journals the result under it; resuming drops it).
+    // (its holder journals the result under it; resuming drops it), or was just cancelled
+    // with one (journalling its result drops it).
     let lease = update.lease.as_ref().filter(|_| state == RunState::Running);
+    let keep = state == RunState::Paused || (state == RunState::Cancelled && !update.while_paused);
     let query = sqlx::query(
         "UPDATE runs SET last_seq = $1, updated_at = $2, state = $3, error = $4,
             lease_owner = CASE WHEN $5 = 'running' THEN COALESCE($6, lease_owner)
-                               WHEN $5 = 'paused' THEN lease_owner END,
+                               WHEN $11 THEN lease_owner END,
             lease_until = CASE WHEN $7 = 'running' THEN COALESCE($8, lease_until)
-                               WHEN $7 = 'paused' THEN lease_until END
+                               WHEN $12 THEN lease_until END
          WHERE id = $9 AND workspace = $10",
     )
     .bind(to_i64(seq)?)
@@ -141,7 +143,9 @@ pub(super) async fn apply(
     .bind(state.as_str())
     .bind(lease.map(|lease| millis(lease.until)))
     .bind(run_id)
-    .bind(workspace);
+    .bind(workspace)
+    .bind(keep)
+    .bind(keep);
     execute(query, &mut *conn).await?;
     if !state.is_live() {
         // The run ended: its task (if a task started it) may be dispatched again.
@@ -156,8 +160,9 @@ pub(super) async fn apply(
     Ok(appended)
 }
 
-/// `LeaseLost` unless the run is held by `owner` and running (or paused, for a write
-/// `while_paused`: the result of a tool that was executing when the run was paused).
+/// `LeaseLost` unless the run is held by `owner` and running (or paused or cancelled, for
+/// a write `while_paused`: the result of a tool that was executing when a person paused or
+/// cancelled the run).
 async fn check_held(
     conn: &mut Conn,
     workspace: &str,
@@ -167,7 +172,8 @@ async fn check_held(
 ) -> StoreResult<()> {
     let held: Option<i64> = sqlx::query_scalar(
         "SELECT CAST(1 AS BIGINT) FROM runs WHERE id = $1 AND workspace = $2
-            AND (state = 'running' OR (state = 'paused' AND $4)) AND lease_owner = $3",
+            AND (state = 'running' OR (state IN ('paused', 'cancelled') AND $4))
+            AND lease_owner = $3",
     )
     .bind(run_id)
     .bind(workspace)
@@ -336,7 +342,11 @@ pub(crate) async fn cancel_run(
     update: &RunUpdate,
     closing: &crate::ClosingApprovals<'_>,
 ) -> StoreResult<Option<(Run, Vec<airlock_protocol::Approval>)>> {
-    let cancel = "UPDATE runs SET state = 'cancelled', lease_owner = NULL, lease_until = NULL
+    // The lease stays, as a pause's does: a tool its holder is executing right now
+    // finishes, and its result is journalled under it (`RunUpdate::while_paused`), which
+    // drops the lease; a holder that finds the run cancelled otherwise lets go of it
+    // (`release_paused`). Nothing else is written to a cancelled run.
+    let cancel = "UPDATE runs SET state = 'cancelled'
          WHERE id = $1 AND workspace = $2 AND state IN ('running', 'awaiting_approval', 'paused')";
     stop_run(conn, workspace, run_id, cancel, update, closing).await
 }

@@ -465,3 +465,40 @@ async fn a_long_walk_leaves_a_reader_free() {
     );
     store.close().await.unwrap();
 }
+
+/// The database is the owner's alone (it holds the link-signing key): a folder made for
+/// it is 0700, the file and its `-wal` and `-shm` are 0600 whatever the umask, and an
+/// existing file others can read is tightened.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_and_its_folder_are_the_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("data");
+    let path = folder.join("airlock.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    workspace_with_agent(&store).await;
+    store
+        .record_call("ws_a", allowed_call("one"), allowed_effects("one"))
+        .await
+        .unwrap();
+    assert_eq!(mode(&folder), 0o700);
+    for suffix in ["", "-wal", "-shm"] {
+        let file = folder.join(format!("airlock.db{suffix}"));
+        assert_eq!(mode(&file), 0o600, "{}", file.display());
+    }
+    store.close().await.unwrap();
+
+    // A database made readable to others (an older airlock, a copy) is tightened.
+    for suffix in ["", "-wal", "-shm"] {
+        let file = folder.join(format!("airlock.db{suffix}"));
+        if file.exists() {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_eq!(mode(&path), 0o600);
+    store.close().await.unwrap();
+}

@@ -340,6 +340,8 @@ fn link_session(id: &str, at: i64) -> WebSession {
 pub async fn signed_links_sign_in_once_as_their_user(ctx: Ctx) {
     let store = ctx.store.as_ref();
     let world = world(store).await;
+    // The links below are for `apr_one`, pending.
+    record_asked(store, &world, "one", 50).await;
     let session = link_session("one", 100);
     let opened = store
         .use_link(
@@ -396,6 +398,7 @@ pub async fn signed_links_sign_in_once_as_their_user(ctx: Ctx) {
             "{refused:?}"
         );
     }
+    // Another workspace has no such approval.
     assert!(matches!(
         store
             .use_link(
@@ -405,7 +408,7 @@ pub async fn signed_links_sign_in_once_as_their_user(ctx: Ctx) {
                 &effects("web_session.created", "web_three", t(102)),
             )
             .await,
-        Err(LinkError::UnknownUser)
+        Err(LinkError::NoApproval)
     ));
     assert_eq!(ctx.row_counts().await, before);
     ctx.revoke_token(&token_hash("tok_usr_a"), t(103)).await;
@@ -455,5 +458,53 @@ pub async fn the_server_secret_is_generated_once(ctx: Ctx) {
             .await
             .unwrap(),
         "aaaa"
+    );
+}
+
+pub async fn a_link_signs_nobody_in_once_its_approval_is_decided_or_if_it_has_none(ctx: Ctx) {
+    let store = ctx.store.as_ref();
+    let world = world(store).await;
+    record_asked(store, &world, "one", 50).await;
+    store
+        .decide(
+            &world.ws,
+            &world.spec("one").reject(t(60)),
+            &effects("approval.rejected", "apr_one", t(60)),
+        )
+        .await
+        .unwrap();
+    let before = ctx.row_counts().await;
+    let decided = store
+        .use_link(
+            &world.ws,
+            &link("nonce_1", &world.user, 100),
+            &link_session("one", 100),
+            &effects("web_session.created", "web_one", t(100)),
+        )
+        .await;
+    assert!(
+        matches!(decided, Err(LinkError::NotPending(ref status)) if status == "rejected"),
+        "{decided:?}"
+    );
+    // A link for an approval that was never there (forged with a leaked key, say).
+    let mut forged = link("nonce_2", &world.user, 100);
+    forged.approval_id = "apr_forged".into();
+    let refused = store
+        .use_link(
+            &world.ws,
+            &forged,
+            &link_session("two", 100),
+            &effects("web_session.created", "web_two", t(100)),
+        )
+        .await;
+    assert!(matches!(refused, Err(LinkError::NoApproval)), "{refused:?}");
+    // Neither wrote anything: no session, no nonce, no audit record.
+    assert_eq!(ctx.row_counts().await, before);
+    assert_eq!(
+        store
+            .web_session(&link_session("one", 100).cookie_hash, t(101))
+            .await
+            .unwrap(),
+        None
     );
 }

@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use airlock_tools::{deliver_email, Builtins, Plan, SmtpConfig};
+use airlock_tools::{deliver_email, deliver_email_within, Builtins, Plan, SmtpConfig};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -170,4 +170,51 @@ async fn a_refused_connection_is_a_delivery_error() {
         error.starts_with(&format!("smtp delivery failed: 127.0.0.1:{port}: ")),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_fails_the_delivery_within_its_deadline() {
+    // Accepts every connection and never says a word (no greeting): lettre's own timeout
+    // covers only the TCP connect, so this held a delivery forever.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = held.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            keep.lock().unwrap().push(socket);
+        }
+    });
+    let Plan::Outbox(effect) = Builtins::plan(
+        "email.send",
+        &json!({"to": "bob@example.com", "subject": "s", "body": "b"}),
+    )
+    .unwrap() else {
+        panic!("email.send is an outbox effect");
+    };
+    let config = SmtpConfig {
+        host: "127.0.0.1".to_string(),
+        port,
+        from: "airlock@example.com".to_string(),
+        username: None,
+        password_env: None,
+        starttls: false,
+    };
+    let started = std::time::Instant::now();
+    let error = tokio::time::timeout(
+        Duration::from_secs(20),
+        deliver_email_within(&config, &effect, Duration::from_millis(300)),
+    )
+    .await
+    .expect("the delivery was not given up at its deadline")
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with(&format!(
+            "smtp delivery failed: 127.0.0.1:{port}: connecting: no answer within 0.3 s"
+        )),
+        "{error}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(held.lock().unwrap().len(), 1, "it did connect");
 }

@@ -339,3 +339,91 @@ events = [{ type = "text", text = "After the command." }]
     assert_eq!(runs.lines().count(), 1, "the command ran again: {runs:?}");
     assert!(kinds.contains(&"run_completed".to_owned()), "{kinds:?}");
 }
+
+/// F8: a tool already executing when the run is cancelled finishes, and its result is
+/// journalled (`tool_finished`, the step `finished`), as after a pause: the journal says
+/// what ran. The run stays cancelled and nothing else moves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_running_at_the_cancel_finishes_and_is_journalled() {
+    let server = runtime_server().await;
+    server
+        .put_policy(&format!(
+            "{RUNTIME_POLICY}\n[[rules]]\ntool = \"shell.exec\"\ndecision = \"allow\"\n"
+        ))
+        .await
+        .unwrap();
+    let scenarios = server.data_dir().join("cancelled.toml");
+    std::fs::write(
+        &scenarios,
+        r##"
+[[scenario]]
+marker = "#held"
+[[scenario.turn]]
+events = [{ type = "tool_use", name = "shell.exec", arguments = { command = "while [ ! -f release ]; do sleep 0.02; done; echo effect > done.txt; echo released" } }]
+[[scenario.turn]]
+events = [{ type = "text", text = "Never asked." }]
+"##,
+    )
+    .unwrap();
+    let workspace = server.data_dir().join("cancelled-workspace");
+    let created = server
+        .client
+        .post(
+            "/v1/agents",
+            &server.owner_token,
+            &serde_json::json!({
+                "name": "cancelled",
+                "workspace_dir": workspace.display().to_string(),
+                "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
+            }),
+        )
+        .await
+        .unwrap()
+        .expect_status(201)
+        .unwrap();
+    let session = new_session(&server, created["agent"]["id"].as_str().unwrap()).await;
+    let run_id = say(&server, &session, "#held").await;
+    journal_until(&server, &run_id, "tool_started").await;
+
+    let cancelled = post(&server, &format!("/v1/runs/{run_id}/cancel")).await;
+    assert_eq!(cancelled.status, 200, "{}", cancelled.text);
+    std::fs::write(workspace.join("release"), "").unwrap();
+    let start = Instant::now();
+    let step = loop {
+        let view = run(&server, &run_id).await;
+        let step = view["steps"][0].clone();
+        if step["state"] == "finished" {
+            assert_eq!(view["state"], "cancelled", "{view}");
+            break step;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the step never finished: {view}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(step["status"], "ok", "{step}");
+    assert!(step["output"].to_string().contains("released"), "{step}");
+    assert!(workspace.join("done.txt").exists());
+
+    // A stream ends at `run_cancelled`; one opened after it sends the tool's result.
+    let journal = whole_journal(&server, &run_id).await;
+    assert_eq!(kinds(&journal).last().unwrap(), "run_cancelled");
+    let mut after = crate::support::SseReader::open_path(
+        &server,
+        &server.owner_token,
+        &format!("/v1/runs/{run_id}/events?after={}", journal.len()),
+        None,
+    )
+    .await;
+    let rest: Vec<Value> = after
+        .read_to_end()
+        .await
+        .into_iter()
+        .map(|event| serde_json::from_str(&event.data).unwrap())
+        .collect();
+    assert_eq!(kinds(&rest), ["tool_finished"], "{rest:?}");
+    assert_eq!(rest[0]["seq"].as_u64().unwrap(), journal.len() as u64 + 1);
+    // The session takes a new message: the cancelled run holds nothing.
+    say(&server, &session, "#held").await;
+}
