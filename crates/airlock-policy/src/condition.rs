@@ -10,6 +10,7 @@ use crate::document::MatcherEntry;
 use crate::matcher::class::{self, ClassMatcher};
 use crate::matcher::domain::{self, DomainPattern};
 use crate::matcher::path::{self, PathPattern};
+use crate::matcher::planted;
 use crate::matcher::shell::{self, CommandPrefix};
 use crate::matcher::Side;
 use globset::{GlobBuilder, GlobMatcher};
@@ -32,6 +33,9 @@ pub enum Matcher {
     /// `secret = true`: the value holds secret material, as the secret scan finds it
     /// (DESIGN.md G9); `false`: it holds none.
     Secret(bool),
+    /// `plants = ["remote_code"]`: the file the value names, with the text the call
+    /// writes into it, runs a command of these classes later by itself.
+    Plants(ClassMatcher),
 }
 
 /// One `when` entry: a dotted argument path and its matcher.
@@ -61,6 +65,9 @@ impl Condition {
     /// Whether the condition holds for these arguments, leaning the way `side` says.
     pub fn holds(&self, arguments: &Value, side: Side, context: &Context) -> bool {
         let value = lookup(arguments, &self.segments);
+        if let Matcher::Plants(matcher) = &self.matcher {
+            return plants_hold(matcher, value, arguments, side, context);
+        }
         self.matcher.holds(value, side, context)
     }
 }
@@ -82,15 +89,25 @@ impl Matcher {
     /// Compiles the one matcher a `when` table holds.
     pub fn compile(entry: &MatcherEntry, table: &Arc<ClassTable>) -> Result<Matcher, String> {
         let mut compiled = Vec::new();
+        let paths = entry.paths.as_ref().map(|paths| paths.0.as_slice());
         if let Some(classes) = &entry.class {
             compiled.push(Matcher::Class(ClassMatcher::compile(
                 &classes.0,
-                entry.paths.as_ref().map(|paths| paths.0.as_slice()),
+                paths,
                 table.clone(),
             )?));
-        } else if entry.paths.is_some() {
+        }
+        if let Some(classes) = &entry.plants {
+            compiled.push(Matcher::Plants(ClassMatcher::compile(
+                &classes.0,
+                paths,
+                table.clone(),
+            )?));
+        }
+        if entry.paths.is_some() && entry.class.is_none() && entry.plants.is_none() {
             return Err(
-                "`paths` goes with `class`: write `{ class = [...], paths = [...] }`".into(),
+                "`paths` goes with `class` or `plants`: write `{ class = [...], paths = [...] }`"
+                    .into(),
             );
         }
         if let Some(value) = &entry.eq {
@@ -146,8 +163,8 @@ impl Matcher {
         }
         match compiled.len() {
             1 => Ok(compiled.remove(0)),
-            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, secret".into()),
-            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, secret; write two conditions on two rules".into()),
+            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, plants, secret".into()),
+            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, plants, secret; write two conditions on two rules".into()),
         }
     }
 
@@ -205,6 +222,8 @@ impl Matcher {
             Matcher::Domain(patterns) => each_text(value, side, |text| {
                 domain::domain_matches(text, patterns, side)
             }),
+            // Read with the call's other arguments, in `Condition::holds`.
+            Matcher::Plants(_) => side == Side::Restrict,
             Matcher::Class(matcher) => match value {
                 Value::String(text) => matcher.matches(text, side, context),
                 Value::Array(items) => {
@@ -219,6 +238,83 @@ impl Matcher {
                 _ => side == Side::Restrict,
             },
         }
+    }
+}
+
+/// The `plants` matcher: the files `value` names (`path`, `paths`), with the text the call
+/// writes into them (`content`, `new`, each of `edits`), and the files of a `patch`, each
+/// with the lines it adds. Only a deny or ask rule can name it (the loader refuses an
+/// allow); a value or text of a shape it cannot read matches (fail closed).
+fn plants_hold(
+    matcher: &ClassMatcher,
+    value: Option<&Value>,
+    arguments: &Value,
+    side: Side,
+    context: &Context,
+) -> bool {
+    if side == Side::Allow {
+        return false;
+    }
+    let paths: Vec<&str> = match value {
+        None | Some(Value::Null) => return false,
+        Some(Value::String(path)) => vec![path.as_str()],
+        Some(Value::Array(items)) => match items.iter().map(Value::as_str).collect() {
+            Some(paths) => paths,
+            None => return true,
+        },
+        Some(_) => return true,
+    };
+    let mut texts: Vec<&str> = Vec::new();
+    for key in ["content", "new"] {
+        match arguments.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => texts.push(text),
+            Some(_) => return true,
+        }
+    }
+    match arguments.get("edits") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(edits)) => {
+            for edit in edits {
+                match edit.get("new_string").or_else(|| edit.get("new")) {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(text)) => texts.push(text),
+                    Some(_) => return true,
+                }
+            }
+        }
+        Some(_) => return true,
+    }
+    let table = matcher.table();
+    let matches = |path: &str, text: &str| {
+        let mut facts = planted::planted(path, text, table, context);
+        // A place computed when the file runs (`rm -rf "$OUT"`) is not known now: only
+        // what can be placed is matched against `paths`.
+        for segment in &mut facts.segments {
+            let known: Vec<bool> = segment.files.iter().map(|f| f.path.is_some()).collect();
+            let mut keep = known.iter();
+            segment
+                .files
+                .retain(|_| keep.next().copied().unwrap_or(false));
+            let mut keep = known.iter();
+            segment
+                .credential
+                .retain(|_| keep.next().copied().unwrap_or(false));
+        }
+        matcher.matches_facts(&facts, Side::Restrict, context)
+    };
+    if paths
+        .iter()
+        .any(|path| texts.iter().any(|text| matches(path, text)))
+    {
+        return true;
+    }
+    match arguments.get("patch") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(patch)) => planted::patch_files(patch)
+            .iter()
+            .any(|(path, added)| matches(path, added)),
+        Some(_) => true,
     }
 }
 

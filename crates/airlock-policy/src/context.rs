@@ -93,6 +93,18 @@ impl Context {
         Context { powershell, ..self }
     }
 
+    /// The same place for a PowerShell script (a `.ps1` file's text), with its own cache.
+    pub fn as_powershell(&self) -> Context {
+        Context {
+            cwd: self.cwd.clone(),
+            project: self.project.clone(),
+            home: self.home.clone(),
+            windows: self.windows,
+            powershell: true,
+            cache: RefCell::new(None),
+        }
+    }
+
     /// Whether the call's shell is PowerShell, whatever its command line looks like.
     pub fn powershell(&self) -> bool {
         self.powershell

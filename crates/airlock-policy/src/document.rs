@@ -159,8 +159,12 @@ pub struct MatcherEntry {
     /// Command classes (DESIGN.md §11.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<OneOrMany>,
-    /// With `class` only: where the files a command changes must lie (allow), or lie for
-    /// the rule to match (deny, ask).
+    /// The command classes a written file would run later by itself (a git hook, a CI
+    /// step, a build recipe), on the argument naming the file (`path`, `paths`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plants: Option<OneOrMany>,
+    /// With `class` or `plants` only: where the files a command changes must lie (allow),
+    /// or lie for the rule to match (deny, ask).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paths: Option<OneOrMany>,
 }

@@ -567,6 +567,15 @@ impl Loader<'_> {
                 .and_then(|compiled| Condition::new(path, compiled))
             {
                 Ok(condition) => {
+                    if matches!(condition.matcher, Matcher::Plants(_))
+                        && decision == Decision::Allow
+                    {
+                        self.error(
+                            matcher.span(),
+                            format!("rule `{label}`: `when.{path}`: `plants` is for deny and ask rules: what a file runs later can show a danger, never prove its absence"),
+                        );
+                        ok = false;
+                    }
                     if let Matcher::Class(class) = &condition.matcher {
                         if decision == Decision::Allow && class.classes().contains(Class::Unknown) {
                             self.error(

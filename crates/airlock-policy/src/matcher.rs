@@ -3,6 +3,7 @@
 pub mod class;
 pub mod domain;
 pub mod path;
+pub mod planted;
 pub mod shell;
 
 /// Which way a matcher must lean when the input is compound or unclear.

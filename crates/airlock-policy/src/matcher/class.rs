@@ -61,6 +61,11 @@ impl ClassMatcher {
         })
     }
 
+    /// The class table the matcher judges with.
+    pub fn table(&self) -> &Arc<ClassTable> {
+        &self.table
+    }
+
     /// The classes the rule names.
     pub fn classes(&self) -> ClassSet {
         self.classes

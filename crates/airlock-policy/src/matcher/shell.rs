@@ -354,6 +354,11 @@ fn strip_one_wrapper(words: &[Word]) -> Option<&[Word]> {
     if first.dynamic {
         return None;
     }
+    // `function name { …`: the body runs when the function is called; it is judged as if
+    // it ran.
+    if first.text == "function" && rest.len() > 1 && rest[1].text == "{" {
+        return Some(&rest[1..]);
+    }
     if let Some(inner) = strip_runner(words) {
         return Some(inner);
     }

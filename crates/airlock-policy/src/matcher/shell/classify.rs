@@ -13,8 +13,6 @@
 //! - files are resolved against the working directory and checked against credential
 //!   material, credential directories and start-up files from the classification data.
 
-use std::sync::Arc;
-
 use super::code;
 use super::lex::{holds_temp, LexError, Segment, Word};
 use super::{
@@ -27,6 +25,7 @@ use crate::matcher::path::{below, TMP_DIRS};
 
 mod cloud;
 mod dry_run;
+mod environment;
 mod files;
 mod find;
 mod git;
@@ -40,8 +39,12 @@ mod runs;
 mod sql;
 mod url;
 mod words;
+mod written;
+
+pub use written::classify_code;
 
 use dry_run::{dry_run_classes, dry_run_reads};
+use environment::{dumps_environment, prints_secret_variable};
 use git::git_specials;
 use names::{names_deploy_task, toolchain_tool};
 use words::*;
@@ -94,7 +97,7 @@ pub struct CommandFacts {
 }
 
 /// Judges a command line in `context`.
-pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> CommandFacts {
+pub fn classify(command: &str, table: &ClassTable, context: &Context) -> CommandFacts {
     if command.len() > MAX_COMMAND_BYTES {
         return CommandFacts {
             segments: vec![SegmentFacts {
@@ -107,15 +110,7 @@ pub fn classify(command: &str, table: &Arc<ClassTable>, context: &Context) -> Co
     }
     let mut out = Vec::new();
     for segments in readings(command, context.on_windows(), context.powershell()) {
-        let mut judge = Judge {
-            table,
-            context,
-            sources: any_feeds_code(&segments),
-            out: Vec::new(),
-            found: None,
-            piped_found: None,
-            in_runner: false,
-        };
+        let mut judge = Judge::new(table, context, any_feeds_code(&segments));
         judge.all(&segments, context.cwd().map(str::to_string), 0);
         let mut part = judge.out;
         project::replaces_checkout(&mut part);
@@ -160,31 +155,6 @@ fn readings(command: &str, windows: bool, powershell: bool) -> Vec<Vec<Segment>>
     }
 }
 
-/// Whether a segment prints the value of a variable named like a credential
-/// (`echo "KEY=$OPENAI_API_KEY"`, `printf %s "${GITHUB_TOKEN}"`): the secret lands in the
-/// transcript, which is reading it.
-fn prints_secret_variable(segment: &str) -> bool {
-    let Some(first) = segment.split_whitespace().next() else {
-        return false;
-    };
-    if !matches!(basename(first), "echo" | "printf" | "print") {
-        return false;
-    }
-    let mut rest = segment;
-    while let Some(at) = rest.find('$') {
-        rest = &rest[at + 1..];
-        let name: String = rest
-            .trim_start_matches('{')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if programs::secret_name(&name) {
-            return true;
-        }
-    }
-    false
-}
-
 struct Judge<'a> {
     table: &'a ClassTable,
     context: &'a Context,
@@ -197,6 +167,9 @@ struct Judge<'a> {
     /// While judging a segment that reads a pipe from a `find` (`find src -name '*.py' |
     /// xargs grep -l x`): the files that `find` prints, when that can be told.
     piped_found: Option<FileRef>,
+    /// Files this line wrote literal text into (`echo … > f`, `cat > f <<EOF`), by
+    /// absolute path, with the text: a later segment that runs one runs that text.
+    written: Vec<(String, String)>,
     /// While judging the command a runner runs in the project's environment (`uv run`,
     /// `poetry run`, `bundle exec`): a name no table knows is the project's own script
     /// or entry point (`poetry run mycli`), as `npm run` runs the project's scripts.
@@ -206,7 +179,7 @@ struct Judge<'a> {
 /// What a segment's working directory is: known, or unknown after `cd $X`.
 type Cwd = Option<String>;
 
-impl Judge<'_> {
+impl<'a> Judge<'a> {
     fn all(&mut self, segments: &[Segment], cwd: Cwd, nesting: usize) {
         if nesting > super::MAX_DEPTH {
             self.unknown("(nested too deeply)");
@@ -214,7 +187,10 @@ impl Judge<'_> {
         }
         // `cd` effects by depth: a `cd` holds for what follows at its depth or deeper.
         let mut moves: Vec<(usize, Cwd)> = Vec::new();
+        // The environment printed into the pipe this segment reads (`env | curl -d @- …`).
+        let mut environment_piped = false;
         for (index, segment) in segments.iter().enumerate() {
+            environment_piped &= segment.piped;
             while moves
                 .last()
                 .is_some_and(|(depth, _)| *depth > segment.depth)
@@ -226,9 +202,20 @@ impl Judge<'_> {
                 .map_or_else(|| cwd.clone(), |(_, cwd)| cwd.clone());
             self.found = self.found_by_find(segments, index, here.as_deref());
             self.piped_found = self.piped_from_find(segments, index, here.as_deref());
+            let judged = self.out.len();
             if let Some(next) = self.segment(segment, here, nesting) {
                 moves.push((segment.depth, next));
             }
+            // What reads the whole environment from the pipe and sends it off this machine
+            // sends every token in it.
+            if environment_piped {
+                for facts in &mut self.out[judged..] {
+                    if facts.classes.contains(Class::Network) {
+                        facts.classes.insert(Class::CredentialAccess);
+                    }
+                }
+            }
+            environment_piped |= dumps_environment(segment);
         }
     }
 
@@ -239,6 +226,19 @@ impl Judge<'_> {
             files: Vec::new(),
             credential: Vec::new(),
         });
+    }
+
+    pub(super) fn new(table: &'a ClassTable, context: &'a Context, sources: bool) -> Judge<'a> {
+        Judge {
+            table,
+            context,
+            sources,
+            out: Vec::new(),
+            found: None,
+            piped_found: None,
+            in_runner: false,
+            written: Vec::new(),
+        }
     }
 
     /// Judges one segment; returns the working directory it moves to, for `cd`.
@@ -309,6 +309,7 @@ impl Judge<'_> {
             }
             words = inner;
         }
+        self.run_written(words, cwd.as_deref(), nesting);
         let mut moved = None;
         match words.split_first() {
             None => {
@@ -325,6 +326,7 @@ impl Judge<'_> {
         }
         self.check_files(&mut facts, copies_trees(words));
         self.out.push(facts);
+        self.note_written(words, segment, cwd.as_deref(), nesting);
         moved
     }
 
@@ -432,16 +434,9 @@ impl Judge<'_> {
             facts.classes.insert(Class::ReadOnly);
             return None;
         }
-        // `printenv NAME` prints one variable: a look at `PATH`, a read of `API_KEY`.
-        if name == "printenv" && arguments.iter().any(|word| !word.text.starts_with('-')) {
-            let secret = arguments
-                .iter()
-                .any(|word| word.dynamic || programs::secret_name(&word.text));
-            facts.classes.insert(if secret {
-                Class::CredentialAccess
-            } else {
-                Class::ReadOnly
-            });
+        // `set -e`, `printenv PATH`: commands of the environment that print no secret.
+        if let Some(class) = environment::variables_read(name, arguments) {
+            facts.classes.insert(class);
             return None;
         }
         let before = facts.classes;

@@ -259,6 +259,44 @@ const CREDENTIALS: &[&str] = &[
     "consolehost_history",
 ];
 
+/// Names of the whole environment, in lower case: `os.environ`, `process.env`, Ruby's
+/// `ENV`, Deno's `Deno.env.toObject()`, PHP's `getenv()` without a name.
+const ENVIRONMENTS: &[&str] = &[
+    "os.environ",
+    "process.env",
+    "env.to_h",
+    "env.to_hash",
+    "deno.env.toobject",
+    "getenv()",
+    "%env",
+];
+
+/// Whether code reads the environment as a whole (`dict(os.environ)`,
+/// `JSON.stringify(process.env)`, `os.environ.items()`) rather than one variable by name
+/// (`os.environ["HOME"]`, `os.environ.get("X")`, `process.env.PORT`).
+fn reads_whole_environment(lower: &str) -> bool {
+    ENVIRONMENTS.iter().any(|name| {
+        lower.match_indices(name).any(|(at, _)| {
+            let rest = &lower[at + name.len()..];
+            let one = rest.starts_with('[')
+                || [
+                    ".get(",
+                    ".setdefault(",
+                    ".pop(",
+                    ".fetch(",
+                    ".key?(",
+                    ".include?(",
+                ]
+                .iter()
+                .any(|call| rest.starts_with(call))
+                || (*name == "process.env"
+                    && rest.starts_with('.')
+                    && rest[1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
+            !one
+        })
+    })
+}
+
 /// Reads inline code.
 pub fn inspect(code: &str) -> CodeFacts {
     let lower = code.to_ascii_lowercase();
@@ -327,6 +365,10 @@ pub fn inspect(code: &str) -> CodeFacts {
             .any(|name| lower.contains(name))
     {
         facts.classes.insert(Class::RemoteCode);
+    }
+    // The whole environment sent over the network carries every token in it.
+    if network && reads_whole_environment(&lower) {
+        facts.classes.insert(Class::CredentialAccess);
     }
     if deletes {
         facts.classes.insert(Class::Delete);

@@ -288,6 +288,8 @@ enum Ending {
 pub(super) struct Lexer {
     /// The word being read began with `$(which NAME)` or `$(command -v NAME)`: NAME.
     looked_up: Option<String>,
+    /// How many `case … in` are open: a `)` then ends a pattern, not a subshell.
+    open_cases: usize,
     chars: Vec<char>,
     position: usize,
     depth: usize,
@@ -332,6 +334,7 @@ impl Lexer {
     pub(super) fn new(text: &str, depth: usize) -> Lexer {
         Lexer {
             chars: text.chars().collect(),
+            open_cases: 0,
             position: 0,
             depth,
             segments: Vec::new(),
@@ -405,6 +408,31 @@ impl Lexer {
         result
     }
 
+    /// At the `(` of `name()` or `function name()` (the name a plain, literal word):
+    /// moves past the `()` and says so.
+    fn at_function_definition(&mut self, segment: &Segment) -> bool {
+        let name = match segment.words.as_slice() {
+            [name] => name,
+            [keyword, name] if keyword.text == "function" && !keyword.dynamic => name,
+            _ => return false,
+        };
+        let plain = !name.dynamic
+            && !name.text.is_empty()
+            && name
+                .text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'));
+        let mut after = self.position + 1;
+        while matches!(self.chars.get(after), Some(' ' | '\t')) {
+            after += 1;
+        }
+        if !plain || self.chars.get(after) != Some(&')') {
+            return false;
+        }
+        self.position = after + 1;
+        true
+    }
+
     fn finish_segment(&mut self, segment: &mut Segment, ending: Ending) {
         let mut segment = mem::take(segment);
         segment.depth = self.depth;
@@ -458,14 +486,26 @@ impl Lexer {
                     segment.piped = pipe;
                 }
                 '(' => {
+                    // `name() { …; }`, `function name() …`: a function definition. Its
+                    // body follows as a command of its own and is judged as if it ran.
+                    if self.at_function_definition(&segment) {
+                        segment.words.clear();
+                        continue;
+                    }
                     // A subshell only stands where a command starts; elsewhere `(` is a
-                    // syntax error for the shell (or syntax we do not follow: arrays,
-                    // function definitions), so it fails closed.
+                    // syntax error for the shell (or syntax we do not follow: arrays),
+                    // so it fails closed.
                     if !segment.words.is_empty() {
                         return Err(LexError::UnexpectedOpenParenthesis);
                     }
                     self.position += 1;
                     self.nested(|lexer| lexer.sequence(true))?;
+                }
+                // `pattern)` of an open `case`: the pattern is no command (one with `|`
+                // in it leaves its first part as a segment, which only makes doubt).
+                ')' if !in_parentheses && self.open_cases > 0 => {
+                    self.position += 1;
+                    segment.words.clear();
                 }
                 ')' => {
                     if !in_parentheses {
@@ -499,6 +539,15 @@ impl Lexer {
                             Some(program) => Word::literal(&program),
                             None => word.finish(),
                         });
+                        if let [first] = segment.words.as_slice() {
+                            match first.text.as_str() {
+                                "case" if !first.dynamic => self.open_cases += 1,
+                                "esac" if !first.dynamic => {
+                                    self.open_cases = self.open_cases.saturating_sub(1);
+                                }
+                                _ => {}
+                            }
+                        }
                     }
                 }
             }

@@ -230,15 +230,7 @@ impl Judge<'_> {
             segments
         };
         let remote = Context::unknown();
-        let mut judge = Judge {
-            table: self.table,
-            context: &remote,
-            sources: any_feeds_code(&segments),
-            out: Vec::new(),
-            found: None,
-            piped_found: None,
-            in_runner: false,
-        };
+        let mut judge = Judge::new(self.table, &remote, any_feeds_code(&segments));
         judge.all(&segments, None, nesting + 1);
         for class in [Class::CredentialAccess, Class::CredentialSearch] {
             if judge

@@ -184,15 +184,22 @@ pub(super) fn inline_code<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w W
     None
 }
 
-/// Whether a segment produces code or data someone may run: a download, a decoder.
-pub(super) fn feeds_code(segment: &Segment) -> bool {
-    let mut words = segment.words.as_slice();
+/// The command a segment really runs: its words past every wrapper, assignment and
+/// keyword (`sudo env X=1 timeout 5 curl …` is `curl …`); a wrapper alone is itself.
+pub(super) fn unwrapped(words: &[Word]) -> &[Word] {
+    let mut words = words;
     while let Some(inner) = strip_one_wrapper(words) {
         if inner.is_empty() {
             break;
         }
         words = inner;
     }
+    words
+}
+
+/// Whether a segment produces code or data someone may run: a download, a decoder.
+pub(super) fn feeds_code(segment: &Segment) -> bool {
+    let words = unwrapped(&segment.words);
     let Some((first, arguments)) = words.split_first() else {
         return false;
     };
@@ -243,13 +250,7 @@ pub(super) fn any_feeds_code(segments: &[Segment]) -> bool {
 
 /// `echo $X`, `printf '%s' "$X"`.
 fn prints_computed_value(segment: &Segment) -> bool {
-    let mut words = segment.words.as_slice();
-    while let Some(inner) = strip_one_wrapper(words) {
-        if inner.is_empty() {
-            break;
-        }
-        words = inner;
-    }
+    let words = unwrapped(&segment.words);
     match words.split_first() {
         Some((first, arguments)) if !first.dynamic => {
             matches!(basename(&first.text), "echo" | "printf")
@@ -259,16 +260,29 @@ fn prints_computed_value(segment: &Segment) -> bool {
     }
 }
 
+/// An interpreter's arguments name its code: an inline-code option (`-c`, `-e`, `-E`, `-p`,
+/// or a cluster holding `e`, such as perl's `-lne`) or a script operand (not `-`).
+fn given_code(arguments: &[Word]) -> bool {
+    arguments.iter().any(|word| {
+        let text = word.text.as_str();
+        match text.strip_prefix('-') {
+            None => !word.dynamic,
+            Some("" | "-" | "s") => false,
+            Some(option) => {
+                !option.starts_with('-')
+                    && (matches!(option, "c" | "e" | "E" | "p" | "r")
+                        || (option.len() > 1
+                            && option.chars().all(|c| c.is_ascii_alphabetic())
+                            && option.contains(['e', 'E'])))
+            }
+        }
+    })
+}
+
 /// A command that runs what it reads (`sh`, `python`, `xargs`, `iex`), or one nobody can
 /// name.
 fn runs_its_input(segment: &Segment) -> bool {
-    let mut words = segment.words.as_slice();
-    while let Some(inner) = strip_one_wrapper(words) {
-        if inner.is_empty() {
-            break;
-        }
-        words = inner;
-    }
+    let words = unwrapped(&segment.words);
     let Some(first) = words.first() else {
         return false;
     };
@@ -276,6 +290,16 @@ fn runs_its_input(segment: &Segment) -> bool {
         return true;
     }
     let name = basename(&first.text).to_ascii_lowercase();
+    // An interpreter given its code (`perl -lne '…'`, `python3 -c '…'`, `sh -c '…'`,
+    // `python3 tool.py`) reads its input as data.
+    let interpreter = SHELLS.contains(&name.as_str())
+        || matches!(
+            name.as_str(),
+            "python" | "python3" | "perl" | "ruby" | "node" | "php" | "lua" | "bun" | "deno"
+        );
+    if interpreter && given_code(&words[1..]) {
+        return false;
+    }
     SHELLS.contains(&name.as_str())
         || matches!(
             name.as_str(),

@@ -1,0 +1,77 @@
+//! The environment: commands that print all of it, or one variable, and lines that print
+//! a variable named like a credential.
+
+use super::super::basename;
+use super::super::lex::{Segment, Word};
+use super::programs;
+use super::words::unwrapped;
+use crate::classes::Class;
+
+/// The class of a command that reads shell variables without printing a secret, when it
+/// is one: `set -e`, `set -o pipefail`, `set -- a b` change options or arguments (only a
+/// bare `set` prints the variables); `printenv NAME` prints one variable, a look at
+/// `PATH` or a read of `API_KEY`.
+pub(super) fn variables_read(name: &str, arguments: &[Word]) -> Option<Class> {
+    match name {
+        "set" if !arguments.is_empty() => Some(Class::ReadOnly),
+        "printenv" if arguments.iter().any(|word| !word.text.starts_with('-')) => {
+            let secret = arguments
+                .iter()
+                .any(|word| word.dynamic || programs::secret_name(&word.text));
+            Some(if secret {
+                Class::CredentialAccess
+            } else {
+                Class::ReadOnly
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A command that prints the whole environment: `env`, `printenv`, `set`, `export -p`,
+/// `declare -px` (with no names).
+pub(super) fn dumps_environment(segment: &Segment) -> bool {
+    let words = unwrapped(&segment.words);
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    if first.dynamic {
+        return false;
+    }
+    let names = arguments.iter().any(|word| !word.text.starts_with('-'));
+    match basename(&first.text) {
+        "env" | "printenv" | "set" | "export" => !names,
+        "declare" | "typeset" => {
+            !names && arguments.iter().any(|word| word.text.contains(['p', 'x']))
+        }
+        "compgen" => arguments
+            .iter()
+            .any(|word| word.text == "-e" || word.text == "-v"),
+        _ => false,
+    }
+}
+
+/// Whether a segment prints the value of a variable named like a credential
+/// (`echo "KEY=$OPENAI_API_KEY"`, `printf %s "${GITHUB_TOKEN}"`): the secret lands in the
+/// transcript, which is reading it.
+pub(super) fn prints_secret_variable(segment: &str) -> bool {
+    let Some(first) = segment.split_whitespace().next() else {
+        return false;
+    };
+    if !matches!(basename(first), "echo" | "printf" | "print") {
+        return false;
+    }
+    let mut rest = segment;
+    while let Some(at) = rest.find('$') {
+        rest = &rest[at + 1..];
+        let name: String = rest
+            .trim_start_matches('{')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if programs::secret_name(&name) {
+            return true;
+        }
+    }
+    false
+}

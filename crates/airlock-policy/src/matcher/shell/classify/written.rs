@@ -1,0 +1,204 @@
+//! Text a command line writes into a file and what becomes of it in the same line.
+//!
+//! `echo 'cat ~/.kube/config' > /tmp/r.sh && sh /tmp/r.sh` runs what it wrote: the script
+//! is judged as the command it runs. `printf '…curl … | sh…' > .husky/pre-commit` plants
+//! a command in a file git runs later by itself: what the default policy would refuse of
+//! it (credential reads and sends, downloaded code, an agent unchecked, persistence) joins
+//! the line, as the `plants` matcher finds for the file tools. Code a tool loads by
+//! itself (`conftest.py`, `build.rs`) is judged here too ([`classify_code`]).
+
+use super::super::lex::{Segment, Word};
+use super::super::{basename, SHELLS};
+use super::{CommandFacts, Judge, Role, SegmentFacts};
+use crate::classes::ClassTable;
+use crate::classes::{Class, ClassSet};
+use crate::context::Context;
+use crate::matcher::planted;
+
+/// What a planted command may bring into the line that writes it: the classes the
+/// default policy refuses outright.
+const REFUSED: &[Class] = &[
+    Class::CredentialAccess,
+    Class::RemoteCode,
+    Class::UnsafeAgent,
+    Class::Persistence,
+];
+
+/// Code longer than this is not read: it is `unknown`. Reading code is one pass over it.
+const MAX_CODE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Judges code in another language that a tool loads by itself (`conftest.py`,
+/// `build.rs`), as inline code (`python -c`) is judged: one segment, plus the command
+/// lines its strings run.
+pub fn classify_code(code: &str, table: &ClassTable, context: &Context) -> CommandFacts {
+    let mut judge = Judge::new(table, context, false);
+    let mut facts = SegmentFacts {
+        text: "(code run when its file is loaded)".into(),
+        ..SegmentFacts::default()
+    };
+    if code.len() > MAX_CODE_BYTES {
+        facts.classes.insert(Class::Unknown);
+    } else {
+        judge.code(code, context.cwd(), 0, &mut facts);
+    }
+    judge.check_files(&mut facts, super::words::TreeCopy::No);
+    let mut segments = vec![facts];
+    segments.append(&mut judge.out);
+    CommandFacts { segments }
+}
+
+/// Interpreters that run a file named as their first operand.
+const INTERPRETERS: &[&str] = &[
+    "python", "python3", "python2", "node", "ruby", "perl", "php", "bun", "deno", "tsx", "ts-node",
+    "lua", "Rscript",
+];
+
+/// The literal text a command prints (`echo`, `printf`) or copies from a here-document
+/// (`cat <<EOF`, `tee f <<EOF`); `None` when it is computed at run time or there is none.
+fn literal_output(words: &[Word], segment: &Segment) -> Option<String> {
+    let (first, arguments) = words.split_first()?;
+    if first.dynamic {
+        return None;
+    }
+    match basename(&first.text) {
+        "echo" => {
+            let text: Vec<&str> = arguments
+                .iter()
+                .skip_while(|word| {
+                    word.text.len() > 1
+                        && word.text.starts_with('-')
+                        && word.text[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+                })
+                .map(|word| (!word.dynamic).then_some(word.text.as_str()))
+                .collect::<Option<_>>()?;
+            Some(unescape(&text.join(" ")) + "\n")
+        }
+        "printf" => {
+            let text: Vec<&str> = arguments
+                .iter()
+                .skip_while(|word| word.text == "--")
+                .map(|word| (!word.dynamic).then_some(word.text.as_str()))
+                .collect::<Option<_>>()?;
+            Some(unescape(&text.join("\n")))
+        }
+        "cat" | "tee" => match &segment.here_text {
+            Some(Some(text)) => Some(text.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `\n`, `\t` and `\\` as `printf` and `echo -e` read them.
+fn unescape(text: &str) -> String {
+    text.replace("\\n", "\n")
+        .replace("\\t", "\t")
+        .replace("\\\\", "\\")
+}
+
+/// The file a command runs as a script, and whether as shell (else as code):
+/// `sh f`, `bash -x f`, `. f`, `source f`, `python f`, `./f`.
+fn script_run(words: &[Word]) -> Option<(&Word, bool)> {
+    let (first, arguments) = words.split_first()?;
+    if first.dynamic {
+        return None;
+    }
+    if first.text.contains('/') {
+        return Some((first, true));
+    }
+    let name = basename(&first.text);
+    let shell = SHELLS.contains(&name) || matches!(name, "source" | ".");
+    if !shell && !INTERPRETERS.contains(&name) {
+        return None;
+    }
+    let mut operands = arguments.iter().skip_while(|word| {
+        word.text.starts_with('-') && !matches!(word.text.as_str(), "-c" | "-e" | "-m" | "-")
+    });
+    let operand = operands.next()?;
+    (!operand.text.starts_with('-') && !operand.dynamic).then_some((operand, shell))
+}
+
+impl Judge<'_> {
+    /// Records the text `segment` writes into files, and judges what it plants in a file
+    /// that runs later by itself.
+    pub(super) fn note_written(
+        &mut self,
+        words: &[Word],
+        segment: &Segment,
+        cwd: Option<&str>,
+        nesting: usize,
+    ) {
+        let Some(text) = literal_output(words, segment) else {
+            return;
+        };
+        let mut targets: Vec<&Word> = segment
+            .redirections
+            .iter()
+            .filter(|(_, writes)| *writes)
+            .map(|(word, _)| word)
+            .collect();
+        if words
+            .first()
+            .is_some_and(|first| basename(&first.text) == "tee")
+        {
+            targets.extend(words[1..].iter().filter(|word| !word.text.starts_with('-')));
+        }
+        for target in targets {
+            let Some(path) = self.file(target, cwd, Role::Change).path else {
+                continue;
+            };
+            if nesting <= super::super::MAX_DEPTH {
+                let facts = planted::planted(&path, &text, self.table, self.context);
+                let refused = ClassSet::of(REFUSED);
+                for found in facts.segments {
+                    let classes = found.classes.intersection(refused);
+                    if !classes.is_empty() {
+                        self.out.push(SegmentFacts {
+                            text: format!("(written into {path}) {}", found.text),
+                            classes,
+                            ..SegmentFacts::default()
+                        });
+                    }
+                }
+            }
+            self.written.push((path, text.clone()));
+        }
+    }
+
+    /// Judges a script this line wrote before it runs it, as what it runs.
+    pub(super) fn run_written(&mut self, words: &[Word], cwd: Option<&str>, nesting: usize) {
+        let Some((file, shell)) = script_run(words) else {
+            return;
+        };
+        let Some(path) = self.file(file, cwd, Role::Read).path else {
+            return;
+        };
+        let Some((_, text)) = self
+            .written
+            .iter()
+            .rev()
+            .find(|(written, _)| *written == path)
+        else {
+            return;
+        };
+        let text = text.clone();
+        let code = !shell
+            || text.lines().next().is_some_and(|line| {
+                line.starts_with("#!")
+                    && INTERPRETERS
+                        .iter()
+                        .any(|interpreter| line.contains(interpreter))
+            });
+        if code {
+            let mut facts = SegmentFacts {
+                text: format!("(the code written into {path})"),
+                ..SegmentFacts::default()
+            };
+            self.code(&text, cwd, nesting, &mut facts);
+            self.check_files(&mut facts, super::words::TreeCopy::No);
+            self.out.push(facts);
+        } else {
+            self.nested(&text, cwd, nesting);
+        }
+    }
+}
