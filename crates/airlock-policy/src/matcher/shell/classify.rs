@@ -496,6 +496,22 @@ impl<'a> Judge<'a> {
                 role: Role::Workdir,
             });
         }
+        // A build told where to write (`npm run build -- --outDir /var/www`, `gcc -o
+        // /usr/local/bin/x`, `cargo build --target-dir …`) changes that place, also when
+        // the option is passed on after `--` to the project's script.
+        if facts.classes.contains(Class::Build) && dry.is_none() {
+            let after = arguments
+                .iter()
+                .position(|word| word.text == "--")
+                .map_or(&[][..], |at| &arguments[at + 1..]);
+            for part in [arguments, after] {
+                for word in option_value_words(part, OUTPUT_OPTIONS) {
+                    facts
+                        .files
+                        .push(self.file(&word, dir.as_deref(), Role::Change));
+                }
+            }
+        }
         // `aws s3 cp s3://… ./out`: a download into the file it names.
         if name == "aws" && segment.here_text.is_none() {
             if let Some(destination) = cloud::s3_download(arguments) {

@@ -646,10 +646,16 @@ pub(super) fn option_value_words(arguments: &[Word], options: &[&str]) -> Vec<Wo
         if text == "--" {
             break;
         }
+        // A long option in any case: `--outDir` is `--outdir`.
+        let lower = if text.starts_with("--") {
+            text.to_ascii_lowercase()
+        } else {
+            text.to_owned()
+        };
         for option in options {
-            if text == *option {
+            if lower == *option {
                 values.extend(words.next().cloned());
-            } else if let Some(value) = text
+            } else if let Some(value) = lower
                 .strip_prefix(option)
                 .and_then(|rest| {
                     if option.starts_with("--") {
@@ -660,6 +666,8 @@ pub(super) fn option_value_words(arguments: &[Word], options: &[&str]) -> Vec<Wo
                 })
                 .filter(|value| !value.is_empty())
             {
+                // ASCII case changes no length: the value is the original's tail.
+                let value = &text[text.len() - value.len()..];
                 values.push(Word {
                     text: value.to_string(),
                     dynamic: word.dynamic,
