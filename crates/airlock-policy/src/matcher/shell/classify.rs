@@ -439,6 +439,9 @@ impl<'a> Judge<'a> {
             facts.classes.insert(class);
             return None;
         }
+        if self.framework_code(name, arguments, cwd.as_deref(), nesting, facts) {
+            return None;
+        }
         let before = facts.classes;
         let options = self.table.option_classes(name, &texts);
         facts.classes.extend(classes);
