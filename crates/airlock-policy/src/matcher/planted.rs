@@ -48,6 +48,11 @@ enum Kind {
     /// JSON whose `command` values are commands (`.vscode/tasks.json`, which may run on
     /// opening the folder).
     EditorTasks,
+    /// JSON whose lifecycle commands run in the container, or on the host for
+    /// `initializeCommand` (`devcontainer.json`).
+    Devcontainer,
+    /// JSON or YAML whose every string value is a command (`.lintstagedrc`).
+    Strings,
     /// Code run when the file is loaded (`conftest.py`, `build.rs`, `*.config.js`).
     Code,
     /// A Python `.pth` file: its `import` lines run at every interpreter start.
@@ -98,6 +103,10 @@ const CODE_FILES: &[&str] = &[
     "build.gradle.kts",
     "settings.gradle",
     "settings.gradle.kts",
+    "gemfile",
+    "hatch_build.py",
+    "jenkinsfile",
+    "cmakelists.txt",
     ".eslintrc.js",
     ".eslintrc.cjs",
     ".babelrc.js",
@@ -178,12 +187,34 @@ fn kind(path: &str, text: &str) -> Option<Kind> {
     if name == "tasks.json" && parent == ".vscode" {
         return Some(Kind::EditorTasks);
     }
+    if name == "devcontainer.json" || name == ".devcontainer.json" {
+        return Some(Kind::Devcontainer);
+    }
+    if name.starts_with(".lintstagedrc")
+        && !extension.is_some_and(|e| matches!(e, "js" | "cjs" | "mjs"))
+    {
+        return Some(Kind::Strings);
+    }
+    if name.starts_with(".lintstagedrc") || name.starts_with("lint-staged.config.") {
+        return Some(Kind::Code);
+    }
     if extension == Some("pth") {
         return Some(Kind::Pth);
     }
+    let script_extension = |rest: &str| matches!(rest, "js" | "cjs" | "mjs" | "ts" | "mts" | "cts");
+    // Build tools' configuration and test runners' global set-up run on every build or
+    // test run (`vite.config.ts`, `jest.global-setup.js`, `e2e/global-setup.ts`).
     let config_code = name
         .split_once(".config.")
-        .is_some_and(|(_, rest)| matches!(rest, "js" | "cjs" | "mjs" | "ts" | "mts" | "cts"));
+        .is_some_and(|(_, rest)| script_extension(rest))
+        || [
+            "global-setup",
+            "globalsetup",
+            "global-teardown",
+            "globalteardown",
+        ]
+        .iter()
+        .any(|stem| name.contains(stem) && extension.is_some_and(script_extension));
     if CODE_FILES.contains(&name) || config_code {
         return Some(Kind::Code);
     }
@@ -212,7 +243,30 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
     match kind {
         Kind::Script => vec![Piece::Shell(text.to_owned())],
         Kind::PowerShell => vec![Piece::PowerShell(text.to_owned())],
-        Kind::Code => vec![Piece::Code(text.to_owned())],
+        Kind::Code => {
+            let mut out = vec![Piece::Code(text.to_owned())];
+            out.extend(shell_steps(text).into_iter().map(Piece::Shell));
+            out
+        }
+        Kind::Devcontainer => json_commands(
+            text,
+            &[
+                "initializeCommand",
+                "onCreateCommand",
+                "updateContentCommand",
+                "postCreateCommand",
+                "postStartCommand",
+                "postAttachCommand",
+            ],
+        ),
+        Kind::Strings => match serde_json::from_str::<Value>(text) {
+            Ok(document) => {
+                let mut out = Vec::new();
+                strings(&document, &mut out);
+                out
+            }
+            Err(_) => yaml_commands(text, true),
+        },
         Kind::Pth => text
             .lines()
             .filter(|line| line.starts_with("import ") || line.starts_with("import\t"))
@@ -220,6 +274,7 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
             .collect(),
         Kind::Make => recipes(text, |line| line.strip_prefix('\t'))
             .into_iter()
+            .chain(make_shell_functions(text))
             .map(|line| Piece::Shell(line.replace("$$", "$")))
             .collect(),
         Kind::Just => recipes(text, |line| {
@@ -228,7 +283,7 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
         .into_iter()
         .map(Piece::Shell)
         .collect(),
-        Kind::Yaml => yaml_commands(text),
+        Kind::Yaml => yaml_commands(text, false),
         Kind::Json => json_commands(text, &["scripts", "tasks"]),
         Kind::EditorTasks => json_commands(text, &["command"]),
     }
@@ -265,6 +320,72 @@ fn recipes<'t>(text: &'t str, recipe: impl Fn(&'t str) -> Option<&'t str>) -> Ve
             _ => out.push(body.to_owned()),
         }
         continued = more;
+    }
+    out
+}
+
+/// What make runs while it reads the file, before any recipe: `$(shell …)` anywhere and
+/// the right side of `VAR != …`.
+fn make_shell_functions(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut rest = line;
+        while let Some(at) = rest.find("$(shell ") {
+            let body = &rest[at + "$(shell ".len()..];
+            // The call ends at the `)` that balances its own `(`.
+            let mut depth = 1usize;
+            let mut end = body.len();
+            for (index, c) in body.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = index;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out.push(body[..end].to_owned());
+            rest = &body[end..];
+        }
+        if !line.starts_with('\t') {
+            if let Some((_, command)) = line.split_once("!=") {
+                out.push(command.trim().to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Shell steps named in build code: `sh "…"`/`sh '…'`/`sh("…")` (Jenkins, Rake), and
+/// CMake's `execute_process(COMMAND …)`.
+fn shell_steps(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed
+            .strip_prefix("sh ")
+            .or_else(|| trimmed.strip_prefix("sh("))
+            .or_else(|| trimmed.strip_prefix("bat "))
+        {
+            let rest = rest.trim_start().trim_start_matches("script:").trim_start();
+            for quote in ['"', '\''] {
+                if let Some(inner) = rest.strip_prefix(quote) {
+                    if let Some((command, _)) = inner.rsplit_once(quote) {
+                        out.push(command.to_owned());
+                    }
+                }
+            }
+        }
+        let lower = trimmed.to_ascii_lowercase();
+        if let Some(at) = lower.find("execute_process(command ") {
+            let command = &trimmed[at + "execute_process(COMMAND ".len()..];
+            let command = command.trim_end().trim_end_matches(')');
+            out.push(command.to_owned());
+        }
     }
     out
 }
@@ -351,9 +472,16 @@ fn ci_expressions(command: &str) -> String {
     out
 }
 
-/// The commands of a CI, hook-manager or task-runner YAML text, whole or a fragment.
-fn yaml_commands(text: &str) -> Vec<Piece> {
+/// The commands of a CI, hook-manager or task-runner YAML text, whole or a fragment. List
+/// items outside any known key are read as commands too when `items` (a file of nothing
+/// else) or when they look like one (a fragment of a CI file's `script:` list).
+fn yaml_commands(text: &str, items: bool) -> Vec<Piece> {
     let mut out = Vec::new();
+    // The whole secrets context put anywhere (`env: ALL: ${{ toJSON(secrets) }}`) hands
+    // every credential of the pipeline to what runs next: a read of them.
+    if ci_expressions(text).contains("${CI_ALL_SECRETS}") {
+        out.push(Piece::Shell("printenv CI_ALL_SECRETS".into()));
+    }
     // The open block under a command key: its indentation, whether it is PowerShell,
     // and the lines gathered so far.
     let mut block: Option<(usize, bool, Vec<String>)> = None;
@@ -399,6 +527,12 @@ fn yaml_commands(text: &str) -> Vec<Piece> {
             close(&mut block, &mut out);
         }
         let Some((key, value)) = keyed else {
+            if let Some(item) = item.filter(|item| items || item.contains(' ')) {
+                let command = ci_expressions(&unquote(item));
+                if !command.is_empty() && !command.starts_with(['{', '[']) {
+                    out.push(Piece::Shell(command));
+                }
+            }
             continue;
         };
         let powershell = POWERSHELL_KEYS.contains(&key.as_str());
@@ -477,12 +611,16 @@ fn json_commands(text: &str, sections: &[&str]) -> Vec<Piece> {
     out
 }
 
+/// Sections of a package manifest whose values are commands that run by themselves:
+/// husky 4's `hooks`, `simple-git-hooks`, `lint-staged`.
+const HOOK_SECTIONS: &[&str] = &["hooks", "simple-git-hooks", "lint-staged"];
+
 /// Every string under a key named in `sections`, at any depth.
 fn collect_sections(value: &Value, sections: &[&str], out: &mut Vec<Piece>) {
     match value {
         Value::Object(map) => {
             for (key, inner) in map {
-                if sections.contains(&key.as_str()) {
+                if sections.contains(&key.as_str()) || HOOK_SECTIONS.contains(&key.as_str()) {
                     strings(inner, out);
                 } else {
                     collect_sections(inner, sections, out);

