@@ -46,7 +46,7 @@ pub use written::classify_code;
 use dry_run::{dry_run_classes, dry_run_reads};
 use environment::{dumps_environment, prints_secret_variable};
 use git::git_specials;
-use names::{names_deploy_task, toolchain_tool};
+use names::{agent_from_package, names_deploy_task, toolchain_tool};
 use words::*;
 
 /// Commands longer than this are not read at all: they are one `unknown` segment. Real
@@ -443,7 +443,10 @@ impl<'a> Judge<'a> {
             return None;
         }
         let before = facts.classes;
-        let options = self.table.option_classes(name, &texts);
+        let mut options = self.table.option_classes(name, &texts);
+        if let Some((agent, given)) = agent_from_package(name, &texts) {
+            options.extend(self.table.option_classes(agent, given));
+        }
         facts.classes.extend(classes);
         facts.classes.extend(options);
         // A dry run (`git push --dry-run`, `git clean -n`) is what it still does. An
@@ -499,21 +502,8 @@ impl<'a> Judge<'a> {
                 role: Role::Workdir,
             });
         }
-        // A build told where to write (`npm run build -- --outDir /var/www`, `gcc -o
-        // /usr/local/bin/x`, `cargo build --target-dir …`) changes that place, also when
-        // the option is passed on after `--` to the project's script.
         if facts.classes.contains(Class::Build) && dry.is_none() {
-            let after = arguments
-                .iter()
-                .position(|word| word.text == "--")
-                .map_or(&[][..], |at| &arguments[at + 1..]);
-            for part in [arguments, after] {
-                for word in option_value_words(part, OUTPUT_OPTIONS) {
-                    facts
-                        .files
-                        .push(self.file(&word, dir.as_deref(), Role::Change));
-                }
-            }
+            self.build_outputs(arguments, dir.as_deref(), facts);
         }
         // `aws s3 cp s3://… ./out`: a download into the file it names.
         if name == "aws" && segment.here_text.is_none() {

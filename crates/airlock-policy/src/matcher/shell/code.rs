@@ -305,6 +305,9 @@ fn reads_whole_environment(lower: &str) -> bool {
 
 /// Reads inline code.
 pub fn inspect(code: &str) -> CodeFacts {
+    // `'child_' + 'process'`, `'sy' + 'stem'`: literals cut in pieces are read whole.
+    let joined = join_literals(code);
+    let code = joined.as_str();
     let lower = code.to_ascii_lowercase();
     let has = |names: &[&str]| names.iter().any(|name| lower.contains(name));
     let mut facts = CodeFacts::default();
@@ -397,7 +400,14 @@ pub fn inspect(code: &str) -> CodeFacts {
             .map(|path| (path, role)),
     );
     for literal in string_literals(code) {
-        if runs && literal.contains(' ') {
+        // Code that runs programs or hides what it calls (`getattr(__import__('os'),
+        // 'system')`) runs its command-like strings, also one in base64.
+        if runs || opaque_beyond_open {
+            if let Some(decoded) = decoded_text(&literal) {
+                facts.commands.push(decoded);
+            }
+        }
+        if (runs || opaque_beyond_open) && literal.contains(' ') {
             facts.commands.push(literal.clone());
         }
         if path_like(&literal) {
@@ -407,9 +417,6 @@ pub fn inspect(code: &str) -> CodeFacts {
     facts
 }
 
-/// Whether `code` (lower case) holds one of `names` as a whole name: not inside a longer
-/// one (`transform(` and `norm(` are not `rm(`, `p.truncated` is not `truncate`;
-/// `os.remove(`, `fs.rm(`, `rm(`, `f.truncate()` are).
 fn has_word(code: &str, names: &[&str]) -> bool {
     let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_';
     names.iter().any(|name| {
@@ -732,32 +739,9 @@ fn opens_computed_name(lower: &str) -> bool {
     })
 }
 
-/// The contents of `'…'` and `"…"` literals (escapes kept as written).
-fn string_literals(code: &str) -> Vec<String> {
-    let mut literals = Vec::new();
-    let mut chars = code.chars();
-    while let Some(c) = chars.next() {
-        if c != '\'' && c != '"' {
-            continue;
-        }
-        let mut literal = String::new();
-        let mut escaped = false;
-        for inner in chars.by_ref() {
-            if escaped {
-                literal.push(inner);
-                escaped = false;
-            } else if inner == '\\' {
-                escaped = true;
-            } else if inner == c {
-                break;
-            } else {
-                literal.push(inner);
-            }
-        }
-        literals.push(literal);
-    }
-    literals
-}
+mod literals;
+
+use literals::{decoded_text, join_literals, string_literals};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

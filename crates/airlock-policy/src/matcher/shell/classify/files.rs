@@ -134,6 +134,26 @@ impl Judge<'_> {
         }
     }
 
+    /// A build told where to write (`npm run build -- --outDir /var/www`, `gcc -o
+    /// /usr/local/bin/x`, `cargo build --target-dir …`) changes that place, also when the
+    /// option is passed on after `--` to the project's script.
+    pub(super) fn build_outputs(
+        &self,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        let after = arguments
+            .iter()
+            .position(|word| word.text == "--")
+            .map_or(&[][..], |at| &arguments[at + 1..]);
+        for part in [arguments, after] {
+            for word in option_value_words(part, OUTPUT_OPTIONS) {
+                facts.files.push(self.file(&word, dir, Role::Change));
+            }
+        }
+    }
+
     pub(super) fn operands_read(&self, arguments: &[Word], cwd: &Cwd, facts: &mut SegmentFacts) {
         for word in operands(arguments) {
             facts

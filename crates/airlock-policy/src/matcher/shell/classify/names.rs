@@ -20,3 +20,35 @@ pub(super) fn names_deploy_task(word: &str) -> bool {
             .split([':', '-', '_', '/', '.', ','])
             .any(|part| matches!(part, "deploy" | "publish" | "ship"))
 }
+
+/// Coding agents published as packages, by package name.
+const AGENT_PACKAGES: &[(&str, &str)] = &[
+    ("@anthropic-ai/claude-code", "claude"),
+    ("@openai/codex", "codex"),
+    ("@google/gemini-cli", "gemini"),
+    ("aider-chat", "aider"),
+];
+
+/// A coding agent run from its package (`npx -y @anthropic-ai/claude-code …`, `bunx`,
+/// `pnpm dlx`, `yarn dlx`, `npm exec`, `uvx aider-chat`): the agent's name and the
+/// arguments it is given, so its options are judged as the agent's own.
+pub(super) fn agent_from_package<'t>(
+    name: &str,
+    texts: &'t [&'t str],
+) -> Option<(&'static str, &'t [&'t str])> {
+    let rest = match (name, texts.first()) {
+        ("npx" | "bunx" | "pnpx" | "uvx", _) => texts,
+        ("pnpm" | "yarn", Some(&"dlx")) | ("npm", Some(&("exec" | "x"))) => &texts[1..],
+        ("pipx", Some(&"run")) => &texts[1..],
+        _ => return None,
+    };
+    let at = rest.iter().position(|text| !text.starts_with('-'))?;
+    let package = rest[at];
+    // `@scope/name@1.2.3`, `name@latest`: the version is no part of the name.
+    let bare = match package.rfind('@') {
+        Some(0) | None => package,
+        Some(version) => &package[..version],
+    };
+    let (_, agent) = AGENT_PACKAGES.iter().find(|(known, _)| *known == bare)?;
+    Some((agent, &rest[at + 1..]))
+}
