@@ -11,6 +11,7 @@ use crate::matcher::class::{self, ClassMatcher};
 use crate::matcher::domain::{self, DomainPattern};
 use crate::matcher::path::{self, PathPattern};
 use crate::matcher::planted;
+use crate::matcher::shell::classify::CommandFacts;
 use crate::matcher::shell::{self, CommandPrefix};
 use crate::matcher::Side;
 use globset::{GlobBuilder, GlobMatcher};
@@ -36,6 +37,8 @@ pub enum Matcher {
     /// `plants = ["remote_code"]`: the file the value names, with the text the call
     /// writes into it, runs a command of these classes later by itself.
     Plants(ClassMatcher),
+    /// `hooks = ["vcs_remote"]`: as `Plants`, for what runs with no one running it.
+    Hooks(ClassMatcher),
 }
 
 /// One `when` entry: a dotted argument path and its matcher.
@@ -65,8 +68,21 @@ impl Condition {
     /// Whether the condition holds for these arguments, leaning the way `side` says.
     pub fn holds(&self, arguments: &Value, side: Side, context: &Context) -> bool {
         let value = lookup(arguments, &self.segments);
-        if let Matcher::Plants(matcher) = &self.matcher {
-            return plants_hold(matcher, value, arguments, side, context);
+        match &self.matcher {
+            Matcher::Plants(matcher) => {
+                return plants_hold(matcher, planted::planted, value, arguments, side, context)
+            }
+            Matcher::Hooks(matcher) => {
+                return plants_hold(
+                    matcher,
+                    planted::planted_in_hooks,
+                    value,
+                    arguments,
+                    side,
+                    context,
+                )
+            }
+            _ => {}
         }
         self.matcher.holds(value, side, context)
     }
@@ -104,9 +120,20 @@ impl Matcher {
                 table.clone(),
             )?));
         }
-        if entry.paths.is_some() && entry.class.is_none() && entry.plants.is_none() {
+        if let Some(classes) = &entry.hooks {
+            compiled.push(Matcher::Hooks(ClassMatcher::compile(
+                &classes.0,
+                paths,
+                table.clone(),
+            )?));
+        }
+        if entry.paths.is_some()
+            && entry.class.is_none()
+            && entry.plants.is_none()
+            && entry.hooks.is_none()
+        {
             return Err(
-                "`paths` goes with `class` or `plants`: write `{ class = [...], paths = [...] }`"
+                "`paths` goes with `class`, `plants` or `hooks`: write `{ class = [...], paths = [...] }`"
                     .into(),
             );
         }
@@ -163,8 +190,8 @@ impl Matcher {
         }
         match compiled.len() {
             1 => Ok(compiled.remove(0)),
-            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, plants, secret".into()),
-            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, plants, secret; write two conditions on two rules".into()),
+            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret".into()),
+            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret; write two conditions on two rules".into()),
         }
     }
 
@@ -223,7 +250,7 @@ impl Matcher {
                 domain::domain_matches(text, patterns, side)
             }),
             // Read with the call's other arguments, in `Condition::holds`.
-            Matcher::Plants(_) => side == Side::Restrict,
+            Matcher::Plants(_) | Matcher::Hooks(_) => side == Side::Restrict,
             Matcher::Class(matcher) => match value {
                 Value::String(text) => matcher.matches(text, side, context),
                 Value::Array(items) => {
@@ -247,6 +274,7 @@ impl Matcher {
 /// allow); a value or text of a shape it cannot read matches (fail closed).
 fn plants_hold(
     matcher: &ClassMatcher,
+    judge: fn(&str, &str, &ClassTable, &Context) -> CommandFacts,
     value: Option<&Value>,
     arguments: &Value,
     side: Side,
@@ -287,7 +315,7 @@ fn plants_hold(
     }
     let table = matcher.table();
     let matches = |path: &str, text: &str| {
-        let mut facts = planted::planted(path, text, table, context);
+        let mut facts = judge(path, text, table, context);
         // A place computed when the file runs (`rm -rf "$OUT"`) is not known now: only
         // what can be placed is matched against `paths`.
         for segment in &mut facts.segments {

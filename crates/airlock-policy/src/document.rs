@@ -163,7 +163,11 @@ pub struct MatcherEntry {
     /// step, a build recipe), on the argument naming the file (`path`, `paths`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plants: Option<OneOrMany>,
-    /// With `class` or `plants` only: where the files a command changes must lie (allow),
+    /// As `plants`, counting only the files that run with no one running them: git hooks,
+    /// hook managers' configuration, package lifecycle scripts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<OneOrMany>,
+    /// With `class`, `plants` or `hooks` only: where the files a command changes must lie (allow),
     /// or lie for the rule to match (deny, ask).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paths: Option<OneOrMany>,

@@ -567,12 +567,12 @@ impl Loader<'_> {
                 .and_then(|compiled| Condition::new(path, compiled))
             {
                 Ok(condition) => {
-                    if matches!(condition.matcher, Matcher::Plants(_))
+                    if matches!(condition.matcher, Matcher::Plants(_) | Matcher::Hooks(_))
                         && decision == Decision::Allow
                     {
                         self.error(
                             matcher.span(),
-                            format!("rule `{label}`: `when.{path}`: `plants` is for deny and ask rules: what a file runs later can show a danger, never prove its absence"),
+                            format!("rule `{label}`: `when.{path}`: `plants` and `hooks` are for deny and ask rules: what a file runs later can show a danger, never prove its absence"),
                         );
                         ok = false;
                     }

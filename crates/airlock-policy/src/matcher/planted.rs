@@ -32,8 +32,10 @@ pub enum Piece {
 
 /// How a file holds its commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// The whole text is a shell script (hooks, `*.sh`, a `#!/bin/sh` file).
+pub(super) enum Kind {
+    /// A git hook: the whole text is a shell script git runs on its own.
+    Hook,
+    /// The whole text is a shell script (`*.sh`, a `#!/bin/sh` file).
     Script,
     PowerShell,
     /// Tab-indented recipe lines (Makefiles).
@@ -60,7 +62,7 @@ enum Kind {
 }
 
 /// Git's hook names: a file so named in a `hooks` folder runs on git's events.
-const GIT_HOOKS: &[&str] = &[
+pub(super) const GIT_HOOKS: &[&str] = &[
     "applypatch-msg",
     "pre-applypatch",
     "post-applypatch",
@@ -144,7 +146,7 @@ fn yaml_runs(lower: &str, name: &str, parents: &[&str]) -> bool {
 }
 
 /// The kind of the file at `path` (with what is written into it, for a `#!` line).
-fn kind(path: &str, text: &str) -> Option<Kind> {
+pub(super) fn kind(path: &str, text: &str) -> Option<Kind> {
     let lower = path.replace('\\', "/").to_ascii_lowercase();
     let mut parts: Vec<&str> = lower.split('/').filter(|part| !part.is_empty()).collect();
     let name = parts.pop()?;
@@ -158,7 +160,7 @@ fn kind(path: &str, text: &str) -> Option<Kind> {
         || parent == ".githooks"
         || (GIT_HOOKS.contains(&name) && parent.contains("hook"))
     {
-        return Some(Kind::Script);
+        return Some(Kind::Hook);
     }
     if matches!(
         extension,
@@ -241,7 +243,7 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
         return Vec::new();
     };
     match kind {
-        Kind::Script => vec![Piece::Shell(text.to_owned())],
+        Kind::Hook | Kind::Script => vec![Piece::Shell(text.to_owned())],
         Kind::PowerShell => vec![Piece::PowerShell(text.to_owned())],
         Kind::Code => {
             let mut out = vec![Piece::Code(text.to_owned())];
@@ -475,7 +477,7 @@ fn ci_expressions(command: &str) -> String {
 /// The commands of a CI, hook-manager or task-runner YAML text, whole or a fragment. List
 /// items outside any known key are read as commands too when `items` (a file of nothing
 /// else) or when they look like one (a fragment of a CI file's `script:` list).
-fn yaml_commands(text: &str, items: bool) -> Vec<Piece> {
+pub(super) fn yaml_commands(text: &str, items: bool) -> Vec<Piece> {
     let mut out = Vec::new();
     // The whole secrets context put anywhere (`env: ALL: ${{ toJSON(secrets) }}`) hands
     // every credential of the pipeline to what runs next: a read of them.
@@ -613,7 +615,7 @@ fn json_commands(text: &str, sections: &[&str]) -> Vec<Piece> {
 
 /// Sections of a package manifest whose values are commands that run by themselves:
 /// husky 4's `hooks`, `simple-git-hooks`, `lint-staged`.
-const HOOK_SECTIONS: &[&str] = &["hooks", "simple-git-hooks", "lint-staged"];
+pub(super) const HOOK_SECTIONS: &[&str] = &["hooks", "simple-git-hooks", "lint-staged"];
 
 /// Every string under a key named in `sections`, at any depth.
 fn collect_sections(value: &Value, sections: &[&str], out: &mut Vec<Piece>) {
@@ -646,7 +648,7 @@ fn strings(value: &Value, out: &mut Vec<Piece>) {
 }
 
 /// `"key": "value"` on one line of JSON, the value unescaped.
-fn json_pair(line: &str) -> Option<(String, String)> {
+pub(super) fn json_pair(line: &str) -> Option<(String, String)> {
     let rest = line.strip_prefix('"')?;
     let (key, rest) = rest.split_once('"')?;
     let rest = rest.trim_start().strip_prefix(':')?.trim_start();
@@ -730,6 +732,10 @@ fn chunks(script: &str) -> Vec<&str> {
     out.push(rest);
     out
 }
+
+mod hooks;
+
+pub use hooks::planted_in_hooks;
 
 #[cfg(test)]
 mod tests;
