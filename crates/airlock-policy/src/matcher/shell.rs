@@ -336,6 +336,9 @@ const WRAPPERS: &[(&str, &str, usize)] = &[
     ("busybox", "", 0),
     ("flock", "-w -E --wait --timeout --conflict-exit-code", 1),
     ("chronic", "", 0),
+    // rtk runs a command and shortens its output for the model (`rtk git status`,
+    // `rtk proxy gh api …`).
+    ("rtk", "", 0),
 ];
 
 /// Shell reserved words that may precede a command in a segment (`if rm …`, `then rm …`,
@@ -374,11 +377,13 @@ fn strip_one_wrapper(words: &[Word]) -> Option<&[Word]> {
     {
         return None;
     }
-    Some(
-        after_options(rest, options_with_value)
-            .get(operands..)
-            .unwrap_or_default(),
-    )
+    let inner = after_options(rest, options_with_value)
+        .get(operands..)
+        .unwrap_or_default();
+    match inner.split_first() {
+        Some((proxy, command)) if program == "rtk" && proxy.text == "proxy" => Some(command),
+        _ => Some(inner),
+    }
 }
 
 /// `words` after their leading options (and the values of those in `options_with_value`,

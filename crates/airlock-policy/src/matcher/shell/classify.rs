@@ -428,9 +428,11 @@ impl<'a> Judge<'a> {
         if texts.first() == Some(&"init") && self.package_init(name, &texts, cwd, facts) {
             return None;
         }
-        // `pip install --help`, `gh --version`: a command the classification knows, asked
-        // only for its help or its version, prints it and does nothing else.
-        if self.table.knows(name) && only_asks_help(name, &texts, used) {
+        // `pip install --help`, `gh --version`, `entire checkpoint --help`: a program on
+        // the path asked only for its help or its version prints it and does nothing else.
+        if (self.table.knows(name) || !first.text.contains(['/', '\\']))
+            && only_asks_help(name, &texts, used)
+        {
             facts.classes.insert(Class::ReadOnly);
             return None;
         }

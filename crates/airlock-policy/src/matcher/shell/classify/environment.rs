@@ -7,12 +7,15 @@ use super::programs;
 use super::words::unwrapped;
 use crate::classes::Class;
 
-/// The class of a command that reads shell variables without printing a secret, when it
-/// is one: `set -e`, `set -o pipefail`, `set -- a b` change options or arguments (only a
+/// The class of a command about the shell's own state that prints no secret, when it is
+/// one: `set -e`, `set -o pipefail`, `set -- a b` change options or arguments (only a
 /// bare `set` prints the variables); `printenv NAME` prints one variable, a look at
 /// `PATH` or a read of `API_KEY`.
 pub(super) fn variables_read(name: &str, arguments: &[Word]) -> Option<Class> {
     match name {
+        // `kill %1`, `kill $!`: a job this shell started (`npm run dev & sleep 3; kill %1`)
+        // is its own to stop.
+        "kill" if kills_own_jobs(arguments) => Some(Class::ReadOnly),
         "set" if !arguments.is_empty() => Some(Class::ReadOnly),
         "printenv" if arguments.iter().any(|word| !word.text.starts_with('-')) => {
             let secret = arguments
@@ -74,4 +77,24 @@ pub(super) fn prints_secret_variable(segment: &str) -> bool {
         }
     }
     false
+}
+
+/// Every target of `kill` is a job of this shell (`%1`, `%+`, `$!`), after its signal
+/// options (`-9`, `-TERM`, `-s TERM`).
+fn kills_own_jobs(arguments: &[Word]) -> bool {
+    let mut targets = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        match word.text.as_str() {
+            "-s" | "-n" => {
+                words.next();
+            }
+            text if text.starts_with('-') && !word.dynamic => {}
+            _ => targets.push(word),
+        }
+    }
+    !targets.is_empty()
+        && targets
+            .iter()
+            .all(|word| word.text == "$!" || (!word.dynamic && word.text.starts_with('%')))
 }
