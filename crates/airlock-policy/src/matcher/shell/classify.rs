@@ -46,7 +46,7 @@ pub use written::classify_code;
 use dry_run::{dry_run_classes, dry_run_reads};
 use environment::{dumps_environment, prints_secret_variable};
 use git::git_specials;
-use names::{agent_from_package, names_deploy_task, toolchain_tool};
+use names::{agent_from_package, deploys_by_name, toolchain_tool};
 use words::*;
 
 /// Commands longer than this are not read at all: they are one `unknown` segment. Real
@@ -541,7 +541,7 @@ impl<'a> Judge<'a> {
                     | "nox"
                     | "tox"
             )
-            && arguments.iter().any(|word| names_deploy_task(&word.text))
+            && deploys_by_name(arguments)
         {
             facts.classes.insert(Class::Deploy);
         }

@@ -1,5 +1,7 @@
 //! What a command's or a task's name says about it.
 
+use super::super::lex::Word;
+
 /// The binary tool a cross toolchain's (`arm-none-eabi-objdump`: a target named in two
 /// parts or more) or LLVM's (`llvm-nm`) program is: each only reads the files it is
 /// given, as the host's tool of that name does.
@@ -12,9 +14,26 @@ pub(super) fn toolchain_tool(name: &str) -> Option<&str> {
     (known && (prefix == "llvm" || prefix.matches('-').count() >= 1)).then_some(tool)
 }
 
+/// A task runner's arguments run a task named for deploying (`npm run deploy`, `make
+/// publish`, `bun scripts/publish.ts`), unless the runner only builds, tests or checks
+/// what it names (`bun build scripts/publish.ts`, `bun --check scripts/publish.ts`).
+pub(super) fn deploys_by_name(arguments: &[Word]) -> bool {
+    let checks = arguments.iter().any(|word| word.text == "--check")
+        || arguments
+            .iter()
+            .find(|word| !word.text.starts_with('-'))
+            .is_some_and(|first| {
+                matches!(
+                    first.text.as_str(),
+                    "build" | "test" | "check" | "lint" | "typecheck" | "fmt" | "format"
+                )
+            });
+    !checks && arguments.iter().any(|word| names_deploy_task(&word.text))
+}
+
 /// A task named for deploying: `deploy`, `publish`, `ship`, alone or qualified
 /// (`deploy:prod`, `publish-npm`, `api:deploy`).
-pub(super) fn names_deploy_task(word: &str) -> bool {
+fn names_deploy_task(word: &str) -> bool {
     !word.starts_with('-')
         && word
             .split([':', '-', '_', '/', '.', ','])
