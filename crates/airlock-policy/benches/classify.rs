@@ -7,6 +7,10 @@
 //! cargo bench -p airlock-policy --bench classify -- --quick # 5,000
 //! ```
 //!
+//! Then file writes, as `fs.write` calls: a source file (nothing in it is read as
+//! commands) beside files that run later by themselves, whose commands are judged
+//! (`plants`), to show what that judgement costs.
+//!
 //! Each command is evaluated on its own, timed call by call on one thread, through
 //! `Policy::evaluate` with a project, a working directory and a home, as a hook call
 //! reaches it: every rule of the default policy that names `shell.exec` is tried, and the
@@ -99,7 +103,81 @@ fn run(samples: usize) -> Result<(), String> {
         let at = |p: usize| times[(times.len() * p / 100).min(times.len() - 1)] as f64 / 1e3;
         println!("{case:<26} {:>10.2} {:>10.2}", at(50), at(99));
     }
+    writes(&policy, samples / 10)?;
     huge(&policy)
+}
+
+/// `fs.write` of a source file and of files whose commands are judged, timed as above.
+fn writes(policy: &Policy, samples: usize) -> Result<(), String> {
+    let source: String = (0..120)
+        .map(|i| format!("fn f{i}(x: u32) -> u32 {{ x.wrapping_mul({i}) + 1 }}\n"))
+        .collect();
+    let script: String = (0..120)
+        .map(|i| format!("cp src/a{i}.txt build/ && grep -c x build/a{i}.txt\n"))
+        .collect();
+    let workflow: String = (0..40)
+        .map(|i| format!("      - name: step {i}\n        run: npm run task{i} -- --ci\n"))
+        .collect();
+    let cases = [
+        ("write 5 KiB .rs", "src/lib.rs", source, Decision::Allow),
+        (
+            "write hook, 1 line",
+            ".husky/pre-commit",
+            "npx lint-staged\n".to_owned(),
+            Decision::Allow,
+        ),
+        (
+            "write 5 KiB .sh",
+            "scripts/build.sh",
+            format!("#!/bin/sh\n{script}"),
+            Decision::Allow,
+        ),
+        (
+            "write 3 KiB workflow",
+            ".github/workflows/ci.yml",
+            format!("on: [push]\njobs:\n  b:\n    steps:\n{workflow}"),
+            Decision::Allow,
+        ),
+    ];
+    println!(
+        "{:<26} {:>10} {:>10} {:>8}",
+        "write", "p50 µs", "p99 µs", "bytes"
+    );
+    for (case, path, content, want) in cases {
+        let arguments = json!({ "path": path, "content": content });
+        let call = |arguments| {
+            policy
+                .evaluate(&Call {
+                    cwd: Some(CWD),
+                    project: Some(CWD),
+                    home: Some(HOME),
+                    ..Call::new("fs.write", arguments)
+                })
+                .decision
+        };
+        let got = call(&arguments);
+        if got != want {
+            return Err(format!("{case} is {got:?}, expected {want:?}"));
+        }
+        for _ in 0..samples / 10 {
+            black_box(call(black_box(&arguments)));
+        }
+        let mut times = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let started = Instant::now();
+            black_box(call(black_box(&arguments)));
+            times.push(started.elapsed().as_nanos() as u64);
+        }
+        times.sort_unstable();
+        let at = |p: usize| times[(times.len() * p / 100).min(times.len() - 1)] as f64 / 1e3;
+        println!(
+            "{case:<26} {:>10.2} {:>10.2} {:>8}",
+            at(50),
+            at(99),
+            content.len()
+        );
+    }
+    Ok(())
 }
 
 /// Commands of about 1 MiB: how long one evaluation takes, and that none is allowed.

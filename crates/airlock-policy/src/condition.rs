@@ -70,12 +70,19 @@ impl Condition {
         let value = lookup(arguments, &self.segments);
         match &self.matcher {
             Matcher::Plants(matcher) => {
-                return plants_hold(matcher, planted::planted, value, arguments, side, context)
+                return plants_hold(
+                    matcher,
+                    ("plants", planted::planted),
+                    value,
+                    arguments,
+                    side,
+                    context,
+                )
             }
             Matcher::Hooks(matcher) => {
                 return plants_hold(
                     matcher,
-                    planted::planted_in_hooks,
+                    ("hooks", planted::planted_in_hooks),
                     value,
                     arguments,
                     side,
@@ -272,9 +279,16 @@ impl Matcher {
 /// writes into them (`content`, `new`, each of `edits`), and the files of a `patch`, each
 /// with the lines it adds. Only a deny or ask rule can name it (the loader refuses an
 /// allow); a value or text of a shape it cannot read matches (fail closed).
+/// How a file's text is judged, by name: all it runs ([`planted::planted`]) or what it
+/// runs as a hook ([`planted::planted_in_hooks`]).
+type Judge = (
+    &'static str,
+    fn(&str, &str, &ClassTable, &Context) -> CommandFacts,
+);
+
 fn plants_hold(
     matcher: &ClassMatcher,
-    judge: fn(&str, &str, &ClassTable, &Context) -> CommandFacts,
+    (kind, judge): Judge,
     value: Option<&Value>,
     arguments: &Value,
     side: Side,
@@ -314,21 +328,27 @@ fn plants_hold(
         Some(_) => return true,
     }
     let table = matcher.table();
+    // Judged once per evaluation for every rule that reads the same file the same way
+    // (the key names the judge, the path and the text; the context keeps the last one).
     let matches = |path: &str, text: &str| {
-        let mut facts = judge(path, text, table, context);
-        // A place computed when the file runs (`rm -rf "$OUT"`) is not known now: only
-        // what can be placed is matched against `paths`.
-        for segment in &mut facts.segments {
-            let known: Vec<bool> = segment.files.iter().map(|f| f.path.is_some()).collect();
-            let mut keep = known.iter();
-            segment
-                .files
-                .retain(|_| keep.next().copied().unwrap_or(false));
-            let mut keep = known.iter();
-            segment
-                .credential
-                .retain(|_| keep.next().copied().unwrap_or(false));
-        }
+        let key = format!("\u{0}{kind}\u{0}{path}\u{0}{text}");
+        let facts = context.command_facts(&key, Arc::as_ptr(table) as usize, || {
+            let mut facts = judge(path, text, table, context);
+            // A place computed when the file runs (`rm -rf "$OUT"`) is not known now:
+            // only what can be placed is matched against `paths`.
+            for segment in &mut facts.segments {
+                let known: Vec<bool> = segment.files.iter().map(|f| f.path.is_some()).collect();
+                let mut keep = known.iter();
+                segment
+                    .files
+                    .retain(|_| keep.next().copied().unwrap_or(false));
+                let mut keep = known.iter();
+                segment
+                    .credential
+                    .retain(|_| keep.next().copied().unwrap_or(false));
+            }
+            facts
+        });
         matcher.matches_facts(&facts, Side::Restrict, context)
     };
     if paths
