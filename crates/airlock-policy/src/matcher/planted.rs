@@ -230,6 +230,20 @@ pub(super) fn kind(path: &str, text: &str) -> Option<Kind> {
     if CODE_FILES.contains(&name) || config_code {
         return Some(Kind::Code);
     }
+    // A pytest plugin (a module defining pytest's hooks) runs on every test run, whatever
+    // its name.
+    if extension == Some("py")
+        && [
+            "def pytest_configure",
+            "def pytest_sessionstart",
+            "def pytest_collection",
+            "def pytest_load_initial_conftests",
+        ]
+        .iter()
+        .any(|hook| text.contains(hook))
+    {
+        return Some(Kind::Code);
+    }
     // A file that starts with a shell's `#!` line is a script, whatever its name.
     let first = text.lines().next().unwrap_or("");
     if let Some(interpreter) = first.strip_prefix("#!") {
@@ -421,6 +435,8 @@ const COMMAND_KEYS: &[&str] = &[
     "commands",
     "cmd",
     "cmds",
+    // Taskfile's dynamic variables (`vars: X: sh: …`), run on every task.
+    "sh",
     "entry",
     "bash",
     "init",

@@ -399,6 +399,11 @@ pub fn inspect(code: &str) -> CodeFacts {
             .into_iter()
             .map(|path| (path, role)),
     );
+    // A program and its arguments given as a list (`spawn('claude', ['--x', '-p', …])`,
+    // `subprocess.run(['rm', '-rf', p])`) is the command line of its words.
+    if runs {
+        facts.commands.extend(argv_commands(code, &lower));
+    }
     for literal in string_literals(code) {
         // Code that runs programs or hides what it calls (`getattr(__import__('os'),
         // 'system')`) runs its command-like strings, also one in base64.
@@ -550,6 +555,27 @@ fn home_path_at(code: &str, lower: &str, at: usize) -> Option<(String, usize)> {
         path.push_str(separator);
         path.push_str(&literal);
         end = code.len() - after_trimmed.len() + used;
+    }
+    // The home alone given to a delete (`fs.rmSync(os.homedir(), …)`,
+    // `shutil.rmtree(Path.home())`) deletes the home itself.
+    let deleted = lower[..start]
+        .trim_end()
+        .strip_suffix('(')
+        .is_some_and(|call| {
+            [
+                "rmsync",
+                "rmtree",
+                "rm_rf",
+                "remove_dir_all",
+                "removeall",
+                "rimraf",
+                "rm",
+            ]
+            .iter()
+            .any(|name| call.ends_with(name))
+        });
+    if path == "~" && deleted {
+        return Some((path, end));
     }
     // The home alone (`p = Path.home()`) is joined to something later that the text does
     // not show.
@@ -741,7 +767,7 @@ fn opens_computed_name(lower: &str) -> bool {
 
 mod literals;
 
-use literals::{decoded_text, join_literals, string_literals};
+use literals::{argv_commands, decoded_text, join_literals, string_literals};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -85,3 +85,67 @@ pub(super) fn string_literals(code: &str) -> Vec<String> {
     }
     literals
 }
+
+/// Calls that take a program and its arguments as separate strings.
+const ARGV_CALLS: &[&str] = &[
+    "spawn(",
+    "spawnsync(",
+    "execfile(",
+    "execfilesync(",
+    "subprocess.run(",
+    "subprocess.call(",
+    "check_call(",
+    "check_output(",
+    "popen(",
+    "command::new(",
+    "processbuilder(",
+    "execa(",
+];
+
+/// The command lines of the program calls in `code` (`lower` is it in lower case) that
+/// name their words as string literals: the literals of the call's arguments, joined
+/// (each quoted for the shell).
+pub(super) fn argv_commands(code: &str, lower: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for call in ARGV_CALLS {
+        for (at, _) in lower.match_indices(call) {
+            let start = at + call.len();
+            // The call's arguments: up to its closing parenthesis, at most a few lines.
+            let mut depth = 1usize;
+            let mut end = start;
+            for (offset, c) in code[start..].char_indices().take(2_000) {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = start + offset;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // `Command::new("x").args([...])`: the builder's chain holds the arguments.
+            let chain_end = if call.starts_with("command::new") {
+                code[end..]
+                    .find(';')
+                    .map_or(code.len(), |at| end + at)
+                    .min(end + 2_000)
+            } else {
+                end
+            };
+            let words = string_literals(&code[start..chain_end]);
+            if words.len() >= 2 {
+                out.push(
+                    words
+                        .iter()
+                        .map(|word| format!("'{}'", word.replace('\'', "'\\''")))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                );
+            }
+        }
+    }
+    out
+}
