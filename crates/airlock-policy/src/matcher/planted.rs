@@ -665,7 +665,7 @@ fn collect_sections(value: &Value, sections: &[&str], out: &mut Vec<Piece>) {
     }
 }
 
-fn strings(value: &Value, out: &mut Vec<Piece>) {
+pub(super) fn strings(value: &Value, out: &mut Vec<Piece>) {
     match value {
         Value::String(text) => out.push(Piece::Shell(text.clone())),
         Value::Array(items) => items.iter().for_each(|item| strings(item, out)),

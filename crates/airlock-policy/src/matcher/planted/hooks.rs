@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::{json_pair, kind, yaml_commands, Kind, Piece, GIT_HOOKS, HOOK_SECTIONS};
+use super::{json_pair, kind, strings, yaml_commands, Kind, Piece, GIT_HOOKS, HOOK_SECTIONS};
 use crate::classes::ClassTable;
 use crate::context::Context;
 use crate::matcher::shell::classify::{classify, CommandFacts};
@@ -80,15 +80,6 @@ fn manifest_hooks(text: &str) -> Vec<Piece> {
         }
     }
     out
-}
-
-fn strings(value: &Value, out: &mut Vec<Piece>) {
-    match value {
-        Value::String(text) => out.push(Piece::Shell(text.clone())),
-        Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
-        Value::Object(map) => map.values().for_each(|item| strings(item, out)),
-        _ => {}
-    }
 }
 
 /// What the commands `text` puts in a hook at `path` would do if they ran now.
