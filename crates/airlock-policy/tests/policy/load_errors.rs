@@ -70,6 +70,30 @@ fn unknown_matcher() {
 }
 
 #[test]
+fn plants_and_hooks_only_restrict() {
+    for matcher in ["plants", "hooks"] {
+        let text = format!(
+            "{HEAD}[[rules]]\ntool = \"fs.write\"\ndecision = \"allow\"\nwhen = {{ path = {{ {matcher} = [\"build\"] }} }}\n"
+        );
+        check(&text, 5, 17, "are for deny and ask rules");
+        let asked = text.replace("\"allow\"", "\"ask\"");
+        assert!(
+            Policy::load(&asked, &LoadOptions::default()).is_ok(),
+            "{matcher} on an ask rule loads"
+        );
+    }
+    let text = format!(
+        "{HEAD}[[rules]]\ntool = \"fs.write\"\ndecision = \"deny\"\nwhen = {{ path = {{ paths = [\"/x\"] }} }}\n"
+    );
+    check(
+        &text,
+        5,
+        17,
+        "`paths` goes with `class`, `plants` or `hooks`",
+    );
+}
+
+#[test]
 fn bad_enum_values() {
     check(
         "version = 1\ndefault = \"maybe\"\n",
