@@ -37,6 +37,7 @@ impl Lexer {
                 let inside: String = self.chars[start..self.position.saturating_sub(1)]
                     .iter()
                     .collect();
+                let inside = same_value(&inside).unwrap_or(inside);
                 if !inside.is_empty()
                     && inside
                         .chars()
@@ -206,4 +207,17 @@ fn program_lookup(inside: &str) -> Option<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
     (plain && !name.is_empty()).then(|| name.to_owned())
+}
+
+/// A braced parameter whose value is its variable's: `${NAME:?message}` and `${NAME?}` (the
+/// value, or the shell stops), and `${HOME:-…}` (the home is always set). `rm -rf
+/// "${HOME:?}"/` deletes the home.
+fn same_value(inside: &str) -> Option<String> {
+    let name_end = inside
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|end| *end > 0)?;
+    let (name, operator) = inside.split_at(name_end);
+    let checked = operator.starts_with(":?") || operator.starts_with('?');
+    let defaulted = name == "HOME" && (operator.starts_with(":-") || operator.starts_with('-'));
+    (checked || defaulted).then(|| name.to_owned())
 }
