@@ -45,23 +45,16 @@ events = [{{ type = "text", text = "Fine." }}]
         ),
     )
     .unwrap();
-    let created = server
-        .client
-        .post(
-            "/v1/agents",
-            &server.owner_token,
-            &json!({
-                "name": "filer",
-                "tools": [],
-                "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
-                "mcp_servers": [{"name": "files", "command": "node", "args": [filesystem_server(), files.display().to_string()]}],
-            }),
-        )
-        .await
-        .unwrap()
-        .expect_status(201)
-        .unwrap();
-    let agent_id = created["agent"]["id"].as_str().unwrap().to_owned();
+    let (agent_id, _) = create_agent(
+        &server,
+        &json!({
+            "name": "filer",
+            "tools": [],
+            "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
+            "mcp_servers": [{"name": "files", "command": "node", "args": [filesystem_server(), files.display().to_string()]}],
+        }),
+    )
+    .await;
 
     let session = new_session(&server, &agent_id).await;
     let run_id = say(&server, &session, "#write").await;
@@ -117,23 +110,17 @@ events = [{{ type = "text", text = "Read it." }}]
         ),
     )
     .unwrap();
-    let created = server
-        .client
-        .post(
-            "/v1/agents",
-            &server.owner_token,
-            &json!({
-                "name": "reader",
-                "tools": [],
-                "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
-                "mcp_servers": [{"name": "files", "command": "node", "args": [filesystem_server(), files.display().to_string()]}],
-            }),
-        )
-        .await
-        .unwrap()
-        .expect_status(201)
-        .unwrap();
-    let session = new_session(&server, created["agent"]["id"].as_str().unwrap()).await;
+    let (agent_id, _) = create_agent(
+        &server,
+        &json!({
+            "name": "reader",
+            "tools": [],
+            "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
+            "mcp_servers": [{"name": "files", "command": "node", "args": [filesystem_server(), files.display().to_string()]}],
+        }),
+    )
+    .await;
+    let session = new_session(&server, &agent_id).await;
     let run_id = say(&server, &session, "#big").await;
     until_state(&server, &run_id, "completed").await;
     let step = reply(&server, &session, &run_id).await["steps"][0].clone();

@@ -5,8 +5,8 @@
 //! resumes and decisions on one run ends consistent.
 
 use super::support::{
-    approval, approvals_required, decide, journal_until, kinds, new_session, outbox,
-    pending_approvals, run, runtime_server, say, scripted_agent, until_state, whole_journal,
+    approval, approvals_required, decide, journal_until, kinds, outbox, pending_approvals, run,
+    runtime_server, say, scripted_agent, until_state, whole_journal, workspace_agent,
     RUNTIME_POLICY,
 };
 use crate::support::PATIENCE;
@@ -260,10 +260,10 @@ async fn a_tool_running_at_the_pause_finishes_and_the_next_turn_waits() {
         ))
         .await
         .unwrap();
-    let scenarios = server.data_dir().join("gated.toml");
     // The command runs until the test creates `release` in the agent's folder.
-    std::fs::write(
-        &scenarios,
+    let (workspace, session) = workspace_agent(
+        &server,
+        "held",
         r##"
 [[scenario]]
 marker = "#held"
@@ -273,24 +273,7 @@ events = [{ type = "tool_use", name = "shell.exec", arguments = { command = "ech
 events = [{ type = "text", text = "After the command." }]
 "##,
     )
-    .unwrap();
-    let workspace = server.data_dir().join("held-workspace");
-    let created = server
-        .client
-        .post(
-            "/v1/agents",
-            &server.owner_token,
-            &serde_json::json!({
-                "name": "held",
-                "workspace_dir": workspace.display().to_string(),
-                "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
-            }),
-        )
-        .await
-        .unwrap()
-        .expect_status(201)
-        .unwrap();
-    let session = new_session(&server, created["agent"]["id"].as_str().unwrap()).await;
+    .await;
     let run_id = say(&server, &session, "#held").await;
     journal_until(&server, &run_id, "tool_started").await;
 
@@ -352,9 +335,9 @@ async fn a_tool_running_at_the_cancel_finishes_and_is_journalled() {
         ))
         .await
         .unwrap();
-    let scenarios = server.data_dir().join("cancelled.toml");
-    std::fs::write(
-        &scenarios,
+    let (workspace, session) = workspace_agent(
+        &server,
+        "cancelled",
         r##"
 [[scenario]]
 marker = "#held"
@@ -364,24 +347,7 @@ events = [{ type = "tool_use", name = "shell.exec", arguments = { command = "whi
 events = [{ type = "text", text = "Never asked." }]
 "##,
     )
-    .unwrap();
-    let workspace = server.data_dir().join("cancelled-workspace");
-    let created = server
-        .client
-        .post(
-            "/v1/agents",
-            &server.owner_token,
-            &serde_json::json!({
-                "name": "cancelled",
-                "workspace_dir": workspace.display().to_string(),
-                "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
-            }),
-        )
-        .await
-        .unwrap()
-        .expect_status(201)
-        .unwrap();
-    let session = new_session(&server, created["agent"]["id"].as_str().unwrap()).await;
+    .await;
     let run_id = say(&server, &session, "#held").await;
     journal_until(&server, &run_id, "tool_started").await;
 

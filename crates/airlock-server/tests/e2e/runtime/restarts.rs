@@ -4,7 +4,6 @@
 
 use super::support::*;
 use airlock_gate::decide::{DecisionRequest, Verdict};
-use serde_json::json;
 use std::time::Duration;
 
 /// Restart while a run is `awaiting_approval`, approve → it completes, the email once.
@@ -92,9 +91,9 @@ async fn an_interrupted_tool_is_an_unknown_outcome_never_retried() {
         ))
         .await
         .unwrap();
-    let scenarios = server.data_dir().join("slow.toml");
-    std::fs::write(
-        &scenarios,
+    let (workspace, session) = workspace_agent(
+        &server,
+        "slow",
         r##"
 [[scenario]]
 marker = "#slow"
@@ -104,24 +103,7 @@ events = [{ type = "tool_use", name = "shell.exec", arguments = { command = "ech
 events = [{ type = "text", text = "After the command." }]
 "##,
     )
-    .unwrap();
-    let workspace = server.data_dir().join("slow-workspace");
-    let created = server
-        .client
-        .post(
-            "/v1/agents",
-            &server.owner_token,
-            &json!({
-                "name": "slow",
-                "workspace_dir": workspace.display().to_string(),
-                "llm": {"base_url": format!("scripted:{}", scenarios.display()), "model": "script"},
-            }),
-        )
-        .await
-        .unwrap()
-        .expect_status(201)
-        .unwrap();
-    let session = new_session(&server, created["agent"]["id"].as_str().unwrap()).await;
+    .await;
     let run_id = say(&server, &session, "#slow").await;
     journal_until(&server, &run_id, "tool_started").await;
     let counter = workspace.join("count.txt");

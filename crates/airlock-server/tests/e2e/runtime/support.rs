@@ -95,20 +95,43 @@ pub async fn agent_with_llm(
     if let Some(mode) = mode {
         body["mode"] = json!(mode);
     }
+    let (id, token) = create_agent(server, &body).await;
+    let session = new_session(server, &id).await;
+    Agent { id, token, session }
+}
+
+/// Creates an agent from a `POST /v1/agents` body: its id and token.
+pub async fn create_agent(server: &TestServer, body: &Value) -> (String, String) {
     let created = server
         .client
-        .post("/v1/agents", &server.owner_token, &body)
+        .post("/v1/agents", &server.owner_token, body)
         .await
         .unwrap()
         .expect_status(201)
         .unwrap();
-    let id = created["agent"]["id"].as_str().unwrap().to_owned();
-    let session = new_session(server, &id).await;
-    Agent {
-        id,
-        token: created["token"].as_str().unwrap().to_owned(),
-        session,
-    }
+    (
+        created["agent"]["id"].as_str().unwrap().to_owned(),
+        created["token"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// A scripted agent named `name` working in `<data>/<name>-workspace`, `scenarios` (TOML)
+/// its script: the folder and a new session of it.
+pub async fn workspace_agent(
+    server: &TestServer,
+    name: &str,
+    scenarios: &str,
+) -> (std::path::PathBuf, String) {
+    let file = server.data_dir().join(format!("{name}.toml"));
+    std::fs::write(&file, scenarios).unwrap();
+    let workspace = server.data_dir().join(format!("{name}-workspace"));
+    let body = json!({
+        "name": name,
+        "workspace_dir": workspace.display().to_string(),
+        "llm": {"base_url": format!("scripted:{}", file.display()), "model": "script"},
+    });
+    let (id, _) = create_agent(server, &body).await;
+    (workspace, new_session(server, &id).await)
 }
 
 pub async fn new_session(server: &TestServer, agent_id: &str) -> String {
