@@ -227,7 +227,8 @@ pub fn command_prefix(command: &str) -> Option<String> {
 /// `path` argument by its folder.
 fn pattern_of(tool: &str, data: &Value, classes: Option<&Arc<ClassTable>>) -> Option<Pattern> {
     let text = |pointer: &str| data.pointer(pointer).and_then(Value::as_str);
-    let context = Context::new(text("/cwd"), text("/project"), None);
+    let context = Context::new(text("/cwd"), text("/project"), None)
+        .running_in(data.pointer("/arguments").unwrap_or(&Value::Null));
     if tool == "shell.exec" {
         let command = text("/arguments/command")?;
         if let Some(prefix) = command_prefix(command) {

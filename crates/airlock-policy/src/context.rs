@@ -88,6 +88,30 @@ impl Context {
         }
     }
 
+    /// The same place for a call that says which folder it runs in: its `cwd` argument
+    /// (`shell.exec {command, cwd}`: Codex's `workdir`, Gemini's `dir_path`), resolved
+    /// against the call's own `cwd`. Its relative paths are judged there, while the project
+    /// stays the call's: a command run in a folder outside the project changes what lies
+    /// outside it. An argument that cannot be placed (not a string, not resolvable) leaves
+    /// no working directory at all (fail closed), and without a call `cwd` the argument
+    /// places nothing either: only the call's own place can satisfy an anchor.
+    pub fn running_in(self, arguments: &serde_json::Value) -> Context {
+        let Some(folder) = arguments.get("cwd").filter(|folder| !folder.is_null()) else {
+            return self;
+        };
+        let cwd = folder
+            .as_str()
+            .filter(|_| self.cwd.is_some())
+            .and_then(|folder| self.resolve(folder));
+        let windows = self.windows || cwd.as_deref().is_some_and(is_windows);
+        Context {
+            cwd,
+            windows,
+            cache: RefCell::new(None),
+            ..self
+        }
+    }
+
     /// The same context, for a call whose shell is PowerShell when `powershell`.
     pub fn in_powershell(self, powershell: bool) -> Context {
         Context { powershell, ..self }

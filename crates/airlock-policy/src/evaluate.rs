@@ -63,6 +63,15 @@ pub struct Call<'a> {
 }
 
 impl<'a> Call<'a> {
+    /// Where the call happens, as its matchers see it: its place, the folder its `cwd`
+    /// argument names (what it runs in), and its shell, which the agent's tool names (not
+    /// its arguments, which the agent writes).
+    pub(crate) fn context(&self) -> Context {
+        Context::new(self.cwd, self.project, self.home)
+            .running_in(self.arguments)
+            .in_powershell(self.native_tool == Some("PowerShell"))
+    }
+
     /// A call with no agent, mode `ask` and no standing rules.
     pub fn new(tool: &'a str, arguments: &'a Value) -> Call<'a> {
         Call {
@@ -125,9 +134,7 @@ impl Prepared {
     fn once(call: &Call) -> Prepared {
         Prepared {
             secrets: secrets::scan(call.arguments),
-            // The agent's tool names the shell (not its arguments, which the agent writes).
-            context: Context::new(call.cwd, call.project, call.home)
-                .in_powershell(call.native_tool == Some("PowerShell")),
+            context: call.context(),
             arguments: None,
             tested: RefCell::new(Vec::new()),
             next: Cell::new(0),

@@ -71,8 +71,7 @@ impl Policy {
     /// Explains the verdict `evaluate` gives this call.
     pub fn explain(&self, call: &Call) -> Explanation {
         let verdict = self.evaluate(call);
-        let context = Context::new(call.cwd, call.project, call.home)
-            .in_powershell(call.native_tool == Some("PowerShell"));
+        let context = call.context();
         let mut candidates = Vec::new();
         let mut cited: Option<&CompiledRule> = None;
         let mut standing_forbidden = false;
@@ -119,8 +118,7 @@ impl Policy {
     /// The positions of the rules that match the call (its agent filter, native tool and
     /// every `when`), whatever the decision: what `lint` counts as "matched in history".
     pub fn matching_rules(&self, call: &Call) -> Vec<usize> {
-        let context = Context::new(call.cwd, call.project, call.home)
-            .in_powershell(call.native_tool == Some("PowerShell"));
+        let context = call.context();
         self.index
             .candidates(call.tool)
             .iter()

@@ -423,7 +423,9 @@ fn takes_value(name: &str, option: &str) -> bool {
             "docker",
             "-H" | "--host" | "--context" | "-c" | "--config" | "-l" | "--log-level"
         ) | (
-            "docker compose" | "compose",
+            // Compose's own (`docker compose -f x.yml up`): the name is still `docker` when
+            // its subcommand words are matched, and docker itself has none of these.
+            "docker" | "docker-compose" | "docker compose" | "compose",
             "-f" | "--file" | "-p" | "--project-name" | "--profile" | "--env-file"
         ) | (
             "kubectl",

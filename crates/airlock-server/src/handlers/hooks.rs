@@ -328,10 +328,10 @@ async fn gate(
         airlock_hooks::canonical(&call).map_err(|error| ApiError::Invalid(error.to_string()))?;
     let span = state.telemetry.call_span(headers);
     let key = after::redeem_key(headers, &call)?;
-    // A shell call is judged in the folder it runs in (Codex's `workdir`, Gemini's
-    // `dir_path`), not the session's.
-    let runs_in = (canonical.tool == "shell.exec").then(|| canonical.arguments.get("cwd"));
-    let place = place::Place::of(&call, headers).running_in(runs_in.flatten());
+    // The session's place. A shell call that names its own folder (Codex's `workdir`,
+    // Gemini's `dir_path`) has it as its `cwd` argument, which the policy judges its
+    // relative paths against, in the session's project.
+    let place = place::Place::of(&call, headers);
     let submission = Submission {
         tool: canonical.tool.clone(),
         arguments: canonical.arguments.clone(),

@@ -593,6 +593,20 @@ async fn current_tool_names_and_folders_are_judged_as_what_they_do() {
             "deny",
             "shell.exec",
         ),
+        // Another repository's folder, with paths below the project written out: the
+        // command's relative paths are judged where it runs, not where they look alike.
+        (
+            "codex",
+            codex(json!({"command": "cat /home/ana/shop/README.md", "workdir": "/home/ana/other"})),
+            "allow",
+            "shell.exec",
+        ),
+        (
+            "codex",
+            codex(json!({"command": "sed -i s/a/b/ README.md", "workdir": "/home/ana/other"})),
+            "deny",
+            "shell.exec",
+        ),
         // Claude Code's other shells meet the shell rules, and `Agent` is `Task`.
         (
             "claude-code",
@@ -640,16 +654,18 @@ async fn current_tool_names_and_folders_are_judged_as_what_they_do() {
         assert_eq!(undecided(&reply), None, "{}", reply.text);
         let call = last_call(&server).await;
         assert_eq!(call["tool"], tool, "{agent_name}: {call}");
+        // The call keeps the session's place; the folder it runs in is its `cwd`
+        // argument, written out against the session's folder.
         let workdir = &body["tool_input"]["workdir"];
-        if workdir == "sub" {
-            assert_eq!(call["cwd"], "/home/ana/shop/sub", "{call}");
+        if agent_name == "codex" {
+            assert_eq!(call["cwd"], "/home/ana/shop", "{call}");
             assert_eq!(call["project"], "/home/ana/shop", "{call}");
         }
+        if workdir == "sub" {
+            assert_eq!(call["arguments"]["cwd"], "/home/ana/shop/sub", "{call}");
+        }
         if workdir == "/etc" {
-            // Outside the project: no place at all, so no project rule can allow it.
-            assert_eq!(call["status"], "pending", "{call}");
             assert_eq!(call["arguments"]["cwd"], "/etc", "{call}");
-            assert!(call["project"].is_null(), "{call}");
         }
     }
 }

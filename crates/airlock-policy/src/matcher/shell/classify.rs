@@ -290,7 +290,11 @@ impl<'a> Judge<'a> {
             if is_assignment(&first.text) && programs::assignment_reveals_secrets(&first.text) {
                 facts.classes.insert(Class::CredentialAccess);
             }
-            if is_assignment(&first.text) && programs::assignment_runs_code(&first.text) {
+            if is_assignment(&first.text)
+                && programs::assignment_runs_code(&first.text)
+                && (first.dynamic
+                    || !programs::preloads_project_code(&first.text, self.context, cwd.as_deref()))
+            {
                 facts.classes.insert(Class::Unknown);
                 // What it runs is judged too: `GIT_SSH_COMMAND='cat ~/.aws/credentials'`.
                 if let Some((_, value)) = first.text.split_once('=').filter(|_| !first.dynamic) {
@@ -350,7 +354,10 @@ impl<'a> Judge<'a> {
         } else {
             std::borrow::Cow::Borrowed(first.text.as_str())
         };
-        if first.dynamic || first.glob.is_some() || !plain_name(&program) {
+        // A program in the home (`~/.platformio/penv/bin/pio`) is named as absolutely as
+        // one in `/opt`; `~user/…` is not.
+        let in_home = program.strip_prefix("~/");
+        if first.dynamic || first.glob.is_some() || !plain_name(in_home.unwrap_or(&program)) {
             facts.classes.insert(if first.dynamic {
                 self.hidden_code()
             } else {
@@ -378,8 +385,9 @@ impl<'a> Judge<'a> {
             facts.classes.insert(Class::RemoteCode);
             return None;
         }
-        let absolute =
-            program.starts_with('/') || (windows && program.as_bytes().get(1) == Some(&b':'));
+        let absolute = program.starts_with('/')
+            || in_home.is_some()
+            || (windows && program.as_bytes().get(1) == Some(&b':'));
         if program.contains('/') && !absolute && installed.is_none() {
             facts.classes.insert(Class::Build);
             facts

@@ -18,9 +18,8 @@
 
 use airlock_hooks::payload::{home_from_transcript, launch_folder};
 use airlock_hooks::HookCall;
-use airlock_policy::matcher::path::{absolute_folder, folder_holds, normalize};
+use airlock_policy::matcher::path::{absolute_folder, folder_holds};
 use axum::http::HeaderMap;
-use serde_json::Value;
 use std::path::Path;
 
 pub use airlock_hooks::place::{work_tree_of, HOME_HEADER, PROJECT_HEADER};
@@ -67,42 +66,6 @@ impl Place {
             cwd: Some(cwd),
             project: Some(project),
             home,
-        }
-    }
-}
-
-impl Place {
-    /// The place of a call that runs in `folder`, its own working folder (a shell call's
-    /// canonical `cwd`: Codex's `workdir`, Gemini's `dir_path`, already resolved against
-    /// the session's `cwd`), so that its relative paths are judged where they are.
-    ///
-    /// A folder inside the project keeps the project. One outside it leaves no place at
-    /// all but the home (fail closed): the gate would otherwise make the folder its own
-    /// project, and `rm -rf build` in `/etc` would pass for work in the project. A value
-    /// that is not an absolute folder gives no place either; no folder (`None`), or the
-    /// session's own, changes nothing.
-    pub fn running_in(self, folder: Option<&Value>) -> Place {
-        let Some(folder) = folder else {
-            return self;
-        };
-        let folder = folder.as_str().and_then(absolute_folder);
-        if folder.is_some() && folder == self.cwd {
-            return self;
-        }
-        match (folder, &self.project) {
-            (Some(folder), Some(project)) if folder_holds(project, &folder) => Place {
-                cwd: Some(
-                    normalize(&folder)
-                        .filter(|_| folder.starts_with('/'))
-                        .unwrap_or(folder),
-                ),
-                ..self
-            },
-            _ => Place {
-                cwd: None,
-                project: None,
-                home: self.home,
-            },
         }
     }
 }
@@ -253,42 +216,6 @@ mod tests {
             assert_eq!(place.project, None, "{cwd:?}");
             // The home folder is still known from the transcript.
             assert_eq!(place.home.as_deref(), Some("/home/ana"), "{cwd:?}");
-        }
-    }
-
-    #[test]
-    fn a_command_is_placed_in_its_own_folder_inside_the_project_and_nowhere_outside_it() {
-        let session = || {
-            Place::of(
-                &call(Some("/home/ana/shop/web"), None),
-                &headers(&[
-                    (PROJECT_HEADER, "/home/ana/shop"),
-                    (HOME_HEADER, "/home/ana"),
-                ]),
-            )
-        };
-        let folder = |text: &str| json!(text);
-        // No folder, or the session's own: unchanged.
-        assert_eq!(session().running_in(None), session());
-        assert_eq!(
-            session().running_in(Some(&folder("/home/ana/shop/web"))),
-            session()
-        );
-        // Inside the project: judged there, in the same project.
-        let inside = session().running_in(Some(&folder("/home/ana/shop/web/../api/")));
-        assert_eq!(inside.cwd.as_deref(), Some("/home/ana/shop/api"));
-        assert_eq!(inside.project.as_deref(), Some("/home/ana/shop"));
-        // Outside it, or unreadable: no place but the home.
-        for outside in [
-            folder("/etc"),
-            folder("/home/ana/shop/../other"),
-            folder("relative"),
-            json!(7),
-        ] {
-            let place = session().running_in(Some(&outside));
-            assert_eq!(place.cwd, None, "{outside}");
-            assert_eq!(place.project, None, "{outside}");
-            assert_eq!(place.home.as_deref(), Some("/home/ana"), "{outside}");
         }
     }
 }

@@ -8,6 +8,8 @@
 //! as reaching out (fail closed).
 
 use super::{is_assignment, Role, Word};
+use crate::context::Context;
+use crate::matcher::path::below;
 
 /// What the text of one command makes it do besides its own work.
 #[derive(Debug, Default)]
@@ -268,6 +270,31 @@ const LOADS_CODE: &[&str] = &[
     "GIT_EXEC_PATH",
     "GIT_TEMPLATE_DIR",
 ];
+
+/// Whether `NAME=value` preloads libraries (`LD_PRELOAD`, `DYLD_INSERT_LIBRARIES`) that all
+/// lie inside the call's project: the command then runs code the project built, as running
+/// the project's own program does. A library outside it, a variable or an empty entry keeps
+/// the setting unknown.
+pub(super) fn preloads_project_code(word: &str, context: &Context, cwd: Option<&str>) -> bool {
+    let Some((name, value)) = word.split_once('=') else {
+        return false;
+    };
+    let (Some(project), true) = (
+        context.project(),
+        matches!(name, "LD_PRELOAD" | "DYLD_INSERT_LIBRARIES"),
+    ) else {
+        return false;
+    };
+    let value = value.trim_matches(|c| c == '"' || c == '\'');
+    !value.is_empty()
+        && value.split([':', ' ']).all(|library| {
+            !library.is_empty()
+                && !library.contains(['$', '`', '*', '?'])
+                && context.resolve_from(library, cwd).is_some_and(|path| {
+                    below(&path, project).is_some_and(|inside| !inside.is_empty())
+                })
+        })
+}
 
 /// Pagers and editors that only show text or do nothing.
 const QUIET_PROGRAMS: &[&str] = &["", "cat", "less", "more", "true", ":", "head", "tail"];
