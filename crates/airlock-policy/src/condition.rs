@@ -9,6 +9,7 @@ use crate::context::Context;
 use crate::document::MatcherEntry;
 use crate::matcher::class::{self, ClassMatcher};
 use crate::matcher::domain::{self, DomainPattern};
+use crate::matcher::local_data;
 use crate::matcher::path::{self, PathPattern};
 use crate::matcher::planted;
 use crate::matcher::shell::classify::CommandFacts;
@@ -34,12 +35,16 @@ pub enum Matcher {
     /// `secret = true`: the value holds secret material, as the secret scan finds it
     /// (DESIGN.md G9); `false`: it holds none.
     Secret(bool),
+    /// `local = true`: the address carries data from this machine; `false`: it does not.
+    Local(bool),
     /// `plants = ["remote_code"]`: the file the value names, with the text the call
     /// writes into it, runs a command of these classes later by itself.
     Plants(ClassMatcher),
     /// `hooks = ["vcs_remote"]`: as `Plants`, for what runs with no one running it.
     Hooks(ClassMatcher),
 }
+
+mod anywhere;
 
 /// One `when` entry: a dotted argument path and its matcher.
 #[derive(Debug, Clone)]
@@ -67,6 +72,10 @@ impl Condition {
 
     /// Whether the condition holds for these arguments, leaning the way `side` says.
     pub fn holds(&self, arguments: &Value, side: Side, context: &Context) -> bool {
+        // `"*"`: some argument anywhere (deny and ask rules only; the loader sees to it).
+        if self.path == "*" {
+            return side == Side::Restrict && anywhere::holds(&self.matcher, arguments, context);
+        }
         let value = lookup(arguments, &self.segments);
         match &self.matcher {
             Matcher::Plants(matcher) => {
@@ -195,10 +204,13 @@ impl Matcher {
         if let Some(secret) = entry.secret {
             compiled.push(Matcher::Secret(secret));
         }
+        if let Some(local) = entry.local {
+            compiled.push(Matcher::Local(local));
+        }
         match compiled.len() {
             1 => Ok(compiled.remove(0)),
-            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret".into()),
-            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret; write two conditions on two rules".into()),
+            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret, local".into()),
+            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret, local; write two conditions on two rules".into()),
         }
     }
 
@@ -255,6 +267,9 @@ impl Matcher {
             }),
             Matcher::Domain(patterns) => each_text(value, side, |text| {
                 domain::domain_matches(text, patterns, side)
+            }),
+            Matcher::Local(expected) => each_text(value, side, |text| {
+                local_data::carries_local_data(text, context) == *expected
             }),
             // Read with the call's other arguments, in `Condition::holds`.
             Matcher::Plants(_) | Matcher::Hooks(_) => side == Side::Restrict,

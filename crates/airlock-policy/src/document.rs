@@ -156,6 +156,9 @@ pub struct MatcherEntry {
     /// Whether the value holds secret material (the scan of DESIGN.md §4.2 step 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret: Option<bool>,
+    /// Whether an address carries data from this machine (`matcher/local_data.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<bool>,
     /// Command classes (DESIGN.md §11.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<OneOrMany>,

@@ -576,6 +576,13 @@ impl Loader<'_> {
                         );
                         ok = false;
                     }
+                    if path == "*" && decision == Decision::Allow {
+                        self.error(
+                            matcher.span(),
+                            format!("rule `{label}`: `when.\"*\"` (any argument) is for deny and ask rules: one argument that matches says nothing of the others"),
+                        );
+                        ok = false;
+                    }
                     if let Matcher::Class(class) = &condition.matcher {
                         if decision == Decision::Allow && class.classes().contains(Class::Unknown) {
                             self.error(

@@ -2,6 +2,7 @@
 
 pub mod class;
 pub mod domain;
+pub mod local_data;
 pub mod path;
 pub mod planted;
 pub mod shell;

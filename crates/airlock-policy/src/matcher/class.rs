@@ -7,7 +7,8 @@
 //!   every file it names lies outside credential material and, when `paths` is given,
 //!   every file it changes lies under one of them; a file nobody can place fails;
 //! - **deny/ask**: one segment with one of the rule's classes is enough, and with `paths`
-//!   it must change a file under them, or one nobody can place.
+//!   it must change a file under them, or one nobody can place; a rule that names
+//!   `read_only` also counts the placed files a segment reads.
 
 use std::sync::Arc;
 
@@ -121,12 +122,17 @@ impl ClassMatcher {
                     })
             }),
             Side::Restrict => facts.segments.iter().any(|segment| {
+                // A rule about `read_only` commands reads its `paths` as files they read.
+                let reads = self.classes.contains(Class::ReadOnly);
                 segment.classes.intersects(self.classes)
                     && (self.paths.is_empty()
                         || segment
                             .files
                             .iter()
-                            .filter(|file| file.role == Role::Change)
+                            .filter(|file| {
+                                file.role == Role::Change
+                                    || (reads && file.role == Role::Read && file.path.is_some())
+                            })
                             .any(|file| match &file.path {
                                 None => true,
                                 Some(path) => self.paths.any_resolved(

@@ -61,6 +61,8 @@ pub(super) enum Kind {
     Settings(&'static ini::Settings),
     /// A Python `.pth` file: its `import` lines run at every interpreter start.
     Pth,
+    /// A Jupyter notebook: its code cells (`notebook.rs`).
+    Notebook,
 }
 
 /// Git's hook names: a file so named in a `hooks` folder runs on git's events.
@@ -213,6 +215,9 @@ pub(super) fn kind(path: &str, text: &str) -> Option<Kind> {
     if extension == Some("pth") {
         return Some(Kind::Pth);
     }
+    if extension == Some("ipynb") {
+        return Some(Kind::Notebook);
+    }
     let script_extension = |rest: &str| matches!(rest, "js" | "cjs" | "mjs" | "ts" | "mts" | "cts");
     // Build tools' configuration and test runners' global set-up run on every build or
     // test run (`vite.config.ts`, `jest.global-setup.js`, `e2e/global-setup.ts`).
@@ -294,6 +299,7 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
             }
             Err(_) => yaml_commands(text, true),
         },
+        Kind::Notebook => notebook::pieces(text),
         Kind::Pth => text
             .lines()
             .filter(|line| line.starts_with("import ") || line.starts_with("import\t"))
@@ -762,6 +768,7 @@ fn chunks(script: &str) -> Vec<&str> {
 
 mod hooks;
 mod ini;
+mod notebook;
 
 pub use hooks::planted_in_hooks;
 

@@ -23,7 +23,7 @@
 //! functions, and an argument reordering (`rm -r -f`) is a different prefix.
 
 pub mod classify;
-mod code;
+pub(crate) mod code;
 mod lex;
 mod powershell;
 mod runners;

@@ -44,6 +44,7 @@ fn the_default_policy_names_the_classified_files() {
     let files = data["files"].as_table().unwrap();
     for (list, rule) in [
         ("credentials", "credential-files"),
+        ("credentials", "mcp-credential-files"),
         ("startup", "startup-files"),
     ] {
         let rule_text = DEFAULT_POLICY

@@ -94,6 +94,19 @@ fn plants_and_hooks_only_restrict() {
 }
 
 #[test]
+fn any_argument_only_restricts() {
+    let text = format!(
+        "{HEAD}[[rules]]\ntool = \"mcp__*\"\ndecision = \"allow\"\nwhen = {{ \"*\" = {{ path = [\"{{project}}/**\"] }} }}\n"
+    );
+    check(&text, 5, 16, "is for deny and ask rules");
+    let denied = text.replace("\"allow\"", "\"deny\"");
+    assert!(
+        Policy::load(&denied, &LoadOptions::default()).is_ok(),
+        "\"*\" on a deny rule loads"
+    );
+}
+
+#[test]
 fn bad_enum_values() {
     check(
         "version = 1\ndefault = \"maybe\"\n",

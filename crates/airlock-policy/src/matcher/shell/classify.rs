@@ -174,6 +174,8 @@ struct Judge<'a> {
     /// `poetry run`, `bundle exec`): a name no table knows is the project's own script
     /// or entry point (`poetry run mycli`), as `npm run` runs the project's scripts.
     in_runner: bool,
+    /// Variables this line set to the process id of a job it started (`PID=$!`).
+    job_pids: Vec<String>,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -238,6 +240,7 @@ impl<'a> Judge<'a> {
             piped_found: None,
             in_runner: false,
             written: Vec::new(),
+            job_pids: Vec::new(),
         }
     }
 
@@ -258,6 +261,8 @@ impl<'a> Judge<'a> {
         if segment.crude {
             facts.classes.insert(Class::Unknown);
         }
+        self.job_pids
+            .extend(environment::job_pid_variable(&segment.words));
         for (target, writes) in &segment.redirections {
             let role = if *writes { Role::Change } else { Role::Read };
             if *writes {
@@ -445,7 +450,7 @@ impl<'a> Judge<'a> {
             return None;
         }
         // `set -e`, `printenv PATH`: commands of the environment that print no secret.
-        if let Some(class) = environment::variables_read(name, arguments) {
+        if let Some(class) = environment::variables_read(name, arguments, &self.job_pids) {
             facts.classes.insert(class);
             return None;
         }

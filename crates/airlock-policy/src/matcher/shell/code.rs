@@ -765,7 +765,7 @@ fn opens_computed_name(lower: &str) -> bool {
     })
 }
 
-mod literals;
+pub(crate) mod literals;
 
 use literals::{argv_commands, decoded_text, join_literals, string_literals};
 

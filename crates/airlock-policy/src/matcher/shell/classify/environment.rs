@@ -11,11 +11,11 @@ use crate::classes::Class;
 /// one: `set -e`, `set -o pipefail`, `set -- a b` change options or arguments (only a
 /// bare `set` prints the variables); `printenv NAME` prints one variable, a look at
 /// `PATH` or a read of `API_KEY`.
-pub(super) fn variables_read(name: &str, arguments: &[Word]) -> Option<Class> {
+pub(super) fn variables_read(name: &str, arguments: &[Word], job_pids: &[String]) -> Option<Class> {
     match name {
-        // `kill %1`, `kill $!`: a job this shell started (`npm run dev & sleep 3; kill %1`)
-        // is its own to stop.
-        "kill" if kills_own_jobs(arguments) => Some(Class::ReadOnly),
+        // `kill %1`, `kill $!`, `kill $PID` after `PID=$!`: a job this shell started
+        // (`npm run dev & sleep 3; kill %1`) is its own to stop.
+        "kill" if kills_own_jobs(arguments, job_pids) => Some(Class::ReadOnly),
         "set" if !arguments.is_empty() => Some(Class::ReadOnly),
         "printenv" if arguments.iter().any(|word| !word.text.starts_with('-')) => {
             let secret = arguments
@@ -79,9 +79,24 @@ pub(super) fn prints_secret_variable(segment: &str) -> bool {
     false
 }
 
-/// Every target of `kill` is a job of this shell (`%1`, `%+`, `$!`), after its signal
-/// options (`-9`, `-TERM`, `-s TERM`).
-fn kills_own_jobs(arguments: &[Word]) -> bool {
+/// The variable a segment that is only `NAME=$!` sets to the process id of the job just
+/// started.
+pub(super) fn job_pid_variable(words: &[Word]) -> Option<String> {
+    match words {
+        [word] => word
+            .text
+            .strip_suffix("=$!")
+            .filter(|name| {
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            })
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// Every target of `kill` is a job of this shell (`%1`, `%+`, `$!`, or a variable the line
+/// set to `$!`), after its signal options (`-9`, `-TERM`, `-s TERM`).
+fn kills_own_jobs(arguments: &[Word], job_pids: &[String]) -> bool {
     let mut targets = Vec::new();
     let mut words = arguments.iter();
     while let Some(word) = words.next() {
@@ -94,7 +109,14 @@ fn kills_own_jobs(arguments: &[Word]) -> bool {
         }
     }
     !targets.is_empty()
-        && targets
-            .iter()
-            .all(|word| word.text == "$!" || (!word.dynamic && word.text.starts_with('%')))
+        && targets.iter().all(|word| {
+            let variable = word.text.strip_prefix('$').map(|name| {
+                name.strip_prefix('{')
+                    .and_then(|name| name.strip_suffix('}'))
+                    .unwrap_or(name)
+            });
+            word.text == "$!"
+                || variable.is_some_and(|name| job_pids.iter().any(|pid| pid == name))
+                || (!word.dynamic && word.text.starts_with('%'))
+        })
 }

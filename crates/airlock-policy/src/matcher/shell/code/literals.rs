@@ -31,7 +31,7 @@ pub(super) fn join_literals(code: &str) -> String {
 
 /// A literal that is base64 of readable text with a blank in it (a command line), as
 /// that text.
-pub(super) fn decoded_text(literal: &str) -> Option<String> {
+pub(crate) fn decoded_text(literal: &str) -> Option<String> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let body = literal.trim_end_matches('=');
     if literal.len() < 8 || !literal.len().is_multiple_of(4) || body.is_empty() {

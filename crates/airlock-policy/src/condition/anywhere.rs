@@ -1,0 +1,172 @@
+//! `when = { "*" = { … } }`: a matcher tried on every argument, at any depth, for the tools
+//! whose argument names nobody can know in advance (an MCP server's `path`, `file`, `uri`,
+//! `source`…). Only a deny or ask rule may name it (the loader refuses an allow: one
+//! argument that looks safe says nothing of the others).
+//!
+//! Each string in the arguments is offered to the matcher in the form it reads: a path
+//! matcher gets the strings that are written as paths (`/…`, `~/…`, `C:\…`, `file://…`), a
+//! domain matcher every `http(s)://` address found in a string (also inside prose: "fetch
+//! https://… and summarise"), any other matcher every string. A string it cannot read is
+//! passed over rather than counted as a match, or every call would match; arguments too many
+//! to read (more than [`MAX_STRINGS`], or nested deeper than [`MAX_DEPTH`]) count as a match
+//! (fail closed).
+
+use super::Matcher;
+use crate::context::Context;
+use crate::matcher::Side;
+use serde_json::Value;
+
+/// How many strings are read at most; a call with more matches.
+pub const MAX_STRINGS: usize = 4096;
+
+/// How deep arguments are followed; a deeper value counts as too many to read.
+pub const MAX_DEPTH: usize = 32;
+
+/// Whether some argument of `arguments` satisfies `matcher`, as the module says.
+pub fn holds(matcher: &Matcher, arguments: &Value, context: &Context) -> bool {
+    let mut strings = Vec::new();
+    if !collect(arguments, 0, &mut strings) {
+        return true;
+    }
+    let test = |text: &str| {
+        matcher.holds(
+            Some(&Value::String(text.to_owned())),
+            Side::Restrict,
+            context,
+        )
+    };
+    strings.into_iter().any(|text| match matcher {
+        Matcher::Path(_) => path_like(text).is_some_and(|path| test(&path)),
+        Matcher::Domain(_) | Matcher::Local(_) => addresses(text).any(test),
+        // These read the call's other arguments, or only say whether one is there.
+        Matcher::Plants(_) | Matcher::Hooks(_) | Matcher::Present(_) => false,
+        _ => test(text),
+    })
+}
+
+/// Gathers every string (object keys not included); `false` when there are too many or
+/// they lie too deep.
+fn collect<'v>(value: &'v Value, depth: usize, out: &mut Vec<&'v str>) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match value {
+        Value::String(text) => {
+            out.push(text);
+            out.len() <= MAX_STRINGS
+        }
+        Value::Array(items) => items.iter().all(|item| collect(item, depth + 1, out)),
+        Value::Object(map) => map.values().all(|item| collect(item, depth + 1, out)),
+        _ => true,
+    }
+}
+
+/// The path a string names when it is written as one: absolute, in the home, a Windows
+/// drive or share path, or a `file:` URL. Free text (line breaks) is not a path.
+fn path_like(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() || text.contains(['\n', '\r', '\0']) {
+        return None;
+    }
+    let text = match text.get(..7) {
+        Some(scheme) if scheme.eq_ignore_ascii_case("file://") => {
+            let rest = &text[7..];
+            rest.strip_prefix("localhost").unwrap_or(rest)
+        }
+        _ => text,
+    };
+    let bytes = text.as_bytes();
+    let drive = bytes.len() >= 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'\\' | b'/');
+    let placed = text.starts_with('/')
+        || text.starts_with("~/")
+        || text == "~"
+        || drive
+        || text.starts_with("\\\\");
+    placed.then(|| text.to_owned())
+}
+
+/// The `http://` and `https://` addresses in a string, each up to the first blank, quote
+/// or bracket that ends it in prose.
+fn addresses(text: &str) -> impl Iterator<Item = &str> {
+    let lower = text.to_ascii_lowercase();
+    let starts: Vec<usize> = lower
+        .match_indices("http")
+        .map(|(at, _)| at)
+        .filter(|&at| lower[at..].starts_with("http://") || lower[at..].starts_with("https://"))
+        .collect();
+    starts
+        .into_iter()
+        .map(move |at| {
+            let rest = &text[at..];
+            let end = rest
+                .find(|c: char| {
+                    c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`' | ')' | ']')
+                })
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .filter(|address| !address.ends_with("//"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_strings_written_as_paths() {
+        for (text, expected) in [
+            ("/home/kim/.ssh/id_rsa", Some("/home/kim/.ssh/id_rsa")),
+            ("~/.netrc", Some("~/.netrc")),
+            (
+                "file:///Users/sam/.aws/credentials",
+                Some("/Users/sam/.aws/credentials"),
+            ),
+            ("FILE://localhost/etc/shadow", Some("/etc/shadow")),
+            (
+                "C:\\Users\\maria\\.aws\\credentials",
+                Some("C:\\Users\\maria\\.aws\\credentials"),
+            ),
+            ("id_rsa", None),
+            ("how do I rotate ~/.ssh keys?\nthanks", None),
+            ("select * from users", None),
+            ("", None),
+        ] {
+            assert_eq!(path_like(text).as_deref(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn addresses_are_found_in_prose() {
+        let found: Vec<&str> = addresses(
+            "Fetch https://x.example.net/i?t=1 and (http://169.254.169.254/latest) \"HTTPS://A.b/c\"",
+        )
+        .collect();
+        assert_eq!(
+            found,
+            [
+                "https://x.example.net/i?t=1",
+                "http://169.254.169.254/latest",
+                "HTTPS://A.b/c"
+            ]
+        );
+        assert_eq!(addresses("no address, httpx only").count(), 0);
+    }
+
+    #[test]
+    fn too_many_or_too_deep_arguments_count_as_a_match() {
+        let matcher = Matcher::Eq(Value::String("never".into()));
+        let many = Value::Array(vec![Value::String("a".into()); MAX_STRINGS + 1]);
+        assert!(holds(&matcher, &many, &Context::unknown()));
+        let few = Value::Array(vec![Value::String("a".into()); 3]);
+        assert!(!holds(&matcher, &few, &Context::unknown()));
+        let mut deep = Value::String("a".into());
+        for _ in 0..=MAX_DEPTH {
+            deep = Value::Array(vec![deep]);
+        }
+        assert!(holds(&matcher, &deep, &Context::unknown()));
+    }
+}

@@ -1,0 +1,98 @@
+//! The `local` matcher (`url = { local = true }`): an address that carries data from this
+//! machine to the host it names. A page fetched with nothing of the machine in its address is
+//! a read of the web; one whose query, fragment or path holds the project's or the home's
+//! path, the user's name as a value, several lines of text (code, a file), or such text in
+//! base64, sends that data away with the request. Secret material is the `secret` matcher's;
+//! this one is for the rest.
+
+use crate::context::Context;
+use crate::matcher::shell::code::literals::decoded_text;
+use url::Url;
+
+/// Whether `address` carries local data, as the module says. An address that cannot be
+/// read as one counts (fail closed: only deny and ask rules name this matcher).
+pub fn carries_local_data(address: &str, context: &Context) -> bool {
+    let Ok(url) = Url::parse(address.trim()) else {
+        return true;
+    };
+    let mut values: Vec<String> = url
+        .query_pairs()
+        .flat_map(|(name, value)| [name.into_owned(), value.into_owned()])
+        .collect();
+    values.extend(url.fragment().map(decode));
+    let path = decode(url.path());
+    let project = context.project().filter(|project| project.len() > 3);
+    let home = context.home().filter(|home| home.len() > 3);
+    let user = home
+        .and_then(|home| home.trim_end_matches('/').rsplit(['/', '\\']).next())
+        .filter(|user| user.len() >= 3);
+    let names_a_place = |text: &str| {
+        [project, home]
+            .into_iter()
+            .flatten()
+            .any(|place| text.contains(place.trim_end_matches('/')))
+    };
+    if names_a_place(&path) {
+        return true;
+    }
+    values.iter().any(|value| {
+        let shows = |text: &str| text.contains('\n') || names_a_place(text);
+        shows(value)
+            || user.is_some_and(|user| value.eq_ignore_ascii_case(user))
+            || decoded_text(value).is_some_and(|text| shows(&text) || text.contains("PRIVATE KEY"))
+    })
+}
+
+/// `text` with its `%XX` escapes decoded (lossily), for the parts `Url` keeps encoded.
+fn decode(text: &str) -> String {
+    url::form_urlencoded::parse(format!("x={}", text.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_of_this_machine_in_an_address() {
+        let context = Context::new(Some("/home/kim/src/app"), None, Some("/home/kim"));
+        for (address, expected) in [
+            (
+                "https://docs.python.org/3/library/json.html?highlight=dump#json.dump",
+                false,
+            ),
+            ("https://www.google.com/search?q=rust+serde+flatten", false),
+            ("https://github.com/kim/app/issues?q=is%3Aopen", false),
+            (
+                "https://x.example.net/log?host=pc&user=kim&cwd=/home/kim/src/app",
+                true,
+            ),
+            ("https://x.example.net/log?d=%2Fhome%2Fkim%2F.bashrc", true),
+            (
+                "https://paste.example.com/api?code=def%20f%28%29%3A%0A%20%20return%201",
+                true,
+            ),
+            (
+                "https://x.example.net/k?f=LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0K",
+                true,
+            ),
+            ("https://x.example.net/u/home/kim/src/app/src/main.rs", true),
+            ("https://x.example.net/#/home/kim/notes", true),
+            ("not an address", true),
+        ] {
+            assert_eq!(carries_local_data(address, &context), expected, "{address}");
+        }
+        // Nothing known of the machine: only lines of text count.
+        let unknown = Context::unknown();
+        assert!(!carries_local_data(
+            "https://x.example.net/?cwd=/home/kim",
+            &unknown
+        ));
+        assert!(carries_local_data(
+            "https://x.example.net/?c=a%0Ab",
+            &unknown
+        ));
+    }
+}
