@@ -70,6 +70,14 @@ const RUNNERS: &[(&str, &str, &str, Runs)] = &[
     ("mise", "exec", "", Runs::AfterDashes),
     ("rtx", "exec", "", Runs::AfterDashes),
     ("nix", "develop", "", Runs::AfterCommandOption),
+    // File watchers that run their command again on each change (no subcommand).
+    (
+        "watchexec",
+        "",
+        "-e --exts -w --watch -i --ignore -f --filter -d --debounce --delay-run -s --signal \
+         --shell --on-busy-update --project-origin --workdir",
+        Runs::AfterDashes,
+    ),
 ];
 
 /// Where a runner's command starts, after its options.
@@ -99,6 +107,10 @@ pub(super) fn strip_runner(words: &[Word]) -> Option<&[Word]> {
         .iter()
         .filter(|(name, _, _, _)| *name == program)
         .find_map(|&(_, sub, options_with_value, runs)| {
+            // No subcommand: the runner's own words are all options.
+            if sub.is_empty() {
+                return Some((options_with_value, runs, rest));
+            }
             let mut at = 0;
             while let Some(word) = rest.get(at) {
                 if word.dynamic || word.text == sub || !word.text.starts_with('-') {

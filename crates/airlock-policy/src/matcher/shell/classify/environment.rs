@@ -17,6 +17,23 @@ pub(super) fn variables_read(name: &str, arguments: &[Word], job_pids: &[String]
         // (`npm run dev & sleep 3; kill %1`) is its own to stop.
         "kill" if kills_own_jobs(arguments, job_pids) => Some(Class::ReadOnly),
         "set" if !arguments.is_empty() => Some(Class::ReadOnly),
+        // `sysctl hw.model`, `sysctl -n kern.ostype`, `sysctl -a`: a look at kernel settings;
+        // a value given (`name=value`) or loaded (`-w`, `-p`, `--system`, `-f`) sets them.
+        "sysctl"
+            if arguments.iter().all(|word| {
+                !word.dynamic
+                    && !word.text.contains('=')
+                    && !matches!(
+                        word.text.as_str(),
+                        "-w" | "--write" | "-p" | "--load" | "--system" | "-f"
+                    )
+                    && !(word.text.starts_with('-')
+                        && !word.text.starts_with("--")
+                        && word.text.contains(['w', 'p', 'f']))
+            }) =>
+        {
+            Some(Class::ReadOnly)
+        }
         "printenv" if arguments.iter().any(|word| !word.text.starts_with('-')) => {
             let secret = arguments
                 .iter()
