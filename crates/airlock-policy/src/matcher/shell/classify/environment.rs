@@ -19,21 +19,7 @@ pub(super) fn variables_read(name: &str, arguments: &[Word], job_pids: &[String]
         "set" if !arguments.is_empty() => Some(Class::ReadOnly),
         // `sysctl hw.model`, `sysctl -n kern.ostype`, `sysctl -a`: a look at kernel settings;
         // a value given (`name=value`) or loaded (`-w`, `-p`, `--system`, `-f`) sets them.
-        "sysctl"
-            if arguments.iter().all(|word| {
-                !word.dynamic
-                    && !word.text.contains('=')
-                    && !matches!(
-                        word.text.as_str(),
-                        "-w" | "--write" | "-p" | "--load" | "--system" | "-f"
-                    )
-                    && !(word.text.starts_with('-')
-                        && !word.text.starts_with("--")
-                        && word.text.contains(['w', 'p', 'f']))
-            }) =>
-        {
-            Some(Class::ReadOnly)
-        }
+        "sysctl" if !arguments.iter().any(sets_kernel_setting) => Some(Class::ReadOnly),
         "printenv" if arguments.iter().any(|word| !word.text.starts_with('-')) => {
             let secret = arguments
                 .iter()
@@ -94,6 +80,18 @@ pub(super) fn prints_secret_variable(segment: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether a word of `sysctl` sets a kernel setting rather than reading one: a value given
+/// (`name=value`), or one of the options that write or load (`-w`, `-p`, `--system`, `-f`,
+/// also clustered as in `-wq`); a word nobody can read counts.
+fn sets_kernel_setting(word: &Word) -> bool {
+    let text = word.text.as_str();
+    let short_cluster = text.starts_with('-') && !text.starts_with("--");
+    word.dynamic
+        || text.contains('=')
+        || matches!(text, "--write" | "--load" | "--system")
+        || (short_cluster && text.contains(['w', 'p', 'f']))
 }
 
 /// The variable a segment that is only `NAME=$!` sets to the process id of the job just
