@@ -48,6 +48,12 @@ async fn create_database(admin_url: &str) -> String {
     let mut admin = PgConnection::connect(admin_url)
         .await
         .unwrap_or_else(|error| panic!("connecting to the test server {admin_url}: {error}"));
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    let mut sweep = false;
+    SWEPT.call_once(|| sweep = true);
+    if sweep && on_this_machine(admin_url) {
+        drop_left_behind(&mut admin).await;
+    }
     admin
         .execute(format!("CREATE DATABASE \"{name}\"").as_str())
         .await
@@ -55,6 +61,47 @@ async fn create_database(admin_url: &str) -> String {
     // Closing is a courtesy; the database is made either way.
     let _ = admin.close().await;
     with_database(admin_url, &name)
+}
+
+/// Drops the databases earlier test processes left on a long-lived server (a developer's
+/// `AIRLOCK_TEST_PG_URL`): those named for a process that no longer runs. CI's cluster is
+/// thrown away whole; a developer's kept a thousand of them. Failures are ignored: the
+/// sweep is a courtesy, and a database another process still uses is never named by a
+/// dead process id.
+async fn drop_left_behind(admin: &mut PgConnection) {
+    let names: Vec<(String,)> = match sqlx::query_as(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'airlock\\_test\\_%'",
+    )
+    .fetch_all(&mut *admin)
+    .await
+    {
+        Ok(names) => names,
+        Err(_) => return,
+    };
+    for (name,) in names {
+        let pid = name
+            .strip_prefix("airlock_test_")
+            .and_then(|rest| rest.split('_').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        let alive = pid.is_none_or(|pid| {
+            pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+        });
+        if !alive {
+            let _ = admin
+                .execute(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)").as_str())
+                .await;
+        }
+    }
+}
+
+/// Whether the server is on this machine (a loopback host or a socket), where a process id
+/// in a database's name can be checked; `/proc` must exist too (Linux).
+fn on_this_machine(url: &str) -> bool {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = after_scheme.split(['/', '?']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let host = host.rsplit_once(':').map_or(host, |(host, _)| host);
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]" | "") && Path::new("/proc/self").exists()
 }
 
 /// The URL of the admin database of this process's cluster, starting it on first use.
@@ -268,7 +315,49 @@ fn run(command: &mut Command) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::with_database;
+    use super::*;
+
+    /// A database named for a process that cannot exist (above Linux's largest pid) is
+    /// dropped by the next test process's first database; one of this process stays.
+    #[tokio::test]
+    async fn databases_of_dead_processes_are_dropped() {
+        let url = admin_url();
+        if !on_this_machine(&url) {
+            panic!("the test server {url} is not on this machine: the sweep cannot be tested");
+        }
+        let mut admin = PgConnection::connect(&url)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let dead = "airlock_test_4294967295_0_1";
+        let _ = admin
+            .execute(format!("DROP DATABASE IF EXISTS \"{dead}\"").as_str())
+            .await;
+        admin
+            .execute(format!("CREATE DATABASE \"{dead}\"").as_str())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let own = create_database(&url).await;
+        drop_left_behind(&mut admin).await;
+        let names: Vec<(String,)> = sqlx::query_as("SELECT datname FROM pg_database")
+            .fetch_all(&mut admin)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = names.iter().map(|(name,)| name.as_str()).collect();
+        assert!(!names.contains(&dead), "{names:?}");
+        let own_name = own.rsplit('/').next().unwrap_or("");
+        assert!(names.contains(&own_name), "{own_name} in {names:?}");
+    }
+
+    #[test]
+    fn only_a_server_on_this_machine_is_swept() {
+        assert!(on_this_machine(
+            "postgres://airlock@127.0.0.1:54329/postgres"
+        ));
+        assert!(on_this_machine(
+            "postgres://u:p@localhost/postgres?sslmode=disable"
+        ));
+        assert!(!on_this_machine("postgres://u@db.internal:5432/postgres"));
+    }
 
     #[test]
     fn urls_get_the_new_database() {
