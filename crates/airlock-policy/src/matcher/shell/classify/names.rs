@@ -31,6 +31,54 @@ pub(super) fn deploys_by_name(arguments: &[Word]) -> bool {
     !checks && arguments.iter().any(|word| names_deploy_task(&word.text))
 }
 
+/// Interpreters that run the script file they are given first.
+const SCRIPT_INTERPRETERS: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "ksh",
+    "python",
+    "python3",
+    "node",
+    "ruby",
+    "perl",
+    "deno",
+    "tsx",
+    "ts-node",
+    "pwsh",
+    "powershell",
+];
+
+/// Whether a command runs the project's own script named for deploying: the program is
+/// that script (`./deploy.sh`, `scripts/publish-npm.sh`), or an interpreter is given it
+/// first (`bash scripts/deploy.sh production`, `python deploy.py`). Only the file's own
+/// name counts (`deploy/build.sh` builds); asking for its help, or a dry run, does not.
+pub(super) fn runs_deploy_script(program: &str, name: &str, arguments: &[Word]) -> bool {
+    let script = if program.contains(['/', '\\']) {
+        Some(program)
+    } else if SCRIPT_INTERPRETERS.contains(&name) {
+        arguments
+            .iter()
+            .find(|word| !word.text.starts_with('-'))
+            .filter(|word| word.text.contains('.') || word.text.contains('/'))
+            .map(|word| word.text.as_str())
+    } else {
+        None
+    };
+    let rehearsal = arguments.iter().any(|word| {
+        matches!(
+            word.text.as_str(),
+            "--dry-run" | "--dryrun" | "--help" | "-h" | "--check" | "--plan" | "--noop"
+        )
+    });
+    !rehearsal
+        && script.is_some_and(|script| {
+            let file = script.rsplit(['/', '\\']).next().unwrap_or(script);
+            names_deploy_task(file)
+        })
+}
+
 /// A task named for deploying: `deploy`, `publish`, `ship`, alone or qualified
 /// (`deploy:prod`, `publish-npm`, `api:deploy`).
 fn names_deploy_task(word: &str) -> bool {
