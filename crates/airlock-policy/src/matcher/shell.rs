@@ -277,7 +277,7 @@ thread_local! {
 /// A word's glob (`*.rs` in `ls *.rs`), compiled. Compiling one costs far more than
 /// matching it and commands repeat their globs, so each thread keeps the last ones it
 /// compiled (all forgotten at once when the store is full: simple, and bounded).
-fn compile_glob(pattern: &str) -> Option<GlobMatcher> {
+pub(crate) fn compile_glob(pattern: &str) -> Option<GlobMatcher> {
     let kept = GLOBS.with(|globs| globs.borrow().get(pattern).cloned());
     if let Some(glob) = kept {
         return glob;

@@ -216,15 +216,23 @@ impl Judge<'_> {
             };
         }
         if let Some(glob) = &word.glob {
+            // On Windows `.\.env*` is `./.env*`: the glob is read with `/` between names.
+            let windows = (self.context.on_windows() && word.text.contains('\\'))
+                .then(|| word.text.replace('\\', "/"))
+                .and_then(|text| Some((crate::matcher::shell::compile_glob(&text)?, text)));
+            let (glob, text) = match &windows {
+                Some((glob, text)) => (glob, text.as_str()),
+                None => (glob, word.text.as_str()),
+            };
             // `cat .env*`, `rg KEY config/*.key`: a read of the credential file it may
             // stand for.
             if let Some(credential) = (role == Role::Read)
-                .then(|| globs::credential_glob(&word.text, glob))
+                .then(|| globs::credential_glob(text, glob))
                 .flatten()
             {
                 return self.path(&credential, false, cwd, role);
             }
-            return self.glob_file(&word.text, cwd, role);
+            return self.glob_file(text, cwd, role);
         }
         self.path(&word.text, false, cwd, role)
     }

@@ -660,6 +660,14 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
                 words.push(literal("-d"));
                 words.push(literal("…"));
             }
+            // What the request carries in its headers or as its credentials goes to the
+            // host too (`-Headers @{Authorization = "Bearer $env:API_KEY"}`, `-Token`).
+            for name in ["headers", "token", "credential"] {
+                if let Some(header) = value(name) {
+                    words.push(literal("-H"));
+                    words.push(header.word());
+                }
+            }
             if let Some(file) = value("infile") {
                 words.push(literal("--data-binary"));
                 let file = file.word();
