@@ -34,6 +34,7 @@ mod kube;
 mod names;
 mod programs;
 mod project;
+mod registry;
 mod remote;
 mod runs;
 mod sql;
@@ -563,6 +564,10 @@ impl<'a> Judge<'a> {
                 && runs_deploy_script(&first.text, name, arguments)
         {
             facts.classes.insert(Class::Deploy);
+        }
+        // `reg add …\CurrentVersion\Run`: a program started at every log-on.
+        if registry::writes_autostart(name, arguments) {
+            facts.classes.insert(Class::Persistence);
         }
         // `ps e`, `ps eww`: the environment of every process, secrets included.
         if name == "ps"

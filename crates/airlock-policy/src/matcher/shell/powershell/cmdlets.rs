@@ -113,6 +113,38 @@ const CMDLETS: &[(&str, Kind)] = &[
     ("compare-object", Kind::Filter),
     ("select-xml", Kind::Filter),
     ("get-host", Kind::Filter),
+    // Looks at the system's state and prints it: services, tasks, modules, network,
+    // disks, events, jobs, the session's own history.
+    ("get-service", Kind::Filter),
+    ("gsv", Kind::Filter),
+    ("get-scheduledtask", Kind::Filter),
+    ("get-mpcomputerstatus", Kind::Filter),
+    ("get-history", Kind::Filter),
+    ("h", Kind::Filter),
+    ("history", Kind::Filter),
+    ("test-netconnection", Kind::Filter),
+    ("tnc", Kind::Filter),
+    ("find-module", Kind::Filter),
+    ("find-package", Kind::Filter),
+    ("get-module", Kind::Filter),
+    ("get-installedmodule", Kind::Filter),
+    ("get-psdrive", Kind::Filter),
+    ("get-volume", Kind::Filter),
+    ("get-disk", Kind::Filter),
+    ("get-netadapter", Kind::Filter),
+    ("get-netipaddress", Kind::Filter),
+    ("get-nettcpconnection", Kind::Filter),
+    ("get-computerinfo", Kind::Filter),
+    ("get-ciminstance", Kind::Filter),
+    ("get-eventlog", Kind::Filter),
+    ("get-winevent", Kind::Filter),
+    ("get-job", Kind::Filter),
+    ("wait-job", Kind::Filter),
+    ("receive-job", Kind::Filter),
+    ("get-culture", Kind::Filter),
+    ("get-timezone", Kind::Filter),
+    ("get-uptime", Kind::Filter),
+    ("get-executionpolicy", Kind::Filter),
     ("write-output", Kind::Echo),
     ("echo", Kind::Echo),
     ("write", Kind::Echo),
@@ -748,6 +780,19 @@ pub(super) fn program(first: &Token, rest: &[Token]) -> Vec<Word> {
                 name.text = stem.to_string();
                 break;
             }
+        }
+        // A cmdlet (`Register-ScheduledTask`): PowerShell reads its name in any case, and
+        // the classification lists cmdlets in lower case.
+        let cmdlet = name.text.split_once('-').is_some_and(|(verb, noun)| {
+            !verb.is_empty()
+                && !noun.is_empty()
+                && name
+                    .text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
+        if cmdlet && !name.dynamic {
+            name.text = name.text.to_ascii_lowercase();
         }
     }
     let mut words = vec![name];
