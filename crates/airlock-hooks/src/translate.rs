@@ -394,7 +394,7 @@ fn shell(
     }
     let folder = args.take(folder_keys);
     let folder = match (folder, cwd) {
-        (Some(Value::String(folder)), Some(cwd)) if !folder.starts_with('/') => {
+        (Some(Value::String(folder)), Some(cwd)) if !rooted(&folder) => {
             Some(Value::String(join(cwd, &folder)))
         }
         (Some(folder), _) => Some(folder),
@@ -439,7 +439,7 @@ fn apply_patch(
     // Codex applies the patch in the call's `workdir` when it names one: relative paths
     // are written out against it, so that the policy judges the files really touched.
     let base = match (args.native.get("workdir").and_then(Value::as_str), cwd) {
-        (Some(dir), _) if dir.starts_with('/') => Some(dir.to_owned()),
+        (Some(dir), _) if rooted(dir) => Some(dir.to_owned()),
         (Some(dir), Some(cwd)) => Some(join(cwd, dir)),
         _ => None,
     };
@@ -447,9 +447,7 @@ fn apply_patch(
     for change in &changes {
         for path in change.paths() {
             let path = match &base {
-                Some(base) if !path.starts_with('/') && Some(base.as_str()) != cwd => {
-                    join(base, path)
-                }
+                Some(base) if !rooted(path) && Some(base.as_str()) != cwd => join(base, path),
                 _ => path.to_owned(),
             };
             let path = Value::String(path);
@@ -521,6 +519,18 @@ fn quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+/// Whether a folder or path is written from a root, not relative to the agent's folder:
+/// POSIX `/…`, a Windows drive (`D:\work`, `D:/work`) or a share (`\\server\x`).
+fn rooted(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    path.starts_with('/')
+        || path.starts_with("\\\\")
+        || (bytes.len() >= 3
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes[2], b'\\' | b'/'))
 }
 
 fn join(base: &str, relative: &str) -> String {

@@ -637,6 +637,16 @@ fn a_codex_shell_call_runs_in_the_folder_it_names() {
         "shell.exec",
         json!({"command": "make", "cwd": "/srv/app"}),
     );
+    // A Windows folder is written from its drive or share, not below the session's.
+    for folder in ["D:\\work\\ledger", "d:/work/ledger", "\\\\server\\share\\x"] {
+        check(
+            X,
+            "shell_command",
+            json!({"command": "dir", "workdir": folder}),
+            "shell.exec",
+            json!({"command": "dir", "cwd": folder}),
+        );
+    }
     check(
         X,
         "exec_command",
