@@ -15,9 +15,13 @@ pub fn carries_local_data(address: &str, context: &Context) -> bool {
     let Ok(url) = Url::parse(address.trim()) else {
         return true;
     };
-    let mut values: Vec<String> = url
+    let pairs: Vec<(String, String)> = url
         .query_pairs()
-        .flat_map(|(name, value)| [name.into_owned(), value.into_owned()])
+        .map(|(name, value)| (name.into_owned(), value.into_owned()))
+        .collect();
+    let mut values: Vec<String> = pairs
+        .iter()
+        .flat_map(|(name, value)| [name.clone(), value.clone()])
         .collect();
     values.extend(url.fragment().map(decode));
     let path = decode(url.path());
@@ -35,13 +39,38 @@ pub fn carries_local_data(address: &str, context: &Context) -> bool {
     if names_a_place(&path) {
         return true;
     }
-    values.iter().any(|value| {
-        let shows = |text: &str| text.contains('\n') || names_a_place(text);
-        shows(value)
-            || user.is_some_and(|user| value.eq_ignore_ascii_case(user))
-            || decoded_text(value).is_some_and(|text| shows(&text) || text.contains("PRIVATE KEY"))
-    })
+    // The user's name, where a parameter asks who or where someone is (`?user=kim`): the
+    // name alone (`?env=dev`, `?type=user`) is an ordinary word too often.
+    let names_the_user = user.is_some_and(|user| {
+        pairs.iter().any(|(name, value)| {
+            IDENTITY_PARAMETERS.contains(&name.to_ascii_lowercase().as_str())
+                && value.eq_ignore_ascii_case(user)
+        })
+    });
+    names_the_user
+        || values.iter().any(|value| {
+            let shows = |text: &str| text.contains('\n') || names_a_place(text);
+            shows(value)
+                || decoded_text(value)
+                    .is_some_and(|text| shows(&text) || text.contains("PRIVATE KEY"))
+        })
 }
+
+/// Query parameters that say who someone is or which machine they are on.
+const IDENTITY_PARAMETERS: &[&str] = &[
+    "user",
+    "username",
+    "user_name",
+    "login",
+    "whoami",
+    "owner",
+    "account",
+    "host",
+    "hostname",
+    "machine",
+    "u",
+    "uid",
+];
 
 /// `text` with its `%XX` escapes decoded (lossily), for the parts `Url` keeps encoded.
 fn decode(text: &str) -> String {
@@ -65,6 +94,7 @@ mod tests {
             ),
             ("https://www.google.com/search?q=rust+serde+flatten", false),
             ("https://github.com/kim/app/issues?q=is%3Aopen", false),
+            ("https://example.com/builds?env=kim&q=kim", false),
             (
                 "https://x.example.net/log?host=pc&user=kim&cwd=/home/kim/src/app",
                 true,
