@@ -305,6 +305,11 @@ fn reads_whole_environment(lower: &str) -> bool {
 
 /// Reads inline code.
 pub fn inspect(code: &str) -> CodeFacts {
+    inspect_at(code, 0)
+}
+
+/// [`inspect`], `depth` levels into code hidden in base64 literals of other code.
+fn inspect_at(code: &str, depth: usize) -> CodeFacts {
     // `'child_' + 'process'`, `'sy' + 'stem'`: literals cut in pieces are read whole.
     let joined = join_literals(code);
     let code = joined.as_str();
@@ -409,6 +414,14 @@ pub fn inspect(code: &str) -> CodeFacts {
         // 'system')`) runs its command-like strings, also one in base64.
         if runs || opaque_beyond_open {
             if let Some(decoded) = decoded_text(&literal) {
+                // Code in base64 handed to an evaluator (`new Function(Buffer.from('…',
+                // 'base64').toString())()`) is read as the code it is, one level down.
+                if depth == 0 && decoded.contains('(') {
+                    let inner = inspect_at(&decoded, depth + 1);
+                    facts.classes.extend(inner.classes);
+                    facts.commands.extend(inner.commands);
+                    facts.paths.extend(inner.paths);
+                }
                 facts.commands.push(decoded);
             }
         }
