@@ -1,4 +1,5 @@
-use super::{argv_call, patch_files, pieces, Piece};
+use super::steps::argv_call;
+use super::{patch_files, pieces, Piece};
 
 /// The pieces in text order: a JSON object's keys come in file order or name order,
 /// depending on how serde_json was built for the workspace.
