@@ -47,7 +47,7 @@ pub use written::classify_code;
 use dry_run::{dry_run_classes, dry_run_reads};
 use environment::{dumps_environment, prints_secret_variable};
 use git::git_specials;
-use names::{agent_from_package, deploys_by_name, runs_deploy_script, toolchain_tool};
+use names::{agent_from_package, deploys, runs_deploy_script, toolchain_tool};
 use words::*;
 
 /// Commands longer than this are not read at all: they are one `unknown` segment. Real
@@ -536,33 +536,8 @@ impl<'a> Judge<'a> {
                 }
             }
         }
-        // The project's task named for deploying (`npm run deploy`, `make publish`,
-        // `turbo run deploy:prod`) deploys.
-        if facts.classes.contains(Class::Build)
-            && dry.is_none()
-            && matches!(
-                name,
-                "npm"
-                    | "yarn"
-                    | "pnpm"
-                    | "bun"
-                    | "make"
-                    | "gmake"
-                    | "just"
-                    | "rake"
-                    | "turbo"
-                    | "nx"
-                    | "task"
-                    | "mage"
-                    | "invoke"
-                    | "nox"
-                    | "tox"
-            )
-            && deploys_by_name(arguments)
-            || facts.classes.contains(Class::Build)
-                && dry.is_none()
-                && runs_deploy_script(&first.text, name, arguments)
-        {
+        // The project's task or script named for deploying (`npm run deploy`, `./deploy.sh`).
+        if deploys(&first.text, name, arguments, facts.classes, dry.is_some()) {
             facts.classes.insert(Class::Deploy);
         }
         // `reg add …\CurrentVersion\Run`: a program started at every log-on.
@@ -570,13 +545,7 @@ impl<'a> Judge<'a> {
             facts.classes.insert(Class::Persistence);
         }
         // `ps e`, `ps eww`: the environment of every process, secrets included.
-        if name == "ps"
-            && arguments.iter().any(|word| {
-                !word.text.starts_with('-')
-                    && word.text.contains('e')
-                    && word.text.chars().all(|c| c.is_ascii_alphabetic())
-            })
-        {
+        if environment::lists_process_environments(name, arguments) {
             facts.classes.insert(Class::CredentialSearch);
         }
         // `make CC='sh -c "…"'`: a variable given a shell line runs it in the recipes.

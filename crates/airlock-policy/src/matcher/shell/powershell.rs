@@ -17,6 +17,7 @@
 use super::lex::{escape_into, Segment, Word};
 use super::{compile_glob, MAX_DEPTH};
 
+mod cmdlet_table;
 mod cmdlets;
 
 use cmdlets::{program, translate};

@@ -82,6 +82,17 @@ pub(super) fn prints_secret_variable(segment: &str) -> bool {
     false
 }
 
+/// `ps e`, `ps eww`: BSD-style options that print every process's environment, secrets
+/// included.
+pub(super) fn lists_process_environments(name: &str, arguments: &[Word]) -> bool {
+    name == "ps"
+        && arguments.iter().any(|word| {
+            !word.text.starts_with('-')
+                && word.text.contains('e')
+                && word.text.chars().all(|c| c.is_ascii_alphabetic())
+        })
+}
+
 /// Whether a word of `sysctl` sets a kernel setting rather than reading one: a value given
 /// (`name=value`), or one of the options that write or load (`-w`, `-p`, `--system`, `-f`,
 /// also clustered as in `-wq`); a word nobody can read counts.

@@ -1,6 +1,7 @@
 //! What a command's or a task's name says about it.
 
 use super::super::lex::Word;
+use crate::classes::{Class, ClassSet};
 
 /// The binary tool a cross toolchain's (`arm-none-eabi-objdump`: a target named in two
 /// parts or more) or LLVM's (`llvm-nm`) program is: each only reads the files it is
@@ -17,7 +18,41 @@ pub(super) fn toolchain_tool(name: &str) -> Option<&str> {
 /// A task runner's arguments run a task named for deploying (`npm run deploy`, `make
 /// publish`, `bun scripts/publish.ts`), unless the runner only builds, tests or checks
 /// what it names (`bun build scripts/publish.ts`, `bun --check scripts/publish.ts`).
-pub(super) fn deploys_by_name(arguments: &[Word]) -> bool {
+/// Whether a build-class command deploys by name: the project's task named for deploying
+/// (`npm run deploy`, `make publish`, `turbo run deploy:prod`), or its own script
+/// (`./deploy.sh`, `bash scripts/publish.sh prod`); never a dry run.
+pub(super) fn deploys(
+    program: &str,
+    name: &str,
+    arguments: &[Word],
+    classes: ClassSet,
+    dry_run: bool,
+) -> bool {
+    let task_runner = matches!(
+        name,
+        "npm"
+            | "yarn"
+            | "pnpm"
+            | "bun"
+            | "make"
+            | "gmake"
+            | "just"
+            | "rake"
+            | "turbo"
+            | "nx"
+            | "task"
+            | "mage"
+            | "invoke"
+            | "nox"
+            | "tox"
+    );
+    classes.contains(Class::Build)
+        && !dry_run
+        && ((task_runner && deploys_by_name(arguments))
+            || runs_deploy_script(program, name, arguments))
+}
+
+fn deploys_by_name(arguments: &[Word]) -> bool {
     let checks = arguments.iter().any(|word| word.text == "--check")
         || arguments
             .iter()
