@@ -21,10 +21,12 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
         };
     }
     let subcommand = &arguments[at.min(arguments.len())..];
-    if subcommand.first().is_some_and(|word| word.text == "config")
-        && config_prints_secrets(&subcommand[1..])
-    {
-        facts.classes.insert(Class::CredentialSearch);
+    if subcommand.first().is_some_and(|word| word.text == "config") {
+        if config_prints_secret_value(&subcommand[1..]) {
+            facts.classes.insert(Class::CredentialAccess);
+        } else if config_prints_secrets(&subcommand[1..]) {
+            facts.classes.insert(Class::CredentialSearch);
+        }
     }
     match subcommand {
         [checkout, rest @ ..] if checkout.text == "checkout" && checkout_names_files(rest) => {
@@ -113,6 +115,31 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
 /// where it may reach them, or one such setting by name (`http.<url>.extraHeader` holds
 /// the `Authorization` header a CI checkout leaves, `credential.*`, `url.*.insteadOf` may
 /// hold a token in its URL).
+/// Whether `git config` prints one key whose value is itself a secret: CI's
+/// `http.<url>.extraheader` (the checkout's token), a `…token` or `…password` key, a
+/// `url.<url>.insteadof` rewrite (it may carry a token in its URL). Printing it is reading
+/// the credential, not looking for one.
+fn config_prints_secret_value(arguments: &[Word]) -> bool {
+    let reads = arguments
+        .iter()
+        .any(|word| matches!(word.text.as_str(), "--get" | "--get-all"))
+        || arguments
+            .iter()
+            .filter(|word| !word.text.starts_with('-'))
+            .count()
+            == 1;
+    reads
+        && arguments.iter().any(|word| {
+            let key = word.text.to_ascii_lowercase();
+            !word.dynamic
+                && !key.starts_with('-')
+                && ((key.starts_with("http") && key.ends_with("extraheader"))
+                    || (key.starts_with("url.") && key.ends_with("insteadof"))
+                    || key.ends_with("token")
+                    || key.ends_with("password"))
+        })
+}
+
 fn config_prints_secrets(arguments: &[Word]) -> bool {
     let secret_key = |key: &str| {
         let key = key.to_ascii_lowercase();
