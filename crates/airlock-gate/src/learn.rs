@@ -426,6 +426,23 @@ impl Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A command's class pattern is learned only when what it changes lies in the project,
+    /// judged in the folder it ran in (its `cwd` argument), not the session's.
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn a_class_pattern_counts_the_folder_the_command_ran_in() {
+        let classes = ClassTable::built_in().unwrap();
+        let call = |arguments: Value| json!({"cwd": "/home/dev/app", "project": "/home/dev/app", "arguments": arguments});
+        let here = call(json!({"command": "rm -rf build && make"}));
+        assert!(matches!(
+            pattern_of("shell.exec", &here, Some(&classes)),
+            Some(Pattern::Classes(_))
+        ));
+        let elsewhere = call(json!({"command": "rm -rf build && make", "cwd": "/home/dev/other"}));
+        assert_eq!(pattern_of("shell.exec", &elsewhere, Some(&classes)), None);
+    }
 
     #[test]
     fn names_plain_commands_only() {

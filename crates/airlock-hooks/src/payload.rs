@@ -365,8 +365,13 @@ pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
 
 /// `C:\\Users\\me` or `c:/users/me`: a folder below a Windows drive's root.
 fn is_drive_folder(path: &str) -> bool {
+    path.len() > 3 && is_drive_path(path)
+}
+
+/// `D:\\`, `D:\\work` or `d:/work`: a path written from a Windows drive's root.
+pub(crate) fn is_drive_path(path: &str) -> bool {
     let bytes = path.as_bytes();
-    bytes.len() > 3
+    bytes.len() >= 3
         && bytes[0].is_ascii_alphabetic()
         && bytes[1] == b':'
         && matches!(bytes[2], b'/' | b'\\')

@@ -524,13 +524,7 @@ fn quote(word: &str) -> String {
 /// Whether a folder or path is written from a root, not relative to the agent's folder:
 /// POSIX `/…`, a Windows drive (`D:\work`, `D:/work`) or a share (`\\server\x`).
 fn rooted(path: &str) -> bool {
-    let bytes = path.as_bytes();
-    path.starts_with('/')
-        || path.starts_with("\\\\")
-        || (bytes.len() >= 3
-            && bytes[0].is_ascii_alphabetic()
-            && bytes[1] == b':'
-            && matches!(bytes[2], b'\\' | b'/'))
+    path.starts_with('/') || path.starts_with("\\\\") || crate::payload::is_drive_path(path)
 }
 
 fn join(base: &str, relative: &str) -> String {

@@ -13,6 +13,7 @@
 
 use super::Matcher;
 use crate::context::Context;
+use crate::matcher::path::is_absolute;
 use crate::matcher::Side;
 use serde_json::Value;
 
@@ -27,6 +28,10 @@ pub fn holds(matcher: &Matcher, arguments: &Value, context: &Context) -> bool {
     let mut strings = Vec::new();
     if !collect(arguments, 0, &mut strings) {
         return true;
+    }
+    // The secret scan reads every string of a value itself: one scan of the whole.
+    if let Matcher::Secret(_) = matcher {
+        return matcher.holds(Some(arguments), Side::Restrict, context);
     }
     let test = |text: &str| {
         matcher.holds(
@@ -75,16 +80,8 @@ fn path_like(text: &str) -> Option<String> {
         }
         _ => text,
     };
-    let bytes = text.as_bytes();
-    let drive = bytes.len() >= 3
-        && bytes[0].is_ascii_alphabetic()
-        && bytes[1] == b':'
-        && matches!(bytes[2], b'\\' | b'/');
-    let placed = text.starts_with('/')
-        || text.starts_with("~/")
-        || text == "~"
-        || drive
-        || text.starts_with("\\\\");
+    let placed =
+        is_absolute(text) || text.starts_with("~/") || text == "~" || text.starts_with("\\\\");
     placed.then(|| text.to_owned())
 }
 
