@@ -26,6 +26,10 @@ pub struct Context {
     cwd: Option<String>,
     project: Option<String>,
     home: Option<String>,
+    /// The call's folder is known and is no project (the home, a folder holding it, `/`,
+    /// a drive's root): `{project}` then names nothing, where an unknown project may be
+    /// anything.
+    projectless: bool,
     /// The call was made on Windows (its `cwd`, project or home is a drive path): a POSIX
     /// shell there writes drives as `/c/…` ([`Context::native`]).
     windows: bool,
@@ -63,7 +67,9 @@ impl Context {
                 a == b
             }
         };
-        let project = project.or_else(|| cwd.clone()).filter(|project| {
+        let candidate = project.or_else(|| cwd.clone());
+        let projectless = candidate.is_some();
+        let project = candidate.filter(|project| {
             let drive_root = windows && project.len() == 3 && project.ends_with(':');
             // Nor a folder that holds the home (`/home`, `/Users`): the home would be in it.
             let holds_home = home.as_deref().is_some_and(|home| {
@@ -79,6 +85,7 @@ impl Context {
             !same(project, "") && !drive_root && !holds_home
         });
         Context {
+            projectless: projectless && project.is_none(),
             cwd,
             project,
             home,
@@ -123,6 +130,7 @@ impl Context {
             cwd: self.cwd.clone(),
             project: self.project.clone(),
             home: self.home.clone(),
+            projectless: self.projectless,
             windows: self.windows,
             powershell: true,
             cache: RefCell::new(None),
@@ -145,6 +153,12 @@ impl Context {
 
     pub fn project(&self) -> Option<&str> {
         self.project.as_deref()
+    }
+
+    /// Whether the call's project cannot be known (no folder given): a `{project}`
+    /// pattern then may name anything. A call made in the home has no project, known.
+    pub fn project_unknown(&self) -> bool {
+        self.project.is_none() && !self.projectless
     }
 
     pub fn home(&self) -> Option<&str> {

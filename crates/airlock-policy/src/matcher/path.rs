@@ -599,7 +599,9 @@ impl PathPattern {
                 Some(anchor) => {
                     let directories = anchor.directories(context);
                     if directories.is_empty() {
-                        return None;
+                        // No project, known: the pattern names nothing.
+                        return (anchor == Anchor::Project && !context.project_unknown())
+                            .then_some(false);
                     }
                     Some(directories.iter().any(|directory| {
                         below(candidate, directory).is_some_and(|rest| self.is_match_rest(rest))

@@ -78,7 +78,7 @@ impl PathList {
     /// Whether every pattern can be placed in `context` (none is anchored on an unknown
     /// project), so that no answer depends on how "cannot be known" counts.
     pub fn resolvable(&self, context: &Context) -> bool {
-        !(self.project_anchored && context.project().is_none())
+        !(self.project_anchored && context.project_unknown())
     }
 
     /// Whether the list is empty.
@@ -114,7 +114,7 @@ impl PathList {
         {
             return true;
         }
-        if tree || (unknown && self.project_anchored && context.project().is_none()) {
+        if tree || (unknown && self.project_anchored && context.project_unknown()) {
             return self.patterns.iter().any(test);
         }
         let name = path.rsplit('/').next().unwrap_or(path);

@@ -182,6 +182,17 @@ struct Judge<'a> {
 /// What a segment's working directory is: known, or unknown after `cd $X`.
 type Cwd = Option<String>;
 
+/// Whether `program` (named by its path) is installed: in a `bin` folder (`Scripts` for
+/// a Windows environment), outside the temporary folders.
+fn installed_program(program: &str) -> bool {
+    let folders: Vec<&str> = program.split(['/', '\\']).collect();
+    let parent = folders.len().checked_sub(2).and_then(|at| folders.get(at));
+    matches!(parent, Some(&("bin" | "Scripts")))
+        && !["/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/"]
+            .iter()
+            .any(|temporary| program.starts_with(temporary))
+}
+
 impl<'a> Judge<'a> {
     fn all(&mut self, segments: &[Segment], cwd: Cwd, nesting: usize) {
         if nesting > super::MAX_DEPTH {
@@ -192,8 +203,31 @@ impl<'a> Judge<'a> {
         let mut moves: Vec<(usize, Cwd)> = Vec::new();
         // The environment printed into the pipe this segment reads (`env | curl -d @- …`).
         let mut environment_piped = false;
+        // The depths of substitutions that printed the environment, not yet taken by the
+        // command holding them (a substitution comes before its command, one level deeper:
+        // `curl -d "$(env | base64)" …`).
+        let mut environment_substituted: Vec<usize> = Vec::new();
+        // The facts of the last segment that printed the whole environment.
+        let mut environment_printed: Option<std::ops::Range<usize>> = None;
         for (index, segment) in segments.iter().enumerate() {
             environment_piped &= segment.piped;
+            // `env | grep -E '^(LANG|DISPLAY)='`: only the named variables come out.
+            if let Some(printed) = environment_printed.take() {
+                if segment.piped && environment::keeps_named_variables(segment) {
+                    for facts in &mut self.out[printed] {
+                        facts.classes = remove(facts.classes, Class::CredentialSearch);
+                        if facts.classes.is_empty() {
+                            facts.classes.insert(Class::ReadOnly);
+                        }
+                    }
+                    environment_piped = false;
+                }
+            }
+            let holds_environment = environment_substituted
+                .iter()
+                .any(|depth| *depth > segment.depth)
+                && segment.words.iter().any(|word| word.text.contains("$(…)"));
+            environment_substituted.retain(|depth| *depth <= segment.depth);
             while moves
                 .last()
                 .is_some_and(|(depth, _)| *depth > segment.depth)
@@ -211,14 +245,33 @@ impl<'a> Judge<'a> {
             }
             // What reads the whole environment from the pipe and sends it off this machine
             // sends every token in it.
-            if environment_piped {
+            if environment_piped || holds_environment {
                 for facts in &mut self.out[judged..] {
                     if facts.classes.contains(Class::Network) {
                         facts.classes.insert(Class::CredentialAccess);
                     }
                 }
             }
-            environment_piped |= dumps_environment(segment);
+            // What holds the environment in its words prints it on (`echo "$(env)" | …`).
+            environment_piped |= dumps_environment(segment) || holds_environment;
+            if dumps_environment(segment) {
+                environment_printed = Some(judged..self.out.len());
+            }
+            if dumps_environment(segment) && segment.depth > 0 {
+                environment_substituted.push(segment.depth);
+            }
+        }
+    }
+
+    /// Whether the program at `path` (absolute, or under `~/`) lies in the project: `false`
+    /// with no project known; `true` for a path that cannot be placed (it may).
+    fn in_project(&self, path: &str) -> bool {
+        match (self.context.resolve(path), self.context.project()) {
+            (Some(path), Some(project)) => {
+                path == project || path.starts_with(&format!("{}/", project.trim_end_matches('/')))
+            }
+            (None, _) => true,
+            (Some(_), None) => false,
         }
     }
 
@@ -446,8 +499,13 @@ impl<'a> Judge<'a> {
             return None;
         }
         // `pip install --help`, `gh --version`, `entire checkpoint --help`: a program on
-        // the path asked only for its help or its version prints it and does nothing else.
-        if (self.table.knows(name) || !first.text.contains(['/', '\\']))
+        // the path, or installed in a `bin` folder outside the project and the temporary
+        // folders (`~/.venv/bin/mcp dev --help`), asked only for its help or its version
+        // prints it and does nothing else. The project's own programs are judged as its
+        // scripts; a file anywhere else (`/tmp/x --help`) may be anything.
+        if (self.table.knows(name)
+            || !first.text.contains(['/', '\\'])
+            || (absolute && installed_program(&program) && !self.in_project(&program)))
             && only_asks_help(name, &texts, used)
         {
             facts.classes.insert(Class::ReadOnly);
@@ -603,7 +661,23 @@ impl<'a> Judge<'a> {
             }
         }
 
-        let operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
+        let mut operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
+        // `chmod +x f`, `chown app:app f`: the first operand is the mode or the owner, not a
+        // file (unless it is taken from `--reference`; `chmod -x f` names the mode as an
+        // option).
+        if matches!(name, "chmod" | "chown" | "chgrp")
+            && !texts.iter().any(|text| text.starts_with("--reference"))
+            && operands.first().is_some_and(|first| {
+                !first.dynamic
+                    && (name != "chmod"
+                        || first
+                            .text
+                            .chars()
+                            .all(|c| "ugoa+-=rwxXst01234567,".contains(c)))
+            })
+        {
+            operands.remove(0);
+        }
         let role = if changes { Role::Change } else { Role::Read };
         let mode = self.table.operand_mode(name, &texts);
         let mut moved = None;

@@ -57,6 +57,59 @@ pub(super) fn dumps_environment(segment: &Segment) -> bool {
     }
 }
 
+/// A filter of the environment's lines that keeps only the variables it names, none named
+/// like a credential (`env | grep -E '^(LANG|DISPLAY)='`, `env | rg '^PATH='`): what
+/// passes is those values. One pattern, anchored at the line's start and closed by `=`,
+/// of names alone, read from the pipe; any other option (`-v` keeps the rest) or operand
+/// is not such a filter.
+pub(super) fn keeps_named_variables(segment: &Segment) -> bool {
+    let words = unwrapped(&segment.words);
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    if first.dynamic || !matches!(basename(&first.text), "grep" | "egrep" | "rg") {
+        return false;
+    }
+    let mut patterns = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        if word.dynamic {
+            return false;
+        }
+        match word.text.as_str() {
+            "-e" | "--regexp" => match words.next() {
+                Some(pattern) if !pattern.dynamic => patterns.push(pattern.text.as_str()),
+                _ => return false,
+            },
+            "-E" | "-P" | "-i" | "-n" | "-N" | "-x" | "--color=never" | "--no-line-number" => {}
+            text if text.starts_with('-') => return false,
+            text => patterns.push(text),
+        }
+    }
+    let [pattern] = patterns.as_slice() else {
+        return false;
+    };
+    let Some(names) = pattern
+        .strip_prefix('^')
+        .and_then(|rest| rest.strip_suffix('='))
+    else {
+        return false;
+    };
+    let names = names
+        .strip_prefix('(')
+        .and_then(|inner| inner.strip_suffix(')'))
+        .unwrap_or(names);
+    names.split('|').all(|name| {
+        let upper = name.to_ascii_uppercase();
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !programs::secret_name(name)
+            && !["AUTH", "PASS", "URL", "URI", "COOKIE", "CERT", "SIGN"]
+                .iter()
+                .any(|word| upper.contains(word))
+    })
+}
+
 /// Whether a segment prints the value of a variable named like a credential
 /// (`echo "KEY=$OPENAI_API_KEY"`, `printf %s "${GITHUB_TOKEN}"`): the secret lands in the
 /// transcript, which is reading it.

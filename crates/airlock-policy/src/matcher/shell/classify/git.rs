@@ -172,8 +172,18 @@ fn config_prints_secrets(arguments: &[Word]) -> bool {
 /// (`git checkout stash@{0} -- a.md`, `git checkout HEAD~1 src/x.rs`): their uncommitted
 /// changes are overwritten with no way back. A branch switch names at most one operand
 /// besides the values of `-b`, `-B` and `--orphan`; a file checkout names paths after `--`
-/// or a second operand.
+/// or a second operand, or names a file by its extension (`git checkout src/app.dart`:
+/// branch names seldom have one; misread, a branch switch is asked).
 fn checkout_names_files(arguments: &[Word]) -> bool {
+    let names_file = |text: &str| {
+        let name = text.rsplit(['/', '\\']).next().unwrap_or(text);
+        name.rsplit_once('.').is_some_and(|(stem, extension)| {
+            !stem.is_empty()
+                && (1..=8).contains(&extension.len())
+                && extension.chars().all(|c| c.is_ascii_alphanumeric())
+                && extension.chars().any(|c| c.is_ascii_alphabetic())
+        })
+    };
     let mut operands = 0;
     let mut words = arguments.iter();
     while let Some(word) = words.next() {
@@ -184,6 +194,9 @@ fn checkout_names_files(arguments: &[Word]) -> bool {
         if matches!(text, "-b" | "-B" | "--orphan") {
             words.next();
         } else if !text.starts_with('-') || word.dynamic {
+            if !word.dynamic && names_file(text) {
+                return true;
+            }
             operands += 1;
         }
     }
