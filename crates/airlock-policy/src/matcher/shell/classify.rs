@@ -32,6 +32,8 @@ mod git;
 mod globs;
 mod kube;
 mod names;
+mod operands;
+use operands::Operands;
 mod programs;
 mod project;
 mod registry;
@@ -661,156 +663,24 @@ impl<'a> Judge<'a> {
             }
         }
 
-        let mut operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
-        // `chmod +x f`, `chown app:app f`: the first operand is the mode or the owner, not a
-        // file (unless it is taken from `--reference`; `chmod -x f` names the mode as an
-        // option).
-        if matches!(name, "chmod" | "chown" | "chgrp")
-            && !texts.iter().any(|text| text.starts_with("--reference"))
-            && operands.first().is_some_and(|first| {
-                !first.dynamic
-                    && (name != "chmod"
-                        || first
-                            .text
-                            .chars()
-                            .all(|c| "ugoa+-=rwxXst01234567,".contains(c)))
-            })
-        {
-            operands.remove(0);
-        }
         let role = if changes { Role::Change } else { Role::Read };
         let mode = self.table.operand_mode(name, &texts);
-        let mut moved = None;
-        match mode {
-            OperandMode::None => {
-                // `git log --output=FILE`: what it writes is named by an option.
-                if changes {
-                    self.option_values(
-                        &arguments[used.min(arguments.len())..],
-                        dir.as_deref(),
-                        facts,
-                    );
-                }
-            }
-            OperandMode::Default => {
-                let deletes = facts.classes.contains(Class::Delete);
-                let mut destroyed = None;
-                for word in &operands {
-                    let file = self.file(word, dir.as_deref(), role);
-                    if deletes && destroyed.is_none() {
-                        destroyed = project::destroyed_project(&file, self.context);
-                    }
-                    facts.files.push(file);
-                }
-                facts.files.extend(destroyed);
-                if changes {
-                    self.option_values(
-                        &arguments[used.min(arguments.len())..],
-                        dir.as_deref(),
-                        facts,
-                    );
-                }
-            }
-            OperandMode::Pattern => {
-                let explicit = texts.iter().any(|text| {
-                    matches!(*text, "-e" | "-f" | "--regexp" | "--file" | "--expression")
-                        || text.starts_with("--regexp=")
-                        || text.starts_with("--expression=")
-                });
-                let (patterns, files) = if explicit || operands.is_empty() {
-                    (&operands[..0], &operands[..])
-                } else {
-                    (&operands[..1], &operands[1..])
-                };
-                let mut searched = Vec::new();
-                for word in files {
-                    let file = self.file(word, dir.as_deref(), role);
-                    searched.push(file.clone());
-                    facts.files.push(file);
-                }
-                if matches!(name, "locate" | "plocate" | "mlocate") {
-                    searched.push(FileRef {
-                        path: Some("/".into()),
-                        tree: true,
-                        role: Role::Read,
-                    });
-                }
-                if searched.is_empty() {
-                    searched.push(FileRef {
-                        path: dir.clone(),
-                        tree: true,
-                        role: Role::Read,
-                    });
-                }
-                let words: Vec<&str> = patterns.iter().map(|w| w.text.as_str()).collect();
-                self.hunting(&words, &texts, &searched, facts);
-            }
-            OperandMode::Copy => {
-                self.copy(
-                    name,
-                    &arguments[used.min(arguments.len())..],
-                    dir.as_deref(),
-                    facts,
-                );
-            }
-            OperandMode::Names => {
-                // Looking at a credential file's name, size or date is not reading it: in
-                // the project or a temporary folder that is a look at the work area
-                // (`ls .env`), elsewhere it is looking for credentials (`ls ~/.ssh/id_*`).
-                for word in &operands {
-                    let file = self.file(word, dir.as_deref(), role);
-                    let credential = !file.tree
-                        && file.path.as_deref().is_some_and(|path| {
-                            self.table.credentials.any_resolved(
-                                path,
-                                false,
-                                crate::matcher::Side::Restrict,
-                                self.context,
-                                false,
-                            )
-                        });
-                    if !credential {
-                        facts.files.push(file);
-                    } else if !file
-                        .path
-                        .as_deref()
-                        .is_some_and(|path| self.inside_work_area(path))
-                    {
-                        facts.classes.insert(Class::CredentialSearch);
-                    }
-                }
-            }
-            OperandMode::Find => self.find(arguments, dir.as_deref(), &texts, facts),
-            OperandMode::Code | OperandMode::Script => {
-                self.runner(name, arguments, segment, dir.as_deref(), nesting, facts);
-            }
-            OperandMode::Url => self.url(name, arguments, dir.as_deref(), facts),
-            OperandMode::Dd => {
-                for word in arguments {
-                    if let Some(path) = word.text.strip_prefix("of=") {
-                        facts.files.push(self.path(
-                            path,
-                            word.dynamic,
-                            dir.as_deref(),
-                            Role::Change,
-                        ));
-                    } else if let Some(path) = word.text.strip_prefix("if=") {
-                        facts
-                            .files
-                            .push(self.path(path, word.dynamic, dir.as_deref(), Role::Read));
-                    }
-                }
-            }
-            OperandMode::Cd => {
-                moved = Some(match operands.first() {
-                    None => self.context.home().map(str::to_string),
-                    // A folder from `mktemp` is no folder if `mktemp` failed: `cd ""`
-                    // stays where it was.
-                    Some(word) if word.dynamic || word.text == "-" || holds_temp(word) => None,
-                    Some(word) => self.context.resolve_from(&word.text, cwd.as_deref()),
-                });
-            }
-        }
+        let moved = self.operands_by_mode(
+            Operands {
+                name,
+                arguments,
+                used,
+                texts: &texts,
+                changes,
+                role,
+                mode,
+                segment,
+                nesting,
+            },
+            cwd.as_deref(),
+            dir.as_deref(),
+            facts,
+        );
         if dry.is_some() {
             dry_run_reads(facts, mark, before);
         }

@@ -1,0 +1,180 @@
+//! What a command's operands name, by the operand mode the classification gives its
+//! name (`[operands]` in `classes.toml`): files read or changed, a pattern then files, a
+//! copy's sources and target, `find`'s places, code, URLs, `dd`'s `if=`/`of=`, the next
+//! working directory.
+
+use super::*;
+
+/// The command whose operands are read, as [`Judge::command`] found it.
+pub(super) struct Operands<'w> {
+    pub name: &'w str,
+    pub arguments: &'w [Word],
+    /// How many words after the name the classification's entry used.
+    pub used: usize,
+    pub texts: &'w [&'w str],
+    /// The command changes what its operands name (it writes, deletes or changes
+    /// permissions).
+    pub changes: bool,
+    pub role: Role,
+    pub mode: OperandMode,
+    pub segment: &'w Segment,
+    pub nesting: usize,
+}
+
+impl Judge<'_> {
+    /// Notes the files the operands name into `facts`, seen from `cwd` (the line's folder)
+    /// or `dir` (the folder the command's own option names); returns the next working
+    /// directory when the command changes it (`cd`).
+    pub(super) fn operands_by_mode(
+        &mut self,
+        command: Operands<'_>,
+        cwd: Option<&str>,
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) -> Option<Cwd> {
+        let Operands {
+            name,
+            arguments,
+            used,
+            texts,
+            changes,
+            role,
+            mode,
+            segment,
+            nesting,
+        } = command;
+        let mut moved = None;
+        let mut operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
+        // `chmod +x f`, `chown app:app f`: the first operand is the mode or the owner, not a
+        // file (unless it is taken from `--reference`; `chmod -x f` names the mode as an
+        // option).
+        if matches!(name, "chmod" | "chown" | "chgrp")
+            && !texts.iter().any(|text| text.starts_with("--reference"))
+            && operands.first().is_some_and(|first| {
+                !first.dynamic
+                    && (name != "chmod"
+                        || first
+                            .text
+                            .chars()
+                            .all(|c| "ugoa+-=rwxXst01234567,".contains(c)))
+            })
+        {
+            operands.remove(0);
+        }
+        match mode {
+            OperandMode::None => {
+                // `git log --output=FILE`: what it writes is named by an option.
+                if changes {
+                    self.option_values(&arguments[used.min(arguments.len())..], dir, facts);
+                }
+            }
+            OperandMode::Default => {
+                let deletes = facts.classes.contains(Class::Delete);
+                let mut destroyed = None;
+                for word in &operands {
+                    let file = self.file(word, dir, role);
+                    if deletes && destroyed.is_none() {
+                        destroyed = project::destroyed_project(&file, self.context);
+                    }
+                    facts.files.push(file);
+                }
+                facts.files.extend(destroyed);
+                if changes {
+                    self.option_values(&arguments[used.min(arguments.len())..], dir, facts);
+                }
+            }
+            OperandMode::Pattern => {
+                let explicit = texts.iter().any(|text| {
+                    matches!(*text, "-e" | "-f" | "--regexp" | "--file" | "--expression")
+                        || text.starts_with("--regexp=")
+                        || text.starts_with("--expression=")
+                });
+                let (patterns, files) = if explicit || operands.is_empty() {
+                    (&operands[..0], &operands[..])
+                } else {
+                    (&operands[..1], &operands[1..])
+                };
+                let mut searched = Vec::new();
+                for word in files {
+                    let file = self.file(word, dir, role);
+                    searched.push(file.clone());
+                    facts.files.push(file);
+                }
+                if matches!(name, "locate" | "plocate" | "mlocate") {
+                    searched.push(FileRef {
+                        path: Some("/".into()),
+                        tree: true,
+                        role: Role::Read,
+                    });
+                }
+                if searched.is_empty() {
+                    searched.push(FileRef {
+                        path: dir.map(str::to_owned),
+                        tree: true,
+                        role: Role::Read,
+                    });
+                }
+                let words: Vec<&str> = patterns.iter().map(|w| w.text.as_str()).collect();
+                self.hunting(&words, texts, &searched, facts);
+            }
+            OperandMode::Copy => {
+                self.copy(name, &arguments[used.min(arguments.len())..], dir, facts);
+            }
+            OperandMode::Names => {
+                // Looking at a credential file's name, size or date is not reading it: in
+                // the project or a temporary folder that is a look at the work area
+                // (`ls .env`), elsewhere it is looking for credentials (`ls ~/.ssh/id_*`).
+                for word in &operands {
+                    let file = self.file(word, dir, role);
+                    let credential = !file.tree
+                        && file.path.as_deref().is_some_and(|path| {
+                            self.table.credentials.any_resolved(
+                                path,
+                                false,
+                                crate::matcher::Side::Restrict,
+                                self.context,
+                                false,
+                            )
+                        });
+                    if !credential {
+                        facts.files.push(file);
+                    } else if !file
+                        .path
+                        .as_deref()
+                        .is_some_and(|path| self.inside_work_area(path))
+                    {
+                        facts.classes.insert(Class::CredentialSearch);
+                    }
+                }
+            }
+            OperandMode::Find => self.find(arguments, dir, texts, facts),
+            OperandMode::Code | OperandMode::Script => {
+                self.runner(name, arguments, segment, dir, nesting, facts);
+            }
+            OperandMode::Url => self.url(name, arguments, dir, facts),
+            OperandMode::Dd => {
+                for word in arguments {
+                    if let Some(path) = word.text.strip_prefix("of=") {
+                        facts
+                            .files
+                            .push(self.path(path, word.dynamic, dir, Role::Change));
+                    } else if let Some(path) = word.text.strip_prefix("if=") {
+                        facts
+                            .files
+                            .push(self.path(path, word.dynamic, dir, Role::Read));
+                    }
+                }
+            }
+            OperandMode::Cd => {
+                moved = Some(match operands.first() {
+                    None => self.context.home().map(str::to_string),
+                    // A folder from `mktemp` is no folder if `mktemp` failed: `cd ""`
+                    // stays where it was.
+                    Some(word) if word.dynamic || word.text == "-" || holds_temp(word) => None,
+                    Some(word) => self.context.resolve_from(&word.text, cwd),
+                });
+            }
+        }
+        moved
+    }
+}
