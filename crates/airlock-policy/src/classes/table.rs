@@ -344,21 +344,28 @@ impl ClassTable {
     /// The class `name arguments` is when one of its options makes it a dry run (`git push
     /// --dry-run`, `rsync -n`): what it still does, with nothing changed.
     pub fn dry_run(&self, name: &str, arguments: &[&str]) -> Option<ClassSet> {
-        // Every dry-run option of the table is `--dry-run` or `-n` (a test holds it so):
-        // most commands have neither, and are passed over without matching subcommands.
+        /// The long options of the `[dry_run]` table: `--dry-run`, the AWS CLI's S3
+        /// `--dryrun` and Ansible's `--check`.
+        const DRY_RUN_OPTIONS: &[&str] = &["--dry-run", "--dryrun", "--check"];
+        // Every dry-run option of the table is one of [`DRY_RUN_OPTIONS`] or `-n` (a test
+        // holds it so): most commands have none, and are passed over without matching
+        // subcommands.
         let may_be = arguments.iter().any(|argument| {
-            argument.starts_with("--dry-run")
+            DRY_RUN_OPTIONS
+                .iter()
+                .any(|option| argument.starts_with(option))
                 || (argument.starts_with('-')
                     && !argument.starts_with("--")
                     && argument.contains('n'))
         });
-        // Turned off again (`--no-dry-run`, `--dry-run=false`, npm's `--dry-run false`),
-        // it is no dry run: the tool would publish.
+        // Turned off again (`--no-dry-run`, `--dry-run=false`, kubectl's `--dry-run=none`,
+        // npm's `--dry-run false`), it is no dry run: the tool would publish. Kubernetes'
+        // and Helm's `--dry-run=client|server` are dry runs.
         let negated = arguments.iter().enumerate().any(|(index, argument)| {
             *argument == "--no-dry-run"
-                || argument
-                    .strip_prefix("--dry-run=")
-                    .is_some_and(|value| !matches!(value, "true" | "1" | "yes"))
+                || argument.strip_prefix("--dry-run=").is_some_and(|value| {
+                    !matches!(value, "true" | "1" | "yes" | "client" | "server")
+                })
                 || (*argument == "--dry-run"
                     && arguments
                         .get(index + 1)
@@ -436,7 +443,22 @@ fn takes_value(name: &str, option: &str) -> bool {
                 | "--selector"
                 | "-o"
                 | "--output"
-        ) | ("python" | "python3", "-W" | "-X")
+        ) | (
+            "helm",
+            "-n" | "--namespace" | "--kube-context" | "--kubeconfig" | "--repository-config"
+        ) | (
+            "aws",
+            "--profile" | "--region" | "--output" | "--endpoint-url" | "--query"
+        ) | (
+            "gcloud",
+            "--project" | "--account" | "--configuration" | "--format" | "--region"
+        ) | ("az", "--subscription" | "--output" | "-o")
+            | ("tofu" | "terragrunt", "-chdir")
+            | (
+                "ansible-playbook",
+                "-i" | "--inventory" | "-l" | "--limit" | "-e" | "--extra-vars"
+            )
+            | ("python" | "python3", "-W" | "-X")
             | ("uv", "--directory" | "--project" | "-p" | "--python")
             | ("go", "-C")
             | ("terraform", "-chdir")
@@ -532,8 +554,8 @@ mod tests {
         for (name, entries) in &table.dry_runs {
             for entry in entries {
                 assert!(
-                    matches!(entry.option.as_slice(), [option] if option == "--dry-run" || option == "-n"),
-                    "{name} {:?}: ClassTable::dry_run looks only for --dry-run and -n",
+                    matches!(entry.option.as_slice(), [option] if matches!(option.as_str(), "--dry-run" | "--dryrun" | "--check" | "-n")),
+                    "{name} {:?}: ClassTable::dry_run looks only for --dry-run, --dryrun, --check and -n",
                     entry.option
                 );
             }

@@ -24,6 +24,7 @@ use crate::context::Context;
 use crate::matcher::path::{below, TMP_DIRS};
 
 mod cloud;
+mod docker;
 mod dry_run;
 mod environment;
 mod files;
@@ -33,7 +34,6 @@ mod globs;
 mod kube;
 mod names;
 mod operands;
-use operands::Operands;
 mod programs;
 mod project;
 mod registry;
@@ -43,6 +43,8 @@ mod sql;
 mod url;
 mod words;
 mod written;
+
+use operands::Operands;
 
 pub use written::classify_code;
 
@@ -347,6 +349,12 @@ impl<'a> Judge<'a> {
                 continue;
             }
             let prefix = is_assignment(&first.text) || KEYWORDS.contains(&first.text.as_str());
+            // `DOCKER_HOST=ssh://deploy@prod docker compose up -d`: another machine's Docker.
+            if is_assignment(&first.text)
+                && programs::names_remote_docker(&first.text, first.dynamic)
+            {
+                facts.classes.insert(Class::Deploy);
+            }
             // `GIT_TRACE_REDACT=0`: git's traces then print the credentials they carry.
             if is_assignment(&first.text) && programs::assignment_reveals_secrets(&first.text) {
                 facts.classes.insert(Class::CredentialAccess);
@@ -497,6 +505,25 @@ impl<'a> Judge<'a> {
         } else {
             classes
         };
+        let classes = if cloud::prints_secret_output(name, &texts) {
+            let mut secret = classes;
+            secret.insert(Class::CredentialAccess);
+            secret
+        } else {
+            classes
+        };
+        // `kubectl --context kind-dev apply …`: a cluster of this machine's own, as a
+        // container run by compose.
+        let classes = if matches!(name, "kubectl" | "helm")
+            && classes.contains(Class::Deploy)
+            && kube::local_cluster(arguments)
+        {
+            let mut local = remove(classes, Class::Deploy);
+            local.insert(Class::Build);
+            local
+        } else {
+            classes
+        };
         if texts.first() == Some(&"init") && self.package_init(name, &texts, cwd, facts) {
             return None;
         }
@@ -643,6 +670,15 @@ impl<'a> Judge<'a> {
         }
         if name == "docker" && !segment.piped && segment.here_text.is_none() {
             self.docker_exec(arguments, nesting, facts);
+        }
+        // `docker run --rm -v "$PWD:/src" rust:1 cargo test`, `docker stop app-test`: this
+        // machine's containers doing the project's work.
+        if name == "docker"
+            && (facts.classes.contains(Class::Deploy) || facts.classes.contains(Class::Discard))
+            && self.local_docker(arguments, cwd.as_deref(), nesting)
+        {
+            facts.classes = remove(remove(facts.classes, Class::Deploy), Class::Discard);
+            facts.classes.insert(Class::Build);
         }
         // A database on this machine asked one query that only reads.
         if let Some((queries, local)) = sql::client_queries(name, arguments) {

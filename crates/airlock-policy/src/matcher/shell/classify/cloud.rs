@@ -329,3 +329,23 @@ pub(super) fn s3_download(arguments: &[Word]) -> Option<&Word> {
         _ => None,
     }
 }
+
+/// `terraform output NAME` (and OpenTofu's, Terragrunt's): an output asked for by name is
+/// printed whole, a sensitive one too; one named for a secret (`rds_master_password`,
+/// `api_token`) is credential material.
+pub(super) fn prints_secret_output(name: &str, texts: &[&str]) -> bool {
+    if !matches!(name, "terraform" | "tofu" | "terragrunt") {
+        return false;
+    }
+    let Some(at) = texts.iter().position(|text| *text == "output") else {
+        return false;
+    };
+    texts[..at].iter().all(|text| text.starts_with('-'))
+        && texts[at + 1..]
+            .iter()
+            .filter(|text| !text.starts_with('-'))
+            .any(|output| {
+                let lower = output.to_ascii_lowercase();
+                speaks_of_secrets(&lower) || lower.contains("dsn") || lower.contains("private")
+            })
+}

@@ -82,6 +82,58 @@ pub(super) fn secret_data(arguments: &[Word]) -> Option<Class> {
     dynamic.then_some(Class::Unknown)
 }
 
+/// Whether `kubectl` or `helm` is pointed at a cluster made on this machine for
+/// development, by a context named as the tools that make them name theirs (`kind-…`,
+/// `k3d-…`, `minikube`, Docker Desktop's, Rancher Desktop's, Colima's, OrbStack's): what
+/// it changes there is the developer's own. Without a context named (the current one may
+/// be anything), or with a server, user or kubeconfig given besides, it is not.
+pub(super) fn local_cluster(arguments: &[Word]) -> bool {
+    let mut context = None;
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if text == "--" {
+            break;
+        }
+        let (option, attached) = match text.split_once('=') {
+            Some((option, value)) => (option, Some(value)),
+            None => (text, None),
+        };
+        match option {
+            "--context" | "--kube-context" => {
+                let value = match attached {
+                    Some(value) => Some(value.to_owned()),
+                    None => words
+                        .next()
+                        .filter(|value| !value.dynamic)
+                        .map(|value| value.text.clone()),
+                };
+                if word.dynamic || value.is_none() {
+                    return false;
+                }
+                context = value;
+            }
+            "--server" | "-s" | "--kubeconfig" | "--cluster" | "--user" | "--token"
+            | "--kube-apiserver" | "--kube-token" => return false,
+            _ => {}
+        }
+    }
+    context.is_some_and(|context| {
+        ["kind-", "k3d-"]
+            .iter()
+            .any(|prefix| context.starts_with(prefix) && context.len() > prefix.len())
+            || matches!(
+                context.as_str(),
+                "minikube"
+                    | "docker-desktop"
+                    | "docker-for-desktop"
+                    | "rancher-desktop"
+                    | "colima"
+                    | "orbstack"
+            )
+    })
+}
+
 /// kubectl's options that take the next word as their value.
 fn takes_value(option: &str) -> bool {
     matches!(

@@ -16,7 +16,8 @@ pub(super) fn toolchain_tool(name: &str) -> Option<&str> {
 }
 
 /// A task runner's arguments run a task named for deploying (`npm run deploy`, `make
-/// publish`, `bun scripts/publish.ts`), unless the runner only builds, tests or checks
+/// publish`, `make apply ENV=prod` (infrastructure applied), `make push` (images pushed),
+/// `bun scripts/publish.ts`), unless the runner only builds, tests or checks
 /// what it names (`bun build scripts/publish.ts`, `bun --check scripts/publish.ts`).
 /// Whether a build-class command deploys by name: the project's task named for deploying
 /// (`npm run deploy`, `make publish`, `turbo run deploy:prod`), or its own script
@@ -118,9 +119,12 @@ pub(super) fn runs_deploy_script(program: &str, name: &str, arguments: &[Word]) 
 /// (`deploy:prod`, `publish-npm`, `api:deploy`).
 fn names_deploy_task(word: &str) -> bool {
     !word.starts_with('-')
-        && word
-            .split([':', '-', '_', '/', '.', ','])
-            .any(|part| matches!(part, "deploy" | "publish" | "ship"))
+        && word.split([':', '-', '_', '/', '.', ',']).any(|part| {
+            matches!(
+                part,
+                "deploy" | "publish" | "ship" | "apply" | "destroy" | "push"
+            )
+        })
 }
 
 /// Coding agents published as packages, by package name.

@@ -318,6 +318,38 @@ const QUIET_NODE_OPTIONS: &[&str] = &[
 /// load other code.
 /// `GIT_TRACE_REDACT=0` (or `false`, `no`): git's traces (`GIT_TRACE_CURL`,
 /// `GIT_TRACE_PACKET`) print the `Authorization` headers and cookies they carry.
+/// Whether an assignment points Docker (or Podman) at a daemon that may be another
+/// machine's: `DOCKER_HOST` other than a local socket or loopback address, a
+/// `DOCKER_CONTEXT` other than the local ones, anything computed.
+pub(super) fn names_remote_docker(word: &str, dynamic: bool) -> bool {
+    let Some((name, value)) = word.split_once('=') else {
+        return false;
+    };
+    match name {
+        "DOCKER_HOST" | "CONTAINER_HOST" => {
+            let local = value.is_empty()
+                || value.starts_with("unix://")
+                || value.starts_with("npipe://")
+                || ["tcp://localhost", "tcp://127.0.0.1", "tcp://[::1]"]
+                    .iter()
+                    .any(|prefix| {
+                        value
+                            .strip_prefix(prefix)
+                            .is_some_and(|rest| rest.is_empty() || rest.starts_with(':'))
+                    });
+            dynamic || !local
+        }
+        "DOCKER_CONTEXT" => {
+            dynamic
+                || !matches!(
+                    value,
+                    "" | "default" | "desktop-linux" | "colima" | "orbstack" | "rancher-desktop"
+                )
+        }
+        _ => false,
+    }
+}
+
 pub(super) fn assignment_reveals_secrets(word: &str) -> bool {
     word.split_once('=').is_some_and(|(name, value)| {
         name == "GIT_TRACE_REDACT"

@@ -21,13 +21,18 @@ impl Lexer {
                 self.position += 2;
                 let start = self.position;
                 self.nested(|lexer| lexer.sequence(true))?;
+                let inside: String = self.chars[start..self.position.saturating_sub(1)]
+                    .iter()
+                    .collect();
                 if word.text.is_empty() && !word.dynamic {
-                    let inside: String = self.chars[start..self.position.saturating_sub(1)]
-                        .iter()
-                        .collect();
                     self.looked_up = program_lookup(&inside);
                 }
-                word.push_expansion("$(…)");
+                // `$(pwd)` is the working directory, as `$PWD` is.
+                word.push_expansion(if matches!(inside.trim(), "pwd" | "pwd -L") {
+                    "$PWD"
+                } else {
+                    "$(…)"
+                });
             }
             Some('{') => {
                 self.position += 2;

@@ -1,0 +1,239 @@
+//! Docker on this machine for the project's own work: a container run from an image with
+//! nothing of the machine given to it but the project's folders, and the containers and
+//! images such work leaves, stopped, started or removed by name. The table names these
+//! commands `deploy` (Docker may be another machine's, a container may be given the whole
+//! machine); read here, they are the build they are, as `docker compose up` is.
+//!
+//! Not such work, and left as the table has it: a daemon named by `-H`, `--host` or
+//! `--context` (or by `DOCKER_HOST`, judged with the line's assignments), a container given
+//! the host's processes, network namespaces, devices, capabilities or security settings, a
+//! container restarted by the daemon on its own (`--restart always` outlives the session),
+//! a bind mount of anything outside the project and the temporary folders (the Docker
+//! socket, the home, `/`), and anything computed at run time (`$(docker ps -q)`).
+
+use super::*;
+
+/// What a container is given of this machine, read from `docker run`'s options.
+enum Given {
+    /// Nothing beyond the project's folders: the run is the project's build.
+    Project,
+    /// More than that, or options the reader does not know.
+    More,
+}
+
+impl Judge<'_> {
+    /// Whether `docker ARGUMENTS` is local work for the project; the command a run hands
+    /// its container is judged too (into `self.out`), as the project's command it is when
+    /// the project is mounted (`docker run --rm -v "$PWD:/w" node:20 npm install`
+    /// installs).
+    pub(super) fn local_docker(
+        &mut self,
+        arguments: &[Word],
+        cwd: Option<&str>,
+        nesting: usize,
+    ) -> bool {
+        let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+        let (verb, rest) = match texts.as_slice() {
+            ["container" | "image", verb, rest @ ..] => (*verb, rest),
+            [verb, rest @ ..] => (*verb, rest),
+            [] => return false,
+        };
+        let words = &arguments[arguments.len() - rest.len()..];
+        // What the shell computes before Docker sees it may name anything; the command a
+        // container runs is judged on its own.
+        let fixed = |words: &[Word]| {
+            words
+                .iter()
+                .all(|word| !word.dynamic || word.text.starts_with("$PWD"))
+        };
+        if !fixed(&arguments[..arguments.len() - rest.len()]) {
+            return false;
+        }
+        match verb {
+            "run" | "create" => match self.container_given(words, cwd) {
+                (Given::Project, command) => {
+                    let options =
+                        command.map_or(words.len(), |command| words.len() - command.len());
+                    if !fixed(&words[..options]) {
+                        return false;
+                    }
+                    // Words starting with an option are the image's own program's
+                    // (`docker run ttyd --help`); a command names its program first.
+                    if let Some(command) = command.filter(|command| {
+                        command
+                            .first()
+                            .is_some_and(|first| !first.text.starts_with('-'))
+                    }) {
+                        let text = shell_join(command);
+                        self.nested(&text, cwd, nesting);
+                    }
+                    true
+                }
+                (Given::More, _) => false,
+            },
+            // Containers by name: stopped, started, removed (with their anonymous
+            // volumes only under `-v`, which is left as it is).
+            "stop" | "start" | "restart" | "kill" | "rm" | "pause" | "unpause" | "wait"
+            | "rename" => {
+                fixed(words)
+                    && !rest.is_empty()
+                    && rest.iter().all(|text| {
+                        matches!(*text, "-f" | "--force" | "-t" | "--time")
+                            || !text.starts_with('-')
+                            || text.starts_with("--time=")
+                            || text.starts_with("--signal=")
+                    })
+            }
+            // Images by name; dangling images only (`-a` takes every unused one).
+            "rmi" => {
+                fixed(words)
+                    && !rest.is_empty()
+                    && rest
+                        .iter()
+                        .all(|text| !text.starts_with('-') || *text == "-f")
+            }
+            "prune" => {
+                texts.first() == Some(&"image")
+                    && rest.iter().all(|text| matches!(*text, "-f" | "--force"))
+            }
+            _ => false,
+        }
+    }
+
+    /// What `docker run OPTIONS IMAGE COMMAND…` gives its container, and the command.
+    fn container_given<'w>(
+        &self,
+        words: &'w [Word],
+        cwd: Option<&str>,
+    ) -> (Given, Option<&'w [Word]>) {
+        let mut index = 0;
+        while let Some(word) = words.get(index) {
+            let text = word.text.as_str();
+            if !text.starts_with('-') {
+                return (Given::Project, words.get(index + 1..));
+            }
+            let (option, attached) = match text.split_once('=') {
+                Some((option, value)) if option.starts_with("--") => (option, Some(value)),
+                _ => (text, None),
+            };
+            let value = |index: usize| -> Option<&'w str> {
+                match attached {
+                    Some(_) => None,
+                    None => words.get(index + 1).map(|word| word.text.as_str()),
+                }
+            };
+            match option {
+                "--rm" | "-d" | "--detach" | "-i" | "-t" | "-it" | "-ti" | "--interactive"
+                | "--tty" | "--init" | "--read-only" | "-P" | "--publish-all" | "-q"
+                | "--quiet" | "--no-healthcheck" => {}
+                "-p" | "--publish" | "--name" | "-e" | "--env" | "--env-file" | "-w"
+                | "--workdir" | "--platform" | "-u" | "--user" | "-m" | "--memory" | "--cpus"
+                | "--gpus" | "--shm-size" | "-h" | "--hostname" | "-l" | "--label" | "--pull"
+                | "--stop-timeout" | "--add-host" | "--ulimit" | "--tmpfs" | "--network"
+                | "--net" | "--entrypoint" | "-a" | "--attach" | "--expose" | "--health-cmd"
+                | "--log-driver" | "--stop-signal" | "--dns" => {
+                    if matches!(option, "--network" | "--net")
+                        && attached
+                            .or_else(|| value(index))
+                            .is_some_and(|value| value.starts_with("container:"))
+                    {
+                        return (Given::More, None);
+                    }
+                    if attached.is_none() {
+                        index += 1;
+                    }
+                }
+                "--restart" => {
+                    if attached.or_else(|| value(index)) != Some("no") {
+                        return (Given::More, None);
+                    }
+                    if attached.is_none() {
+                        index += 1;
+                    }
+                }
+                "-v" | "--volume" | "--mount" => {
+                    let Some(spec) = attached.or_else(|| value(index)) else {
+                        return (Given::More, None);
+                    };
+                    if !self.mounts_only_project(spec, option == "--mount", cwd) {
+                        return (Given::More, None);
+                    }
+                    if attached.is_none() {
+                        index += 1;
+                    }
+                }
+                _ => return (Given::More, None),
+            }
+            index += 1;
+        }
+        (Given::More, None)
+    }
+
+    /// Whether a volume given to a container (`SRC:DST[:MODE]`, or `--mount`'s
+    /// `type=bind,source=SRC,…`) is a named volume or a folder of the project or a
+    /// temporary folder.
+    fn mounts_only_project(&self, spec: &str, mount: bool, cwd: Option<&str>) -> bool {
+        let source = if mount {
+            let fields: Vec<(&str, &str)> = spec
+                .split(',')
+                .filter_map(|field| field.split_once('='))
+                .collect();
+            let kind = fields
+                .iter()
+                .find(|(key, _)| *key == "type")
+                .map_or("volume", |(_, value)| *value);
+            match kind {
+                "volume" | "tmpfs" => return true,
+                "bind" => match fields
+                    .iter()
+                    .find(|(key, _)| matches!(*key, "source" | "src"))
+                {
+                    Some((_, source)) => *source,
+                    None => return false,
+                },
+                _ => return false,
+            }
+        } else {
+            match spec.split_once(':') {
+                Some((source, _)) => source,
+                // `-v /data`: an anonymous volume at that place in the container.
+                None => return spec.starts_with('/'),
+            }
+        };
+        let named = !source.is_empty()
+            && source
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && !source.starts_with('.');
+        if named {
+            return true;
+        }
+        let Some(text) = self.known_variables(source, cwd) else {
+            return false;
+        };
+        let Some(path) = self.context.resolve_from(&text, cwd) else {
+            return false;
+        };
+        !path.ends_with("docker.sock") && self.inside_work_area(&path)
+    }
+}
+
+/// Words as one shell line that reads back as the same words.
+fn shell_join(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|word| {
+            let text = word.text.as_str();
+            if !text.is_empty()
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+-,".contains(c))
+            {
+                text.to_owned()
+            } else {
+                format!("'{}'", text.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
