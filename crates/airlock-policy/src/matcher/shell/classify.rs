@@ -332,6 +332,7 @@ impl<'a> Judge<'a> {
         // Wrappers: `sudo`, `env X=1`, `timeout 10`, `xargs`, keywords, assignments.
         let mut words = segment.words.as_slice();
         let mut from_stdin = false;
+        let mut remote_docker = false;
         self.in_runner = false;
         while let Some(inner) = strip_one_wrapper(words) {
             let Some(first) = words.first() else {
@@ -350,11 +351,8 @@ impl<'a> Judge<'a> {
             }
             let prefix = is_assignment(&first.text) || KEYWORDS.contains(&first.text.as_str());
             // `DOCKER_HOST=ssh://deploy@prod docker compose up -d`: another machine's Docker.
-            if is_assignment(&first.text)
-                && programs::names_remote_docker(&first.text, first.dynamic)
-            {
-                facts.classes.insert(Class::Deploy);
-            }
+            remote_docker |= is_assignment(&first.text)
+                && programs::names_remote_docker(&first.text, first.dynamic);
             // `GIT_TRACE_REDACT=0`: git's traces then print the credentials they carry.
             if is_assignment(&first.text) && programs::assignment_reveals_secrets(&first.text) {
                 facts.classes.insert(Class::CredentialAccess);
@@ -396,6 +394,11 @@ impl<'a> Judge<'a> {
                     first, arguments, segment, &cwd, from_stdin, nesting, &mut facts,
                 );
             }
+        }
+        // What changes anything on another machine's Docker deploys there; a look
+        // (`docker ps`) is a look.
+        if remote_docker && !facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly])) {
+            facts.classes.insert(Class::Deploy);
         }
         self.check_files(&mut facts, copies_trees(words));
         self.out.push(facts);
@@ -670,6 +673,9 @@ impl<'a> Judge<'a> {
         }
         if name == "docker" && !segment.piped && segment.here_text.is_none() {
             self.docker_exec(arguments, nesting, facts);
+        }
+        if name == "kubectl" && !segment.piped && segment.here_text.is_none() {
+            self.kubectl_exec(arguments, nesting, facts);
         }
         // `docker run --rm -v "$PWD:/src" rust:1 cargo test`, `docker stop app-test`: this
         // machine's containers doing the project's work.

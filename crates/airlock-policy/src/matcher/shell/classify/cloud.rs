@@ -26,6 +26,9 @@ pub(super) fn reads_only(name: &str, arguments: &[Word]) -> bool {
     let Some(positionals) = positionals(name, arguments) else {
         return false;
     };
+    if describes_secrets_only(name, &positionals) {
+        return true;
+    }
     if positionals
         .iter()
         .any(|word| speaks_of_secrets(&word.to_ascii_lowercase()))
@@ -160,6 +163,33 @@ fn is_flag(name: &str, option: &str) -> bool {
             option,
             "--only-show-errors" | "--verbose" | "--debug" | "--all"
         ),
+        _ => false,
+    }
+}
+
+/// Reads of services that keep secrets or environments which only describe: a secret's
+/// or parameter's metadata and names (never a value), an ECS service's or cluster's state
+/// (never a task definition's environment), the accounts `gcloud` has signed in. Nothing
+/// after the operation (a word there would be a file written).
+fn describes_secrets_only(name: &str, positionals: &[&str]) -> bool {
+    match (name, positionals) {
+        ("aws", [service, operation]) => matches!(
+            (*service, *operation),
+            (
+                "secretsmanager",
+                "describe-secret" | "list-secrets" | "list-secret-version-ids"
+            ) | ("ssm", "describe-parameters")
+                | (
+                    "ecs",
+                    "describe-services"
+                        | "describe-clusters"
+                        | "list-services"
+                        | "list-clusters"
+                        | "list-tasks"
+                        | "list-task-definitions"
+                )
+        ),
+        ("gcloud", positionals) => matches!(positionals, ["auth", "list"] | ["secrets", "list"]),
         _ => false,
     }
 }

@@ -195,6 +195,38 @@ impl Judge<'_> {
         }
     }
 
+    /// `kubectl [OPTIONS] exec [OPTIONS] POD -- command…`: a command that only reads in
+    /// the pod (`kubectl exec deploy/api -- ls -la /app/config`) is a read there.
+    pub(super) fn kubectl_exec(
+        &mut self,
+        arguments: &[Word],
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        if arguments.iter().any(|word| word.dynamic) {
+            return;
+        }
+        let Some(separator) = arguments.iter().position(|word| word.text == "--") else {
+            return;
+        };
+        let before = &arguments[..separator];
+        let positionals: Vec<&str> = before
+            .iter()
+            .map(|word| word.text.as_str())
+            .filter(|text| !text.starts_with('-'))
+            .collect();
+        // `exec` first of the words that are no option (an option's value may come first:
+        // `-n payments exec …` has `payments` before it, which is looked past).
+        if !positionals.contains(&"exec") {
+            return;
+        }
+        let command = &arguments[separator + 1..];
+        if !command.is_empty() && self.reads_elsewhere(command, false, nesting, facts) {
+            facts.classes = remove(facts.classes, Class::Deploy);
+            facts.classes.insert(Class::ReadOnly);
+        }
+    }
+
     /// Judges a command run on another machine or in a container, whose folders are
     /// unknown: whether it only reads, no credential material included. Credential access
     /// or search over there is added to `facts`.
