@@ -17,6 +17,8 @@ pub(super) fn variables_read(name: &str, arguments: &[Word], job_pids: &[String]
         // (`npm run dev & sleep 3; kill %1`) is its own to stop.
         "kill" if kills_own_jobs(arguments, job_pids) => Some(Class::ReadOnly),
         "set" if !arguments.is_empty() => Some(Class::ReadOnly),
+        // `mount` alone lists what is mounted.
+        "mount" if arguments.iter().all(|word| word.text == "-l") => Some(Class::ReadOnly),
         // `sysctl hw.model`, `sysctl -n kern.ostype`, `sysctl -a`: a look at kernel settings;
         // a value given (`name=value`) or loaded (`-w`, `-p`, `--system`, `-f`) sets them.
         "sysctl" if !arguments.iter().any(sets_kernel_setting) => Some(Class::ReadOnly),

@@ -22,6 +22,11 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
     }
     let subcommand = &arguments[at.min(arguments.len())..];
     if subcommand.first().is_some_and(|word| word.text == "config") {
+        // `git config user.name`: one key named, nothing written, is its value read.
+        if config_reads_one_key(&subcommand[1..]) {
+            facts.classes = remove(facts.classes, Class::Unknown);
+            facts.classes.insert(Class::ReadOnly);
+        }
         if config_prints_secret_value(&subcommand[1..]) {
             facts.classes.insert(Class::CredentialAccess);
         } else if config_prints_secrets(&subcommand[1..]) {
@@ -119,6 +124,41 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
 /// `http.<url>.extraheader` (the checkout's token), a `…token` or `…password` key, a
 /// `url.<url>.insteadof` rewrite (it may carry a token in its URL). Printing it is reading
 /// the credential, not looking for one.
+/// `git config [--global|--local|--system|--worktree|--show-origin|--show-scope] KEY`:
+/// exactly one key and only options that choose where to look or how to print.
+fn config_reads_one_key(arguments: &[Word]) -> bool {
+    let mut keys = 0;
+    for word in arguments {
+        let text = word.text.as_str();
+        if word.dynamic {
+            return false;
+        }
+        if text.starts_with('-') {
+            let looks = matches!(
+                text,
+                "--global"
+                    | "--local"
+                    | "--system"
+                    | "--worktree"
+                    | "--show-origin"
+                    | "--show-scope"
+                    | "--includes"
+                    | "--null"
+                    | "-z"
+                    | "--bool"
+                    | "--int"
+                    | "--path"
+            ) || text.starts_with("--type=");
+            if !looks {
+                return false;
+            }
+        } else {
+            keys += 1;
+        }
+    }
+    keys == 1
+}
+
 fn config_prints_secret_value(arguments: &[Word]) -> bool {
     let reads = arguments
         .iter()

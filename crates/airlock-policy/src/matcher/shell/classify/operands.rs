@@ -107,7 +107,19 @@ impl Judge<'_> {
                         role: Role::Read,
                     });
                 }
-                if searched.is_empty() {
+                // With no file named, a filter of a pipe or a here-text searches that text
+                // (what printed it is judged itself); `rg`, `ag`, `ack` and a recursive
+                // `grep` otherwise search the folder they run in.
+                let filters_input = segment.piped
+                    || segment.here_text.is_some()
+                    || (matches!(name, "grep" | "egrep" | "fgrep" | "zgrep")
+                        && !texts.iter().any(|text| {
+                            matches!(*text, "--recursive" | "--dereference-recursive")
+                                || (text.starts_with('-')
+                                    && !text.starts_with("--")
+                                    && text.contains(['r', 'R']))
+                        }));
+                if searched.is_empty() && !filters_input {
                     searched.push(FileRef {
                         path: dir.map(str::to_owned),
                         tree: true,
