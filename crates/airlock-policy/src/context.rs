@@ -102,6 +102,11 @@ impl Context {
     /// outside it. An argument that cannot be placed (not a string, not resolvable) leaves
     /// no working directory at all (fail closed), and without a call `cwd` the argument
     /// places nothing either: only the call's own place can satisfy an anchor.
+    ///
+    /// A call made where there is no project (the agent was started in the home) that runs
+    /// in a folder of the home which can be one (`~/studio2`, `~/code/app`: no hidden
+    /// folder on the way, not one of the home's own folders such as `~/Documents`) has that
+    /// folder for its project, as an agent started there would.
     pub fn running_in(self, arguments: &serde_json::Value) -> Context {
         let Some(folder) = arguments.get("cwd").filter(|folder| !folder.is_null()) else {
             return self;
@@ -111,12 +116,67 @@ impl Context {
             .filter(|_| self.cwd.is_some())
             .and_then(|folder| self.resolve(folder));
         let windows = self.windows || cwd.as_deref().is_some_and(is_windows);
-        Context {
-            cwd,
-            windows,
-            cache: RefCell::new(None),
-            ..self
+        let work_folder = cwd
+            .as_deref()
+            .filter(|_| self.projectless)
+            .filter(|folder| self.may_be_project(folder))
+            .map(str::to_owned);
+        match work_folder {
+            Some(project) => Context {
+                cwd,
+                project: Some(project),
+                projectless: false,
+                windows,
+                cache: RefCell::new(None),
+                ..self
+            },
+            None => Context {
+                cwd,
+                windows,
+                cache: RefCell::new(None),
+                ..self
+            },
         }
+    }
+
+    /// Whether `folder` (absolute, normalised) lies in the home, below it, with no hidden
+    /// folder on the way and not one of the folders the home keeps the person's own files
+    /// in (`Documents`, `Desktop`, `Library`…: a project may lie in one, not be one).
+    fn may_be_project(&self, folder: &str) -> bool {
+        const HOME_FOLDERS: &[&str] = &[
+            "desktop",
+            "documents",
+            "downloads",
+            "pictures",
+            "music",
+            "movies",
+            "videos",
+            "public",
+            "library",
+            "applications",
+            "appdata",
+            "onedrive",
+            "dropbox",
+            "google drive",
+            "icloud drive",
+            "snap",
+            "bin",
+        ];
+        let Some(home) = self.home.as_deref() else {
+            return false;
+        };
+        let (home, folder) = if self.windows {
+            (home.to_lowercase(), folder.to_lowercase())
+        } else {
+            (home.to_owned(), folder.to_owned())
+        };
+        let Some(rest) = folder.strip_prefix(&format!("{}/", home.trim_end_matches('/'))) else {
+            return false;
+        };
+        let parts: Vec<&str> = rest.split('/').filter(|part| !part.is_empty()).collect();
+        !parts.is_empty()
+            && parts.iter().all(|part| !part.starts_with('.'))
+            && !(parts.len() == 1 && HOME_FOLDERS.contains(&parts[0].to_lowercase().as_str()))
     }
 
     /// The same context, for a call whose shell is PowerShell when `powershell`.
@@ -241,5 +301,53 @@ impl Context {
         let facts = Rc::new(compute());
         *self.cache.borrow_mut() = Some(((command.to_string(), table), facts.clone()));
         facts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run_in(cwd: &str, home: &str, folder: &str) -> Context {
+        Context::new(Some(cwd), None, Some(home)).running_in(&json!({ "cwd": folder }))
+    }
+
+    #[test]
+    fn a_folder_of_the_home_is_the_project_of_a_call_made_in_the_home() {
+        let context = run_in("/home/dev", "/home/dev", "studio2/web");
+        assert_eq!(context.project(), Some("/home/dev/studio2/web"));
+        assert!(!context.project_unknown());
+        // Windows: compared without case.
+        let context = run_in(
+            "C:\\Users\\Dev",
+            "c:\\users\\dev",
+            "C:\\Users\\Dev\\code\\app",
+        );
+        assert!(context.project().is_some());
+    }
+
+    #[test]
+    fn hidden_folders_the_home_s_own_folders_and_other_places_are_no_project() {
+        for folder in [
+            "/home/dev/.config/waybar",
+            "/home/dev/code/.venv",
+            "/home/dev/Documents",
+            "/home/dev",
+            "/tmp/x",
+            "/etc",
+        ] {
+            let context = run_in("/home/dev", "/home/dev", folder);
+            assert_eq!(context.project(), None, "{folder}");
+            assert!(!context.project_unknown(), "{folder}");
+        }
+        // A call made in a project keeps it, wherever it runs.
+        let context = Context::new(Some("/home/dev/app"), None, Some("/home/dev"))
+            .running_in(&json!({ "cwd": "/home/dev/other" }));
+        assert_eq!(context.project(), Some("/home/dev/app"));
+        // With no folder of its own, nothing is known.
+        let context = Context::new(None, None, Some("/home/dev"))
+            .running_in(&json!({ "cwd": "/home/dev/x" }));
+        assert!(context.project_unknown());
     }
 }
