@@ -139,6 +139,52 @@ impl Context {
         }
     }
 
+    /// The same place for a command line that starts by entering a folder (`cd ~/app &&
+    /// npm test`): made where there is no project, it has that folder for its project when
+    /// the folder can be one (as for a `cwd` argument, [`Context::running_in`]). Only a
+    /// literal folder, entered first, counts: the rest of the line runs there.
+    pub fn entering(self, arguments: &serde_json::Value) -> Context {
+        if !self.projectless {
+            return self;
+        }
+        let Some(command) = arguments.get("command").and_then(serde_json::Value::as_str) else {
+            return self;
+        };
+        let Some(rest) = command.trim_start().strip_prefix("cd ") else {
+            return self;
+        };
+        let rest = rest.trim_start();
+        let (folder, after) = match rest.chars().next() {
+            Some(quote @ ('"' | '\'')) => match rest[1..].split_once(quote) {
+                Some((folder, after)) => (folder, after),
+                None => return self,
+            },
+            _ => match rest.find([' ', '\t', ';', '&', '\n', '|']) {
+                Some(end) => (&rest[..end], &rest[end..]),
+                None => return self,
+            },
+        };
+        let after = after.trim_start_matches([' ', '\t']);
+        let literal = !folder.is_empty() && !folder.contains(['$', '`', '*', '?', '[', '\\']);
+        if !literal
+            || !(after.starts_with("&&") || after.starts_with(';') || after.starts_with('\n'))
+        {
+            return self;
+        }
+        let Some(folder) = self.resolve(folder) else {
+            return self;
+        };
+        if !self.may_be_project(&folder) {
+            return self;
+        }
+        Context {
+            project: Some(folder),
+            projectless: false,
+            cache: RefCell::new(None),
+            ..self
+        }
+    }
+
     /// Whether `folder` (absolute, normalised) lies in the home, below it, with no hidden
     /// folder on the way and not one of the folders the home keeps the person's own files
     /// in (`Documents`, `Desktop`, `Library`…: a project may lie in one, not be one).
@@ -325,6 +371,34 @@ mod tests {
             "C:\\Users\\Dev\\code\\app",
         );
         assert!(context.project().is_some());
+    }
+
+    #[test]
+    fn a_line_that_enters_a_folder_of_the_home_first_works_there() {
+        let home = || Context::new(Some("/home/dev"), None, Some("/home/dev"));
+        let enter = |command: &str| home().entering(&json!({ "command": command }));
+        assert_eq!(
+            enter("cd ~/llm-train && python tests/t.py").project(),
+            Some("/home/dev/llm-train")
+        );
+        assert_eq!(
+            enter("cd \"/home/dev/my app\"; make").project(),
+            Some("/home/dev/my app")
+        );
+        for command in [
+            "cd ~/.config && rm -rf waybar",
+            "cd $DIR && make",
+            "cd ~/Documents && rm -rf x",
+            "cd /var/www/site && npm run build",
+            "ls && cd ~/app && make",
+            "cd ~/app",
+        ] {
+            assert_eq!(enter(command).project(), None, "{command}");
+        }
+        // Made in a project, a line keeps it.
+        let context = Context::new(Some("/home/dev/app"), None, Some("/home/dev"))
+            .entering(&json!({ "command": "cd ~/other && make" }));
+        assert_eq!(context.project(), Some("/home/dev/app"));
     }
 
     #[test]

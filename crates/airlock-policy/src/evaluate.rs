@@ -69,6 +69,7 @@ impl<'a> Call<'a> {
     pub(crate) fn context(&self) -> Context {
         Context::new(self.cwd, self.project, self.home)
             .running_in(self.arguments)
+            .entering(self.arguments)
             .in_powershell(self.native_tool == Some("PowerShell"))
     }
 
