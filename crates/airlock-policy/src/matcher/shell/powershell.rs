@@ -475,10 +475,15 @@ impl Reader {
                 '&' | '>' if started => break,
                 '(' if started => {
                     // `.Method(`, `::Method(`: a call on an object or type.
-                    if token.text.contains('.') || token.text.contains("::") {
+                    let method = token.text.rsplit(['.', ':']).next().unwrap_or("");
+                    // A string's or a list's own methods (`$text.Contains('x')`,
+                    // `.Substring(0, 80)`) only compute a value, as an expression does.
+                    let computes = token.text.contains('.')
+                        && !token.text.contains("::")
+                        && PURE_METHODS.contains(&method.to_ascii_lowercase().as_str());
+                    if (token.text.contains('.') || token.text.contains("::")) && !computes {
                         command.opaque = true;
                         // `(New-Object Net.WebClient).DownloadString(…)`, `.DownloadFile(…)`.
-                        let method = token.text.rsplit(['.', ':']).next().unwrap_or("");
                         if method.to_ascii_lowercase().starts_with("download") {
                             command.downloads = true;
                         }
@@ -721,3 +726,35 @@ fn push_literal(token: &mut Token, c: char) {
         escape_into(pattern, c);
     }
 }
+
+/// Methods of strings and lists that only compute a value from the object they are
+/// called on: text searched, cut or changed in case, a list counted. A call of any other
+/// method may do anything (`.DownloadString(…)`, `.Invoke(…)`, `.Delete()`).
+const PURE_METHODS: &[&str] = &[
+    "contains",
+    "substring",
+    "indexof",
+    "lastindexof",
+    "indexofany",
+    "replace",
+    "split",
+    "trim",
+    "trimstart",
+    "trimend",
+    "tolower",
+    "toupper",
+    "tolowerinvariant",
+    "toupperinvariant",
+    "startswith",
+    "endswith",
+    "tostring",
+    "equals",
+    "padleft",
+    "padright",
+    "compareto",
+    "getlength",
+    "tochararray",
+    "normalize",
+    "isnullorempty",
+    "isnullorwhitespace",
+];

@@ -248,6 +248,21 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
         if properties {
             return vec![literal("echo"), first.word()];
         }
+        // `$found=$text.Contains($name)`: an assignment written without blanks, of an
+        // expression (a variable, a quoted string, a number), prints nothing and runs
+        // nothing.
+        let expression_assigned = first.text.split_once('=').is_some_and(|(name, value)| {
+            name.starts_with('$')
+                && name[1..]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && value.starts_with([
+                    '$', '\'', '"', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
+                ])
+        });
+        if expression_assigned {
+            return vec![literal("true")];
+        }
         // `$tool arg`: no PowerShell expression (an operator would follow), but what a
         // POSIX shell runs.
         if first.dynamic && !first.quoted && rest.first().is_some_and(|next| !next.is_parameter()) {
