@@ -32,6 +32,7 @@ mod find;
 mod git;
 mod globs;
 mod kube;
+mod listed;
 mod names;
 mod operands;
 mod programs;
@@ -181,6 +182,9 @@ struct Judge<'a> {
     in_runner: bool,
     /// Variables this line set to the process id of a job it started (`PID=$!`).
     job_pids: Vec<String>,
+    /// Variables this line set to what a listing printed, with the place listed
+    /// (`listed.rs`).
+    listed: Vec<(String, FileRef)>,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -213,7 +217,16 @@ impl<'a> Judge<'a> {
         let mut environment_substituted: Vec<usize> = Vec::new();
         // The facts of the last segment that printed the whole environment.
         let mut environment_printed: Option<std::ops::Range<usize>> = None;
+        let mut listings = listed::Listings::default();
         for (index, segment) in segments.iter().enumerate() {
+            // `LOG=$(ls -t logs/*.log | head -1)`: `$LOG` is an entry of `logs`.
+            let held = listings.held(segment);
+            for name in listed::assigned(segment) {
+                self.listed.retain(|(known, _)| *known != name);
+            }
+            if let (Some(place), Some(name)) = (held, listed::set_from_substitution(segment)) {
+                self.listed.push((name, place));
+            }
             environment_piped &= segment.piped;
             // `env | grep -E '^(LANG|DISPLAY)='`: only the named variables come out.
             if let Some(printed) = environment_printed.take() {
@@ -247,6 +260,7 @@ impl<'a> Judge<'a> {
             if let Some(next) = self.segment(segment, here, nesting) {
                 moves.push((segment.depth, next));
             }
+            listings.note(segment, &self.out[judged..]);
             // What reads the whole environment from the pipe and sends it off this machine
             // sends every token in it.
             if environment_piped || holds_environment {
@@ -299,6 +313,7 @@ impl<'a> Judge<'a> {
             in_runner: false,
             written: Vec::new(),
             job_pids: Vec::new(),
+            listed: Vec::new(),
         }
     }
 

@@ -209,6 +209,27 @@ impl Judge<'_> {
             {
                 return self.path(&text, false, cwd, role);
             }
+            // `"$LOG"` after `LOG=$(ls -t logs/*.log | head -1)`: an entry of `logs`.
+            if let Some(place) = super::listed::variable(word).and_then(|name| {
+                self.listed
+                    .iter()
+                    .rev()
+                    .find(|(known, _)| known == name)
+                    .map(|(_, place)| place)
+            }) {
+                let path = match (role, place.path.as_deref()) {
+                    (Role::Read, Some(path)) => path
+                        .strip_suffix("/\u{1}")
+                        .map(|parent| if parent.is_empty() { "/" } else { parent })
+                        .unwrap_or(path),
+                    (_, path) => path.unwrap_or_default(),
+                };
+                return FileRef {
+                    path: place.path.as_ref().map(|_| path.to_owned()),
+                    tree: place.tree,
+                    role,
+                };
+            }
             return FileRef {
                 path: None,
                 tree: false,
