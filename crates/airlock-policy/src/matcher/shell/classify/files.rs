@@ -176,21 +176,7 @@ impl Judge<'_> {
         // that cannot be told, anything.
         if word.text == "{}" && !word.dynamic {
             if let Some(found) = &self.found {
-                // "Some entry below" keeps a filtered `find … -delete` from counting as
-                // deleting its whole place; what is read may be any entry there, named like
-                // a credential too (`find ~/.ssh -name 'id_*' -exec cat {} \;`).
-                let path = match (role, found.path.as_deref()) {
-                    (Role::Read, Some(path)) => path
-                        .strip_suffix("/\u{1}")
-                        .map(|parent| if parent.is_empty() { "/" } else { parent })
-                        .unwrap_or(path),
-                    (_, path) => path.unwrap_or_default(),
-                };
-                return FileRef {
-                    path: found.path.as_ref().map(|_| path.to_string()),
-                    role,
-                    tree: found.tree,
-                };
+                return entry_of(found, role);
             }
         }
         // `%APPDATA%\x` is a variable to `cmd` on Windows: where it points is not known.
@@ -217,18 +203,7 @@ impl Judge<'_> {
                     .find(|(known, _)| known == name)
                     .map(|(_, place)| place)
             }) {
-                let path = match (role, place.path.as_deref()) {
-                    (Role::Read, Some(path)) => path
-                        .strip_suffix("/\u{1}")
-                        .map(|parent| if parent.is_empty() { "/" } else { parent })
-                        .unwrap_or(path),
-                    (_, path) => path.unwrap_or_default(),
-                };
-                return FileRef {
-                    path: place.path.as_ref().map(|_| path.to_owned()),
-                    tree: place.tree,
-                    role,
-                };
+                return entry_of(place, role);
             }
             return FileRef {
                 path: None,
@@ -452,5 +427,24 @@ impl Judge<'_> {
                 facts.files.push(self.file(word, dir, Role::Read));
             }
         }
+    }
+}
+
+/// An entry of what a listing found (`find`'s `{}`, a variable set from `ls` or `find`),
+/// as `role` uses it. "Some entry below" keeps a filtered `find … -delete` from counting as
+/// deleting its whole place; what is read may be any entry there, named like a credential
+/// too (`find ~/.ssh -name 'id_*' -exec cat {} \;`).
+fn entry_of(found: &FileRef, role: Role) -> FileRef {
+    let path = match (role, found.path.as_deref()) {
+        (Role::Read, Some(path)) => path
+            .strip_suffix("/\u{1}")
+            .map(|parent| if parent.is_empty() { "/" } else { parent })
+            .unwrap_or(path),
+        (_, path) => path.unwrap_or_default(),
+    };
+    FileRef {
+        path: found.path.as_ref().map(|_| path.to_owned()),
+        role,
+        tree: found.tree,
     }
 }
