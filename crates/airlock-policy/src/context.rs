@@ -187,7 +187,8 @@ impl Context {
 
     /// Whether `folder` (absolute, normalised) lies in the home, below it, with no hidden
     /// folder on the way and not one of the folders the home keeps the person's own files
-    /// in (`Documents`, `Desktop`, `Library`…: a project may lie in one, not be one).
+    /// or projects in (`Documents`, `Desktop`, `Library`, `code`, `work`…: a project may
+    /// lie in one, not be one).
     fn may_be_project(&self, folder: &str) -> bool {
         const HOME_FOLDERS: &[&str] = &[
             "desktop",
@@ -207,6 +208,22 @@ impl Context {
             "icloud drive",
             "snap",
             "bin",
+            // Folders that hold projects: each project in one is a project of its own.
+            "code",
+            "dev",
+            "src",
+            "source",
+            "projects",
+            "repos",
+            "git",
+            "github",
+            "work",
+            "workspace",
+            "workspaces",
+            "developer",
+            "sites",
+            "go",
+            "sandbox",
         ];
         let Some(home) = self.home.as_deref() else {
             return false;

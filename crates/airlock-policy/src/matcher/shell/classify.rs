@@ -185,6 +185,9 @@ struct Judge<'a> {
     /// Variables this line set to what a listing printed, with the place listed
     /// (`listed.rs`).
     listed: Vec<(String, FileRef)>,
+    /// This line exported a Docker daemon elsewhere (`export DOCKER_HOST=ssh://…`) or a
+    /// kubeconfig of its own (`export KUBECONFIG=…`) for the commands after it.
+    exported_elsewhere: bool,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -314,6 +317,7 @@ impl<'a> Judge<'a> {
             written: Vec::new(),
             job_pids: Vec::new(),
             listed: Vec::new(),
+            exported_elsewhere: false,
         }
     }
 
@@ -347,7 +351,30 @@ impl<'a> Judge<'a> {
         // Wrappers: `sudo`, `env X=1`, `timeout 10`, `xargs`, keywords, assignments.
         let mut words = segment.words.as_slice();
         let mut from_stdin = false;
-        let mut remote_docker = false;
+        let mut remote_docker = self.exported_elsewhere
+            && segment
+                .words
+                .iter()
+                .find(|word| !is_assignment(&word.text))
+                .is_some_and(|word| {
+                    matches!(
+                        basename(&word.text),
+                        "docker" | "docker-compose" | "podman" | "podman-compose" | "nerdctl"
+                    )
+                });
+        // `export DOCKER_HOST=ssh://…`, `KUBECONFIG=~/.kube/prod; …`: for what follows.
+        let assigns_only = segment.words.iter().all(|word| is_assignment(&word.text));
+        let exported = match segment.words.split_first() {
+            Some((first, rest)) if first.text == "export" && !first.dynamic => rest,
+            _ if assigns_only => segment.words.as_slice(),
+            _ => &[],
+        };
+        if exported.iter().any(|word| {
+            programs::names_remote_docker(&word.text, word.dynamic)
+                || word.text.starts_with("KUBECONFIG=")
+        }) {
+            self.exported_elsewhere = true;
+        }
         self.in_runner = false;
         while let Some(inner) = strip_one_wrapper(words) {
             let Some(first) = words.first() else {
@@ -532,8 +559,15 @@ impl<'a> Judge<'a> {
         };
         // `kubectl --context kind-dev apply …`: a cluster of this machine's own, as a
         // container run by compose.
+        let own_kubeconfig = self.exported_elsewhere
+            || segment
+                .words
+                .iter()
+                .take_while(|word| is_assignment(&word.text))
+                .any(|word| word.text.starts_with("KUBECONFIG="));
         let classes = if matches!(name, "kubectl" | "helm")
             && classes.contains(Class::Deploy)
+            && !own_kubeconfig
             && kube::local_cluster(arguments)
         {
             let mut local = remove(classes, Class::Deploy);
@@ -691,6 +725,12 @@ impl<'a> Judge<'a> {
         }
         if name == "kubectl" && !segment.piped && segment.here_text.is_none() {
             self.kubectl_exec(arguments, nesting, facts);
+        }
+        if name == "docker"
+            && docker::names_other_daemon(arguments)
+            && !facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly]))
+        {
+            facts.classes.insert(Class::Deploy);
         }
         // `docker run --rm -v "$PWD:/src" rust:1 cargo test`, `docker stop app-test`: this
         // machine's containers doing the project's work.

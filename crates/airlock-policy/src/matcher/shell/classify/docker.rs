@@ -237,3 +237,31 @@ fn shell_join(words: &[Word]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Whether `docker`'s own options point it at a daemon that may be another machine's
+/// (`-H ssh://…`, `--host tcp://…`, `--context prod`).
+pub(super) fn names_other_daemon(arguments: &[Word]) -> bool {
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if !text.starts_with('-') {
+            return false;
+        }
+        let (option, attached) = match text.split_once('=') {
+            Some((option, value)) => (option, Some(value.to_owned())),
+            None => (text, None),
+        };
+        let variable = match option {
+            "-H" | "--host" => "DOCKER_HOST",
+            "--context" | "-c" => "DOCKER_CONTEXT",
+            _ => continue,
+        };
+        let value = attached.or_else(|| words.next().map(|value| value.text.clone()));
+        let dynamic = word.dynamic || value.is_none();
+        let assignment = format!("{variable}={}", value.unwrap_or_default());
+        if programs::names_remote_docker(&assignment, dynamic) {
+            return true;
+        }
+    }
+    false
+}

@@ -264,6 +264,12 @@ impl Judge<'_> {
         let remote = Context::unknown();
         let mut judge = Judge::new(self.table, &remote, any_feeds_code(&segments));
         judge.all(&segments, None, nesting + 1);
+        // `echo $DATABASE_URL` over there prints the secret here.
+        for segment in &mut judge.out {
+            if prints_secret_variable(&segment.text) {
+                segment.classes.insert(Class::CredentialAccess);
+            }
+        }
         for class in [Class::CredentialAccess, Class::CredentialSearch] {
             if judge
                 .out
