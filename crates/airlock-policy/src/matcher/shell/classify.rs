@@ -351,30 +351,8 @@ impl<'a> Judge<'a> {
         // Wrappers: `sudo`, `env X=1`, `timeout 10`, `xargs`, keywords, assignments.
         let mut words = segment.words.as_slice();
         let mut from_stdin = false;
-        let mut remote_docker = self.exported_elsewhere
-            && segment
-                .words
-                .iter()
-                .find(|word| !is_assignment(&word.text))
-                .is_some_and(|word| {
-                    matches!(
-                        basename(&word.text),
-                        "docker" | "docker-compose" | "podman" | "podman-compose" | "nerdctl"
-                    )
-                });
-        // `export DOCKER_HOST=ssh://…`, `KUBECONFIG=~/.kube/prod; …`: for what follows.
-        let assigns_only = segment.words.iter().all(|word| is_assignment(&word.text));
-        let exported = match segment.words.split_first() {
-            Some((first, rest)) if first.text == "export" && !first.dynamic => rest,
-            _ if assigns_only => segment.words.as_slice(),
-            _ => &[],
-        };
-        if exported.iter().any(|word| {
-            programs::names_remote_docker(&word.text, word.dynamic)
-                || word.text.starts_with("KUBECONFIG=")
-        }) {
-            self.exported_elsewhere = true;
-        }
+        let mut remote_docker = self.docker_elsewhere(segment);
+        self.note_exported(segment);
         self.in_runner = false;
         while let Some(inner) = strip_one_wrapper(words) {
             let Some(first) = words.first() else {
@@ -726,20 +704,8 @@ impl<'a> Judge<'a> {
         if name == "kubectl" && !segment.piped && segment.here_text.is_none() {
             self.kubectl_exec(arguments, nesting, facts);
         }
-        if name == "docker"
-            && docker::names_other_daemon(arguments)
-            && !facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly]))
-        {
-            facts.classes.insert(Class::Deploy);
-        }
-        // `docker run --rm -v "$PWD:/src" rust:1 cargo test`, `docker stop app-test`: this
-        // machine's containers doing the project's work.
-        if name == "docker"
-            && (facts.classes.contains(Class::Deploy) || facts.classes.contains(Class::Discard))
-            && self.local_docker(arguments, cwd.as_deref(), nesting)
-        {
-            facts.classes = remove(remove(facts.classes, Class::Deploy), Class::Discard);
-            facts.classes.insert(Class::Build);
+        if name == "docker" {
+            self.docker_work(arguments, cwd.as_deref(), nesting, facts);
         }
         // A database on this machine asked one query that only reads.
         if let Some((queries, local)) = sql::client_queries(name, arguments) {

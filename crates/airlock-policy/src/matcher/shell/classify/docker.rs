@@ -22,6 +22,62 @@ enum Given {
 }
 
 impl Judge<'_> {
+    /// What `docker ARGUMENTS` does beyond its class: `deploy` on a daemon its options
+    /// name elsewhere; `build` for local work for the project (below).
+    pub(super) fn docker_work(
+        &mut self,
+        arguments: &[Word],
+        cwd: Option<&str>,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        if names_other_daemon(arguments)
+            && !facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly]))
+        {
+            facts.classes.insert(Class::Deploy);
+        }
+        // `docker run --rm -v "$PWD:/src" rust:1 cargo test`, `docker stop app-test`: this
+        // machine's containers doing the project's work.
+        if (facts.classes.contains(Class::Deploy) || facts.classes.contains(Class::Discard))
+            && self.local_docker(arguments, cwd, nesting)
+        {
+            facts.classes = remove(remove(facts.classes, Class::Deploy), Class::Discard);
+            facts.classes.insert(Class::Build);
+        }
+    }
+
+    /// Whether the segment runs Docker after the line exported a daemon elsewhere.
+    pub(super) fn docker_elsewhere(&self, segment: &Segment) -> bool {
+        self.exported_elsewhere
+            && segment
+                .words
+                .iter()
+                .find(|word| !is_assignment(&word.text))
+                .is_some_and(|word| {
+                    matches!(
+                        basename(&word.text),
+                        "docker" | "docker-compose" | "podman" | "podman-compose" | "nerdctl"
+                    )
+                })
+    }
+
+    /// `export DOCKER_HOST=ssh://…`, `KUBECONFIG=~/.kube/prod; …`: for what follows in the
+    /// line, Docker's daemon is elsewhere or the cluster is the kubeconfig's.
+    pub(super) fn note_exported(&mut self, segment: &Segment) {
+        let assigns_only = segment.words.iter().all(|word| is_assignment(&word.text));
+        let exported = match segment.words.split_first() {
+            Some((first, rest)) if first.text == "export" && !first.dynamic => rest,
+            _ if assigns_only => segment.words.as_slice(),
+            _ => &[],
+        };
+        if exported.iter().any(|word| {
+            programs::names_remote_docker(&word.text, word.dynamic)
+                || word.text.starts_with("KUBECONFIG=")
+        }) {
+            self.exported_elsewhere = true;
+        }
+    }
+
     /// Whether `docker ARGUMENTS` is local work for the project; the command a run hands
     /// its container is judged too (into `self.out`), as the project's command it is when
     /// the project is mounted (`docker run --rm -v "$PWD:/w" node:20 npm install`
