@@ -9,7 +9,8 @@
 //! the host's processes, network namespaces, devices, capabilities or security settings, a
 //! container restarted by the daemon on its own (`--restart always` outlives the session),
 //! a bind mount of anything outside the project and the temporary folders (the Docker
-//! socket, the home, `/`), and anything computed at run time (`$(docker ps -q)`).
+//! socket, the home, `/`), a program named by `--entrypoint` (what it is handed is not
+//! read as a command), and anything computed at run time (`$(docker ps -q)`).
 
 use super::*;
 
@@ -186,8 +187,8 @@ impl Judge<'_> {
                 | "--workdir" | "--platform" | "-u" | "--user" | "-m" | "--memory" | "--cpus"
                 | "--gpus" | "--shm-size" | "-h" | "--hostname" | "-l" | "--label" | "--pull"
                 | "--stop-timeout" | "--add-host" | "--ulimit" | "--tmpfs" | "--network"
-                | "--net" | "--entrypoint" | "-a" | "--attach" | "--expose" | "--health-cmd"
-                | "--log-driver" | "--stop-signal" | "--dns" => {
+                | "--net" | "-a" | "--attach" | "--expose" | "--health-cmd" | "--log-driver"
+                | "--stop-signal" | "--dns" => {
                     if matches!(option, "--network" | "--net")
                         && attached
                             .or_else(|| value(index))
