@@ -147,31 +147,14 @@ impl Context {
         if !self.projectless {
             return self;
         }
-        let Some(command) = arguments.get("command").and_then(serde_json::Value::as_str) else {
+        let Some(folder) = arguments
+            .get("command")
+            .and_then(serde_json::Value::as_str)
+            .and_then(crate::matcher::shell::folder_entered_first)
+        else {
             return self;
         };
-        let Some(rest) = command.trim_start().strip_prefix("cd ") else {
-            return self;
-        };
-        let rest = rest.trim_start();
-        let (folder, after) = match rest.chars().next() {
-            Some(quote @ ('"' | '\'')) => match rest[1..].split_once(quote) {
-                Some((folder, after)) => (folder, after),
-                None => return self,
-            },
-            _ => match rest.find([' ', '\t', ';', '&', '\n', '|']) {
-                Some(end) => (&rest[..end], &rest[end..]),
-                None => return self,
-            },
-        };
-        let after = after.trim_start_matches([' ', '\t']);
-        let literal = !folder.is_empty() && !folder.contains(['$', '`', '*', '?', '[', '\\']);
-        if !literal
-            || !(after.starts_with("&&") || after.starts_with(';') || after.starts_with('\n'))
-        {
-            return self;
-        }
-        let Some(folder) = self.resolve(folder) else {
+        let Some(folder) = self.resolve(&folder) else {
             return self;
         };
         if !self.may_be_project(&folder) {

@@ -424,6 +424,20 @@ fn is_assignment(word: &str) -> bool {
 // ---------------------------------------------------------------------------------------
 // Segments
 
+/// The folder a command line enters first, written out (`cd ~/app && npm test`, `cd
+/// "/srv/my app"; make`): the first segment is `cd` with one literal operand and more of
+/// the line follows, not through a pipe. `None` otherwise, and for a line that does not lex.
+pub(crate) fn folder_entered_first(command: &str) -> Option<String> {
+    let segments = parse_command(command, 0).ok()?;
+    let (first, next) = (segments.first()?, segments.get(1)?);
+    let [cd, folder] = first.words.as_slice() else {
+        return None;
+    };
+    let literal = !cd.dynamic && !folder.dynamic && folder.glob.is_none();
+    (literal && cd.text == "cd" && first.depth == 0 && next.depth == 0 && !next.piped)
+        .then(|| folder.text.clone())
+}
+
 /// Lexes and expands a command line into its segments: the lexer's segments plus, for
 /// each, what it runs in turn.
 fn parse_command(command: &str, depth: usize) -> Result<Vec<Segment>, LexError> {

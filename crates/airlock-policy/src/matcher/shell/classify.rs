@@ -274,12 +274,13 @@ impl<'a> Judge<'a> {
                 }
             }
             // What holds the environment in its words prints it on (`echo "$(env)" | …`).
-            environment_piped |= dumps_environment(segment) || holds_environment;
-            if dumps_environment(segment) {
+            let dumps = dumps_environment(segment);
+            environment_piped |= dumps || holds_environment;
+            if dumps {
                 environment_printed = Some(judged..self.out.len());
-            }
-            if dumps_environment(segment) && segment.depth > 0 {
-                environment_substituted.push(segment.depth);
+                if segment.depth > 0 {
+                    environment_substituted.push(segment.depth);
+                }
             }
         }
     }

@@ -315,8 +315,7 @@ pub(super) fn names_other_daemon(arguments: &[Word]) -> bool {
         };
         let value = attached.or_else(|| words.next().map(|value| value.text.clone()));
         let dynamic = word.dynamic || value.is_none();
-        let assignment = format!("{variable}={}", value.unwrap_or_default());
-        if programs::names_remote_docker(&assignment, dynamic) {
+        if programs::docker_elsewhere(variable, &value.unwrap_or_default(), dynamic) {
             return true;
         }
     }

@@ -322,9 +322,14 @@ const QUIET_NODE_OPTIONS: &[&str] = &[
 /// machine's: `DOCKER_HOST` other than a local socket or loopback address, a
 /// `DOCKER_CONTEXT` other than the local ones, anything computed.
 pub(super) fn names_remote_docker(word: &str, dynamic: bool) -> bool {
-    let Some((name, value)) = word.split_once('=') else {
-        return false;
-    };
+    word.split_once('=')
+        .is_some_and(|(name, value)| docker_elsewhere(name, value, dynamic))
+}
+
+/// Whether Docker's daemon setting `name` (`DOCKER_HOST`, `CONTAINER_HOST`,
+/// `DOCKER_CONTEXT`) set to `value` may be another machine's: not a local socket or
+/// loopback address, not a local context, or computed.
+pub(super) fn docker_elsewhere(name: &str, value: &str, dynamic: bool) -> bool {
     match name {
         "DOCKER_HOST" | "CONTAINER_HOST" => {
             let local = value.is_empty()
