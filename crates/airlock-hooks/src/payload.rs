@@ -356,11 +356,33 @@ pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
             let home = &home[..home.len() - 1];
             let posix = home.starts_with('/') && home.len() > 1;
             if posix || is_drive_folder(home) {
-                return Some(home.to_owned());
+                return Some(users_home(home).unwrap_or(home).to_owned());
             }
         }
     }
     None
+}
+
+/// The user's home holding `folder` when `folder` lies deeper in one (`/home/me/app`,
+/// `/Users/me/src/app`, `C:\\Users\\me\\app`): an agent told to keep its folder in a
+/// project (`CODEX_HOME=/home/me/app/.codex`) writes its transcripts there, and the
+/// project is then not the home.
+fn users_home(folder: &str) -> Option<&str> {
+    let separators: Vec<usize> = folder
+        .char_indices()
+        .filter(|(_, c)| matches!(c, '/' | '\\'))
+        .map(|(at, _)| at)
+        .collect();
+    let root = |index: usize| separators.get(index).map(|&at| &folder[..at]);
+    let home_root = |root: &str| {
+        let root = root.to_ascii_lowercase().replace('\\', "/");
+        matches!(root.as_str(), "/home" | "/users")
+            || root.len() == 8 && is_drive_path(&root) && root.ends_with(":/users")
+    };
+    // `/home/me/app`: the separators at 0 and 5 and 8; the home ends before the third.
+    let home_end = separators.get(2).copied()?;
+    root(1).filter(|root| home_root(root))?;
+    Some(&folder[..home_end])
 }
 
 /// `C:\\Users\\me` or `c:/users/me`: a folder below a Windows drive's root.
@@ -668,6 +690,24 @@ mod tests {
         // The marker must be a whole folder name, under a folder.
         assert_eq!(home_from_transcript("/home/a/x.claude/s.jsonl"), None);
         assert_eq!(home_from_transcript(r"C:\.codex\s.jsonl"), None);
+        // An agent folder kept in a project below the home: the home is the user's.
+        assert_eq!(
+            home_from_transcript("/home/a/course/lab2/.codex/sessions/r.jsonl").as_deref(),
+            Some("/home/a")
+        );
+        assert_eq!(
+            home_from_transcript("/Users/a/src/app/.gemini/tmp/app/chats/s.json").as_deref(),
+            Some("/Users/a")
+        );
+        assert_eq!(
+            home_from_transcript(r"c:\Users\a\app\.codex\sessions\r.jsonl").as_deref(),
+            Some(r"c:\Users\a")
+        );
+        // Elsewhere there is no telling: the folder holding the agent's stays the home.
+        assert_eq!(
+            home_from_transcript("/srv/team/me/.claude/projects/x/s.jsonl").as_deref(),
+            Some("/srv/team/me")
+        );
         assert_eq!(home_from_transcript(".claude/projects/s.jsonl"), None);
     }
 

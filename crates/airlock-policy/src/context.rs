@@ -168,10 +168,44 @@ impl Context {
         }
     }
 
+    /// The same place for a call made where there is no project (the agent was started in
+    /// the home) whose `path` argument (or first of its `paths`) names a file in a folder of
+    /// the home that can be a project (`~/llm-train/llm/ffn.py`, `~/code/app/src/main.rs`):
+    /// the outermost such folder holding the file (`~/llm-train`, `~/code/app`) is the
+    /// call's project, as for the folder a call runs in ([`Context::running_in`]). A file
+    /// directly in the home or in one of the home's own folders (`~/notes.md`,
+    /// `~/Documents/cv.md`), or below a hidden folder (`~/.config/…`), gives none.
+    pub fn writing_in(self, arguments: &serde_json::Value) -> Context {
+        if !self.projectless {
+            return self;
+        }
+        let named = arguments
+            .get("path")
+            .or_else(|| arguments.get("paths").and_then(|paths| paths.get(0)))
+            .and_then(serde_json::Value::as_str);
+        let Some(file) = named.and_then(|file| self.resolve(file)) else {
+            return self;
+        };
+        let folders = file.match_indices('/').map(|(at, _)| &file[..at]);
+        let Some(folder) = folders
+            .into_iter()
+            .find(|folder| self.may_be_project(folder))
+        else {
+            return self;
+        };
+        Context {
+            project: Some(folder.to_owned()),
+            projectless: false,
+            cache: RefCell::new(None),
+            ..self
+        }
+    }
+
     /// Whether `folder` (absolute, normalised) lies in the home, below it, with no hidden
-    /// folder on the way and not one of the folders the home keeps the person's own files
-    /// or projects in (`Documents`, `Desktop`, `Library`, `code`, `work`…: a project may
-    /// lie in one, not be one).
+    /// folder on the way, not one of the folders the home keeps the person's own files or
+    /// projects in (`Documents`, `Desktop`, `OneDrive/Desktop`, `code`, `work`…: a project
+    /// may lie in one, not be one), and not in one that holds the system's or tools' own
+    /// files (`Library`, `AppData`, `bin`, `snap`…).
     fn may_be_project(&self, folder: &str) -> bool {
         const HOME_FOLDERS: &[&str] = &[
             "desktop",
@@ -182,15 +216,10 @@ impl Context {
             "movies",
             "videos",
             "public",
-            "library",
-            "applications",
-            "appdata",
             "onedrive",
             "dropbox",
             "google drive",
             "icloud drive",
-            "snap",
-            "bin",
             // Folders that hold projects: each project in one is a project of its own.
             "code",
             "dev",
@@ -205,8 +234,24 @@ impl Context {
             "workspaces",
             "developer",
             "sites",
-            "go",
             "sandbox",
+        ];
+        // Folders of the home that hold the system's or tools' own files, at any depth:
+        // what lies in them runs or configures something (`~/Library/LaunchAgents`,
+        // `~/AppData/Roaming/…/Startup`, installed packages), and is no project.
+        const SYSTEM_FOLDERS: &[&str] = &[
+            "library",
+            "applications",
+            "appdata",
+            "snap",
+            "bin",
+            "go",
+            "node_modules",
+            "anaconda3",
+            "miniconda3",
+            "miniforge3",
+            "mambaforge",
+            "perl5",
         ];
         let Some(home) = self.home.as_deref() else {
             return false;
@@ -220,9 +265,16 @@ impl Context {
             return false;
         };
         let parts: Vec<&str> = rest.split('/').filter(|part| !part.is_empty()).collect();
+        let first = parts
+            .first()
+            .map(|part| part.to_lowercase())
+            .unwrap_or_default();
         !parts.is_empty()
             && parts.iter().all(|part| !part.starts_with('.'))
-            && !(parts.len() == 1 && HOME_FOLDERS.contains(&parts[0].to_lowercase().as_str()))
+            && !parts
+                .iter()
+                .all(|part| HOME_FOLDERS.contains(&part.to_lowercase().as_str()))
+            && !SYSTEM_FOLDERS.contains(&first.as_str())
     }
 
     /// The same context, for a call whose shell is PowerShell when `powershell`.
@@ -398,6 +450,48 @@ mod tests {
         // Made in a project, a line keeps it.
         let context = Context::new(Some("/home/dev/app"), None, Some("/home/dev"))
             .entering(&json!({ "command": "cd ~/other && make" }));
+        assert_eq!(context.project(), Some("/home/dev/app"));
+    }
+
+    #[test]
+    fn a_file_written_in_a_folder_of_the_home_places_its_project() {
+        let home = || Context::new(Some("/home/dev"), None, Some("/home/dev"));
+        let write = |path: &str| {
+            home()
+                .writing_in(&json!({ "path": path }))
+                .project()
+                .map(str::to_owned)
+        };
+        assert_eq!(
+            write("/home/dev/llm/arch/ffn.py").as_deref(),
+            Some("/home/dev/llm")
+        );
+        assert_eq!(
+            write("~/code/shop/src/a.ts").as_deref(),
+            Some("/home/dev/code/shop")
+        );
+        assert_eq!(write("app/src/a.ts").as_deref(), Some("/home/dev/app"));
+        assert_eq!(
+            write("/home/dev/OneDrive/Desktop/game/a.cs").as_deref(),
+            Some("/home/dev/OneDrive/Desktop/game")
+        );
+        for path in [
+            "/home/dev/main.py",
+            "/home/dev/Documents/cv.md",
+            "/home/dev/OneDrive/Desktop/notes.md",
+            "/home/dev/.config/waybar/style.css",
+            "/home/dev/Library/LaunchAgents/x.plist",
+            "/home/dev/go/src/x/main.go",
+            "/home/dev/miniconda3/lib/site.py",
+            "/etc/hosts",
+        ] {
+            assert_eq!(write(path), None, "{path}");
+        }
+        // The first of several paths places it; a call made in a project keeps its own.
+        let context = home().writing_in(&json!({ "paths": ["/home/dev/a/x", "/home/dev/b/y"] }));
+        assert_eq!(context.project(), Some("/home/dev/a"));
+        let context = Context::new(Some("/home/dev/app"), None, Some("/home/dev"))
+            .writing_in(&json!({ "path": "/home/dev/other/x" }));
         assert_eq!(context.project(), Some("/home/dev/app"));
     }
 

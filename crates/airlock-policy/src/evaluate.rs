@@ -70,6 +70,7 @@ impl<'a> Call<'a> {
         Context::new(self.cwd, self.project, self.home)
             .running_in(self.arguments)
             .entering(self.arguments)
+            .writing_in(self.arguments)
             .in_powershell(self.native_tool == Some("PowerShell"))
     }
 

@@ -37,6 +37,34 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
         [checkout, rest @ ..] if checkout.text == "checkout" && checkout_names_files(rest) => {
             facts.classes.insert(Class::Discard);
         }
+        // `git rm` deletes only files git tracks, whose committed text stays in history,
+        // and refuses to drop changes made since: bookkeeping, as a commit is, not a
+        // deletion. `--cached` leaves the files alone. Forced, it drops those changes too:
+        // a file's (`git rm -f old.py`) as `rm -f` would, every file of a tree (`git rm
+        // -rf .`, an orphan deploy branch emptied) a discard, not the tree destroyed.
+        [rm, rest @ ..] if rm.text == "rm" => {
+            let options: Vec<&str> = rest
+                .iter()
+                .map(|word| word.text.as_str())
+                .take_while(|text| *text != "--")
+                .filter(|text| text.starts_with('-'))
+                .collect();
+            let short = |letter: char| {
+                options
+                    .iter()
+                    .any(|option| !option.starts_with("--") && option[1..].contains(letter))
+            };
+            let forced =
+                !options.contains(&"--cached") && (short('f') || options.contains(&"--force"));
+            let recursive = short('r');
+            if !forced {
+                facts.classes = remove(facts.classes, Class::Delete);
+                facts.classes.insert(Class::VcsLocal);
+            } else if recursive {
+                facts.classes = remove(facts.classes, Class::Delete);
+                facts.classes.insert(Class::Discard);
+            }
+        }
         // As the table's `git worktree remove --force`, wherever the option stands: the
         // worktree's uncommitted changes go with it.
         [worktree, verb, rest @ ..]

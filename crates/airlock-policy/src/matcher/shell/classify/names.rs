@@ -91,8 +91,20 @@ const SCRIPT_INTERPRETERS: &[&str] = &[
 /// first (`bash scripts/deploy.sh production`, `python deploy.py`). Only the file's own
 /// name counts (`deploy/build.sh` builds); asking for its help, or a dry run, does not.
 pub(super) fn runs_deploy_script(program: &str, name: &str, arguments: &[Word]) -> bool {
+    // PowerShell is given its script by `-File` (`-f`), after options that take values
+    // (`-ExecutionPolicy Bypass`).
+    let powershell_file = matches!(name, "pwsh" | "powershell")
+        .then(|| {
+            arguments
+                .iter()
+                .position(|word| matches!(word.text.to_ascii_lowercase().as_str(), "-file" | "-f"))
+                .and_then(|at| arguments.get(at + 1))
+        })
+        .flatten();
     let script = if program.contains(['/', '\\']) {
         Some(program)
+    } else if let Some(file) = powershell_file {
+        Some(file.text.as_str())
     } else if SCRIPT_INTERPRETERS.contains(&name) {
         arguments
             .iter()
