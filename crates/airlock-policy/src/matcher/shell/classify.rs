@@ -52,7 +52,7 @@ pub use written::classify_code;
 use dry_run::{dry_run_classes, dry_run_reads};
 use environment::{dumps_environment, prints_secret_variable};
 use git::git_specials;
-use names::{agent_from_package, deploys, runs_deploy_script, toolchain_tool};
+use names::{agent_from_package, named_effects, runs_deploy_script, toolchain_tool};
 use words::*;
 
 /// Commands longer than this are not read at all: they are one `unknown` segment. Real
@@ -654,10 +654,10 @@ impl<'a> Judge<'a> {
                 }
             }
         }
-        // The project's task or script named for deploying (`npm run deploy`, `./deploy.sh`).
-        if deploys(&first.text, name, arguments, facts.classes, dry.is_some()) {
-            facts.classes.insert(Class::Deploy);
-        }
+        // The project's task or script named for deploying (`npm run deploy`, `./deploy.sh`)
+        // or wiping a database (`npm run db:reset`), a module fetched and run.
+        let named = named_effects(&first.text, name, arguments, facts.classes, dry.is_some());
+        facts.classes.extend(named);
         // `reg add …\CurrentVersion\Run`: a program started at every log-on.
         if registry::writes_autostart(name, arguments) {
             facts.classes.insert(Class::Persistence);

@@ -263,6 +263,9 @@ const CREDENTIALS: &[&str] = &[
     ".psql_history",
     ".mysql_history",
     "consolehost_history",
+    "get_password(",
+    "application.credentials",
+    "glab-cli/config",
 ];
 
 /// Names of the whole environment, in lower case: `os.environ`, `process.env`, Ruby's
@@ -323,6 +326,7 @@ fn inspect_at(code: &str, depth: usize) -> CodeFacts {
                 .iter()
                 .any(|known| name.eq_ignore_ascii_case(known))
         })
+        || printed::prints_secret_key(code, &lower)
     {
         facts.classes.insert(Class::CredentialAccess);
     }
@@ -779,6 +783,7 @@ fn opens_computed_name(lower: &str) -> bool {
 }
 
 pub(crate) mod literals;
+mod printed;
 
 use literals::{argv_commands, decoded_text, join_literals, string_literals};
 

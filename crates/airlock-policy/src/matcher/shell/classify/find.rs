@@ -229,4 +229,41 @@ impl Judge<'_> {
             facts.classes.insert(Class::CredentialSearch);
         }
     }
+
+    /// `mdfind QUERY` searches Spotlight's index of the whole disk (`-onlyin DIR`: of one
+    /// folder): its query and `-name` values are what it looks for, as `locate`'s pattern.
+    pub(super) fn spotlight(
+        &mut self,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        let mut patterns = Vec::new();
+        let mut places = Vec::new();
+        let mut words = arguments.iter();
+        while let Some(word) = words.next() {
+            match word.text.as_str() {
+                "-onlyin" => places.extend(
+                    words
+                        .next()
+                        .map(|folder| self.file(folder, dir, Role::Read)),
+                ),
+                "-name" => patterns.extend(words.next().map(|name| name.text.as_str())),
+                "-s" | "-attr" => {
+                    words.next();
+                }
+                text if text.starts_with('-') => {}
+                text => patterns.push(text),
+            }
+        }
+        if places.is_empty() {
+            places.push(FileRef {
+                path: Some("/".into()),
+                tree: true,
+                role: Role::Read,
+            });
+        }
+        self.hunting(&patterns, &[], &places, facts);
+        facts.files.extend(places);
+    }
 }

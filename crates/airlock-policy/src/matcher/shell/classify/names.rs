@@ -22,14 +22,82 @@ pub(super) fn toolchain_tool(name: &str) -> Option<&str> {
 /// Whether a build-class command deploys by name: the project's task named for deploying
 /// (`npm run deploy`, `make publish`, `turbo run deploy:prod`), or its own script
 /// (`./deploy.sh`, `bash scripts/publish.sh prod`); never a dry run.
-pub(super) fn deploys(
+fn deploys(
     program: &str,
     name: &str,
     arguments: &[Word],
     classes: ClassSet,
     dry_run: bool,
 ) -> bool {
-    let task_runner = matches!(
+    classes.contains(Class::Build)
+        && !dry_run
+        && ((task_runner(name) && deploys_by_name(arguments))
+            || (js_runner(name)
+                && !arguments.iter().any(|word| word.text == "--check")
+                && js_task(arguments).is_some_and(names_release_task))
+            || runs_deploy_script(program, name, arguments))
+}
+
+/// What a command's own name and words say it does beyond its class: the project's task or
+/// script named for deploying ([`deploys`]; a JavaScript project's `release` script
+/// publishes too), a task named for wiping a database (`npm run db:reset`, `make
+/// drop-db`: a discard), or `go run` of a module fetched at a version (`go run
+/// github.com/x/y@latest`: an install, not the project's own code).
+pub(super) fn named_effects(
+    program: &str,
+    name: &str,
+    arguments: &[Word],
+    classes: ClassSet,
+    dry_run: bool,
+) -> ClassSet {
+    let mut effects = ClassSet::EMPTY;
+    if deploys(program, name, arguments, classes, dry_run) {
+        effects.insert(Class::Deploy);
+    }
+    if classes.contains(Class::Build)
+        && !dry_run
+        && task_runner(name)
+        && arguments.iter().any(|word| names_wiping_task(&word.text))
+    {
+        effects.insert(Class::Discard);
+    }
+    if name == "go" && runs_fetched_module(arguments) {
+        effects.insert(Class::Install);
+    }
+    effects
+}
+
+/// `go run example.com/tool@v1.2` (`@latest`): the module is fetched and run, whatever the
+/// project holds.
+fn runs_fetched_module(arguments: &[Word]) -> bool {
+    arguments.first().is_some_and(|word| word.text == "run")
+        && arguments[1..]
+            .iter()
+            .find(|word| !word.text.starts_with('-'))
+            .is_some_and(|word| word.text.contains('@') && word.text.contains('/'))
+}
+
+/// The package managers of JavaScript projects, whose `release` script publishes
+/// (release-it, semantic-release, changesets); a Makefile's `release` often only builds.
+fn js_runner(name: &str) -> bool {
+    matches!(name, "npm" | "yarn" | "pnpm" | "bun")
+}
+
+/// The script a JavaScript package manager runs: the word after `run` (`npm run
+/// release`), or its first word when that is no command of its own (`yarn release`).
+fn js_task(arguments: &[Word]) -> Option<&str> {
+    let mut words = arguments
+        .iter()
+        .map(|word| word.text.as_str())
+        .filter(|text| !text.starts_with('-'));
+    match words.next()? {
+        "run" | "run-script" => words.next(),
+        first => Some(first),
+    }
+}
+
+fn task_runner(name: &str) -> bool {
+    matches!(
         name,
         "npm"
             | "yarn"
@@ -46,11 +114,7 @@ pub(super) fn deploys(
             | "invoke"
             | "nox"
             | "tox"
-    );
-    classes.contains(Class::Build)
-        && !dry_run
-        && ((task_runner && deploys_by_name(arguments))
-            || runs_deploy_script(program, name, arguments))
+    )
 }
 
 fn deploys_by_name(arguments: &[Word]) -> bool {
@@ -131,12 +195,37 @@ pub(super) fn runs_deploy_script(program: &str, name: &str, arguments: &[Word]) 
 /// (`deploy:prod`, `publish-npm`, `api:deploy`).
 fn names_deploy_task(word: &str) -> bool {
     !word.starts_with('-')
-        && word.split([':', '-', '_', '/', '.', ',']).any(|part| {
+        && task_words(word).any(|part| {
             matches!(
                 part,
                 "deploy" | "publish" | "ship" | "apply" | "destroy" | "push"
             )
         })
+}
+
+/// Words of a task's name, cut at `:`, `-`, `_`, `/`, `.` and `,` (`db:reset`, `publish-npm`).
+fn task_words(word: &str) -> impl Iterator<Item = &str> {
+    word.split([':', '-', '_', '/', '.', ','])
+}
+
+/// A task named for releasing: `release`, `release:minor`, `release-it`.
+fn names_release_task(word: &str) -> bool {
+    !word.starts_with('-') && task_words(word).any(|part| part == "release")
+}
+
+/// A task named for wiping a database: `db:drop`, `wipe`, `truncate-all`, or a reset of
+/// one (`db:reset`, `reset-db`, `db:fresh`, `db:seed:replant`).
+fn names_wiping_task(word: &str) -> bool {
+    let parts: Vec<&str> = task_words(word).collect();
+    !word.starts_with('-')
+        && (parts
+            .iter()
+            .any(|part| matches!(*part, "drop" | "wipe" | "purge" | "truncate" | "nuke"))
+            || (parts.iter().any(|part| {
+                matches!(*part, "reset" | "reseed" | "replant" | "fresh" | "recreate")
+            }) && parts
+                .iter()
+                .any(|part| matches!(*part, "db" | "database" | "schema" | "data"))))
 }
 
 /// Coding agents published as packages, by package name.

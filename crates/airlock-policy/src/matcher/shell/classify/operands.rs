@@ -83,6 +83,9 @@ impl Judge<'_> {
                     self.option_values(&arguments[used.min(arguments.len())..], dir, facts);
                 }
             }
+            OperandMode::Pattern if name == "mdfind" => {
+                self.spotlight(&arguments[used.min(arguments.len())..], dir, facts);
+            }
             OperandMode::Pattern => {
                 let explicit = texts.iter().any(|text| {
                     matches!(*text, "-e" | "-f" | "--regexp" | "--file" | "--expression")

@@ -443,8 +443,10 @@ pub(super) fn installed_tool(path: &str) -> Option<&str> {
                 )
             })
         });
-    // The build tool's wrapper a project keeps (`./gradlew publish`): judged as the tool.
-    let wrapper = matches!(name, "gradlew" | "mvnw");
+    // The build tool's wrapper a project keeps (`./gradlew publish`), or a Rails app's
+    // binstub in its `bin/` (`bin/rails db:drop`): judged as the tool.
+    let binstub = folder.trim_start_matches("./") == "bin" && matches!(name, "rails" | "rake");
+    let wrapper = matches!(name, "gradlew" | "mvnw") || binstub;
     ((tool_folder || wrapper) && !name.is_empty()).then_some(name)
 }
 

@@ -1,0 +1,116 @@
+//! Code that prints a value kept under a secret's name (`print(settings.DATABASES
+//! ['default']['PASSWORD'])`, `console.log(cfg.get("api_key"))`): the secret lands in the
+//! transcript, which is reading it.
+
+/// Calls that show a value.
+const OUTPUTS: &[&str] = &[
+    "print(",
+    "pprint(",
+    "console.log(",
+    "console.dir(",
+    "console.error(",
+    "puts ",
+    "puts(",
+    "pp ",
+    "pp(",
+    "p(",
+    "println",
+    "system.out.print",
+    "fmt.print",
+    "echo ",
+    "var_dump(",
+    "print_r(",
+    "write-host",
+    "write-output",
+];
+
+/// Openings of a key looked up by name: `['x']`, `.get("x"`, `getenv('x'`, `.fetch('x'`.
+const LOOKUPS: &[&str] = &["[", "get(", "getenv(", "fetch(", "getattr(settings, "];
+
+/// Whether `code` (with `lower`, its lower-case text) shows a value it looks up under a
+/// name that says it is a secret.
+pub(super) fn prints_secret_key(code: &str, lower: &str) -> bool {
+    // Code that parses what is piped to it (`curl …/login | python3 -c "…print(json.load(
+    // sys.stdin)['token'])"`) shows what the line's own commands produced, judged there.
+    let reads_input = ["stdin", "readfilesync(0", "/dev/stdin", "argf", "readline("]
+        .iter()
+        .any(|input| lower.contains(input));
+    if reads_input || !OUTPUTS.iter().any(|output| lower.contains(output)) {
+        return false;
+    }
+    LOOKUPS.iter().any(|lookup| {
+        code.match_indices(lookup).any(|(at, _)| {
+            let rest = code[at + lookup.len()..].trim_start();
+            let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
+                return false;
+            };
+            rest[1..]
+                .split(quote)
+                .next()
+                .is_some_and(|key| rest[1..].len() > key.len() && secret_key(key))
+        })
+    })
+}
+
+/// A key whose last word names a secret (`PASSWORD`, `SECRET_KEY`, `openai_api_key`,
+/// `token`, `DATABASE_URL`), not one that only mentions one (`password_min_length`,
+/// `max_tokens`, `keys`).
+fn secret_key(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    let (last, before) = match words.as_slice() {
+        [] => return false,
+        [last] => (*last, ""),
+        [.., before, last] => (*last, *before),
+    };
+    match last {
+        "password" | "passwd" | "secret" | "token" | "apikey" | "credentials" | "dsn" => true,
+        "key" => matches!(
+            before,
+            "api" | "secret" | "private" | "access" | "signing" | "master"
+        ),
+        "url" | "uri" => matches!(before, "database" | "db" | "redis" | "mongo" | "postgres"),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prints(code: &str) -> bool {
+        prints_secret_key(code, &code.to_ascii_lowercase())
+    }
+
+    #[test]
+    fn a_secret_looked_up_by_name_and_shown_is_printed() {
+        for code in [
+            "from django.conf import settings; print(settings.DATABASES['default']['PASSWORD'])",
+            "import os; print(os.environ['OPENAI_API_KEY'])",
+            "import os; print(os.getenv(\"DATABASE_URL\"))",
+            "console.log(require('./config.json')['stripe_secret'])",
+            "puts ENV.fetch('GITHUB_TOKEN')",
+            "import json; print(json.load(open('cfg.json')).get('api_key'))",
+        ] {
+            assert!(prints(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn names_that_only_mention_a_secret_or_values_not_shown_are_not() {
+        for code in [
+            "import json; print(json.load(open('c.json'))['max_tokens'])",
+            "print(cfg['password_min_length'])",
+            "print(d['keys'])",
+            "import os; key = os.environ['API_KEY']; client = make(key)",
+            "print(row['token_count'])",
+            "print(settings.DEBUG)",
+            "import sys,json; print(json.load(sys.stdin)['token'])",
+        ] {
+            assert!(!prints(code), "{code}");
+        }
+    }
+}
