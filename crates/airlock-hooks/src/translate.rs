@@ -11,7 +11,7 @@
 //! | `fs.edit` | `path` or `paths`, `old?`, `new?`, `patch?` | Edit, MultiEdit, NotebookEdit | apply_patch | replace |
 //! | `http.fetch` | `url` | WebFetch, Monitor (its `ws.url`) | – | web_fetch (the URLs in its prompt) |
 //! | `web.search` | `query` | WebSearch | web_search | google_web_search |
-//! | `agent.internal` | as given | [`CLAUDE_CODE_INTERNAL`] | update_plan, write_stdin with empty `chars` (a poll) | [`GEMINI_INTERNAL`] |
+//! | `agent.internal` | as given | [`CLAUDE_CODE_INTERNAL`] | update_plan, write_stdin with empty `chars` (a poll) or only Ctrl-C/Ctrl-D | [`GEMINI_INTERNAL`] |
 //!
 //! Claude Code's `PreSkillShellCommand` names its shell tool (`Bash` or `PowerShell`) and
 //! the command in `tool_input.command`, so it translates as that tool's call does.
@@ -291,9 +291,19 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
         (Agent::Gemini, name) if GEMINI_INTERNAL.contains(&name) => "agent.internal",
         (Agent::Codex, "update_plan") => "agent.internal",
         // A poll of a command Codex already runs (`write_stdin` with nothing to write)
-        // reads its output; text typed into it is kept as the tool's own call (asked).
+        // reads its output, and an interrupt or end of input (Ctrl-C, Ctrl-D, Ctrl-\)
+        // stops it: its own command, nothing else. Text typed into it is kept as the
+        // tool's own call (asked): what reads it is not known.
         (Agent::Codex, "write_stdin")
-            if call.input.get("chars").and_then(Value::as_str) == Some("") =>
+            if call
+                .input
+                .get("chars")
+                .and_then(Value::as_str)
+                .is_some_and(|chars| {
+                    chars
+                        .chars()
+                        .all(|c| matches!(c, '\u{3}' | '\u{4}' | '\u{1c}'))
+                }) =>
         {
             "agent.internal"
         }

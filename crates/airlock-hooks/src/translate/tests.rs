@@ -714,6 +714,25 @@ fn a_codex_poll_of_a_running_command_is_bookkeeping_and_typed_input_is_not() {
         "agent.internal",
         poll,
     );
+    // An interrupt or end of input stops Codex's own command.
+    for chars in ["\u{3}", "\u{4}", "\u{3}\u{3}"] {
+        let stop = json!({"session_id": 2177, "chars": chars});
+        check(
+            Agent::Codex,
+            "write_stdin",
+            stop.clone(),
+            "agent.internal",
+            stop,
+        );
+    }
+    let interrupt_then_text = json!({"session_id": 2177, "chars": "\u{3}rm -rf ~\n"});
+    check(
+        Agent::Codex,
+        "write_stdin",
+        interrupt_then_text.clone(),
+        "write_stdin",
+        interrupt_then_text,
+    );
     let typed = json!({"session_id": 29680, "chars": "rm -rf ~\n"});
     check(
         Agent::Codex,

@@ -346,14 +346,18 @@ fn inspect_at(code: &str, depth: usize) -> CodeFacts {
     // Decoded text hides a file's name only where a file is opened by a name computed
     // at run time: `open('nb.ipynb')` beside `s.split(chr(10))` opens what it says.
     let decodes_a_name = has(DECODERS) && opens_computed_name(&lower);
-    let opaque = ((has(OPAQUE) || decodes_a_name) && !only_reads_files(&lower))
+    // `compile(` is Python's own only when called bare: `re.compile(…)`, `model.compile(…)`
+    // build a pattern or a model.
+    let unmethoded = lower.replace(".compile(", ".");
+    let opaque_named = |names: &[&str]| names.iter().any(|name| unmethoded.contains(name));
+    let opaque = ((opaque_named(OPAQUE) || decodes_a_name) && !only_reads_files(&unmethoded))
         || matches!(home, Some(None));
     // Code that only writes files it names (`p = "src/x.py"; open(p, "w").write(t)`)
     // writes those files, as `sed -i` does.
     let opaque_beyond_open = OPAQUE
         .iter()
         .filter(|name| **name != "open(")
-        .any(|name| lower.contains(name))
+        .any(|name| unmethoded.contains(name))
         || decodes_a_name
         || matches!(home, Some(None));
     if writes && !(runs || deletes || network || opaque_beyond_open) {

@@ -49,11 +49,27 @@ impl Listings {
     }
 }
 
-/// `ls`, `find` or `fd`, as the first word of a segment.
+/// `ls`, `find` or `fd`, as the first word of a segment, or a search that prints the
+/// names of the files it found (`grep -rl x src/`, `rg --files-with-matches x`, `rg
+/// --files`).
 fn lists_entries(segment: &Segment) -> bool {
-    segment.words.first().is_some_and(|first| {
-        !first.dynamic && matches!(basename(&first.text), "ls" | "find" | "fd" | "fdfind")
-    })
+    let Some(first) = segment.words.first().filter(|first| !first.dynamic) else {
+        return false;
+    };
+    match basename(&first.text) {
+        "ls" | "find" | "fd" | "fdfind" => true,
+        "grep" | "egrep" | "fgrep" | "rg" => segment.words[1..].iter().any(|word| {
+            let text = word.text.as_str();
+            matches!(
+                text,
+                "--files-with-matches" | "--files-without-match" | "--files"
+            ) || (text.starts_with('-')
+                && !text.starts_with("--")
+                && text[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && text[1..].contains(['l', 'L']))
+        }),
+        _ => false,
+    }
 }
 
 /// The variable a segment sets from a substitution: `NAME=$(…)` alone, or `for NAME in

@@ -13,6 +13,8 @@ fn computing_code_is_read_only_and_reaching_out_is_not() {
         "import sys; sys.stdout.write('ok\\n')",
         // A decoder beside a file opened by a literal name: `chr(10)` only splits.
         "import json; nb = json.load(open('nb.ipynb', encoding='utf-8')); print(nb['cells'][0]['source'].split(chr(10)))",
+        // A regular expression compiled is no code compiled.
+        "import re, glob\nentry = re.compile(r'\\{(.*?)\\}', re.S)\nfor f in glob.glob('net_*.h'):\n    print(f, len(entry.findall(open(f).read())), 'table column entries')",
     ];
     for code in read_only {
         assert_eq!(
