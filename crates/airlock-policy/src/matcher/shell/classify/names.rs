@@ -32,15 +32,11 @@ fn deploys(
     classes.contains(Class::Build)
         && !dry_run
         && ((task_runner(name) && deploys_by_name(arguments))
-            || (js_runner(name)
-                && !arguments.iter().any(|word| word.text == "--check")
-                && js_task(arguments).is_some_and(names_release_task))
             || runs_deploy_script(program, name, arguments))
 }
 
 /// What a command's own name and words say it does beyond its class: the project's task or
-/// script named for deploying ([`deploys`]; a JavaScript project's `release` script
-/// publishes too), a task named for wiping a database (`npm run db:reset`, `make
+/// script named for deploying or releasing ([`deploys`]), a task named for wiping a database (`npm run db:reset`, `make
 /// drop-db`: a discard), or `go run` of a module fetched at a version (`go run
 /// github.com/x/y@latest`: an install, not the project's own code).
 pub(super) fn named_effects(
@@ -75,25 +71,6 @@ fn runs_fetched_module(arguments: &[Word]) -> bool {
             .iter()
             .find(|word| !word.text.starts_with('-'))
             .is_some_and(|word| word.text.contains('@') && word.text.contains('/'))
-}
-
-/// The package managers of JavaScript projects, whose `release` script publishes
-/// (release-it, semantic-release, changesets); a Makefile's `release` often only builds.
-fn js_runner(name: &str) -> bool {
-    matches!(name, "npm" | "yarn" | "pnpm" | "bun")
-}
-
-/// The script a JavaScript package manager runs: the word after `run` (`npm run
-/// release`), or its first word when that is no command of its own (`yarn release`).
-fn js_task(arguments: &[Word]) -> Option<&str> {
-    let mut words = arguments
-        .iter()
-        .map(|word| word.text.as_str())
-        .filter(|text| !text.starts_with('-'));
-    match words.next()? {
-        "run" | "run-script" => words.next(),
-        first => Some(first),
-    }
 }
 
 fn task_runner(name: &str) -> bool {
@@ -192,25 +169,22 @@ pub(super) fn runs_deploy_script(program: &str, name: &str, arguments: &[Word]) 
 }
 
 /// A task named for deploying: `deploy`, `publish`, `ship`, alone or qualified
-/// (`deploy:prod`, `publish-npm`, `api:deploy`).
+/// (`deploy:prod`, `publish-npm`, `api:deploy`), or for releasing (`release`,
+/// `release:minor`) unless it names a build too (`build:release`, `release-notes`).
 fn names_deploy_task(word: &str) -> bool {
+    let parts: Vec<&str> = task_words(word).collect();
+    let named = |names: &[&str]| parts.iter().any(|part| names.contains(part));
     !word.starts_with('-')
-        && task_words(word).any(|part| {
-            matches!(
-                part,
-                "deploy" | "publish" | "ship" | "apply" | "destroy" | "push"
-            )
-        })
+        && (named(&["deploy", "publish", "ship", "apply", "destroy", "push"])
+            || (named(&["release"])
+                && !named(&[
+                    "build", "bundle", "compile", "notes", "note", "check", "test", "lint", "dry",
+                ])))
 }
 
 /// Words of a task's name, cut at `:`, `-`, `_`, `/`, `.` and `,` (`db:reset`, `publish-npm`).
 fn task_words(word: &str) -> impl Iterator<Item = &str> {
     word.split([':', '-', '_', '/', '.', ','])
-}
-
-/// A task named for releasing: `release`, `release:minor`, `release-it`.
-fn names_release_task(word: &str) -> bool {
-    !word.starts_with('-') && task_words(word).any(|part| part == "release")
 }
 
 /// A task named for wiping a database: `db:drop`, `wipe`, `truncate-all`, or a reset of

@@ -162,6 +162,9 @@ impl Judge<'_> {
                     }
                 }
             }
+            OperandMode::Find if matches!(name, "fd" | "fdfind") => {
+                self.fd(&arguments[used.min(arguments.len())..], dir, facts);
+            }
             OperandMode::Find => self.find(arguments, dir, texts, facts),
             OperandMode::Code | OperandMode::Script => {
                 self.runner(name, arguments, segment, dir, nesting, facts);

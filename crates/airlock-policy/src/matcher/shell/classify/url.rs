@@ -72,7 +72,12 @@ impl Judge<'_> {
                             .or_else(|| value.split_once("=@").map(|(_, file)| file))
                             .or_else(|| value.split_once("=<").map(|(_, file)| file));
                         if let Some(file) = file.filter(|file| *file != "-") {
-                            facts.files.push(self.path(file, dynamic, dir, Role::Read));
+                            // `@$HOME/.aws/credentials`: the home is known.
+                            let known = dynamic.then(|| self.known_variables(file, dir)).flatten();
+                            facts.files.push(match known {
+                                Some(file) => self.path(&file, false, dir, Role::Read),
+                                None => self.path(file, dynamic, dir, Role::Read),
+                            });
                         }
                         if dynamic {
                             remote = true;

@@ -42,7 +42,8 @@ pub(super) fn remove(classes: ClassSet, class: Class) -> ClassSet {
 /// --prefix dir`): its text and whether it is computed at run time.
 pub(super) fn directory_option(name: &str, arguments: &[Word]) -> Option<(String, bool)> {
     let options: &[&str] = match name {
-        "git" | "make" | "gmake" | "go" => &["-C", "--directory"],
+        "git" => &["-C", "--work-tree"],
+        "make" | "gmake" | "go" => &["-C", "--directory"],
         "npm" | "pnpm" | "yarn" => &["--prefix", "-C", "--dir", "--cwd"],
         "uv" => &["--directory", "--project"],
         "cargo" => &["--manifest-path"],

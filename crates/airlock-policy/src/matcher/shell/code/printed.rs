@@ -25,7 +25,14 @@ const OUTPUTS: &[&str] = &[
 ];
 
 /// Openings of a key looked up by name: `['x']`, `.get("x"`, `getenv('x'`, `.fetch('x'`.
-const LOOKUPS: &[&str] = &["[", "get(", "getenv(", "fetch(", "getattr(settings, "];
+const LOOKUPS: &[&str] = &[
+    "[",
+    "get(",
+    "getenv(",
+    "fetch(",
+    "getattr(settings, ",
+    "config(",
+];
 
 /// Whether `code` (with `lower`, its lower-case text) shows a value it looks up under a
 /// name that says it is a secret.
@@ -38,18 +45,67 @@ pub(super) fn prints_secret_key(code: &str, lower: &str) -> bool {
     if reads_input || !OUTPUTS.iter().any(|output| lower.contains(output)) {
         return false;
     }
-    LOOKUPS.iter().any(|lookup| {
-        code.match_indices(lookup).any(|(at, _)| {
-            let rest = code[at + lookup.len()..].trim_start();
-            let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
-                return false;
-            };
-            rest[1..]
-                .split(quote)
-                .next()
-                .is_some_and(|key| rest[1..].len() > key.len() && secret_key(key))
+    attributes(code).any(|(name, after)| secret_attribute(name) && shown(after))
+        || LOOKUPS.iter().any(|lookup| {
+            code.match_indices(lookup).any(|(at, _)| {
+                let rest = code[at + lookup.len()..].trim_start();
+                let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
+                    return false;
+                };
+                let Some(key) = rest[1..].split(quote).next() else {
+                    return false;
+                };
+                // What follows the lookup's closing quote and bracket.
+                let after = rest[1 + key.len()..]
+                    .strip_prefix(quote)
+                    .map(|after| after.trim_start_matches([']', ')']));
+                after.is_some_and(|after| secret_key(key) && shown(after))
+            })
         })
+}
+
+/// Whether a value is shown as it is, by what follows it: the end of the call or of an
+/// argument, a concatenation or a slice. A test of it (`… else 'missing'`,
+/// `.startswith('sk-')`, `is None`, `== …`) shows only an answer about it.
+fn shown(after: &str) -> bool {
+    let after = after.trim_start();
+    after.is_empty() || after.starts_with([')', ',', '+', '}', ';', '[', '\n', '"', '\''])
+}
+
+/// The names code reads as attributes (`settings.SECRET_KEY`, `cfg.auth.jwtSecret`), each
+/// with the text after it.
+fn attributes(code: &str) -> impl Iterator<Item = (&str, &str)> {
+    code.match_indices('.').filter_map(|(at, _)| {
+        let rest = &code[at + 1..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = &rest[..end];
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            .then_some((name, &rest[end..]))
     })
+}
+
+/// An attribute named as a secret: a constant's name as a key's (`SECRET_KEY`,
+/// `GITHUB_TOKEN`), or a field's ending in a secret's word (`stripe_secret_key`,
+/// `jwtSecret`, `dbPassword`). A field ending in `token` is no secret here: models have
+/// `pad_token` and `eos_token`.
+fn secret_attribute(name: &str) -> bool {
+    if name
+        .chars()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    {
+        return secret_key(name);
+    }
+    // `jwtSecret` → `jwt_secret`: camel case cut into words.
+    let mut snake = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            snake.push('_');
+        }
+        snake.push(c.to_ascii_lowercase());
+    }
+    !snake.ends_with("token") && secret_key(&snake)
 }
 
 /// A key whose last word names a secret (`PASSWORD`, `SECRET_KEY`, `openai_api_key`,
@@ -94,6 +150,10 @@ mod tests {
             "console.log(require('./config.json')['stripe_secret'])",
             "puts ENV.fetch('GITHUB_TOKEN')",
             "import json; print(json.load(open('cfg.json')).get('api_key'))",
+            "from django.conf import settings; print(settings.SECRET_KEY)",
+            "from tally.config import settings; print(settings.stripe_secret_key)",
+            "console.log(require('./config/default.json').auth.jwtSecret)",
+            "echo config('services.stripe.secret');",
         ] {
             assert!(prints(code), "{code}");
         }
@@ -108,6 +168,11 @@ mod tests {
             "import os; key = os.environ['API_KEY']; client = make(key)",
             "print(row['token_count'])",
             "print(settings.DEBUG)",
+            "print(tokenizer.pad_token, tokenizer.eos_token)",
+            "import os; print('set' if os.getenv('OPENAI_API_KEY') else 'missing')",
+            "import os; print(os.environ['OPENAI_API_KEY'].startswith('sk-'))",
+            "from django.conf import settings; print(settings.SECRET_KEY is None)",
+            "print(model.config.max_position_embeddings)",
             "import sys,json; print(json.load(sys.stdin)['token'])",
         ] {
             assert!(!prints(code), "{code}");
