@@ -87,7 +87,8 @@ pub const CLAUDE_CODE_INTERNAL: &[&str] = &[
 
 /// Gemini CLI's tools that are its own bookkeeping (`agent.internal`), as of 0.61: plans,
 /// to-dos and its task tracker, topics, sub-agents, skills, questions to its user, its MCP
-/// resource listings and its own documentation.
+/// resource listings, its own documentation, and the listing and output of the commands
+/// it runs in the background.
 pub const GEMINI_INTERNAL: &[&str] = &[
     "activate_skill",
     "ask_user",
@@ -98,7 +99,9 @@ pub const GEMINI_INTERNAL: &[&str] = &[
     "exit_plan_mode",
     "get_internal_docs",
     "invoke_agent",
+    "list_background_processes",
     "list_mcp_resources",
+    "read_background_output",
     "read_mcp_resource",
     "tracker_add_dependency",
     "tracker_create_task",
