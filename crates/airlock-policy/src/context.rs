@@ -201,7 +201,8 @@ impl Context {
         }
     }
 
-    /// Whether `folder` (absolute, normalised) lies in the home, below it, with no hidden
+    /// Whether `folder` (absolute, normalised) lies in the home (or a web server's
+    /// `/var/www`), below it, with no hidden
     /// folder on the way, not one of the folders the home keeps the person's own files or
     /// projects in (`Documents`, `Desktop`, `OneDrive/Desktop`, `code`, `work`…: a project
     /// may lie in one, not be one), and not in one that holds the system's or tools' own
@@ -261,7 +262,16 @@ impl Context {
         } else {
             (home.to_owned(), folder.to_owned())
         };
-        let Some(rest) = folder.strip_prefix(&format!("{}/", home.trim_end_matches('/'))) else {
+        // A web server's root holds its sites, one folder each (`/var/www/shop`): a
+        // project each, as in the home.
+        let Some(rest) = folder
+            .strip_prefix(&format!("{}/", home.trim_end_matches('/')))
+            .or_else(|| {
+                folder
+                    .strip_prefix("/var/www/")
+                    .filter(|rest| !rest.is_empty())
+            })
+        else {
             return false;
         };
         let parts: Vec<&str> = rest.split('/').filter(|part| !part.is_empty()).collect();
@@ -465,7 +475,7 @@ mod tests {
             "cd ~/.config && rm -rf waybar",
             "cd $DIR && make",
             "cd ~/Documents && rm -rf x",
-            "cd /var/www/site && npm run build",
+            "cd /opt/site && npm run build",
             "ls && cd ~/app && make",
             "cd ~/app",
         ] {
