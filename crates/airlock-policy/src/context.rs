@@ -121,21 +121,27 @@ impl Context {
             .filter(|_| self.projectless)
             .filter(|folder| self.may_be_project(folder))
             .map(str::to_owned);
+        let moved = Context {
+            cwd,
+            windows,
+            cache: RefCell::new(None),
+            ..self
+        };
         match work_folder {
-            Some(project) => Context {
-                cwd,
-                project: Some(project),
-                projectless: false,
-                windows,
-                cache: RefCell::new(None),
-                ..self
-            },
-            None => Context {
-                cwd,
-                windows,
-                cache: RefCell::new(None),
-                ..self
-            },
+            Some(folder) => moved.with_project(folder),
+            None => moved,
+        }
+    }
+
+    /// The same place with `folder` for its project: a call made in the home that works in
+    /// a folder of it ([`Context::running_in`], [`Context::entering`],
+    /// [`Context::writing_in`]).
+    fn with_project(self, folder: String) -> Context {
+        Context {
+            project: Some(folder),
+            projectless: false,
+            cache: RefCell::new(None),
+            ..self
         }
     }
 
@@ -160,12 +166,7 @@ impl Context {
         if !self.may_be_project(&folder) {
             return self;
         }
-        Context {
-            project: Some(folder),
-            projectless: false,
-            cache: RefCell::new(None),
-            ..self
-        }
+        self.with_project(folder)
     }
 
     /// The same place for a call made where there is no project (the agent was started in
@@ -186,19 +187,15 @@ impl Context {
         let Some(file) = named.and_then(|file| self.resolve(file)) else {
             return self;
         };
-        let folders = file.match_indices('/').map(|(at, _)| &file[..at]);
-        let Some(folder) = folders
-            .into_iter()
+        let Some(folder) = file
+            .match_indices('/')
+            .map(|(at, _)| &file[..at])
             .find(|folder| self.may_be_project(folder))
+            .map(str::to_owned)
         else {
             return self;
         };
-        Context {
-            project: Some(folder.to_owned()),
-            projectless: false,
-            cache: RefCell::new(None),
-            ..self
-        }
+        self.with_project(folder)
     }
 
     /// Whether `folder` (absolute, normalised) lies in the home (or a web server's

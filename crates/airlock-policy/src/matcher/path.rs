@@ -252,6 +252,12 @@ impl Anchor {
         Ok(None)
     }
 
+    /// Whether this anchor is known to stand for no directory: `{project}` of a call made
+    /// in the home (no project, known), where an unknown project may be anything.
+    fn names_nothing(self, context: &Context) -> bool {
+        self == Anchor::Project && !context.project_unknown()
+    }
+
     /// The directories this anchor stands for in `context`; empty when unknown. A small
     /// array, not a vector: this runs for every pattern tried on every file.
     fn directories(self, context: &Context) -> Directories<'_> {
@@ -575,8 +581,7 @@ impl PathPattern {
             return Some(self.is_match_rest(rest));
         }
         let directories = anchor.directories(context);
-        // No project, known (a call made in the home): `{project}/…` names nothing.
-        if directories.is_empty() && anchor == Anchor::Project && !context.project_unknown() {
+        if directories.is_empty() && anchor.names_nothing(context) {
             return Some(false);
         }
         let (Some(resolved), false) = (resolved, directories.is_empty()) else {
@@ -603,9 +608,7 @@ impl PathPattern {
                 Some(anchor) => {
                     let directories = anchor.directories(context);
                     if directories.is_empty() {
-                        // No project, known: the pattern names nothing.
-                        return (anchor == Anchor::Project && !context.project_unknown())
-                            .then_some(false);
+                        return anchor.names_nothing(context).then_some(false);
                     }
                     Some(directories.iter().any(|directory| {
                         below(candidate, directory).is_some_and(|rest| self.is_match_rest(rest))

@@ -324,8 +324,6 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
     }
 }
 
-/// Recipe lines (those `recipe` accepts, with its prefix gone), continuation lines joined,
-/// each without make's `@`, `-` and `+` markers.
 /// A recipe line as the shell receives it: make replaces a variable (`$(HOME)`, `${CC}`)
 /// by its value, from the makefile or the environment, which the shell then sees as
 /// `${HOME}` would be; `$$` is a `$` of the shell's own. A function call (`$(shell …)`,
@@ -372,6 +370,8 @@ fn make_to_shell(line: &str) -> String {
     out
 }
 
+/// Recipe lines (those `recipe` accepts, with its prefix gone), continuation lines joined,
+/// each without make's `@`, `-` and `+` markers.
 fn recipes<'t>(text: &'t str, recipe: impl Fn(&'t str) -> Option<&'t str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut continued = false;

@@ -348,9 +348,13 @@ fn inspect_at(code: &str, depth: usize) -> CodeFacts {
     let decodes_a_name = has(DECODERS) && opens_computed_name(&lower);
     // `compile(` is Python's own only when called bare: `re.compile(…)`, `model.compile(…)`
     // build a pattern or a model.
-    let unmethoded = lower.replace(".compile(", ".");
-    let opaque_named = |names: &[&str]| names.iter().any(|name| unmethoded.contains(name));
-    let opaque = ((opaque_named(OPAQUE) || decodes_a_name) && !only_reads_files(&unmethoded))
+    let unmethoded = if lower.contains(".compile(") {
+        std::borrow::Cow::Owned(lower.replace(".compile(", "."))
+    } else {
+        std::borrow::Cow::Borrowed(lower.as_str())
+    };
+    let opaque = ((OPAQUE.iter().any(|name| unmethoded.contains(name)) || decodes_a_name)
+        && !only_reads_files(&unmethoded))
         || matches!(home, Some(None));
     // Code that only writes files it names (`p = "src/x.py"; open(p, "w").write(t)`)
     // writes those files, as `sed -i` does.

@@ -19,26 +19,12 @@ pub(super) fn toolchain_tool(name: &str) -> Option<&str> {
 /// publish`, `make apply ENV=prod` (infrastructure applied), `make push` (images pushed),
 /// `bun scripts/publish.ts`), unless the runner only builds, tests or checks
 /// what it names (`bun build scripts/publish.ts`, `bun --check scripts/publish.ts`).
-/// Whether a build-class command deploys by name: the project's task named for deploying
-/// (`npm run deploy`, `make publish`, `turbo run deploy:prod`), or its own script
-/// (`./deploy.sh`, `bash scripts/publish.sh prod`); never a dry run.
-fn deploys(
-    program: &str,
-    name: &str,
-    arguments: &[Word],
-    classes: ClassSet,
-    dry_run: bool,
-) -> bool {
-    classes.contains(Class::Build)
-        && !dry_run
-        && ((task_runner(name) && deploys_by_name(arguments))
-            || runs_deploy_script(program, name, arguments))
-}
-
-/// What a command's own name and words say it does beyond its class: the project's task or
-/// script named for deploying or releasing ([`deploys`]), a task named for wiping a database (`npm run db:reset`, `make
-/// drop-db`: a discard), or `go run` of a module fetched at a version (`go run
-/// github.com/x/y@latest`: an install, not the project's own code).
+/// What a command's own name and words say it does beyond its class, for a build-class
+/// command that is no dry run: the project's task or script named for deploying or
+/// releasing (`npm run deploy`, `make publish`, `turbo run deploy:prod`; `./deploy.sh`,
+/// `bash scripts/publish.sh prod`) deploys, and a task named for wiping a database (`npm
+/// run db:reset`, `make drop-db`) discards. `go run` of a module fetched at a version (`go
+/// run github.com/x/y@latest`) installs, not the project's own code.
 pub(super) fn named_effects(
     program: &str,
     name: &str,
@@ -47,15 +33,16 @@ pub(super) fn named_effects(
     dry_run: bool,
 ) -> ClassSet {
     let mut effects = ClassSet::EMPTY;
-    if deploys(program, name, arguments, classes, dry_run) {
-        effects.insert(Class::Deploy);
-    }
-    if classes.contains(Class::Build)
-        && !dry_run
-        && task_runner(name)
-        && arguments.iter().any(|word| names_wiping_task(&word.text))
-    {
-        effects.insert(Class::Discard);
+    if classes.contains(Class::Build) && !dry_run {
+        let task_runner = task_runner(name);
+        if (task_runner && deploys_by_name(arguments))
+            || runs_deploy_script(program, name, arguments)
+        {
+            effects.insert(Class::Deploy);
+        }
+        if task_runner && arguments.iter().any(|word| names_wiping_task(&word.text)) {
+            effects.insert(Class::Discard);
+        }
     }
     if name == "go" && runs_fetched_module(arguments) {
         effects.insert(Class::Install);
