@@ -42,7 +42,7 @@ pub(super) fn prints_secret_key(code: &str, lower: &str) -> bool {
     let reads_input = ["stdin", "readfilesync(0", "/dev/stdin", "argf", "readline("]
         .iter()
         .any(|input| lower.contains(input));
-    if reads_input || !OUTPUTS.iter().any(|output| lower.contains(output)) {
+    if reads_input || !shows_anything(lower) {
         return false;
     }
     attributes(code).any(|(name, after)| secret_attribute(name) && shown(after))
@@ -62,6 +62,19 @@ pub(super) fn prints_secret_key(code: &str, lower: &str) -> bool {
                 after.is_some_and(|after| secret_key(key) && shown(after))
             })
         })
+}
+
+/// Whether the code calls one of [`OUTPUTS`] by its own name: `p(` is Ruby's, `map(`,
+/// `setup(` and `sleep(` only end like it.
+fn shows_anything(lower: &str) -> bool {
+    OUTPUTS.iter().any(|output| {
+        lower.match_indices(output).any(|(at, _)| {
+            !lower[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
 
 /// Whether a value is shown as it is, by what follows it: the end of the call or of an
@@ -168,6 +181,8 @@ mod tests {
             "import os; key = os.environ['API_KEY']; client = make(key)",
             "print(row['token_count'])",
             "print(settings.DEBUG)",
+            "import json; c = json.load(open('c.json')); setup(c['password'])",
+            "import json, time; c = json.load(open('c.json')); time.sleep(c['token'])",
             "print(tokenizer.pad_token, tokenizer.eos_token)",
             "import os; print('set' if os.getenv('OPENAI_API_KEY') else 'missing')",
             "import os; print(os.environ['OPENAI_API_KEY'].startswith('sk-'))",
