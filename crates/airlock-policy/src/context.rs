@@ -6,7 +6,7 @@
 //! on the machine where the tool runs, so nothing here asks the filesystem. A value that is
 //! not absolute is treated as absent: a relative `cwd` resolves nothing.
 
-use crate::matcher::path::{is_absolute, is_windows, normalize, posix_drive_path};
+use crate::matcher::path::{is_absolute, is_windows, normalize, posix_drive_path, TMP_DIRS};
 use crate::matcher::shell::classify::CommandFacts;
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -36,6 +36,9 @@ pub struct Context {
     /// The call's shell is PowerShell (Claude Code's `PowerShell` tool), whatever the
     /// system: its command lines are read as PowerShell.
     powershell: bool,
+    /// On Windows with a known home, the user's temporary folder
+    /// (`%TEMP%`: `~/AppData/Local/Temp`), which `{tmp}` names beside `/tmp`.
+    temp: Option<String>,
     /// The last command line classified during this evaluation, keyed by its text and the
     /// class table that judged it: every class rule of a policy looks at
     /// the same `command` argument, and classifying it once keeps evaluation within its
@@ -84,6 +87,10 @@ impl Context {
             });
             !same(project, "") && !drive_root && !holds_home
         });
+        let temp = home
+            .as_deref()
+            .filter(|home| is_windows(home))
+            .map(|home| format!("{home}/appdata/local/temp"));
         Context {
             projectless: projectless && project.is_none(),
             cwd,
@@ -91,6 +98,7 @@ impl Context {
             home,
             windows,
             powershell: false,
+            temp,
             cache: RefCell::new(None),
         }
     }
@@ -300,6 +308,7 @@ impl Context {
             projectless: self.projectless,
             windows: self.windows,
             powershell: true,
+            temp: self.temp.clone(),
             cache: RefCell::new(None),
         }
     }
@@ -339,6 +348,12 @@ impl Context {
         self.home.as_deref().unwrap_or(UNKNOWN_HOME)
     }
 
+    /// The temporary folders, which `{tmp}` names: `/tmp`, `/var/tmp` and, on Windows with
+    /// a known home, the user's `%TEMP%`.
+    pub fn temp_dirs(&self) -> [Option<&str>; 3] {
+        [Some(TMP_DIRS[0]), Some(TMP_DIRS[1]), self.temp.as_deref()]
+    }
+
     /// Whether the call was made on Windows (its `cwd`, project or home is a drive path).
     pub fn on_windows(&self) -> bool {
         self.windows
@@ -361,18 +376,26 @@ impl Context {
         if value.is_empty() || value.contains('\0') {
             return None;
         }
-        // `$HOME/x`, `%USERPROFILE%\x`: the home, as `~/x` is.
-        let expanded = home_variable(value).map(|rest| format!("~{rest}"));
+        // `$HOME/x`, `%USERPROFILE%\x`: the home, as `~/x` is; `%TEMP%\x` the temporary
+        // folder.
+        let expanded = self.folder_variable(value);
         let value = expanded.as_deref().unwrap_or(value);
         let value = &*self.native(value);
         if is_absolute(value) {
             return normalize(value);
         }
         if let Some(rest) = value.strip_prefix('~') {
+            let home = self.home_or_tilde();
+            // A Windows home holds `~\.ssh` as `~/.ssh`, in any case (paths there are
+            // read in lower case, as `windows_path` writes them).
+            let rest = match is_windows(home) {
+                true => Cow::Owned(rest.replace('\\', "/").to_lowercase()),
+                false => Cow::Borrowed(rest),
+            };
             if !(rest.is_empty() || rest.starts_with('/')) {
                 return None;
             }
-            return normalize(&format!("{}/{rest}", self.home_or_tilde()));
+            return normalize(&format!("{home}/{rest}"));
         }
         let cwd = cwd?;
         if is_windows(cwd) {
@@ -414,23 +437,54 @@ impl Context {
     }
 }
 
-/// What follows a leading variable naming the home (`$HOME`, `${HOME}`, `%USERPROFILE%`,
-/// PowerShell's `$env:USERPROFILE`), when the rest is empty or starts a path below it.
-fn home_variable(value: &str) -> Option<&str> {
-    const NAMES: &[&str] = &[
-        "$home",
-        "${home}",
-        "%userprofile%",
-        "$env:userprofile",
-        "$env:home",
-        "${env:userprofile}",
-    ];
-    NAMES.iter().find_map(|name| {
-        let head = value.get(..name.len())?;
-        let rest = &value[name.len()..];
-        (head.eq_ignore_ascii_case(name) && (rest.is_empty() || rest.starts_with(['/', '\\'])))
-            .then_some(rest)
-    })
+/// Variables that name a folder of the home (Windows' profile folders), as `~` paths.
+const FOLDER_VARIABLES: &[(&str, &str)] = &[
+    ("$home", "~"),
+    ("${home}", "~"),
+    ("%userprofile%", "~"),
+    ("$env:userprofile", "~"),
+    ("$env:home", "~"),
+    ("${env:userprofile}", "~"),
+    ("%appdata%", "~/AppData/Roaming"),
+    ("$env:appdata", "~/AppData/Roaming"),
+    ("%localappdata%", "~/AppData/Local"),
+    ("$env:localappdata", "~/AppData/Local"),
+];
+
+/// The user's temporary folder on Windows, below the home.
+pub const WINDOWS_TEMP: &str = "~/AppData/Local/Temp";
+
+/// Variables that name the user's temporary folder on Windows.
+const TEMP_VARIABLES: &[&str] = &["%temp%", "%tmp%", "$env:temp", "$env:tmp", "${env:temp}"];
+
+/// What follows a leading `name` in `value`, when the rest is empty or starts a path below
+/// it.
+fn after_variable<'v>(value: &'v str, name: &str) -> Option<&'v str> {
+    let head = value.get(..name.len())?;
+    let rest = &value[name.len()..];
+    (head.eq_ignore_ascii_case(name) && (rest.is_empty() || rest.starts_with(['/', '\\'])))
+        .then_some(rest)
+}
+
+impl Context {
+    /// `value` with a leading variable that names a folder of the home written out as a `~`
+    /// path: the home (`$HOME`, `%USERPROFILE%`), its profile folders (`$env:APPDATA`) and,
+    /// on Windows, its temporary folder (`%TEMP%`). `None` for anything else.
+    pub fn folder_variable(&self, value: &str) -> Option<String> {
+        if let Some((rest, folder)) = FOLDER_VARIABLES
+            .iter()
+            .find_map(|(name, folder)| Some((after_variable(value, name)?, folder)))
+        {
+            return Some(format!("{folder}{rest}"));
+        }
+        if !self.windows {
+            return None;
+        }
+        TEMP_VARIABLES
+            .iter()
+            .find_map(|name| after_variable(value, name))
+            .map(|rest| format!("{WINDOWS_TEMP}{rest}"))
+    }
 }
 
 #[cfg(test)]

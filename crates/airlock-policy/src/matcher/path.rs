@@ -206,7 +206,7 @@ pub enum Anchor {
     Project,
     /// `{home}` (or a leading `~`): the agent user's home directory.
     Home,
-    /// `{tmp}`: `/tmp` and `/var/tmp`.
+    /// `{tmp}`: `/tmp`, `/var/tmp` and, on Windows, the user's `%TEMP%`.
     Tmp,
 }
 
@@ -262,16 +262,16 @@ impl Anchor {
     /// array, not a vector: this runs for every pattern tried on every file.
     fn directories(self, context: &Context) -> Directories<'_> {
         Directories(match self {
-            Anchor::Project => [context.project(), None],
-            Anchor::Home => [Some(context.home_or_tilde()), None],
-            Anchor::Tmp => [Some(TMP_DIRS[0]), Some(TMP_DIRS[1])],
+            Anchor::Project => [context.project(), None, None],
+            Anchor::Home => [Some(context.home_or_tilde()), None, None],
+            Anchor::Tmp => context.temp_dirs(),
         })
     }
 }
 
-/// The directories an anchor stands for: at most two.
+/// The directories an anchor stands for: at most three.
 #[derive(Clone, Copy)]
-struct Directories<'a>([Option<&'a str>; 2]);
+struct Directories<'a>([Option<&'a str>; 3]);
 
 impl<'a> Directories<'a> {
     fn is_empty(self) -> bool {

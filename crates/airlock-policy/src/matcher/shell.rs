@@ -524,6 +524,7 @@ fn push_with_nested(segment: Segment, depth: usize, out: &mut Vec<Segment>) {
                         .join(" "),
                     dynamic: arguments.iter().any(|word| word.dynamic),
                     glob: None,
+                    wild: false,
                 };
                 push_script(&script, depth, out);
             }

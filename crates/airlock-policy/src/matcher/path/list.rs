@@ -124,8 +124,8 @@ impl PathList {
             .and_then(|(_, extension)| self.by_extension.get(extension))
             .map_or(&[][..], Vec::as_slice);
         // Where the path sits below each root, by its first segment there: at most one
-        // absolute place, one below the project, one below the home and two below `{tmp}`.
-        let mut places: [Option<(usize, &str)>; 5] = [None; 5];
+        // absolute place, one below the project, one below the home and three below `{tmp}`.
+        let mut places: [Option<(usize, &str)>; 6] = [None; 6];
         let mut count = 0;
         if !self.placed[ABSOLUTE].is_empty() {
             if let Some(rest) = path.strip_prefix('/') {

@@ -21,6 +21,7 @@ use super::{
 };
 use crate::classes::{Class, ClassSet, ClassTable, OperandMode};
 use crate::context::Context;
+use crate::context::WINDOWS_TEMP;
 use crate::matcher::path::{below, TMP_DIRS};
 
 mod cloud;

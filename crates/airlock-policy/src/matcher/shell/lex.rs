@@ -66,6 +66,7 @@ impl Segment {
             text: "…".to_string(),
             dynamic: true,
             glob: None,
+            wild: false,
         }])
     }
 }
@@ -79,6 +80,8 @@ pub(super) struct Word {
     pub(super) dynamic: bool,
     /// It holds unquoted glob characters: the words it may expand to.
     pub(super) glob: Option<GlobMatcher>,
+    /// It holds unquoted glob characters, computed or not (`$TEMP/*`).
+    pub(super) wild: bool,
 }
 
 impl Word {
@@ -260,6 +263,7 @@ impl WordBuilder {
             text: self.text,
             dynamic: self.dynamic,
             glob,
+            wild: self.glob,
         }
     }
 }

@@ -203,6 +203,18 @@ impl Token {
             && self.text[1..].starts_with(|c: char| c.is_ascii_alphabetic())
     }
 
+    /// A switch as `cmd` writes it: `/s`, `/q`, `/a:h`.
+    pub(super) fn is_cmd_switch(&self) -> bool {
+        let bytes = self.text.as_bytes();
+        !self.quoted
+            && !self.dynamic
+            && bytes.first() == Some(&b'/')
+            && bytes
+                .get(1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'?')
+            && matches!(bytes.get(2), None | Some(b':'))
+    }
+
     pub(super) fn word(&self) -> Word {
         // A path on another PowerShell drive (`HKCU:\Software\…`, `Env:\PATH`, `Cert:\`)
         // or provider (`Registry::HKEY_…`) is no file anyone can place.
@@ -218,6 +230,7 @@ impl Token {
                 text: format!("{}…", self.text),
                 dynamic: true,
                 glob: None,
+                wild: false,
             };
         }
         // `~\x` is the home's `x`: the judge reads `~/x`.
@@ -235,6 +248,7 @@ impl Token {
             text,
             dynamic: self.dynamic,
             glob,
+            wild: self.pattern.is_some(),
         }
     }
 }
@@ -667,6 +681,7 @@ impl Reader {
                     text: "…".into(),
                     dynamic: true,
                     glob: None,
+                    wild: false,
                 },
             ];
             if runs_it {
@@ -686,6 +701,7 @@ impl Reader {
                 text: "…".into(),
                 dynamic: true,
                 glob: None,
+                wild: false,
             }]
         } else if command.called {
             match command.tokens.split_first() {

@@ -167,7 +167,12 @@ impl Judge<'_> {
         self.context
             .project()
             .is_some_and(|project| below(path, project).is_some())
-            || TMP_DIRS.iter().any(|tmp| below(path, tmp).is_some())
+            || self
+                .context
+                .temp_dirs()
+                .into_iter()
+                .flatten()
+                .any(|tmp| below(path, tmp).is_some())
     }
 
     /// Resolves a word to a file reference.
@@ -180,7 +185,10 @@ impl Judge<'_> {
             }
         }
         // `%APPDATA%\x` is a variable to `cmd` on Windows: where it points is not known.
-        if self.context.on_windows() && words::cmd_variable(&word.text) {
+        if self.context.on_windows()
+            && words::cmd_variable(&word.text)
+            && self.context.folder_variable(&word.text).is_none()
+        {
             return FileRef {
                 path: None,
                 tree: false,
@@ -193,6 +201,14 @@ impl Judge<'_> {
                 .known_variables(&word.text, cwd)
                 .filter(|_| word.dynamic)
             {
+                // `rm -rf $TEMP/*`: a glob in the place the variable names.
+                if word.wild {
+                    let text = match self.context.on_windows() {
+                        true => text.replace('\\', "/"),
+                        false => text,
+                    };
+                    return self.glob_file(&text, cwd, role);
+                }
                 return self.path(&text, false, cwd, role);
             }
             // `"$LOG"` after `LOG=$(ls -t logs/*.log | head -1)`: an entry of `logs`.
@@ -233,9 +249,9 @@ impl Judge<'_> {
         self.path(&word.text, false, cwd, role)
     }
 
-    /// `text` with `$HOME`/`${HOME}` replaced, when that is all that is computed in it.
-    /// `text` with `$HOME` and `$PWD` (the working directory where the word is read) in
-    /// place, when those are known; `None` when anything else in it is computed.
+    /// `text` with `$HOME`, `$PWD` (the working directory where the word is read) and the
+    /// temporary folder (`$TMPDIR`; Windows' `$TEMP`) in place, when those are known;
+    /// `None` when anything else in it is computed.
     pub(super) fn known_variables(&self, text: &str, cwd: Option<&str>) -> Option<String> {
         let mut replaced = String::with_capacity(text.len());
         let mut rest = text;
@@ -254,9 +270,14 @@ impl Judge<'_> {
                     (&after[..end], end)
                 }
             };
+            let windows = self.context.on_windows();
             let value = match name {
                 "HOME" => self.context.home()?,
                 "PWD" => cwd?,
+                // The temporary folder: Windows' (Git Bash's `$TEMP`, PowerShell's
+                // `$env:TEMP`) lies in the home, and is written so only at a word's start.
+                "TEMP" | "TMP" if windows && replaced.is_empty() => WINDOWS_TEMP,
+                "TMPDIR" if !windows => TMP_DIRS[0],
                 _ => return None,
             };
             replaced.push_str(value);

@@ -675,6 +675,7 @@ pub(super) fn option_value_words(arguments: &[Word], options: &[&str]) -> Vec<Wo
                     text: value.to_string(),
                     dynamic: word.dynamic,
                     glob: None,
+                    wild: false,
                 });
             } else {
                 continue;

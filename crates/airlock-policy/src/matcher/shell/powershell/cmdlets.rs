@@ -13,6 +13,7 @@ fn dynamic(text: &str) -> Word {
         text: text.into(),
         dynamic: true,
         glob: None,
+        wild: false,
     }
 }
 
@@ -129,6 +130,12 @@ fn arguments(rest: &[Token]) -> Arguments {
     let mut index = 0;
     while let Some(token) = rest.get(index) {
         index += 1;
+        // `rd /s /q build`: the switches of cmd's commands, which PowerShell's aliases of
+        // them are written with by habit, are no paths (nor Git Bash's drives `/s`, `/q`).
+        if token.is_cmd_switch() {
+            switches.push(token.text.to_ascii_lowercase());
+            continue;
+        }
         if !token.is_parameter() {
             operands.push(token.clone());
             continue;
@@ -357,6 +364,7 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
                     words.push(literal("-name"));
                     words.push(Word {
                         glob: None,
+                        wild: false,
                         ..pattern.word()
                     });
                 }
@@ -377,6 +385,7 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
                 words.push(literal("-e"));
                 words.push(Word {
                     glob: None,
+                    wild: false,
                     ..pattern.word()
                 });
             }
@@ -511,6 +520,7 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
                         text: format!("{folder}{}", name.text),
                         dynamic: source.dynamic,
                         glob: None,
+                        wild: false,
                     }
                 }
                 None => dynamic("…"),
@@ -544,6 +554,7 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
                     text: format!("@{}", file.text),
                     dynamic: file.dynamic,
                     glob: None,
+                    wild: false,
                 });
             }
             if let Some(file) = value("outfile") {
