@@ -38,11 +38,11 @@ mod names;
 mod operands;
 mod programs;
 mod project;
-mod registry;
 mod remote;
 mod runs;
 mod sql;
 mod url;
+mod windows;
 mod words;
 mod written;
 
@@ -659,9 +659,9 @@ impl<'a> Judge<'a> {
         // or wiping a database (`npm run db:reset`), a module fetched and run.
         let named = named_effects(&first.text, name, arguments, facts.classes, dry.is_some());
         facts.classes.extend(named);
-        // `reg add …\CurrentVersion\Run`: a program started at every log-on.
-        if registry::writes_autostart(name, arguments) {
-            facts.classes.insert(Class::Persistence);
+        // `reg add …\CurrentVersion\Run` persists; `wmic process call create` runs.
+        if let Some(class) = windows::classes(name, arguments) {
+            facts.classes.insert(class);
         }
         // `ps e`, `ps eww`: the environment of every process, secrets included.
         if environment::lists_process_environments(name, arguments) {

@@ -4,6 +4,17 @@
 
 use super::*;
 
+/// A shell given its script on the line: the script's commands are segments of their own,
+/// judged where they work; the shell itself only reads, and works in no folder (it was
+/// placed there as a build, the class a script run gets).
+fn script_seen(facts: &mut SegmentFacts) {
+    facts.classes = remove(facts.classes, Class::Build);
+    if facts.classes.is_empty() {
+        facts.classes.insert(Class::ReadOnly);
+    }
+    facts.files.retain(|file| file.role != Role::Workdir);
+}
+
 impl Judge<'_> {
     /// Shells and interpreters: a script file, inline code, or code from stdin.
     pub(super) fn runner(
@@ -20,10 +31,7 @@ impl Judge<'_> {
         if matches!(name, "powershell" | "pwsh")
             && crate::matcher::shell::powershell_script(arguments).is_some()
         {
-            facts.classes = remove(facts.classes, Class::Build);
-            if facts.classes.is_empty() {
-                facts.classes.insert(Class::ReadOnly);
-            }
+            script_seen(facts);
             return;
         }
         // `powershell -File x.ps1`: the script named after `-File`; anything else (an
@@ -47,10 +55,7 @@ impl Judge<'_> {
         // `sh -c '…'`: the parent module already made the script's commands segments of
         // their own; the shell itself does nothing more.
         if is_shell && crate::matcher::shell::shell_script(arguments).is_some() {
-            facts.classes = remove(facts.classes, Class::Build);
-            if facts.classes.is_empty() {
-                facts.classes.insert(Class::ReadOnly);
-            }
+            script_seen(facts);
             return;
         }
         if !is_shell {

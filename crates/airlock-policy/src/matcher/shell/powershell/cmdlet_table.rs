@@ -29,6 +29,51 @@ pub(super) enum Kind {
     Sleep,
 }
 
+/// How `name` (lower case) is read: a cmdlet or alias of the table, else a cmdlet whose
+/// verb only looks (`Get-Disk`, `Test-Path`, `Measure-Object`, `ConvertTo-Json`), which
+/// PowerShell's naming rules reserve for commands that change nothing (not `Format`, whose
+/// `Format-Volume` erases a disk; its layouts are in the table): it is read as `cat`
+/// of the files it is given. Not when its noun names secret material (`Get-Secret`,
+/// `Get-StoredCredential`, `Get-AzAccessToken`, `Get-AzStorageAccountKey`,
+/// `Get-BitLockerVolume`'s recovery keys): what those print is the secret.
+pub(super) fn cmdlet_kind(name: &str) -> Option<Kind> {
+    if let Some((_, kind)) = CMDLETS.iter().find(|(known, _)| *known == name) {
+        return Some(*kind);
+    }
+    let (verb, noun) = name.split_once('-')?;
+    let looks = [
+        "get",
+        "test",
+        "measure",
+        "select",
+        "sort",
+        "group",
+        "compare",
+        "convertto",
+        "convertfrom",
+        "resolve",
+        "find",
+    ]
+    .contains(&verb);
+    let secret = [
+        "credential",
+        "secret",
+        "token",
+        "password",
+        "key",
+        "bitlocker",
+        "vault",
+        "certificate",
+        "pfx",
+        "clipboard",
+        "history",
+    ]
+    .iter()
+    .any(|word| noun.contains(word));
+    (looks && !secret && !noun.is_empty() && noun.chars().all(|c| c.is_ascii_alphanumeric()))
+        .then_some(Kind::Read)
+}
+
 /// Cmdlets and aliases, with the POSIX reading of each.
 pub(super) const CMDLETS: &[(&str, Kind)] = &[
     ("get-content", Kind::Read),

@@ -17,7 +17,7 @@ fn dynamic(text: &str) -> Word {
     }
 }
 
-use super::cmdlet_table::{Kind, CMDLETS};
+use super::cmdlet_table::{cmdlet_kind, Kind};
 
 /// Parameters whose value is not a file, by cmdlet kind (any kind: the common ones).
 const VALUE_PARAMETERS: &[&str] = &[
@@ -101,10 +101,7 @@ pub(super) fn translate(tokens: &[Token], nested: bool, input: &Input) -> (Vec<W
     };
     let words = translate_words(first, rest, nested, input);
     let lower = first.text.to_ascii_lowercase();
-    let kind = CMDLETS
-        .iter()
-        .find(|(name, _)| *name == lower)
-        .map(|(_, kind)| *kind);
+    let kind = cmdlet_kind(&lower);
     let output = match kind {
         _ if first.quoted || first.dynamic => Input::Unknown,
         Some(Kind::List) => listed_places(rest),
@@ -293,11 +290,7 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
         }
         _ => {}
     }
-    let Some(kind) = CMDLETS
-        .iter()
-        .find(|(name, _)| *name == lower)
-        .map(|(_, kind)| *kind)
-    else {
+    let Some(kind) = cmdlet_kind(&lower) else {
         return program(first, rest);
     };
     // `curl -sSL …` in PowerShell 7 is curl.exe; only `curl -Uri …` is the cmdlet alias.
@@ -334,6 +327,17 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
         words.append(&mut extra);
         words
     };
+    // `Get-ItemProperty HKLM:\Software\…`, `Get-ChildItem HKCU:\…`: a look into the
+    // registry, which `reg query` is.
+    let registry = paths.iter().copied().chain(&operands).any(|token| {
+        let lower = token.text.to_ascii_lowercase();
+        ["hklm:", "hkcu:", "hkcr:", "hku:", "hkcc:", "registry::"]
+            .iter()
+            .any(|hive| lower.starts_with(hive))
+    });
+    if registry && matches!(kind, Kind::Read | Kind::List | Kind::Stat) {
+        return vec![literal("reg"), literal("query")];
+    }
     match kind {
         Kind::Read => command("cat", files(&operands)),
         Kind::List => {

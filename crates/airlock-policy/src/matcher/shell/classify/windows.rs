@@ -1,8 +1,29 @@
-//! The Windows registry: a value written under a key that Windows reads to start programs
-//! on its own (at log-on, at boot, in place of another program) is persistence, whichever
-//! tool writes it (`reg add`, PowerShell's `Set-ItemProperty`/`New-ItemProperty`).
+//! Windows' own tools, where their words say more than the class table can: a registry
+//! value written under a key that Windows reads to start programs on its own (at log-on,
+//! at boot, in place of another program) is persistence, whichever tool writes it (`reg
+//! add`, PowerShell's `Set-ItemProperty`/`New-ItemProperty`); `wmic`, which the table reads
+//! as a look, changes things with some of its verbs.
 
 use super::super::lex::Word;
+use crate::classes::Class;
+
+/// The class `name arguments` adds to the table's: persistence for an autostart value
+/// written; `unknown` (asked) for a `wmic` verb that runs a program or changes the system
+/// (`process call create`, `… delete`, `… set`).
+pub(super) fn classes(name: &str, arguments: &[Word]) -> Option<Class> {
+    if writes_autostart(name, arguments) {
+        return Some(Class::Persistence);
+    }
+    let changes = matches!(name.strip_suffix(".exe").unwrap_or(name), "wmic")
+        && arguments.iter().any(|word| {
+            word.dynamic
+                || matches!(
+                    word.text.to_ascii_lowercase().as_str(),
+                    "call" | "create" | "delete" | "set"
+                )
+        });
+    changes.then_some(Class::Unknown)
+}
 
 /// Keys, lower case with `\` between names, below which a value starts a program later:
 /// the Run and RunOnce keys (also under `Policies\Explorer`), Winlogon's shell and
@@ -17,7 +38,7 @@ const AUTOSTART_KEYS: &[&str] = &[
 ];
 
 /// Whether `name arguments` writes a registry value that starts a program later.
-pub(super) fn writes_autostart(name: &str, arguments: &[Word]) -> bool {
+fn writes_autostart(name: &str, arguments: &[Word]) -> bool {
     let writes = match name.strip_suffix(".exe").unwrap_or(name) {
         "reg" => arguments.first().is_some_and(|word| {
             matches!(
@@ -85,6 +106,22 @@ mod tests {
                 expected,
                 "{name} {line}"
             );
+        }
+    }
+
+    #[test]
+    fn wmic_looks_unless_its_verb_changes_something() {
+        for (line, expected) in [
+            ("logicaldisk get size,freespace,caption", None),
+            ("path win32_pnpentity get name,status", None),
+            ("process call create calc.exe", Some(Class::Unknown)),
+            ("shadowcopy delete /nointeractive", Some(Class::Unknown)),
+            (
+                "computersystem where name='pc' set AutomaticManagedPagefile=False",
+                Some(Class::Unknown),
+            ),
+        ] {
+            assert_eq!(classes("wmic", &words(line)), expected, "wmic {line}");
         }
     }
 }
