@@ -700,11 +700,8 @@ impl<'a> Judge<'a> {
         if name == "ssh" && !fed {
             self.ssh(arguments, nesting, facts);
         }
-        if name == "docker" && !segment.piped && segment.here_text.is_none() {
-            self.docker_exec(arguments, nesting, facts);
-        }
-        if name == "kubectl" && !segment.piped && segment.here_text.is_none() {
-            self.kubectl_exec(arguments, nesting, facts);
+        if !segment.piped && segment.here_text.is_none() {
+            self.runs_elsewhere(name, arguments, nesting, facts);
         }
         if name == "docker" {
             self.docker_work(arguments, cwd.as_deref(), nesting, facts);

@@ -1,4 +1,5 @@
-//! Commands that reach another machine over ssh: `ssh host 'command'` runs a command line
+//! Commands that reach another machine (over ssh), a container, a pod or an Android device:
+//! `ssh host 'command'` runs a command line
 //! there, and `scp`/`rsync` copy from there. What runs or is copied is judged as it is
 //! written: a remote command that only reads (`tail -5 /srv/log`, `nvidia-smi`, `ps aux`)
 //! is a read, as it would be here, and a copy from another host into the project is a
@@ -156,14 +157,84 @@ impl Judge<'_> {
         }
     }
 
-    /// `docker exec [-it] [-u U] [-w DIR] [-e X=1] CONTAINER command…`: a command that only
-    /// reads in the container (`docker exec db psql -c "SELECT …"`) is a read.
-    pub(super) fn docker_exec(
+    /// A command run in a container, a pod or a device, fed nothing here: judged there.
+    pub(super) fn runs_elsewhere(
         &mut self,
+        name: &str,
         arguments: &[Word],
         nesting: usize,
         facts: &mut SegmentFacts,
     ) {
+        match name {
+            "docker" => self.docker_exec(arguments, nesting, facts),
+            "kubectl" => self.kubectl_exec(arguments, nesting, facts),
+            "adb" => self.adb(arguments, nesting, facts),
+            _ => {}
+        }
+    }
+
+    /// `adb [-s SERIAL | -e | -d] COMMAND`: an Android device. An emulator (`-e`,
+    /// `-s emulator-5554`) is a virtual device of this machine, the developer's own, as a
+    /// container of the project is: what adb does to it (a shell command, an install, a
+    /// push, `root`, `emu kill`) is the project's work. On any other device — a phone — a
+    /// shell command that only reads (`adb shell pm list packages`, `getprop`) is a read;
+    /// anything else is judged by the table (an install or a push asks). A file pushed is
+    /// read here, and one pulled is written here.
+    fn adb(&mut self, arguments: &[Word], nesting: usize, facts: &mut SegmentFacts) {
+        let mut emulator = false;
+        let mut index = 0;
+        while let Some(word) = arguments.get(index) {
+            match word.text.as_str() {
+                _ if word.dynamic => return,
+                "-e" => emulator = true,
+                "-d" | "-a" => {}
+                "-s" => {
+                    let serial = arguments.get(index + 1).filter(|serial| !serial.dynamic);
+                    emulator = serial.is_some_and(|serial| serial.text.starts_with("emulator-"));
+                    index += 1;
+                }
+                "-t" | "-H" | "-P" | "-L" => index += 1,
+                text if text.starts_with("wait-for-") => {}
+                _ => break,
+            }
+            index += 1;
+        }
+        let Some((command, rest)) = arguments.get(index..).and_then(<[Word]>::split_first) else {
+            return;
+        };
+        let local = |judge: &Self, words: &[Word], role: Role, facts: &mut SegmentFacts| {
+            for word in words.iter().filter(|word| !word.text.starts_with('-')) {
+                facts.files.push(judge.file(word, None, role));
+            }
+        };
+        match command.text.as_str() {
+            "push" => local(
+                self,
+                rest.split_last().map_or(rest, |(_, sources)| sources),
+                Role::Read,
+                facts,
+            ),
+            "pull" => local(self, rest.get(1..).unwrap_or_default(), Role::Change, facts),
+            _ => {}
+        }
+        let shell = rest
+            .iter()
+            .position(|word| !matches!(word.text.as_str(), "-t" | "-T" | "-n" | "-x" | "-tt"))
+            .map(|at| &rest[at..])
+            .filter(|words| command.text == "shell" && !words.is_empty());
+        let reads = shell.is_some_and(|words| self.reads_elsewhere(words, true, nesting, facts));
+        if emulator && !reads {
+            facts.classes = remove(facts.classes, Class::Unknown);
+            facts.classes.insert(Class::Build);
+        } else if reads {
+            facts.classes = remove(facts.classes, Class::Unknown);
+            facts.classes.insert(Class::ReadOnly);
+        }
+    }
+
+    /// `docker exec [-it] [-u U] [-w DIR] [-e X=1] CONTAINER command…`: a command that only
+    /// reads in the container (`docker exec db psql -c "SELECT …"`) is a read.
+    fn docker_exec(&mut self, arguments: &[Word], nesting: usize, facts: &mut SegmentFacts) {
         let Some((exec, rest)) = arguments.split_first() else {
             return;
         };
@@ -197,12 +268,7 @@ impl Judge<'_> {
 
     /// `kubectl [OPTIONS] exec [OPTIONS] POD -- command…`: a command that only reads in
     /// the pod (`kubectl exec deploy/api -- ls -la /app/config`) is a read there.
-    pub(super) fn kubectl_exec(
-        &mut self,
-        arguments: &[Word],
-        nesting: usize,
-        facts: &mut SegmentFacts,
-    ) {
+    fn kubectl_exec(&mut self, arguments: &[Word], nesting: usize, facts: &mut SegmentFacts) {
         if arguments.iter().any(|word| word.dynamic) {
             return;
         }
