@@ -1,6 +1,5 @@
 //! Commands that reach another machine (over ssh), a container, a pod or an Android device:
-//! `ssh host 'command'` runs a command line
-//! there, and `scp`/`rsync` copy from there. What runs or is copied is judged as it is
+//! `ssh host 'command'` runs a command line there, and `scp`/`rsync` copy from there. What runs or is copied is judged as it is
 //! written: a remote command that only reads (`tail -5 /srv/log`, `nvidia-smi`, `ps aux`)
 //! is a read, as it would be here, and a copy from another host into the project is a
 //! download. Anything else stays `network` (asked), and credential material named over
