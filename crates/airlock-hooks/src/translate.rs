@@ -11,7 +11,7 @@
 //! | `fs.edit` | `path` or `paths`, `old?`, `new?`, `patch?` | Edit, MultiEdit, NotebookEdit | apply_patch | replace |
 //! | `http.fetch` | `url` | WebFetch, Monitor (its `ws.url`) | – | web_fetch (the URLs in its prompt) |
 //! | `web.search` | `query` | WebSearch | web_search | google_web_search |
-//! | `agent.internal` | as given | [`CLAUDE_CODE_INTERNAL`] | update_plan, write_stdin with empty `chars` (a poll) or only Ctrl-C/Ctrl-D | [`GEMINI_INTERNAL`] |
+//! | `agent.internal` | as given | [`CLAUDE_CODE_INTERNAL`] | [`CODEX_INTERNAL`], write_stdin with empty `chars` (a poll) or only Ctrl-C/Ctrl-D | [`GEMINI_INTERNAL`] |
 //!
 //! Claude Code's `PreSkillShellCommand` names its shell tool (`Bash` or `PowerShell`) and
 //! the command in `tool_input.command`, so it translates as that tool's call does.
@@ -83,6 +83,21 @@ pub const CLAUDE_CODE_INTERNAL: &[&str] = &[
     "Task",
     "TaskOutput",
     "exit_plan_mode",
+];
+
+/// Codex's tools that are its own bookkeeping (`agent.internal`): its plan, its questions to
+/// its user, and its sub-agents (spawned, sent input, waited for, resumed, closed), which
+/// run under the same session's settings and whose own tool calls pass through the hook
+/// like the parent's.
+pub const CODEX_INTERNAL: &[&str] = &[
+    "update_plan",
+    "request_user_input",
+    "spawn_agent",
+    "send_input",
+    "wait",
+    "wait_agent",
+    "resume_agent",
+    "close_agent",
 ];
 
 /// Gemini CLI's tools that are its own bookkeeping (`agent.internal`), as of 0.61: plans,
@@ -292,7 +307,7 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
         // ---- the agent's own bookkeeping
         (Agent::ClaudeCode, name) if CLAUDE_CODE_INTERNAL.contains(&name) => "agent.internal",
         (Agent::Gemini, name) if GEMINI_INTERNAL.contains(&name) => "agent.internal",
-        (Agent::Codex, "update_plan") => "agent.internal",
+        (Agent::Codex, name) if CODEX_INTERNAL.contains(&name) => "agent.internal",
         // A poll of a command Codex already runs (`write_stdin` with nothing to write)
         // reads its output, and an interrupt or end of input (Ctrl-C, Ctrl-D, Ctrl-\)
         // stops it: its own command, nothing else. Text typed into it is kept as the

@@ -214,6 +214,11 @@ fn codex_tools() {
         "agent.internal",
         json!({"plan": []}),
     );
+    // Its sub-agents: their own calls pass through the hook.
+    let spawn = json!({"agent_type": "architect", "message": "Review the plan"});
+    check(X, "spawn_agent", spawn.clone(), "agent.internal", spawn);
+    let wait = json!({"targets": ["019d52ee"], "timeout_ms": 300000});
+    check(X, "wait_agent", wait.clone(), "agent.internal", wait);
 }
 
 #[test]
