@@ -25,6 +25,7 @@ use crate::context::WINDOWS_TEMP;
 use crate::matcher::path::{below, TMP_DIRS};
 
 mod cloud;
+mod console;
 mod docker;
 mod dry_run;
 mod environment;
@@ -47,6 +48,7 @@ mod words;
 mod written;
 
 use operands::Operands;
+use runs::make_variable_runs;
 
 pub use written::classify_code;
 
@@ -577,7 +579,8 @@ impl<'a> Judge<'a> {
             facts.classes.insert(class);
             return None;
         }
-        if self.framework_code(name, arguments, cwd.as_deref(), nesting, facts) {
+        let console = (name, arguments, segment);
+        if self.framework_code(console, cwd.as_deref(), nesting, facts) {
             return None;
         }
         let before = facts.classes;
@@ -668,18 +671,7 @@ impl<'a> Judge<'a> {
             facts.classes.insert(Class::CredentialSearch);
         }
         // `make CC='sh -c "…"'`: a variable given a shell line runs it in the recipes.
-        if matches!(name, "make" | "gmake")
-            && arguments.iter().any(|word| {
-                word.text.split_once('=').is_some_and(|(variable, value)| {
-                    !variable.starts_with('-')
-                        && (value.contains([';', '|', '&', '`', '>', '<'])
-                            || value.contains("$(")
-                            || SHELLS
-                                .iter()
-                                .any(|shell| value.starts_with(&format!("{shell} -c"))))
-                })
-            })
-        {
+        if make_variable_runs(name, arguments) {
             facts.classes.insert(Class::Unknown);
         }
         if name == "kubectl" {

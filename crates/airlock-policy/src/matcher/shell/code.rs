@@ -24,262 +24,6 @@ pub struct CodeFacts {
     pub commands: Vec<String>,
 }
 
-const RUNS: &[&str] = &[
-    "system(",
-    "popen",
-    "subprocess",
-    "exec(",
-    "execsync",
-    "execfile",
-    "spawn",
-    "child_process",
-    "os.exec",
-    "`",
-    "qx",
-    "shell_exec",
-    "passthru",
-    "proc_open",
-    "eval(",
-    "runtime.getruntime",
-    "pty.",
-    "os.fork",
-    "ctypes",
-    "%x(",
-    "open3",
-    "io.popen",
-    "execv",
-    "deno.command",
-    "bun.spawn",
-    "process.binding",
-    "system.cmd",
-    "system.shell",
-    ":os.cmd",
-    "port.open",
-    "system2",
-    "processbuilder",
-    "execute_process",
-    "commandline(",
-];
-/// Calls that delete files. `remove(` and `delete(` count only on a file module
-/// (`os.remove(`, `Files.delete(`): on a list, set or map they are no delete
-/// (`a.remove(1)`, `s.delete(k)`).
-const DELETES: &[&str] = &[
-    "rmtree",
-    "os.remove(",
-    "os.removedirs",
-    "file.remove(",
-    "remove_file",
-    "remove_dir",
-    "unlink",
-    "rmdir",
-    "rmsync",
-    "rm(",
-    "rm_rf",
-    "rm_r",
-    "file.delete(",
-    "files.delete",
-    "truncate",
-    "emptydir",
-    "fs.rm",
-    "deletefile",
-    "unlinksync",
-    "rmdirsync",
-    "emptydirsync",
-    "truncatesync",
-    "deno.remove",
-    "deno.removesync",
-];
-const WRITES: &[&str] = &[
-    "write",
-    "mkdir",
-    "makedirs",
-    "rename",
-    "copyfile",
-    "copytree",
-    "shutil.copy",
-    "shutil.move",
-    "chmod",
-    "chown",
-    "symlink",
-    "touch(",
-    "appendfile",
-    "fs.cp",
-    "savefig",
-    "to_csv",
-    "to_json",
-    "dump(",
-    "copy(",
-    "link(",
-    "utime",
-    "setxattr",
-];
-const NETWORK: &[&str] = &[
-    "urllib",
-    "requests",
-    "http.client",
-    "socket",
-    "fetch(",
-    "http.get",
-    "http.request",
-    "https.get",
-    "https.request",
-    "net::http",
-    "lwp::",
-    "open-uri",
-    "httpx",
-    "aiohttp",
-    "ftplib",
-    "smtplib",
-    "paramiko",
-    "websocket",
-    "xmlhttprequest",
-    "axios",
-    "net.connect",
-    "io::socket",
-    "curl",
-    "wget",
-    "require('http",
-    "require(\"http",
-    "require('net'",
-    "require(\"net\"",
-    "from 'http",
-    "from \"http",
-];
-/// Ways text is turned into other text at run time. Decoded text hides what it is only
-/// where it is used as a name: code that runs it (`RUNS`), looks a name up with it
-/// (`OPAQUE`), or opens a file by it; on its own (`print(b64decode(d['content']))`) it is
-/// data.
-const DECODERS: &[&str] = &[
-    "base64",
-    "b64decode",
-    "decode(",
-    "codecs",
-    "chr(",
-    "fromcharcode",
-    "atob(",
-    "buffer.from",
-    "pack(",
-    "\\x",
-    "\\u00",
-];
-const OPAQUE: &[&str] = &[
-    "__import__",
-    "importlib",
-    "getattr(",
-    "compile(",
-    "marshal",
-    "pickle",
-    "globals(",
-    "locals(",
-    "__builtins__",
-    "function(",
-    "new function",
-    "vm.run",
-    "import(",
-    "environ",
-    "getenv",
-    "process.env",
-    "env.to_h",
-    "env.each",
-    "env.inspect",
-    "env[",
-    "%env",
-    "$env",
-    "setattr(",
-    "exec ",
-    "open(",
-    "fetch_env",
-    "get_env",
-    "code.eval",
-];
-/// Ways code finds the home folder at run time. A path built from one by joining string
-/// literals (`Path.home() / '.codex' / 'history.jsonl'`, `os.path.expanduser('~/x')`) is
-/// read as that path ([`home_paths`]); any other use leaves where it leads unknown.
-const HOME: &[&str] = &[
-    "path.home(",
-    "expanduser",
-    "homedir",
-    "gethome",
-    "getpwuid",
-    "dir.home",
-    "userprofile",
-    "appdata",
-];
-/// Names that, as a whole string literal, are a credential folder or file: code joining
-/// them into a path (`Path.home() / '.aws' / 'credentials'`) reads credentials.
-const CREDENTIAL_NAMES: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".kube",
-    ".docker",
-    ".azure",
-    ".netrc",
-    ".git-credentials",
-    ".password-store",
-    ".vault-token",
-    ".pgpass",
-    ".pypirc",
-    ".npmrc",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "hosts.yml",
-    "gcloud",
-    "keyrings",
-];
-/// Fragments of credential paths: code that names one reads or sends credentials.
-const CREDENTIALS: &[&str] = &[
-    ".ssh/id_",
-    "id_rsa",
-    "id_ed25519",
-    "id_ecdsa",
-    ".aws/credentials",
-    ".netrc",
-    ".git-credentials",
-    ".docker/config.json",
-    ".kube/config",
-    ".config/gcloud",
-    ".gnupg",
-    ".password-store",
-    "/etc/shadow",
-    ".pypirc",
-    ".npmrc",
-    "keychain",
-    ".vault-token",
-    ".credentials.json",
-    "auth.json",
-    "oauth_creds",
-    "login data",
-    "logins.json",
-    ".config/gh/",
-    ".pgpass",
-    ".azure/",
-    "application_default_credentials",
-    "/proc/self/environ",
-    ".bash_history",
-    ".zsh_history",
-    ".psql_history",
-    ".mysql_history",
-    "consolehost_history",
-    "get_password(",
-    "application.credentials",
-    "glab-cli/config",
-];
-
-/// Names of the whole environment, in lower case: `os.environ`, `process.env`, Ruby's
-/// `ENV`, Deno's `Deno.env.toObject()`, PHP's `getenv()` without a name.
-const ENVIRONMENTS: &[&str] = &[
-    "os.environ",
-    "process.env",
-    "env.to_h",
-    "env.to_hash",
-    "deno.env.toobject",
-    "getenv()",
-    "%env",
-];
-
 /// Whether code reads the environment as a whole (`dict(os.environ)`,
 /// `JSON.stringify(process.env)`, `os.environ.items()`) rather than one variable by name
 /// (`os.environ["HOME"]`, `os.environ.get("X")`, `process.env.PORT`).
@@ -455,7 +199,10 @@ fn has_word(code: &str, names: &[&str]) -> bool {
             let after = code[at + name.len()..].chars().next();
             let inside_longer = before.is_some_and(identifier)
                 || (name.ends_with(identifier) && after.is_some_and(identifier));
-            !inside_longer
+            // `Order::truncate()`, `$q->truncate()`: a PHP model's table, no file.
+            let table =
+                *name == "truncate" && (code[..at].ends_with("::") || code[..at].ends_with("->"));
+            !inside_longer && !table
         })
     })
 }
@@ -644,14 +391,14 @@ fn opens_for_writing(lower: &str) -> bool {
     false
 }
 
-/// The files code writes, when it writes only through `open(FILE, "w"…)` (and `dump(`
+/// The files code writes, when it writes only through `open(FILE, "w"…)` (and `.dump(`
 /// or `.write(` to what it opened) or `Path(FILE).write_text(…)`, and each FILE is a
 /// string literal or a name given one string literal once (`p = "src/x.py"`). `None`
 /// when any write cannot be named so, or nothing is.
 fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
     let other_writes = WRITES
         .iter()
-        .filter(|name| !matches!(**name, "write" | "dump("))
+        .filter(|name| !matches!(**name, "write" | ".dump("))
         .any(|name| lower.contains(name));
     // A relative name is only known while the code stays in its folder.
     if other_writes || lower.contains("chdir") || lower.contains("process.cwd") {
@@ -791,9 +538,14 @@ fn opens_computed_name(lower: &str) -> bool {
 }
 
 pub(crate) mod literals;
+mod names;
 mod printed;
 
 use literals::{argv_commands, decoded_text, join_literals, string_literals};
+use names::{
+    CREDENTIALS, CREDENTIAL_NAMES, DECODERS, DELETES, ENVIRONMENTS, HOME, NETWORK, OPAQUE, RUNS,
+    WRITES,
+};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -312,36 +312,6 @@ impl Judge<'_> {
         }
     }
 
-    /// Code a framework runs inside the application (`rails runner 'puts ENV.to_h'`,
-    /// `rails r '…'`), judged as inline code; a script file given instead
-    /// (`rails runner script/x.rb`) is the project's own. Whether it was.
-    pub(super) fn framework_code(
-        &mut self,
-        name: &str,
-        arguments: &[Word],
-        dir: Option<&str>,
-        nesting: usize,
-        facts: &mut SegmentFacts,
-    ) -> bool {
-        let mut operands = arguments.iter().filter(|word| !word.text.starts_with('-'));
-        let runner = name == "rails"
-            && operands
-                .next()
-                .is_some_and(|word| matches!(word.text.as_str(), "runner" | "r"));
-        let Some(code) = operands.next().filter(|_| runner) else {
-            return false;
-        };
-        if code.dynamic {
-            facts.classes.insert(self.hidden_code());
-        } else if code.text.ends_with(".rb") && !code.text.contains([' ', ';', '(']) {
-            facts.classes.insert(Class::Build);
-            facts.files.push(self.file(code, dir, Role::Read));
-        } else {
-            self.code(&code.text, dir, nesting, facts);
-        }
-        true
-    }
-
     /// A command line found inside another (a here-string into a shell, a string passed
     /// to `os.system`): its segments join the command's.
     pub(super) fn nested(&mut self, text: &str, dir: Option<&str>, nesting: usize) {
@@ -355,6 +325,21 @@ impl Judge<'_> {
         }
         self.all(&segments, dir.map(str::to_string), nesting + 1);
     }
+}
+
+/// `make CC='sh -c "…"'`: a variable given a shell line, which the recipes run.
+pub(super) fn make_variable_runs(name: &str, arguments: &[Word]) -> bool {
+    matches!(name, "make" | "gmake")
+        && arguments.iter().any(|word| {
+            word.text.split_once('=').is_some_and(|(variable, value)| {
+                !variable.starts_with('-')
+                    && (value.contains([';', '|', '&', '`', '>', '<'])
+                        || value.contains("$(")
+                        || SHELLS
+                            .iter()
+                            .any(|shell| value.starts_with(&format!("{shell} -c"))))
+            })
+        })
 }
 
 /// A script named by its URL.

@@ -20,6 +20,8 @@ const OUTPUTS: &[&str] = &[
     "echo ",
     "var_dump(",
     "print_r(",
+    "dump(",
+    "dd(",
     "write-host",
     "write-output",
 ];
@@ -45,23 +47,28 @@ pub(super) fn prints_secret_key(code: &str, lower: &str) -> bool {
     if reads_input || !shows_anything(lower) {
         return false;
     }
-    attributes(code).any(|(name, after)| secret_attribute(name) && shown(after))
-        || LOOKUPS.iter().any(|lookup| {
-            code.match_indices(lookup).any(|(at, _)| {
-                let rest = code[at + lookup.len()..].trim_start();
-                let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
-                    return false;
-                };
-                let Some(key) = rest[1..].split(quote).next() else {
-                    return false;
-                };
-                // What follows the lookup's closing quote and bracket.
-                let after = rest[1 + key.len()..]
-                    .strip_prefix(quote)
-                    .map(|after| after.trim_start_matches([']', ')']));
-                after.is_some_and(|after| secret_key(key) && shown(after))
+    attributes(code).any(|(name, after)| {
+        // Django's `DATABASES` shown whole holds every connection's password.
+        let whole = name == "DATABASES" && !after.trim_start().starts_with('[');
+        (secret_attribute(name) || whole) && shown(after)
+    }) || LOOKUPS.iter().any(|lookup| {
+        code.match_indices(lookup).any(|(at, _)| {
+            let rest = code[at + lookup.len()..].trim_start();
+            let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
+                return false;
+            };
+            let Some(key) = rest[1..].split(quote).next() else {
+                return false;
+            };
+            // What follows the lookup's closing quote and bracket.
+            let after = rest[1 + key.len()..]
+                .strip_prefix(quote)
+                .map(|after| after.trim_start_matches([']', ')']));
+            after.is_some_and(|after| {
+                (secret_key(key) || (*lookup == "config(" && secret_section(key))) && shown(after)
             })
         })
+    })
 }
 
 /// Whether the code calls one of [`OUTPUTS`] by its own name: `p(` is Ruby's, `map(`,
@@ -97,6 +104,22 @@ fn attributes(code: &str) -> impl Iterator<Item = (&str, &str)> {
         name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             .then_some((name, &rest[end..]))
     })
+}
+
+/// A Laravel configuration section that holds credentials whole: its connections'
+/// passwords (`database`), its third-party services' keys (`services`, `services.stripe`),
+/// its mailers' (`mail`).
+fn secret_section(key: &str) -> bool {
+    let parts: Vec<&str> = key.split('.').collect();
+    matches!(
+        parts.as_slice(),
+        ["database" | "mail" | "services"]
+            | ["services", _]
+            | ["database", "connections"]
+            | ["database", "connections", _]
+            | ["mail", "mailers"]
+            | ["mail", "mailers", _]
+    )
 }
 
 /// An attribute named as a secret: a constant's name as a key's (`SECRET_KEY`,
@@ -167,6 +190,9 @@ mod tests {
             "from tally.config import settings; print(settings.stripe_secret_key)",
             "console.log(require('./config/default.json').auth.jwtSecret)",
             "echo config('services.stripe.secret');",
+            "from django.conf import settings; import json; print(json.dumps(settings.DATABASES, default=str))",
+            "dump(config('database.connections.mysql.password'))",
+            "dump(config('services'))",
         ] {
             assert!(prints(code), "{code}");
         }
@@ -177,6 +203,8 @@ mod tests {
         for code in [
             "import json; print(json.load(open('c.json'))['max_tokens'])",
             "print(cfg['password_min_length'])",
+            "from django.conf import settings; print(settings.DATABASES['default']['NAME'])",
+            "dump(config('app.name'))",
             "print(d['keys'])",
             "import os; key = os.environ['API_KEY']; client = make(key)",
             "print(row['token_count'])",

@@ -1,0 +1,247 @@
+//! Frameworks' consoles given code on the line, which runs inside the application with its
+//! settings and its database: `rails runner '…'`, `python manage.py shell -c '…'`, `php
+//! artisan tinker --execute='…'`. The code is judged as inline code is (the files it
+//! touches, what it sends, the secrets it prints), and for what it does to the
+//! application's data: a whole table emptied (`Booking.delete_all`,
+//! `Contact.objects.all().delete()`, `Order::truncate()`) is work thrown away; mail sent
+//! leaves the machine; and any change made with the production settings
+//! (`RAILS_ENV=production`, `--env=production`, a `…production` settings module) changes
+//! a database elsewhere. Reading, counting and single rows changed in development pass.
+
+use super::*;
+
+/// A console's command: its name, its words, and its segment (for the environment the
+/// line gives it).
+pub(super) type Console<'w> = (&'w str, &'w [Word], &'w Segment);
+
+/// Code that empties a table or drops it (unless the statement picks rows first).
+const EMPTIES: &[&str] = &[
+    ".delete_all",
+    ".destroy_all",
+    ".all().delete()",
+    "truncate(",
+    "truncate!",
+    "->truncate",
+    "::truncate",
+    "drop_table",
+    "drop table",
+    "truncate table",
+    "delete from",
+];
+
+/// Code that sends mail.
+const SENDS: &[&str] = &[
+    "deliver_now",
+    "deliver_later",
+    "send_mail(",
+    "send_mass_mail(",
+    "mail::to(",
+    "mail::send(",
+    "notification::send(",
+    ".send_messages(",
+];
+
+/// Code that changes rows.
+const CHANGES: &[&str] = &[
+    ".update(",
+    ".update!",
+    ".update_all",
+    ".update_column",
+    ".save",
+    ".create(",
+    ".create!",
+    ".delete(",
+    ".destroy",
+    "->update(",
+    "->delete(",
+    "->save(",
+    "->forcedelete(",
+    "::create(",
+    ".insert(",
+    "insert into",
+    "update ",
+    "bulk_create(",
+    "bulk_update(",
+];
+
+impl Judge<'_> {
+    /// Code a framework runs inside the application (`rails runner 'puts ENV.to_h'`,
+    /// `python manage.py shell -c '…'`, `php artisan tinker --execute='…'`), judged as
+    /// inline code and for what it does to the application's data; a script file given
+    /// instead (`rails runner script/x.rb`) is the project's own. Whether it was.
+    pub(super) fn framework_code(
+        &mut self,
+        (name, arguments, segment): Console<'_>,
+        dir: Option<&str>,
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) -> bool {
+        let Some(code) = console_code(name, arguments) else {
+            return false;
+        };
+        if code.dynamic {
+            facts.classes.insert(self.hidden_code());
+        } else if name == "rails"
+            && code.text.ends_with(".rb")
+            && !code.text.contains([' ', ';', '('])
+        {
+            facts.classes.insert(Class::Build);
+            facts.files.push(self.file(&code, dir, Role::Read));
+        } else {
+            self.code(&code.text, dir, nesting, facts);
+            facts
+                .classes
+                .extend(data_effects(&code.text, production(arguments, segment)));
+        }
+        true
+    }
+}
+
+/// The code a console is given on the line: `rails runner|r CODE`, `python manage.py
+/// shell -c|--command CODE` (and `django-admin shell -c`), `php artisan tinker
+/// --execute[=]CODE`.
+fn console_code(name: &str, arguments: &[Word]) -> Option<Word> {
+    let mut operands = arguments.iter().filter(|word| !word.text.starts_with('-'));
+    // `-c CODE`, `--execute CODE`, or `--execute=CODE` in one word.
+    let option = |names: &[&str]| {
+        arguments.iter().enumerate().find_map(|(at, word)| {
+            names.iter().find_map(|option| {
+                if word.text == *option {
+                    return arguments.get(at + 1).cloned();
+                }
+                let code = word.text.strip_prefix(option)?.strip_prefix('=')?;
+                Some(Word {
+                    text: code.to_owned(),
+                    ..word.clone()
+                })
+            })
+        })
+    };
+    match name {
+        "rails" => {
+            let runner = operands
+                .next()
+                .is_some_and(|word| matches!(word.text.as_str(), "runner" | "r"));
+            operands.next().filter(|_| runner).cloned()
+        }
+        "python" | "python3" | "django-admin" => {
+            if name != "django-admin"
+                && !operands
+                    .next()
+                    .is_some_and(|word| word.text.ends_with("manage.py"))
+            {
+                return None;
+            }
+            operands.next().filter(|word| word.text == "shell")?;
+            option(&["-c", "--command"])
+        }
+        "php" => {
+            operands
+                .next()
+                .filter(|word| word.text.ends_with("artisan"))?;
+            operands.next().filter(|word| word.text == "tinker")?;
+            option(&["--execute"])
+        }
+        _ => None,
+    }
+}
+
+/// Whether the console runs with the production settings: an environment variable the
+/// line sets (`RAILS_ENV=production`, `DJANGO_SETTINGS_MODULE=app.settings.production`) or
+/// an option (`--env=production`, `-e production`, `--settings=…prod…`).
+fn production(arguments: &[Word], segment: &Segment) -> bool {
+    let assignments = segment
+        .words
+        .iter()
+        .take_while(|word| is_assignment(&word.text))
+        .filter_map(|word| word.text.split_once('='))
+        .any(|(name, value)| {
+            matches!(
+                name,
+                "RAILS_ENV" | "RACK_ENV" | "APP_ENV" | "DJANGO_SETTINGS_MODULE" | "DJANGO_ENV"
+            ) && value.to_ascii_lowercase().contains("prod")
+        });
+    let options = arguments.windows(2).any(|pair| {
+        matches!(
+            pair[0].text.as_str(),
+            "-e" | "--env" | "--environment" | "--settings"
+        ) && pair[1].text.to_ascii_lowercase().contains("prod")
+    }) || arguments.iter().any(|word| {
+        ["--env=", "--environment=", "--settings="]
+            .iter()
+            .any(|option| {
+                word.text
+                    .strip_prefix(option)
+                    .is_some_and(|value| value.to_ascii_lowercase().contains("prod"))
+            })
+    });
+    assignments || options
+}
+
+/// What console code does to the application's data.
+fn data_effects(code: &str, production: bool) -> ClassSet {
+    let lower = code.to_ascii_lowercase();
+    let has = |list: &[&str]| list.iter().any(|text| lower.contains(text));
+    let mut classes = ClassSet::default();
+    let empties = EMPTIES.iter().any(|text| {
+        lower.match_indices(text).any(|(at, _)| {
+            // `Donation.where(id: [17, 19]).destroy_all`: the rows picked, not the table.
+            let statement = lower[..at].rsplit([';', '\n']).next().unwrap_or_default();
+            !["where(", "where ", "find", "filter(", "limit(", "exclude("]
+                .iter()
+                .any(|scope| statement.contains(scope))
+        })
+    });
+    if empties {
+        classes.insert(Class::Discard);
+    }
+    if has(SENDS) || (production && (has(CHANGES) || empties)) {
+        classes.insert(Class::Network);
+    }
+    classes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_emptied_mail_sent_and_production_changed_are_effects() {
+        for (code, production, expected) in [
+            (
+                "Booking.delete_all; Venue.delete_all",
+                false,
+                vec![Class::Discard],
+            ),
+            (
+                "from contacts.models import Contact; Contact.objects.all().delete()",
+                false,
+                vec![Class::Discard],
+            ),
+            (
+                "App\\Models\\Order::truncate();",
+                false,
+                vec![Class::Discard],
+            ),
+            (
+                "UserMailer.weekly_digest(User.first).deliver_now",
+                false,
+                vec![Class::Network],
+            ),
+            (
+                "Contact.objects.filter(pk=4821).update(do_not_email=True)",
+                true,
+                vec![Class::Network],
+            ),
+            (
+                "Contact.objects.filter(pk=4821).update(do_not_email=True)",
+                false,
+                vec![],
+            ),
+            ("print(Order.objects.count())", true, vec![]),
+        ] {
+            let classes = data_effects(code, production);
+            assert_eq!(classes, ClassSet::of(&expected), "{code}");
+        }
+    }
+}
