@@ -51,6 +51,10 @@ impl Lexer {
                     if !self.substitute(&inside, word, in_double_quotes) {
                         word.push_expansion(&format!("${{{inside}}}"));
                     }
+                } else if let Some(name) = defaulted_name(&inside) {
+                    // `${TOKEN:-unset}` is TOKEN's value when it is set: the name is kept,
+                    // so printing it is printing that variable.
+                    word.push_expansion(&format!("${{{name}:-…}}"));
                 } else {
                     word.push_expansion("${…}");
                 }
@@ -225,4 +229,18 @@ fn same_value(inside: &str) -> Option<String> {
     let checked = operator.starts_with(":?") || operator.starts_with('?');
     let defaulted = name == "HOME" && (operator.starts_with(":-") || operator.starts_with('-'));
     (checked || defaulted).then(|| name.to_owned())
+}
+
+/// The variable of a parameter expansion whose value is that variable's when it is set
+/// (`NAME:-default`, `NAME-default`, `NAME:=default`, `NAME:?message`); not an alternative
+/// (`NAME:+x`), a length, a slice or a substitution, which show something else.
+fn defaulted_name(inside: &str) -> Option<&str> {
+    let end = inside
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|&end| end > 0)?;
+    let (name, operator) = inside.split_at(end);
+    let operator = operator.strip_prefix(':').unwrap_or(operator);
+    (name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && operator.starts_with(['-', '=', '?']))
+    .then_some(name)
 }
