@@ -9,8 +9,7 @@
 use serde_json::Value;
 
 use super::{
-    json_pair, kind, make_to_shell, recipes, strings, yaml_commands, Kind, Piece, GIT_HOOKS,
-    HOOK_SECTIONS,
+    json_pair, kind, recipe_lines, strings, yaml_commands, Kind, Piece, GIT_HOOKS, HOOK_SECTIONS,
 };
 use crate::classes::ClassTable;
 use crate::context::Context;
@@ -70,16 +69,7 @@ fn unannounced_recipes(text: &str, kind: Kind) -> Vec<Piece> {
     let mut hidden = true;
     let mut flush = |block: &mut String, hidden: bool| {
         if hidden {
-            let lines = match kind {
-                Kind::Make => recipes(block, |line| line.strip_prefix('\t'))
-                    .into_iter()
-                    .map(|line| make_to_shell(&line))
-                    .collect(),
-                _ => recipes(block, |line| {
-                    line.starts_with([' ', '\t']).then(|| line.trim_start())
-                }),
-            };
-            out.extend(lines.into_iter().map(Piece::Shell));
+            out.extend(recipe_lines(block, kind).into_iter().map(Piece::Shell));
         }
         block.clear();
     };

@@ -1,9 +1,9 @@
 //! Commands that reach another machine (over ssh), a container, a pod or an Android device:
-//! `ssh host 'command'` runs a command line there, and `scp`/`rsync` copy from there. What runs or is copied is judged as it is
-//! written: a remote command that only reads (`tail -5 /srv/log`, `nvidia-smi`, `ps aux`)
-//! is a read, as it would be here, and a copy from another host into the project is a
-//! download. Anything else stays `network` (asked), and credential material named over
-//! there is credential material.
+//! `ssh host 'command'` runs a command line there, and `scp`/`rsync` copy from there. What
+//! runs or is copied is judged as it is written: a remote command that only reads (`tail
+//! -5 /srv/log`, `nvidia-smi`, `ps aux`) is a read, as it would be here, and a copy from
+//! another host into the project is a download. Anything else stays `network` (asked), and
+//! credential material named over there is credential material.
 //!
 //! The remote machine's folders are unknown: its command is judged with no working
 //! directory and no home, so a relative path or `~` is never placed in this project.
