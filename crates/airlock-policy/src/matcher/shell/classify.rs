@@ -55,7 +55,7 @@ pub use written::classify_code;
 use dry_run::{dry_run_classes, dry_run_reads};
 use environment::{dumps_environment, prints_secret_variable};
 use git::git_specials;
-use names::{agent_from_package, named_effects, runs_deploy_script, toolchain_tool};
+use names::{agent_from_package, named_effects, script_effects, toolchain_tool};
 use words::*;
 
 /// Commands longer than this are not read at all: they are one `unknown` segment. Real
@@ -486,9 +486,9 @@ impl<'a> Judge<'a> {
             || (windows && program.as_bytes().get(1) == Some(&b':'));
         if program.contains('/') && !absolute && installed.is_none() {
             facts.classes.insert(Class::Build);
-            if runs_deploy_script(&program, "", arguments) {
-                facts.classes.insert(Class::Deploy);
-            }
+            facts
+                .classes
+                .extend(script_effects(&program, "", arguments));
             facts
                 .files
                 .push(self.file(first, cwd.as_deref(), Role::Change));

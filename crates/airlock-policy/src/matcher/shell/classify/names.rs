@@ -35,11 +35,13 @@ pub(super) fn named_effects(
     let mut effects = ClassSet::EMPTY;
     if classes.contains(Class::Build) && !dry_run {
         let task_runner = task_runner(name);
-        if (task_runner && deploys_by_name(arguments))
-            || runs_deploy_script(program, name, arguments)
-        {
+        if task_runner && deploys_by_name(arguments) {
             effects.insert(Class::Deploy);
         }
+        if task_runner && installs_by_name(arguments) {
+            effects.insert(Class::Install);
+        }
+        effects.extend(script_effects(program, name, arguments));
         if task_runner && arguments.iter().any(|word| names_wiping_task(&word.text)) {
             effects.insert(Class::Discard);
         }
@@ -114,11 +116,55 @@ const SCRIPT_INTERPRETERS: &[&str] = &[
     "powershell",
 ];
 
-/// Whether a command runs the project's own script named for deploying: the program is
-/// that script (`./deploy.sh`, `scripts/publish-npm.sh`), or an interpreter is given it
-/// first (`bash scripts/deploy.sh production`, `python deploy.py`). Only the file's own
-/// name counts (`deploy/build.sh` builds); asking for its help, or a dry run, does not.
-pub(super) fn runs_deploy_script(program: &str, name: &str, arguments: &[Word]) -> bool {
+/// What the project's own script says it does by its file's name: the program is that
+/// script (`./deploy.sh`, `scripts/publish-npm.sh`, `./install.sh`), or an interpreter is
+/// given it first (`bash scripts/deploy.sh production`, `python deploy.py`). A script named
+/// for deploying deploys; one named for installing (`install.sh`, `install-deps.sh`,
+/// `uninstall.sh`) or for setting a machine up (`./setup`, `bin/setup`,
+/// `scripts/bootstrap.sh`: the name alone, not `setup-plan.sh`) installs. Only the file's
+/// own name counts (`deploy/build.sh` builds); asking for its help, or a dry run, does not.
+pub(super) fn script_effects(program: &str, name: &str, arguments: &[Word]) -> ClassSet {
+    let mut effects = ClassSet::EMPTY;
+    let Some(file) = script_file(program, name, arguments) else {
+        return effects;
+    };
+    let rehearsal = arguments.iter().any(|word| {
+        matches!(
+            word.text.as_str(),
+            "--dry-run" | "--dryrun" | "--help" | "-h" | "--check" | "--plan" | "--noop"
+        )
+    });
+    if rehearsal {
+        return effects;
+    }
+    if names_deploy_task(file) {
+        effects.insert(Class::Deploy);
+    }
+    // Python's packaging script is judged by the command it is given (`python setup.py
+    // install`, `develop`; `sdist upload` publishes; `build_ext --inplace` builds).
+    if file == "setup.py" {
+        let given = |names: &[&str]| {
+            arguments
+                .iter()
+                .any(|word| names.contains(&word.text.as_str()))
+        };
+        if given(&["install", "develop"]) {
+            effects.insert(Class::Install);
+        }
+        if given(&["upload", "register"]) {
+            effects.insert(Class::Deploy);
+        }
+        return effects;
+    }
+    let stem = file.split('.').next().unwrap_or(file).to_ascii_lowercase();
+    if names_install_task(&stem) || matches!(stem.as_str(), "setup" | "bootstrap") {
+        effects.insert(Class::Install);
+    }
+    effects
+}
+
+/// The file name of the script a command runs, as [`script_effects`] reads it.
+fn script_file<'a>(program: &'a str, name: &str, arguments: &'a [Word]) -> Option<&'a str> {
     // PowerShell is given its script by `-File` (`-f`), after options that take values
     // (`-ExecutionPolicy Bypass`).
     let powershell_file = matches!(name, "pwsh" | "powershell")
@@ -142,17 +188,31 @@ pub(super) fn runs_deploy_script(program: &str, name: &str, arguments: &[Word]) 
     } else {
         None
     };
-    let rehearsal = arguments.iter().any(|word| {
-        matches!(
-            word.text.as_str(),
-            "--dry-run" | "--dryrun" | "--help" | "-h" | "--check" | "--plan" | "--noop"
-        )
-    });
-    !rehearsal
-        && script.is_some_and(|script| {
-            let file = script.rsplit(['/', '\\']).next().unwrap_or(script);
-            names_deploy_task(file)
+    script.map(|script| script.rsplit(['/', '\\']).next().unwrap_or(script))
+}
+
+/// A task runner's task named for installing (`make install`, `just install-hooks`, `npm
+/// run deps:install`, `make uninstall`) or for setting the machine up (`make setup`, `yarn
+/// bootstrap`: the task's whole name). `make install` into a staging folder given as a
+/// relative path or under `/tmp` (`DESTDIR=/tmp/stage`, `PREFIX=./dist`) only builds.
+fn installs_by_name(arguments: &[Word]) -> bool {
+    let staged = arguments.iter().any(|word| {
+        ["DESTDIR=", "PREFIX=", "prefix="].iter().any(|key| {
+            word.text.strip_prefix(key).is_some_and(|to| {
+                to.starts_with("/tmp/")
+                    || !(to.starts_with('/') || to.starts_with('~') || to.starts_with('$'))
+            })
         })
+    });
+    !staged
+        && arguments.iter().any(|word| {
+            names_install_task(&word.text) || matches!(word.text.as_str(), "setup" | "bootstrap")
+        })
+}
+
+/// A task or script named for installing: a word of its name is `install` or `uninstall`.
+fn names_install_task(word: &str) -> bool {
+    !word.starts_with('-') && task_words(word).any(|part| matches!(part, "install" | "uninstall"))
 }
 
 /// A task named for deploying: `deploy`, `publish`, `ship`, alone or qualified
