@@ -662,6 +662,11 @@ impl<'a> Judge<'a> {
         // or wiping a database (`npm run db:reset`), a module fetched and run.
         let named = named_effects(&first.text, name, arguments, facts.classes, dry.is_some());
         facts.classes.extend(named);
+        if facts.classes.contains(Class::Build) && dry.is_none() {
+            facts
+                .classes
+                .extend(console::migration_effects(name, arguments, segment));
+        }
         // `reg add …\CurrentVersion\Run` persists; `wmic process call create` runs.
         if let Some(class) = windows::classes(name, arguments) {
             facts.classes.insert(class);

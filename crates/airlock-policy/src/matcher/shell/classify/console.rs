@@ -7,6 +7,12 @@
 //! leaves the machine; and any change made with the production settings
 //! (`RAILS_ENV=production`, `--env=production`, a `…production` settings module) changes
 //! a database elsewhere. Reading, counting and single rows changed in development pass.
+//!
+//! Migrations and seeds (`rails db:migrate`, `alembic upgrade head`, `npx knex
+//! migrate:latest`, `sqlx migrate run`) are the project's work on its development database;
+//! run with the production settings, or pointed at a database on another machine by a URL
+//! (`--database-url postgres://…prod…`, `-x db_url=…`, `DATABASE_URL=…`), they change a
+//! database elsewhere.
 
 use super::*;
 
@@ -146,6 +152,118 @@ fn console_code(name: &str, arguments: &[Word]) -> Option<Word> {
     }
 }
 
+/// Words that name a migration or a seed, as the migration tools spell their commands.
+const MIGRATIONS: &[&str] = &[
+    "migrate",
+    "db:migrate",
+    "db:seed",
+    "db:setup",
+    "db:prepare",
+    "migrate:latest",
+    "migrate:up",
+    "seed:run",
+    "db:seed:all",
+    "ecto.migrate",
+    "upgrade",
+    "up",
+    "up-by-one",
+    "push",
+];
+
+/// What a migration or seed does (`alembic upgrade head`, `bin/rails db:migrate`): with the
+/// production settings, or with a database URL whose host is another machine, it changes
+/// a database elsewhere (`deploy`). Only migration tools' words count: `NODE_ENV=production
+/// npm run build` builds.
+pub(super) fn migration_effects(name: &str, arguments: &[Word], segment: &Segment) -> ClassSet {
+    let mut effects = ClassSet::EMPTY;
+    let tool = matches!(
+        name,
+        "rails"
+            | "rake"
+            | "alembic"
+            | "flask"
+            | "knex"
+            | "sequelize"
+            | "sequelize-cli"
+            | "prisma"
+            | "drizzle-kit"
+            | "diesel"
+            | "sqlx"
+            | "goose"
+            | "migrate"
+            | "dbmate"
+            | "mix"
+            | "dotnet"
+            | "php"
+            | "python"
+            | "python3"
+            | "django-admin"
+            | "typeorm"
+            | "mikro-orm"
+            | "flyway"
+            | "liquibase"
+            | "atlas"
+    ) || arguments.iter().any(|word| {
+        matches!(
+            word.text.as_str(),
+            "knex"
+                | "sequelize"
+                | "sequelize-cli"
+                | "prisma"
+                | "drizzle-kit"
+                | "alembic"
+                | "typeorm"
+        )
+    });
+    // `dotnet ef database update`, `diesel migration run`, `sqlx migrate run`.
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    let migrates = texts
+        .iter()
+        .any(|text| MIGRATIONS.contains(text) || text.starts_with("migrat"))
+        || texts.windows(2).any(|pair| pair == ["database", "update"]);
+    if tool && migrates && (production(arguments, segment) || remote_database(arguments, segment)) {
+        effects.insert(Class::Deploy);
+    }
+    effects
+}
+
+/// Whether a database URL on the line (an argument, an option's value, a variable the line
+/// sets) names a host other than this machine.
+fn remote_database(arguments: &[Word], segment: &Segment) -> bool {
+    let assignments = segment
+        .words
+        .iter()
+        .take_while(|word| is_assignment(&word.text));
+    assignments.chain(arguments).any(|word| {
+        let text = word.text.as_str();
+        let Some(at) = text.find("://") else {
+            return false;
+        };
+        let start = text[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '+'))
+            .map_or(0, |index| index + 1);
+        let scheme = text[start..at].to_ascii_lowercase();
+        let database = [
+            "postgres",
+            "postgresql",
+            "mysql",
+            "mariadb",
+            "mongodb",
+            "mongodb+srv",
+            "sqlserver",
+            "mssql",
+            "redis",
+            "rediss",
+            "clickhouse",
+            "cockroachdb",
+        ]
+        .contains(&scheme.as_str());
+        database
+            && sql::connection_host(&text[start..])
+                .is_some_and(|host| !sql::local_host(host.as_deref()))
+    })
+}
+
 /// Whether the console runs with the production settings: an environment variable the
 /// line sets (`RAILS_ENV=production`, `DJANGO_SETTINGS_MODULE=app.settings.production`) or
 /// an option (`--env=production`, `-e production`, `--settings=…prod…`).
@@ -158,7 +276,18 @@ fn production(arguments: &[Word], segment: &Segment) -> bool {
         .any(|(name, value)| {
             matches!(
                 name,
-                "RAILS_ENV" | "RACK_ENV" | "APP_ENV" | "DJANGO_SETTINGS_MODULE" | "DJANGO_ENV"
+                "RAILS_ENV"
+                    | "RACK_ENV"
+                    | "APP_ENV"
+                    | "DJANGO_SETTINGS_MODULE"
+                    | "DJANGO_ENV"
+                    | "NODE_ENV"
+                    | "MIX_ENV"
+                    | "FLASK_ENV"
+                    | "ASPNETCORE_ENVIRONMENT"
+                    | "DOTNET_ENVIRONMENT"
+                    | "ENVIRONMENT"
+                    | "ENV"
             ) && value.to_ascii_lowercase().contains("prod")
         });
     let options = arguments.windows(2).any(|pair| {

@@ -38,7 +38,7 @@ pub(super) fn named_effects(
         if task_runner && deploys_by_name(arguments) {
             effects.insert(Class::Deploy);
         }
-        if task_runner && installs_by_name(arguments) {
+        if task_runner && installs_by_name(name, arguments) {
             effects.insert(Class::Install);
         }
         effects.extend(script_effects(program, name, arguments));
@@ -195,7 +195,17 @@ fn script_file<'a>(program: &'a str, name: &str, arguments: &'a [Word]) -> Optio
 /// run deps:install`, `make uninstall`) or for setting the machine up (`make setup`, `yarn
 /// bootstrap`: the task's whole name). `make install` into a staging folder given as a
 /// relative path or under `/tmp` (`DESTDIR=/tmp/stage`, `PREFIX=./dist`) only builds.
-fn installs_by_name(arguments: &[Word]) -> bool {
+fn installs_by_name(name: &str, arguments: &[Word]) -> bool {
+    // A package manager's own `install` is judged by the table (`pnpm install
+    // --lockfile-only` resolves without installing); only a script it runs counts here.
+    let mut first = arguments.iter().filter(|word| !word.text.starts_with('-'));
+    if matches!(name, "npm" | "yarn" | "pnpm" | "bun")
+        && !first
+            .next()
+            .is_some_and(|word| matches!(word.text.as_str(), "run" | "run-script"))
+    {
+        return false;
+    }
     let staged = arguments.iter().any(|word| {
         ["DESTDIR=", "PREFIX=", "prefix="].iter().any(|key| {
             word.text.strip_prefix(key).is_some_and(|to| {

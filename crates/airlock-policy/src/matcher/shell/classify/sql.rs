@@ -162,7 +162,7 @@ pub(super) fn reads_only(sql: &str) -> bool {
 
 /// Whether a database host is this machine: none given (the local socket), a socket
 /// folder, or a loopback name.
-fn local_host(host: Option<&str>) -> bool {
+pub(super) fn local_host(host: Option<&str>) -> bool {
     match host {
         None => true,
         Some(host) => {
@@ -176,7 +176,7 @@ fn local_host(host: Option<&str>) -> bool {
 }
 
 /// The host of a connection string (`postgres://u:p@host:5432/db`, `host=x dbname=y`).
-fn connection_host(text: &str) -> Option<Option<String>> {
+pub(super) fn connection_host(text: &str) -> Option<Option<String>> {
     if let Some((_, rest)) = text.split_once("://") {
         let authority = rest.split(['/', '?']).next().unwrap_or_default();
         let host = authority
