@@ -86,11 +86,14 @@ pub const CLAUDE_CODE_INTERNAL: &[&str] = &[
 ];
 
 /// Codex's tools that are its own bookkeeping (`agent.internal`): its plan, its questions to
-/// its user, and its sub-agents (spawned, sent input, waited for, resumed, closed), which
-/// run under the same session's settings and whose own tool calls pass through the hook
-/// like the parent's.
+/// its user, its sub-agents (spawned, sent input, waited for, resumed, closed), which run
+/// under the same session's settings and whose own tool calls pass through the hook like
+/// the parent's, and its listings and reads of its MCP servers' resources (as Gemini CLI's).
 pub const CODEX_INTERNAL: &[&str] = &[
     "update_plan",
+    "list_mcp_resources",
+    "list_mcp_resource_templates",
+    "read_mcp_resource",
     "request_user_input",
     "spawn_agent",
     "send_input",
@@ -237,6 +240,10 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
         | (Agent::Codex, "grep_files")
         | (Agent::Gemini, "search_file_content" | "grep_search") => {
             folder(&mut args, &["path", "dir_path"], cwd);
+            // Gemini CLI's newer search names its file filter `include_pattern`.
+            if call.agent == Agent::Gemini {
+                rename(&mut args, "include_pattern", "include");
+            }
             "fs.search"
         }
         // ---- writes and edits

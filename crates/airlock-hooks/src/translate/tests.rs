@@ -219,6 +219,22 @@ fn codex_tools() {
     check(X, "spawn_agent", spawn.clone(), "agent.internal", spawn);
     let wait = json!({"targets": ["019d52ee"], "timeout_ms": 300000});
     check(X, "wait_agent", wait.clone(), "agent.internal", wait);
+    // Its MCP servers' resources listed and read, as Gemini CLI's are.
+    let resource = json!({"server": "figma", "uri": "file://figma/docs/a.md"});
+    check(
+        X,
+        "read_mcp_resource",
+        resource.clone(),
+        "agent.internal",
+        resource,
+    );
+    check(
+        X,
+        "list_mcp_resource_templates",
+        json!({}),
+        "agent.internal",
+        json!({}),
+    );
 }
 
 #[test]
@@ -312,6 +328,14 @@ fn gemini_tools() {
         json!({"pattern": "x", "path": "/p"}),
         "fs.search",
         json!({"pattern": "x", "path": "/p"}),
+    );
+    // The newer search's file filter is the `include` the policy's rules read.
+    check(
+        G,
+        "grep_search",
+        json!({"pattern": "ssh", "include_pattern": ".bash_history"}),
+        "fs.search",
+        json!({"pattern": "ssh", "include": ".bash_history", "path": "/home/ana/demo"}),
     );
     check(
         G,

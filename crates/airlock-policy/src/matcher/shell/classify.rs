@@ -512,9 +512,30 @@ impl<'a> Judge<'a> {
             return None;
         }
         let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+        // `pnpm build:shared`, `yarn test:unit`: a script named with a colon, which no
+        // command of theirs is, run without `run`, as `pnpm run build:shared`.
+        let scripted: Vec<&str> = if matches!(name, "pnpm" | "yarn")
+            && texts
+                .iter()
+                .find(|text| !text.starts_with('-'))
+                .is_some_and(|text| text.contains(':'))
+        {
+            std::iter::once("run")
+                .chain(texts.iter().copied())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let looked_up = if scripted.is_empty() {
+            self.table.lookup(name, &texts)
+        } else {
+            self.table
+                .lookup(name, &scripted)
+                .map(|(classes, used)| (classes, used.saturating_sub(1)))
+        };
         let (classes, used) = match installed {
             Some((_, found)) => found,
-            None => match self.table.lookup(name, &texts) {
+            None => match looked_up {
                 Some(found) => found,
                 None if self.in_runner && !first.text.contains(['/', '\\']) => {
                     (ClassSet::of(&[Class::Build]), 0)

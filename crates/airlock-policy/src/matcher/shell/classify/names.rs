@@ -200,9 +200,10 @@ fn installs_by_name(name: &str, arguments: &[Word]) -> bool {
     // --lockfile-only` resolves without installing); only a script it runs counts here.
     let mut first = arguments.iter().filter(|word| !word.text.starts_with('-'));
     if matches!(name, "npm" | "yarn" | "pnpm" | "bun")
-        && !first
-            .next()
-            .is_some_and(|word| matches!(word.text.as_str(), "run" | "run-script"))
+        && !first.next().is_some_and(|word| {
+            matches!(word.text.as_str(), "run" | "run-script")
+                || (name != "npm" && word.text.contains(':'))
+        })
     {
         return false;
     }
