@@ -12,7 +12,7 @@ use crate::matcher::domain::{self, DomainPattern};
 use crate::matcher::local_data;
 use crate::matcher::path::{self, PathPattern};
 use crate::matcher::planted;
-use crate::matcher::shell::classify::CommandFacts;
+use crate::matcher::shell::classify::{sql, CommandFacts};
 use crate::matcher::shell::{self, CommandPrefix};
 use crate::matcher::Side;
 use globset::{GlobBuilder, GlobMatcher};
@@ -37,6 +37,9 @@ pub enum Matcher {
     Secret(bool),
     /// `local = true`: the address carries data from this machine; `false`: it does not.
     Local(bool),
+    /// `sql_reads = true`: the text is SQL that only reads and names no secret material;
+    /// `false`: anything else (fail closed: text that is not SQL counts as `false`).
+    SqlReads(bool),
     /// `plants = ["remote_code"]`: the file the value names, with the text the call
     /// writes into it, runs a command of these classes later by itself.
     Plants(ClassMatcher),
@@ -207,10 +210,13 @@ impl Matcher {
         if let Some(local) = entry.local {
             compiled.push(Matcher::Local(local));
         }
+        if let Some(reads) = entry.sql_reads {
+            compiled.push(Matcher::SqlReads(reads));
+        }
         match compiled.len() {
             1 => Ok(compiled.remove(0)),
-            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret, local".into()),
-            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret, local; write two conditions on two rules".into()),
+            0 => Err("empty matcher; expected one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret, local, sql_reads".into()),
+            _ => Err("a matcher holds exactly one of eq, in, glob, regex, prefix, path, domain, present, class, plants, hooks, secret, local, sql_reads; write two conditions on two rules".into()),
         }
     }
 
@@ -271,6 +277,9 @@ impl Matcher {
             Matcher::Local(expected) => each_text(value, side, |text| {
                 local_data::carries_local_data(text, context) == *expected
             }),
+            Matcher::SqlReads(expected) => {
+                each_text(value, side, |text| sql::reads_harmlessly(text) == *expected)
+            }
             // Read with the call's other arguments, in `Condition::holds`.
             Matcher::Plants(_) | Matcher::Hooks(_) => side == Side::Restrict,
             Matcher::Class(matcher) => match value {

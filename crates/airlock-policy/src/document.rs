@@ -159,6 +159,10 @@ pub struct MatcherEntry {
     /// Whether an address carries data from this machine (`matcher/local_data.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local: Option<bool>,
+    /// Whether the value is SQL that only reads and names no secret material (`true`), or
+    /// anything else: SQL that writes, runs or reads secrets, or text that is not SQL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql_reads: Option<bool>,
     /// Command classes (DESIGN.md §11.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<OneOrMany>,

@@ -41,7 +41,7 @@ mod programs;
 mod project;
 mod remote;
 mod runs;
-mod sql;
+pub(crate) mod sql;
 mod url;
 mod windows;
 mod words;
@@ -724,9 +724,17 @@ impl<'a> Judge<'a> {
         if name == "docker" {
             self.docker_work(arguments, cwd.as_deref(), nesting, facts);
         }
-        // A database on this machine asked one query that only reads.
+        // A database asked one query that only reads: on this machine, any such query; on
+        // another, one that names no secret material (no password or token column) with
+        // no secret written on the line (`PGPASSWORD=…`, a password in the URL).
         if let Some((queries, local)) = sql::client_queries(name, arguments) {
-            if local && !fed && queries.iter().all(|query| sql::reads_only(query)) {
+            let reads = if local {
+                queries.iter().all(|query| sql::reads_only(query))
+            } else {
+                queries.iter().all(|query| sql::reads_harmlessly(query))
+                    && !sql::secret_on_line(name, &segment.words)
+            };
+            if reads && !fed {
                 facts.classes = remove(facts.classes, Class::Network);
                 // `sqlite3` is not in the table: unknown only for being unlisted.
                 if name == "sqlite3" {

@@ -122,7 +122,7 @@ const DESCRIBING: &[&str] = &[
 /// Whether `sql` only reads: each `;`-separated statement starts with `select`, `with`,
 /// `show`, `explain` (not `analyze`), `describe`, `desc`, `table`, `values`, or is a
 /// describing meta-command, and no word writes or calls a function that does more.
-pub(super) fn reads_only(sql: &str) -> bool {
+pub(crate) fn reads_only(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     let statements: Vec<&str> = lower
         .split(';')
@@ -158,6 +158,60 @@ pub(super) fn reads_only(sql: &str) -> bool {
                     .iter()
                     .any(|function| word.starts_with(function))
         })
+}
+
+/// Words of a query that name secret material: a column or table of passwords, tokens,
+/// keys or credentials (`password_hash`, `api_token`, `vault.decrypted_secrets`), or the
+/// server's own logins (`pg_shadow`, `pg_authid`, `sys.sql_logins`).
+const SECRET_NAMES: &[&str] = &[
+    "passw",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "credential",
+    "private_key",
+    "privatekey",
+    "pg_shadow",
+    "pg_authid",
+    "sql_logins",
+    "otp_",
+    "totp",
+];
+
+/// Whether a query names secret material (any word containing one of [`SECRET_NAMES`]):
+/// reading it reads credentials, wherever the database is.
+pub(crate) fn names_secrets(sql: &str) -> bool {
+    sql.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|word| SECRET_NAMES.iter().any(|name| word.contains(name)))
+}
+
+/// Whether a query only reads and names no secret material: what a database tool may run
+/// unasked wherever its database is.
+pub(crate) fn reads_harmlessly(sql: &str) -> bool {
+    reads_only(sql) && !names_secrets(sql)
+}
+
+/// Whether a database client's line carries a secret: a variable set on it whose name
+/// speaks of one (`PGPASSWORD='…'`, `MYSQL_PWD=…`), a password given as an option
+/// (`mysql -pS3cret`, `--password=…`), or anything the secret scan finds (a password in a
+/// connection URL).
+pub(super) fn secret_on_line(name: &str, words: &[Word]) -> bool {
+    words.iter().any(|word| {
+        let text = word.text.as_str();
+        let assigned = is_assignment(text)
+            && text
+                .split_once('=')
+                .is_some_and(|(variable, value)| !value.is_empty() && names_secrets(variable));
+        let option = text.starts_with("--password=")
+            || (matches!(name, "mysql" | "mariadb") && text.starts_with("-p") && text.len() > 2);
+        assigned
+            || option
+            || !crate::secrets::scan(&serde_json::Value::String(text.to_owned())).is_empty()
+    })
 }
 
 /// Whether a database host is this machine: none given (the local socket), a socket
@@ -282,6 +336,7 @@ pub(super) fn client_queries(name: &str, arguments: &[Word]) -> Option<(Vec<Stri
                     "-S",
                     "--socket",
                     "--default-character-set",
+                    "--login-path",
                 ],
                 &[
                     "-B",
