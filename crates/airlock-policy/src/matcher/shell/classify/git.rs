@@ -176,6 +176,10 @@ fn config_reads_one_key(arguments: &[Word]) -> bool {
                     | "--bool"
                     | "--int"
                     | "--path"
+                    | "--get"
+                    | "--get-all"
+                    | "--get-regexp"
+                    | "--name-only"
             ) || text.starts_with("--type=");
             if !looks {
                 return false;

@@ -128,12 +128,19 @@ pub(super) fn script_effects(program: &str, name: &str, arguments: &[Word]) -> C
     let Some(file) = script_file(program, name, arguments) else {
         return effects;
     };
-    let rehearsal = arguments.iter().any(|word| {
-        matches!(
-            word.text.as_str(),
-            "--dry-run" | "--dryrun" | "--help" | "-h" | "--check" | "--plan" | "--noop"
-        )
-    });
+    // A shell told `-n` reads the script for its syntax and runs nothing.
+    let syntax_only = matches!(name, "bash" | "sh" | "zsh" | "dash" | "ksh")
+        && arguments
+            .iter()
+            .take_while(|word| word.text.starts_with('-'))
+            .any(|word| word.text == "-n");
+    let rehearsal = syntax_only
+        || arguments.iter().any(|word| {
+            matches!(
+                word.text.as_str(),
+                "--dry-run" | "--dryrun" | "--help" | "-h" | "--check" | "--plan" | "--noop"
+            )
+        });
     if rehearsal {
         return effects;
     }
