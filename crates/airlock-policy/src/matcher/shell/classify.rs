@@ -683,6 +683,10 @@ impl<'a> Judge<'a> {
         // or wiping a database (`npm run db:reset`), a module fetched and run.
         let named = named_effects(&first.text, name, arguments, facts.classes, dry.is_some());
         facts.classes.extend(named);
+        if names::graphql_reads(name, arguments) {
+            facts.classes = remove(facts.classes, Class::VcsRemote);
+            facts.classes.insert(Class::ReadOnly);
+        }
         if facts.classes.contains(Class::Build) && dry.is_none() {
             facts
                 .classes
@@ -724,16 +728,12 @@ impl<'a> Judge<'a> {
         if name == "docker" {
             self.docker_work(arguments, cwd.as_deref(), nesting, facts);
         }
-        // A database asked one query that only reads: on this machine, any such query; on
-        // another, one that names no secret material (no password or token column) with
-        // no secret written on the line (`PGPASSWORD=…`, a password in the URL).
+        // A database asked one query that only reads and names no secret material (no
+        // password, hash or token column): on this machine; on another, also with no
+        // secret written on the line (`PGPASSWORD=…`, a password in the URL).
         if let Some((queries, local)) = sql::client_queries(name, arguments) {
-            let reads = if local {
-                queries.iter().all(|query| sql::reads_only(query))
-            } else {
-                queries.iter().all(|query| sql::reads_harmlessly(query))
-                    && !sql::secret_on_line(name, &segment.words)
-            };
+            let reads = queries.iter().all(|query| sql::reads_harmlessly(query))
+                && (local || !sql::secret_on_line(name, &segment.words));
             if reads && !fed {
                 facts.classes = remove(facts.classes, Class::Network);
                 // `sqlite3` is not in the table: unknown only for being unlisted.

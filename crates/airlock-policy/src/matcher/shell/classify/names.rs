@@ -298,3 +298,43 @@ pub(super) fn agent_from_package<'t>(
     let (_, agent) = AGENT_PACKAGES.iter().find(|(known, _)| *known == bare)?;
     Some((agent, &rest[at + 1..]))
 }
+
+/// `gh api graphql -f query='query { … }'` (and `glab api graphql`): the fields make it a
+/// POST, but a GraphQL query only reads; a `mutation` (or a subscription, or any other
+/// field, method or input file) is what the table says.
+pub(super) fn graphql_reads(name: &str, arguments: &[Word]) -> bool {
+    if !matches!(name, "gh" | "glab") {
+        return false;
+    }
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    if texts.get(..2) != Some(&["api", "graphql"]) || arguments.iter().any(|word| word.dynamic) {
+        return false;
+    }
+    let mut query = false;
+    let mut rest = texts[2..].iter();
+    while let Some(text) = rest.next() {
+        let field = match *text {
+            "-f" | "-F" | "--field" | "--raw-field" => rest.next().copied(),
+            "--jq" | "-q" | "--template" | "-t" | "-H" | "--header" | "--hostname" => {
+                rest.next();
+                continue;
+            }
+            "--paginate" | "--silent" | "--verbose" | "-i" | "--include" | "--slurp" => continue,
+            _ => return false,
+        };
+        let Some((key, value)) = field.and_then(|field| field.split_once('=')) else {
+            return false;
+        };
+        if key == "query" {
+            let body = value.trim_start();
+            let operation = body.starts_with('{') || body.starts_with("query");
+            if !operation || body.contains("mutation") || body.contains("subscription") {
+                return false;
+            }
+            query = true;
+        } else if !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return false;
+        }
+    }
+    query
+}
