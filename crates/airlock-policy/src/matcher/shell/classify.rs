@@ -28,6 +28,7 @@ mod cloud;
 mod console;
 mod docker;
 mod dry_run;
+mod effects;
 mod environment;
 mod files;
 mod find;
@@ -679,36 +680,7 @@ impl<'a> Judge<'a> {
                 }
             }
         }
-        // The project's task or script named for deploying (`npm run deploy`, `./deploy.sh`)
-        // or wiping a database (`npm run db:reset`), a module fetched and run.
-        let named = named_effects(&first.text, name, arguments, facts.classes, dry.is_some());
-        facts.classes.extend(named);
-        if names::graphql_reads(name, arguments) {
-            facts.classes = remove(facts.classes, Class::VcsRemote);
-            facts.classes.insert(Class::ReadOnly);
-        }
-        if facts.classes.contains(Class::Build) && dry.is_none() {
-            facts
-                .classes
-                .extend(console::migration_effects(name, arguments, segment));
-        }
-        // `reg add …\CurrentVersion\Run` persists; `wmic process call create` runs.
-        if let Some(class) = windows::classes(name, arguments) {
-            facts.classes.insert(class);
-        }
-        // `ps e`, `ps eww`: the environment of every process, secrets included.
-        if environment::lists_process_environments(name, arguments) {
-            facts.classes.insert(Class::CredentialSearch);
-        }
-        // `make CC='sh -c "…"'`: a variable given a shell line runs it in the recipes.
-        if make_variable_runs(name, arguments) {
-            facts.classes.insert(Class::Unknown);
-        }
-        if name == "kubectl" {
-            if let Some(class) = kube::secret_data(arguments) {
-                facts.classes.insert(class);
-            }
-        }
+        self.words_effects(&first.text, name, arguments, segment, dry.is_some(), facts);
         if name == "git" {
             git_specials(arguments, facts);
             self.git_history_reads(arguments, dir.as_deref(), facts);
@@ -728,28 +700,7 @@ impl<'a> Judge<'a> {
         if name == "docker" {
             self.docker_work(arguments, cwd.as_deref(), nesting, facts);
         }
-        // A database asked one query that only reads and names no secret material (no
-        // password, hash or token column): on this machine; on another, also with no
-        // secret written on the line (`PGPASSWORD=…`, a password in the URL).
-        if let Some((queries, local)) = sql::client_queries(name, arguments) {
-            let reads = queries.iter().all(|query| sql::reads_harmlessly(query))
-                && (local || !sql::secret_on_line(name, &segment.words));
-            if reads && !fed {
-                facts.classes = remove(facts.classes, Class::Network);
-                // `sqlite3` is not in the table: unknown only for being unlisted.
-                if name == "sqlite3" {
-                    facts.classes = remove(facts.classes, Class::Unknown);
-                }
-                facts.classes.insert(Class::ReadOnly);
-            }
-            if name == "sqlite3" {
-                if let Some(file) = arguments.iter().find(|word| !word.text.starts_with('-')) {
-                    facts
-                        .files
-                        .push(self.file(file, cwd.as_deref(), Role::Read));
-                }
-            }
-        }
+        self.database_query(name, arguments, segment, fed, cwd.as_deref(), facts);
 
         let role = if changes { Role::Change } else { Role::Read };
         let mode = self.table.operand_mode(name, &texts);

@@ -1,0 +1,83 @@
+//! What a command's words say it does beyond the table's classes: tasks and scripts named
+//! for deploying, installing or wiping (`names.rs`), GraphQL queries, migrations with the
+//! production settings (`console.rs`), Windows' persistence, process environments listed,
+//! make variables that run, Kubernetes Secrets printed; and database clients' queries
+//! (`sql.rs`).
+
+use super::*;
+
+impl Judge<'_> {
+    /// The classes a command's own words add, whatever its operands.
+    pub(super) fn words_effects(
+        &mut self,
+        program: &str,
+        name: &str,
+        arguments: &[Word],
+        segment: &Segment,
+        dry: bool,
+        facts: &mut SegmentFacts,
+    ) {
+        // The project's task or script named for deploying (`npm run deploy`, `./deploy.sh`)
+        // or wiping a database (`npm run db:reset`), a module fetched and run.
+        let named = named_effects(program, name, arguments, facts.classes, dry);
+        facts.classes.extend(named);
+        if names::graphql_reads(name, arguments) {
+            facts.classes = remove(facts.classes, Class::VcsRemote);
+            facts.classes.insert(Class::ReadOnly);
+        }
+        if facts.classes.contains(Class::Build) && !dry {
+            facts
+                .classes
+                .extend(console::migration_effects(name, arguments, segment));
+        }
+        // `reg add …\CurrentVersion\Run` persists; `wmic process call create` runs.
+        if let Some(class) = windows::classes(name, arguments) {
+            facts.classes.insert(class);
+        }
+        // `ps e`, `ps eww`: the environment of every process, secrets included.
+        if environment::lists_process_environments(name, arguments) {
+            facts.classes.insert(Class::CredentialSearch);
+        }
+        // `make CC='sh -c "…"'`: a variable given a shell line runs it in the recipes.
+        if make_variable_runs(name, arguments) {
+            facts.classes.insert(Class::Unknown);
+        }
+        if name == "kubectl" {
+            if let Some(class) = kube::secret_data(arguments) {
+                facts.classes.insert(class);
+            }
+        }
+    }
+
+    /// A database client given its query on the line: a read, or what the table says.
+    pub(super) fn database_query(
+        &mut self,
+        name: &str,
+        arguments: &[Word],
+        segment: &Segment,
+        fed: bool,
+        cwd: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        // A database asked one query that only reads and names no secret material (no
+        // password, hash or token column): on this machine; on another, also with no
+        // secret written on the line (`PGPASSWORD=…`, a password in the URL).
+        if let Some((queries, local)) = sql::client_queries(name, arguments) {
+            let reads = queries.iter().all(|query| sql::reads_harmlessly(query))
+                && (local || !sql::secret_on_line(name, &segment.words));
+            if reads && !fed {
+                facts.classes = remove(facts.classes, Class::Network);
+                // `sqlite3` is not in the table: unknown only for being unlisted.
+                if name == "sqlite3" {
+                    facts.classes = remove(facts.classes, Class::Unknown);
+                }
+                facts.classes.insert(Class::ReadOnly);
+            }
+            if name == "sqlite3" {
+                if let Some(file) = arguments.iter().find(|word| !word.text.starts_with('-')) {
+                    facts.files.push(self.file(file, cwd, Role::Read));
+                }
+            }
+        }
+    }
+}
