@@ -167,6 +167,30 @@ pub(super) fn script_effects(program: &str, name: &str, arguments: &[Word]) -> C
     if names_install_task(&stem) || matches!(stem.as_str(), "setup" | "bootstrap") {
         effects.insert(Class::Install);
     }
+    // A script that takes a task as its first word, as a task runner does
+    // (`./manage_database.sh install`, `scripts/ops.sh deploy production`): the whole word
+    // only, since a script's words are as often its data (`create_worktree.py test-push`,
+    // `rails tailwindcss:install`, a generator's).
+    let script_arguments = if program.contains(['/', '\\']) {
+        arguments
+    } else {
+        arguments
+            .iter()
+            .position(|word| word.text.ends_with(file))
+            .map_or(&[][..], |at| &arguments[at + 1..])
+    };
+    if let Some(task) = script_arguments
+        .iter()
+        .find(|word| !word.text.starts_with('-'))
+        .map(|word| word.text.as_str())
+    {
+        if matches!(task, "deploy" | "publish" | "release" | "ship") {
+            effects.insert(Class::Deploy);
+        }
+        if matches!(task, "install" | "uninstall") {
+            effects.insert(Class::Install);
+        }
+    }
     effects
 }
 
