@@ -21,6 +21,11 @@ impl Judge<'_> {
         // or wiping a database (`npm run db:reset`), a module fetched and run.
         let named = named_effects(program, name, arguments, facts.classes, dry);
         facts.classes.extend(named);
+        // GitLab's API hands out CI/CD variables with their values; a package manager's
+        // configuration read for a registry token prints it.
+        if names::prints_stored_secret(name, arguments) {
+            facts.classes.insert(Class::CredentialAccess);
+        }
         if names::graphql_reads(name, arguments) {
             facts.classes = remove(facts.classes, Class::VcsRemote);
             facts.classes.insert(Class::ReadOnly);

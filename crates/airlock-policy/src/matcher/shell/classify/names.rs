@@ -362,3 +362,21 @@ pub(super) fn graphql_reads(name: &str, arguments: &[Word]) -> bool {
     }
     query
 }
+
+/// Reads that print a stored secret whatever the reader's class: GitLab's CI/CD variables
+/// through its API (`glab api projects/x/variables/DEPLOY_KEY`, values included), and a
+/// registry token from a package manager's configuration (`npm config get
+/// //registry.npmjs.org/:_authToken`).
+pub(super) fn prints_stored_secret(name: &str, arguments: &[Word]) -> bool {
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    match (name, texts.as_slice()) {
+        ("glab", ["api", rest @ ..]) => rest
+            .iter()
+            .any(|text| !text.starts_with('-') && text.contains("variables")),
+        ("npm" | "pnpm" | "yarn", ["config", "get", rest @ ..]) => rest.iter().any(|text| {
+            let lower = text.to_ascii_lowercase();
+            lower.contains("_auth") || lower.contains("token") || lower.contains("password")
+        }),
+        _ => false,
+    }
+}
