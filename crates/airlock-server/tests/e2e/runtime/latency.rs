@@ -14,7 +14,9 @@ use std::time::Duration;
 /// the stream opened, however fast the runtime wrote them. What is measured is delivery
 /// alone: from the event's own `at` (taken by the runtime just before the write that
 /// commits it) to the reader holding it, on the system clock, so a slow store under load
-/// does not count. The best of five must be well under the delayed ACK.
+/// does not count, but the commit itself does (the event's `at` is taken before it), and on
+/// PostgreSQL beside three other CI jobs on two cores that alone reached 20 ms. The best
+/// of five must stay under the 40 ms delayed ACK, with a margin: 35 ms.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn journal_events_reach_the_reader_without_waiting_for_acks() {
     let server = TestServer::start().await.unwrap();
@@ -68,7 +70,7 @@ async fn journal_events_reach_the_reader_without_waiting_for_acks() {
     }
     assert_eq!(outbox(&server).await.len(), 5);
     assert!(
-        best < Duration::from_millis(20),
+        best < Duration::from_millis(35),
         "run_resumed took at best {best:?} from its write to the reader (all: {seen:?})"
     );
 }
