@@ -125,7 +125,7 @@ const SCRIPT_INTERPRETERS: &[&str] = &[
 /// own name counts (`deploy/build.sh` builds); asking for its help, or a dry run, does not.
 pub(super) fn script_effects(program: &str, name: &str, arguments: &[Word]) -> ClassSet {
     let mut effects = ClassSet::EMPTY;
-    let Some(file) = script_file(program, name, arguments) else {
+    let Some((file, script_arguments)) = script_file(program, name, arguments) else {
         return effects;
     };
     // A shell told `-n` reads the script for its syntax and runs nothing.
@@ -171,14 +171,6 @@ pub(super) fn script_effects(program: &str, name: &str, arguments: &[Word]) -> C
     // (`./manage_database.sh install`, `scripts/ops.sh deploy production`): the whole word
     // only, since a script's words are as often its data (`create_worktree.py test-push`,
     // `rails tailwindcss:install`, a generator's).
-    let script_arguments = if program.contains(['/', '\\']) {
-        arguments
-    } else {
-        arguments
-            .iter()
-            .position(|word| word.text.ends_with(file))
-            .map_or(&[][..], |at| &arguments[at + 1..])
-    };
     if let Some(task) = script_arguments
         .iter()
         .find(|word| !word.text.starts_with('-'))
@@ -194,8 +186,13 @@ pub(super) fn script_effects(program: &str, name: &str, arguments: &[Word]) -> C
     effects
 }
 
-/// The file name of the script a command runs, as [`script_effects`] reads it.
-fn script_file<'a>(program: &'a str, name: &str, arguments: &'a [Word]) -> Option<&'a str> {
+/// The file name of the script a command runs, as [`script_effects`] reads it, and the
+/// words given to the script.
+fn script_file<'a>(
+    program: &'a str,
+    name: &str,
+    arguments: &'a [Word],
+) -> Option<(&'a str, &'a [Word])> {
     // PowerShell is given its script by `-File` (`-f`), after options that take values
     // (`-ExecutionPolicy Bypass`).
     let powershell_file = matches!(name, "pwsh" | "powershell")
@@ -203,23 +200,27 @@ fn script_file<'a>(program: &'a str, name: &str, arguments: &'a [Word]) -> Optio
             arguments
                 .iter()
                 .position(|word| matches!(word.text.to_ascii_lowercase().as_str(), "-file" | "-f"))
-                .and_then(|at| arguments.get(at + 1))
+                .map(|at| at + 1)
+                .filter(|at| *at < arguments.len())
         })
         .flatten();
-    let script = if program.contains(['/', '\\']) {
-        Some(program)
-    } else if let Some(file) = powershell_file {
-        Some(file.text.as_str())
+    let (script, rest) = if program.contains(['/', '\\']) {
+        (program, arguments)
+    } else if let Some(at) = powershell_file {
+        (arguments[at].text.as_str(), &arguments[at + 1..])
     } else if SCRIPT_INTERPRETERS.contains(&name) {
-        arguments
+        let at = arguments
             .iter()
-            .find(|word| !word.text.starts_with('-'))
-            .filter(|word| word.text.contains('.') || word.text.contains('/'))
-            .map(|word| word.text.as_str())
+            .position(|word| !word.text.starts_with('-'))
+            .filter(|at| {
+                let text = &arguments[*at].text;
+                text.contains('.') || text.contains('/')
+            })?;
+        (arguments[at].text.as_str(), &arguments[at + 1..])
     } else {
-        None
+        return None;
     };
-    script.map(|script| script.rsplit(['/', '\\']).next().unwrap_or(script))
+    Some((script.rsplit(['/', '\\']).next().unwrap_or(script), rest))
 }
 
 /// A task runner's task named for installing (`make install`, `just install-hooks`, `npm
