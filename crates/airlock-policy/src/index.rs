@@ -98,21 +98,63 @@ impl RuleIndex {
         computed
     }
 
+    /// The rules of `tool` and, for an MCP tool whose name repeats its server's name, of
+    /// the name without it ([`without_server_prefix`]): both spellings name one tool.
     fn compute(&self, tool: &str) -> Vec<usize> {
         let mut rules: Vec<usize> = self.match_all.clone();
-        if let Some(exact) = self.exact.get(tool) {
-            rules.extend_from_slice(exact);
-        }
-        if !self.glob_rules.is_empty() {
-            for glob in self.globs.matches(tool) {
-                if let Some(rule) = self.glob_rules.get(glob) {
-                    rules.push(*rule);
+        let plain = without_server_prefix(tool);
+        for name in std::iter::once(tool).chain(plain.as_deref()) {
+            if let Some(exact) = self.exact.get(name) {
+                rules.extend_from_slice(exact);
+            }
+            if !self.glob_rules.is_empty() {
+                for glob in self.globs.matches(name) {
+                    if let Some(rule) = self.glob_rules.get(glob) {
+                        rules.push(*rule);
+                    }
                 }
             }
         }
         rules.sort_unstable();
+        rules.dedup();
         rules
     }
+}
+
+/// An MCP tool's name without its server's name in front: many servers repeat it in every
+/// tool (`slack_get_channel_history` on the `slack` server, `n8n_get_workflow` on
+/// `n8n-mcp`), which hides the verb rules are written for. `None` for any other name. The
+/// server's name is compared without an `mcp`/`server` affix, in any case, `-` and `_`
+/// alike; something must follow the separator.
+pub fn without_server_prefix(tool: &str) -> Option<String> {
+    let (server, name) = tool.strip_prefix("mcp__")?.split_once("__")?;
+    let fold = |text: &str| text.to_ascii_lowercase().replace('-', "_");
+    let mut stem = fold(server);
+    for affix in ["mcp_server", "server", "mcp"] {
+        if let Some(rest) = stem
+            .strip_suffix(affix)
+            .and_then(|rest| rest.strip_suffix('_'))
+        {
+            stem = rest.to_owned();
+        }
+        if let Some(rest) = stem
+            .strip_prefix(affix)
+            .and_then(|rest| rest.strip_prefix('_'))
+        {
+            stem = rest.to_owned();
+        }
+    }
+    if stem.is_empty() {
+        return None;
+    }
+    let folded = fold(name);
+    let after = folded.strip_prefix(stem.as_str())?.strip_prefix('_')?;
+    if after.is_empty() {
+        return None;
+    }
+    // Folding keeps byte lengths (ASCII case, `-` for `_`), so `after` ends `name` too.
+    let verb = name.get(name.len() - after.len()..)?;
+    Some(format!("mcp__{server}__{verb}"))
 }
 
 #[cfg(test)]
@@ -162,6 +204,36 @@ mod tests {
         }
         assert_eq!(index.memo.read().unwrap().len(), MEMO_CAPACITY);
         assert_eq!(&*index.candidates("x"), &[] as &[usize]);
+    }
+
+    #[test]
+    fn an_mcp_tool_repeating_its_servers_name_is_also_matched_without_it() {
+        assert_eq!(
+            without_server_prefix("mcp__slack__slack_get_channel_history").as_deref(),
+            Some("mcp__slack__get_channel_history")
+        );
+        assert_eq!(
+            without_server_prefix("mcp__n8n-mcp__n8n_list_workflows").as_deref(),
+            Some("mcp__n8n-mcp__list_workflows")
+        );
+        assert_eq!(
+            without_server_prefix("mcp__mcp-server-linear__Linear-getIssue").as_deref(),
+            Some("mcp__mcp-server-linear__getIssue")
+        );
+        for other in [
+            "mcp__github__get_issue",
+            "mcp__slack__slack",
+            "mcp__slack__slack_",
+            "mcp__slack__slackbot_post",
+            "fs.read",
+            "mcp__slack",
+        ] {
+            assert_eq!(without_server_prefix(other), None, "{other}");
+        }
+        let index = RuleIndex::build(["mcp__*__get_*", "mcp__slack__slack_*", "fs.read"]).unwrap();
+        assert_eq!(&*index.candidates("mcp__slack__slack_get_user"), &[0, 1]);
+        assert_eq!(&*index.candidates("mcp__slack__slack_post_message"), &[1]);
+        assert_eq!(&*index.candidates("mcp__github__get_issue"), &[0]);
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub(crate) mod code;
 mod lex;
 mod powershell;
 mod runners;
-use runners::{is_runner, strip_runner};
+use runners::{is_runner, loads_secrets, strip_runner};
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 mod tests;

@@ -16,8 +16,8 @@
 use super::code;
 use super::lex::{holds_temp, LexError, Segment, Word};
 use super::{
-    basename, crude_segments, is_assignment, is_runner, parse_command, parse_command_reading,
-    strip_one_wrapper, KEYWORDS, SHELLS,
+    basename, crude_segments, is_assignment, is_runner, loads_secrets, parse_command,
+    parse_command_reading, strip_one_wrapper, KEYWORDS, SHELLS,
 };
 use crate::classes::{Class, ClassSet, ClassTable, OperandMode};
 use crate::context::Context;
@@ -184,6 +184,9 @@ struct Judge<'a> {
     /// `poetry run`, `bundle exec`): a name no table knows is the project's own script
     /// or entry point (`poetry run mycli`), as `npm run` runs the project's scripts.
     in_runner: bool,
+    /// While judging the command a secret loader runs (`dotenv -e .env --`, `op run --`)
+    /// and what it runs in turn: whether the secrets are production's.
+    secrets_loaded: Option<bool>,
     /// Variables this line set to the process id of a job it started (`PID=$!`).
     job_pids: Vec<String>,
     /// Variables this line set to what a listing printed, with the place listed
@@ -192,6 +195,19 @@ struct Judge<'a> {
     /// This line exported a Docker daemon elsewhere (`export DOCKER_HOST=ssh://…`) or a
     /// kubeconfig of its own (`export KUBECONFIG=…`) for the commands after it.
     exported_elsewhere: bool,
+}
+
+/// A command run with secrets loaded into its environment: printing the environment or
+/// sending anything off the machine hands them out (`dotenv -e .env -- printenv`,
+/// `op run -- curl "…?k=$API_KEY"`), and with production's the project's own work acts on
+/// production (`doppler run --config prd -- npm run db:migrate`).
+fn loaded_secrets_effects(classes: &mut ClassSet, production: bool) {
+    if classes.contains(Class::CredentialSearch) || classes.contains(Class::Network) {
+        classes.insert(Class::CredentialAccess);
+    }
+    if production && classes.contains(Class::Build) {
+        classes.insert(Class::Deploy);
+    }
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -319,6 +335,7 @@ impl<'a> Judge<'a> {
             found: None,
             piped_found: None,
             in_runner: false,
+            secrets_loaded: None,
             written: Vec::new(),
             job_pids: Vec::new(),
             listed: Vec::new(),
@@ -359,11 +376,15 @@ impl<'a> Judge<'a> {
         let mut remote_docker = self.docker_elsewhere(segment);
         self.note_exported(segment);
         self.in_runner = false;
+        let loaded_before = self.secrets_loaded;
         while let Some(inner) = strip_one_wrapper(words) {
             let Some(first) = words.first() else {
                 break;
             };
             if is_runner(words) {
+                if let Some(production) = loads_secrets(words) {
+                    self.secrets_loaded = Some(production || self.secrets_loaded == Some(true));
+                }
                 // What the runner's own options do (`uv run --with x` installs x).
                 let texts: Vec<&str> = words[1..].iter().map(|word| word.text.as_str()).collect();
                 let name = basename(&first.text);
@@ -426,6 +447,10 @@ impl<'a> Judge<'a> {
             facts.classes.insert(Class::Deploy);
         }
         self.check_files(&mut facts, copies_trees(words));
+        if let Some(production) = self.secrets_loaded {
+            loaded_secrets_effects(&mut facts.classes, production);
+        }
+        self.secrets_loaded = loaded_before;
         self.out.push(facts);
         self.note_written(words, segment, cwd.as_deref(), nesting);
         moved
@@ -592,6 +617,10 @@ impl<'a> Judge<'a> {
             || !first.text.contains(['/', '\\'])
             || (absolute && installed_program(&program) && !self.in_project(&program)))
             && only_asks_help(name, &texts, used)
+            // `devbox version`: a program on the path the table does not know, asked for
+            // its version by the word most tools take (the known ones are in the table:
+            // `npm version` bumps the package's).
+            || (!self.table.knows(name) && !first.text.contains(['/', '\\']) && texts == ["version"])
         {
             facts.classes.insert(Class::ReadOnly);
             return None;

@@ -70,6 +70,37 @@ const RUNNERS: &[(&str, &str, &str, Runs)] = &[
     ("mise", "exec", "", Runs::AfterDashes),
     ("rtx", "exec", "", Runs::AfterDashes),
     ("nix", "develop", "", Runs::AfterCommandOption),
+    // Loaders that put an env file's or a secret store's values in the command's
+    // environment (`dotenv -e .env.test -- vitest run`, `op run -- dbt build`): the values
+    // go to the command, not to the agent, so the command is judged (`-- env` prints them).
+    ("dotenv", "", "-e -v -c", Runs::AfterDashes),
+    (
+        "dotenvx",
+        "run",
+        "-f --env-file -e --env --convention --ops-off",
+        Runs::AfterDashes,
+    ),
+    (
+        "env-cmd",
+        "",
+        "-f --file -e --environments -r --rc-file",
+        Runs::Rest,
+    ),
+    ("op", "run", "--env-file", Runs::AfterDashes),
+    (
+        "doppler",
+        "run",
+        "-p --project -c --config --command --mount --mount-format",
+        Runs::AfterDashes,
+    ),
+    (
+        "infisical",
+        "run",
+        "--env --path --projectId --token --command --watch-path",
+        Runs::AfterDashes,
+    ),
+    // `git bisect run cargo test`: the test run at each step.
+    ("git", "bisect", "", Runs::AfterWord("run")),
     // File watchers that run their command again on each change (no subcommand).
     (
         "watchexec",
@@ -91,6 +122,8 @@ enum Runs {
     AfterDashes,
     /// After `-c`/`--command` only (`nix develop .#x -c cmd`).
     AfterCommandOption,
+    /// After this word, given first (`git bisect run cmd`; `git bisect start` runs nothing).
+    AfterWord(&'static str),
 }
 
 /// The command a runner runs (`uv run --with x pytest` → `pytest`), or `None` when
@@ -142,11 +175,43 @@ pub(super) fn strip_runner(words: &[Word]) -> Option<&[Word]> {
                 .position(|word| matches!(word.text.as_str(), "-c" | "--command"))?;
             return rest.get(at + 1..).filter(|inner| !inner.is_empty());
         }
+        Runs::AfterWord(word) => {
+            let (first, inner) = rest.split_first()?;
+            return (!first.dynamic && first.text == word && !inner.is_empty()).then_some(inner);
+        }
         Runs::Rest | Runs::AfterOperand => {}
     }
     let rest = after_options(rest, options_with_value);
     let operands = usize::from(matches!(runs, Runs::AfterOperand));
     rest.get(operands..).filter(|inner| !inner.is_empty())
+}
+
+/// For a runner that loads secrets into its command's environment (`dotenv`, `dotenvx`,
+/// `env-cmd`, `op`, `doppler`, `infisical`): whether they are production's, by a word of
+/// the runner's own (`.env.production`, `--config prd`, `--env=prod`). `None` for any other
+/// words.
+pub(super) fn loads_secrets(words: &[Word]) -> Option<bool> {
+    let first = words.first()?;
+    if first.dynamic
+        || !matches!(
+            basename(&first.text),
+            "dotenv" | "dotenvx" | "env-cmd" | "op" | "doppler" | "infisical"
+        )
+    {
+        return None;
+    }
+    let inner = strip_runner(words)?;
+    let own = words.get(1..words.len() - inner.len()).unwrap_or_default();
+    Some(own.iter().any(|word| {
+        word.text
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|part| {
+                matches!(
+                    part.to_ascii_lowercase().as_str(),
+                    "prod" | "production" | "prd" | "live"
+                )
+            })
+    }))
 }
 
 /// Whether `words` start with a runner whose command [`strip_runner`] tells.

@@ -9,8 +9,10 @@
 //! the host's processes, network namespaces, devices, capabilities or security settings, a
 //! container restarted by the daemon on its own (`--restart always` outlives the session),
 //! a bind mount of anything outside the project and the temporary folders (the Docker
-//! socket, the home, `/`), a program named by `--entrypoint` (what it is handed is not
-//! read as a command), and anything computed at run time (`$(docker ps -q)`).
+//! socket, the home, `/`), an `--entrypoint` that is no plain program name or path, and
+//! anything computed at run time (`$(docker ps -q)`). A plain entry point runs the
+//! container's command words, judged as that command line (`--entrypoint /bin/sh IMAGE -c
+//! '…'`; an empty one, `--entrypoint=""`, runs the words alone).
 
 use super::*;
 
@@ -108,25 +110,37 @@ impl Judge<'_> {
         }
         match verb {
             "run" | "create" => match self.container_given(words, cwd) {
-                (Given::Project, command) => {
+                (Given::Project, command, entrypoint) => {
                     let options =
                         command.map_or(words.len(), |command| words.len() - command.len());
                     if !fixed(&words[..options]) {
                         return false;
                     }
-                    // Words starting with an option are the image's own program's
-                    // (`docker run ttyd --help`); a command names its program first.
-                    if let Some(command) = command.filter(|command| {
-                        command
-                            .first()
-                            .is_some_and(|first| !first.text.starts_with('-'))
-                    }) {
-                        let text = shell_join(command);
-                        self.nested(&text, cwd, nesting);
+                    match entrypoint.filter(|program| !program.is_empty()) {
+                        // `--entrypoint /bin/sh IMAGE -c '…'`: the program named, handed
+                        // the command's words.
+                        Some(program) => {
+                            let text =
+                                format!("{program} {}", shell_join(command.unwrap_or_default()));
+                            self.nested(text.trim_end(), cwd, nesting);
+                        }
+                        // Words starting with an option are the image's own program's
+                        // (`docker run ttyd --help`); a command names its program first
+                        // (also after an emptied entry point, `--entrypoint=""`).
+                        None => {
+                            if let Some(command) = command.filter(|command| {
+                                command
+                                    .first()
+                                    .is_some_and(|first| !first.text.starts_with('-'))
+                            }) {
+                                let text = shell_join(command);
+                                self.nested(&text, cwd, nesting);
+                            }
+                        }
                     }
                     true
                 }
-                (Given::More, _) => false,
+                (Given::More, _, _) => false,
             },
             // Containers by name: stopped, started, removed (with their anonymous
             // volumes only under `-v`, which is left as it is).
@@ -157,17 +171,19 @@ impl Judge<'_> {
         }
     }
 
-    /// What `docker run OPTIONS IMAGE COMMAND…` gives its container, and the command.
+    /// What `docker run OPTIONS IMAGE COMMAND…` gives its container, the command, and the
+    /// program `--entrypoint` names instead of the image's (a plain name or path, or empty).
     fn container_given<'w>(
         &self,
         words: &'w [Word],
         cwd: Option<&str>,
-    ) -> (Given, Option<&'w [Word]>) {
+    ) -> (Given, Option<&'w [Word]>, Option<&'w str>) {
         let mut index = 0;
+        let mut entrypoint = None;
         while let Some(word) = words.get(index) {
             let text = word.text.as_str();
             if !text.starts_with('-') {
-                return (Given::Project, words.get(index + 1..));
+                return (Given::Project, words.get(index + 1..), entrypoint);
             }
             let (option, attached) = match text.split_once('=') {
                 Some((option, value)) if option.starts_with("--") => (option, Some(value)),
@@ -194,7 +210,7 @@ impl Judge<'_> {
                             .or_else(|| value(index))
                             .is_some_and(|value| value.starts_with("container:"))
                     {
-                        return (Given::More, None);
+                        return (Given::More, None, None);
                     }
                     if attached.is_none() {
                         index += 1;
@@ -202,7 +218,7 @@ impl Judge<'_> {
                 }
                 "--restart" => {
                     if attached.or_else(|| value(index)) != Some("no") {
-                        return (Given::More, None);
+                        return (Given::More, None, None);
                     }
                     if attached.is_none() {
                         index += 1;
@@ -210,20 +226,34 @@ impl Judge<'_> {
                 }
                 "-v" | "--volume" | "--mount" => {
                     let Some(spec) = attached.or_else(|| value(index)) else {
-                        return (Given::More, None);
+                        return (Given::More, None, None);
                     };
                     if !self.mounts_only_project(spec, option == "--mount", cwd) {
-                        return (Given::More, None);
+                        return (Given::More, None, None);
                     }
                     if attached.is_none() {
                         index += 1;
                     }
                 }
-                _ => return (Given::More, None),
+                "--entrypoint" => {
+                    let program = attached.or_else(|| value(index)).unwrap_or("-");
+                    if program.starts_with('-')
+                        || !program
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c))
+                    {
+                        return (Given::More, None, None);
+                    }
+                    entrypoint = Some(program);
+                    if attached.is_none() {
+                        index += 1;
+                    }
+                }
+                _ => return (Given::More, None, None),
             }
             index += 1;
         }
-        (Given::More, None)
+        (Given::More, None, None)
     }
 
     /// Whether a volume given to a container (`SRC:DST[:MODE]`, or `--mount`'s

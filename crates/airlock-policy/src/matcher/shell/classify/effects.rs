@@ -72,15 +72,26 @@ impl Judge<'_> {
                 && (local || !sql::secret_on_line(name, &segment.words));
             if reads && !fed {
                 facts.classes = remove(facts.classes, Class::Network);
-                // `sqlite3` is not in the table: unknown only for being unlisted.
-                if name == "sqlite3" {
+                // `sqlite3` and `duckdb` are not in the table: unknown only for being
+                // unlisted.
+                if matches!(name, "sqlite3" | "duckdb") {
                     facts.classes = remove(facts.classes, Class::Unknown);
                 }
                 facts.classes.insert(Class::ReadOnly);
             }
-            if name == "sqlite3" {
-                if let Some(file) = arguments.iter().find(|word| !word.text.starts_with('-')) {
-                    facts.files.push(self.file(file, cwd, Role::Read));
+            if matches!(name, "sqlite3" | "duckdb") {
+                // The database file: the first operand that is no option's value.
+                let mut words = arguments.iter();
+                while let Some(word) = words.next() {
+                    if matches!(
+                        word.text.as_str(),
+                        "-c" | "-s" | "-cmd" | "-separator" | "-newline" | "-nullvalue"
+                    ) {
+                        words.next();
+                    } else if !word.text.starts_with('-') {
+                        facts.files.push(self.file(word, cwd, Role::Read));
+                        break;
+                    }
                 }
             }
         }

@@ -34,7 +34,14 @@ pub(super) fn named_effects(
 ) -> ClassSet {
     let mut effects = ClassSet::EMPTY;
     if classes.contains(Class::Build) && !dry_run {
-        let task_runner = task_runner(name);
+        // `cargo xtask publish-crates`, `deno task deploy`: the project's own task runners
+        // behind a toolchain's subcommand.
+        let first = arguments.first().map(|word| word.text.as_str());
+        let task_runner = task_runner(name)
+            || matches!(
+                (name, first),
+                ("cargo", Some("xtask")) | ("deno", Some("task"))
+            );
         if task_runner && deploys_by_name(arguments) {
             effects.insert(Class::Deploy);
         }
@@ -80,6 +87,9 @@ fn task_runner(name: &str) -> bool {
             | "invoke"
             | "nox"
             | "tox"
+            | "composer"
+            | "grunt"
+            | "gulp"
     )
 }
 

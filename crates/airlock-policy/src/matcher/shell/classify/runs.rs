@@ -208,7 +208,13 @@ impl Judge<'_> {
         let found = code::inspect(text);
         facts.classes.extend(found.classes);
         for (path, role) in &found.paths {
-            facts.files.push(self.path(path, false, dir, *role));
+            // A pattern the code expands (`glob.glob('~/.ssh/*')`) stands for its folder
+            // and what is below it, as the same glob on a command line does.
+            facts.files.push(if path.contains(['*', '?', '[']) {
+                self.glob_file(path, dir, *role)
+            } else {
+                self.path(path, false, dir, *role)
+            });
         }
         if found
             .classes

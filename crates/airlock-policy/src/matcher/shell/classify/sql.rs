@@ -263,6 +263,32 @@ pub(super) fn connection_host(text: &str) -> Option<Option<String>> {
     None
 }
 
+/// The options of the embedded databases' shells (`sqlite3`, `duckdb`) that take a value.
+const EMBEDDED_VALUE_OPTIONS: &[&str] = &["-separator", "-newline", "-nullvalue"];
+
+/// Their options that take none (how output is printed, read-only opening).
+const EMBEDDED_FLAGS: &[&str] = &[
+    "-readonly",
+    "-header",
+    "-noheader",
+    "-csv",
+    "-json",
+    "-jsonlines",
+    "-line",
+    "-column",
+    "-box",
+    "-markdown",
+    "-table",
+    "-list",
+    "-batch",
+    "-bail",
+    "-html",
+    "-tabs",
+    "-quote",
+    "-no-stdin",
+    "-unsigned",
+];
+
 /// The queries a database client line runs and whether its database is on this machine;
 /// `None` when the line runs SQL from a file, standard input or an option airlock does not
 /// know, writes output to a file, or has no query.
@@ -357,29 +383,9 @@ pub(super) fn client_queries(name: &str, arguments: &[Word]) -> Option<(Vec<Stri
                     "--protocol=socket",
                 ],
             ),
-            "sqlite3" => (
-                &["-cmd"],
-                &[],
-                &["-separator", "-newline", "-nullvalue"],
-                &[
-                    "-readonly",
-                    "-header",
-                    "-noheader",
-                    "-csv",
-                    "-json",
-                    "-line",
-                    "-column",
-                    "-box",
-                    "-markdown",
-                    "-table",
-                    "-list",
-                    "-batch",
-                    "-bail",
-                    "-html",
-                    "-tabs",
-                    "-quote",
-                ],
-            ),
+            "sqlite3" => (&["-cmd"], &[], EMBEDDED_VALUE_OPTIONS, EMBEDDED_FLAGS),
+            // `duckdb [FILE] -c "SELECT …"`: an embedded database, always on this machine.
+            "duckdb" => (&["-c", "-s"], &[], EMBEDDED_VALUE_OPTIONS, EMBEDDED_FLAGS),
             _ => return None,
         };
     let mut queries = Vec::new();
@@ -399,13 +405,31 @@ pub(super) fn client_queries(name: &str, arguments: &[Word]) -> Option<(Vec<Stri
             Some((option, value)) if option.starts_with("--") => (option, Some(value.to_string())),
             _ => (text, None),
         };
-        // `-cSELECT 1`, `-hdb`: a short option with its value glued on.
+        // `-cSELECT 1`, `-hdb`: a short option with its value glued on; `-Atc SELECT 1`:
+        // flags clustered before it (the first letter that is no flag is the option).
+        let cluster;
         let (option, glued) = if glued.is_none()
             && !option.starts_with("--")
             && option.len() > 2
-            && name != "sqlite3"
+            && !matches!(name, "sqlite3" | "duckdb")
         {
-            (&option[..2], Some(option[2..].to_string()))
+            if !option.is_ascii() {
+                return None;
+            }
+            let letters = &option[1..];
+            let flag = |letter: &str| flags.contains(&format!("-{letter}").as_str());
+            match (0..letters.len()).find(|&at| !flag(&letters[at..=at])) {
+                // Flags only (`-At`).
+                None => continue,
+                Some(at) => {
+                    cluster = format!("-{}", &letters[at..=at]);
+                    let rest = &letters[at + 1..];
+                    (
+                        cluster.as_str(),
+                        (!rest.is_empty()).then(|| rest.to_string()),
+                    )
+                }
+            }
         } else {
             (option, glued)
         };
@@ -435,6 +459,9 @@ pub(super) fn client_queries(name: &str, arguments: &[Word]) -> Option<(Vec<Stri
             let (_, sql) = operands.split_first()?;
             queries.extend(sql.iter().map(|text| text.to_string()));
         }
+        // `duckdb [FILE]`: SQL only from its options.
+        "duckdb" if operands.len() > 1 => return None,
+        "duckdb" => return (!queries.is_empty()).then_some((queries, true)),
         _ => {
             for operand in operands {
                 if let Some(found) = connection_host(operand) {

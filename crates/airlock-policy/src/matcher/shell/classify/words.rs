@@ -99,7 +99,7 @@ pub(super) fn only_asks_help(name: &str, texts: &[&str], used: usize) -> bool {
         _ => false,
     };
     subcommand.iter().all(plain)
-        && (matches!(rest, ["--help"] | ["--version"])
+        && (matches!(rest, ["--help"] | ["--version"] | ["-help"] | ["-version"])
             || (subcommand_help(rest) && !package_runner(name)))
 }
 
