@@ -197,19 +197,6 @@ struct Judge<'a> {
     exported_elsewhere: bool,
 }
 
-/// A command run with secrets loaded into its environment: printing the environment or
-/// sending anything off the machine hands them out (`dotenv -e .env -- printenv`,
-/// `op run -- curl "…?k=$API_KEY"`), and with production's the project's own work acts on
-/// production (`doppler run --config prd -- npm run db:migrate`).
-fn loaded_secrets_effects(classes: &mut ClassSet, production: bool) {
-    if classes.contains(Class::CredentialSearch) || classes.contains(Class::Network) {
-        classes.insert(Class::CredentialAccess);
-    }
-    if production && classes.contains(Class::Build) {
-        classes.insert(Class::Deploy);
-    }
-}
-
 /// What a segment's working directory is: known, or unknown after `cd $X`.
 type Cwd = Option<String>;
 
@@ -448,7 +435,7 @@ impl<'a> Judge<'a> {
         }
         self.check_files(&mut facts, copies_trees(words));
         if let Some(production) = self.secrets_loaded {
-            loaded_secrets_effects(&mut facts.classes, production);
+            effects::loaded_secrets_effects(&mut facts.classes, production);
         }
         self.secrets_loaded = loaded_before;
         self.out.push(facts);
@@ -772,31 +759,5 @@ impl<'a> Judge<'a> {
             });
         }
         moved
-    }
-}
-
-impl Judge<'_> {
-    /// `npm init -y` writes a package.json where it runs; `npm init vite` fetches and runs
-    /// the package `create-vite`, which the table's `install` stands for (false: judged
-    /// as the table says).
-    #[cold]
-    fn package_init(
-        &self,
-        name: &str,
-        texts: &[&str],
-        cwd: &Cwd,
-        facts: &mut SegmentFacts,
-    ) -> bool {
-        let plain = matches!(name, "npm" | "pnpm" | "yarn" | "bun")
-            && texts[1..].iter().all(|text| text.starts_with('-'))
-            && !texts
-                .iter()
-                .any(|text| text.starts_with("-w") || text.starts_with("--workspace"));
-        if plain {
-            facts.classes.insert(Class::Write);
-            let manifest = self.path("package.json", false, cwd.as_deref(), Role::Change);
-            facts.files.push(manifest);
-        }
-        plain
     }
 }

@@ -1,8 +1,9 @@
 //! What a command's words say it does beyond the table's classes: tasks and scripts named
 //! for deploying, installing or wiping (`names.rs`), GraphQL queries, migrations with the
 //! production settings (`console.rs`), Windows' persistence, process environments listed,
-//! make variables that run, Kubernetes Secrets printed; and database clients' queries
-//! (`sql.rs`).
+//! make variables that run, Kubernetes Secrets printed; database clients' queries
+//! (`sql.rs`); `npm init`; what a command does with secrets a loader put in its
+//! environment.
 
 use super::*;
 
@@ -95,5 +96,44 @@ impl Judge<'_> {
                 }
             }
         }
+    }
+}
+
+impl Judge<'_> {
+    /// `npm init -y` writes a package.json where it runs; `npm init vite` fetches and runs
+    /// the package `create-vite`, which the table's `install` stands for (false: judged
+    /// as the table says).
+    #[cold]
+    pub(super) fn package_init(
+        &self,
+        name: &str,
+        texts: &[&str],
+        cwd: &Cwd,
+        facts: &mut SegmentFacts,
+    ) -> bool {
+        let plain = matches!(name, "npm" | "pnpm" | "yarn" | "bun")
+            && texts[1..].iter().all(|text| text.starts_with('-'))
+            && !texts
+                .iter()
+                .any(|text| text.starts_with("-w") || text.starts_with("--workspace"));
+        if plain {
+            facts.classes.insert(Class::Write);
+            let manifest = self.path("package.json", false, cwd.as_deref(), Role::Change);
+            facts.files.push(manifest);
+        }
+        plain
+    }
+}
+
+/// A command run with secrets loaded into its environment: printing the environment or
+/// sending anything off the machine hands them out (`dotenv -e .env -- printenv`,
+/// `op run -- curl "…?k=$API_KEY"`), and with production's the project's own work acts on
+/// production (`doppler run --config prd -- npm run db:migrate`).
+pub(super) fn loaded_secrets_effects(classes: &mut ClassSet, production: bool) {
+    if classes.contains(Class::CredentialSearch) || classes.contains(Class::Network) {
+        classes.insert(Class::CredentialAccess);
+    }
+    if production && classes.contains(Class::Build) {
+        classes.insert(Class::Deploy);
     }
 }
