@@ -42,6 +42,7 @@ mod programs;
 mod project;
 mod remote;
 mod runs;
+mod sed_awk;
 pub(crate) mod sql;
 mod url;
 mod windows;
