@@ -48,9 +48,13 @@ pub(crate) fn secret_name(name: &str) -> bool {
         "_DSN",
         "CONNECTION_STRING",
         "WEBHOOK",
+        "AUTHORIZATION",
+        "COOKIE",
     ]
     .iter()
     .any(|word| upper.contains(word))
+        // `COMPOSER_AUTH`, `NPM_AUTH`: credentials a tool reads from its environment.
+        || upper.ends_with("_AUTH")
 }
 
 /// What of the environment a program's text reads through `name` (`ENVIRON` in awk,
