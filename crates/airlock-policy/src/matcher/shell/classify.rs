@@ -185,8 +185,10 @@ struct Judge<'a> {
     /// `poetry run`, `bundle exec`): a name no table knows is the project's own script
     /// or entry point (`poetry run mycli`), as `npm run` runs the project's scripts.
     in_runner: bool,
-    /// While judging the command a secret loader runs (`dotenv -e .env --`, `op run --`)
-    /// and what it runs in turn: whether the secrets are production's.
+    /// While judging the command a secret loader runs (`dotenv -e .env --`, `op run --`),
+    /// and the lines judged from within it (a container's command): whether the secrets
+    /// are production's. A `sh -c '…'` script it is given is read apart by the parser and
+    /// judged on its own, without them.
     secrets_loaded: Option<bool>,
     /// Variables this line set to the process id of a job it started (`PID=$!`).
     job_pids: Vec<String>,
