@@ -49,7 +49,6 @@ pub(crate) fn secret_name(name: &str) -> bool {
         "CONNECTION_STRING",
         "WEBHOOK",
         "AUTHORIZATION",
-        "COOKIE",
     ]
     .iter()
     .any(|word| upper.contains(word))
