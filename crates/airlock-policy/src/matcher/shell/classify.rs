@@ -372,7 +372,7 @@ impl<'a> Judge<'a> {
                 break;
             };
             if is_runner(words) {
-                if let Some(production) = loads_secrets(words) {
+                if let Some(production) = loads_secrets(words, inner) {
                     self.secrets_loaded = Some(production || self.secrets_loaded == Some(true));
                 }
                 // What the runner's own options do (`uv run --with x` installs x).

@@ -187,10 +187,10 @@ pub(super) fn strip_runner(words: &[Word]) -> Option<&[Word]> {
 }
 
 /// For a runner that loads secrets into its command's environment (`dotenv`, `dotenvx`,
-/// `env-cmd`, `op`, `doppler`, `infisical`): whether they are production's, by a word of
-/// the runner's own (`.env.production`, `--config prd`, `--env=prod`). `None` for any other
-/// words.
-pub(super) fn loads_secrets(words: &[Word]) -> Option<bool> {
+/// `env-cmd`, `op`, `doppler`, `infisical`), given with the command [`strip_runner`] found
+/// in it: whether the secrets are production's, by a word of the runner's own
+/// (`.env.production`, `--config prd`, `--env=prod`). `None` for any other runner.
+pub(super) fn loads_secrets(words: &[Word], inner: &[Word]) -> Option<bool> {
     let first = words.first()?;
     if first.dynamic
         || !matches!(
@@ -200,8 +200,7 @@ pub(super) fn loads_secrets(words: &[Word]) -> Option<bool> {
     {
         return None;
     }
-    let inner = strip_runner(words)?;
-    let own = words.get(1..words.len() - inner.len()).unwrap_or_default();
+    let own = words.get(1..words.len().checked_sub(inner.len())?)?;
     Some(own.iter().any(|word| {
         word.text
             .split(|c: char| !c.is_ascii_alphanumeric())

@@ -68,9 +68,12 @@ impl Judge<'_> {
         // A database asked one query that only reads and names no secret material (no
         // password, hash or token column): on this machine; on another, also with no
         // secret written on the line (`PGPASSWORD=…`, a password in the URL).
-        if let Some((queries, local)) = sql::client_queries(name, arguments) {
-            let reads = queries.iter().all(|query| sql::reads_harmlessly(query))
-                && (local || !sql::secret_on_line(name, &segment.words));
+        if let Some(client) = sql::client_queries(name, arguments) {
+            let reads = client
+                .queries
+                .iter()
+                .all(|query| sql::reads_harmlessly(query))
+                && (client.local || !sql::secret_on_line(name, &segment.words));
             if reads && !fed {
                 facts.classes = remove(facts.classes, Class::Network);
                 // `sqlite3` and `duckdb` are not in the table: unknown only for being
@@ -80,20 +83,8 @@ impl Judge<'_> {
                 }
                 facts.classes.insert(Class::ReadOnly);
             }
-            if matches!(name, "sqlite3" | "duckdb") {
-                // The database file: the first operand that is no option's value.
-                let mut words = arguments.iter();
-                while let Some(word) = words.next() {
-                    if matches!(
-                        word.text.as_str(),
-                        "-c" | "-s" | "-cmd" | "-separator" | "-newline" | "-nullvalue"
-                    ) {
-                        words.next();
-                    } else if !word.text.starts_with('-') {
-                        facts.files.push(self.file(word, cwd, Role::Read));
-                        break;
-                    }
-                }
+            if let Some(file) = client.file {
+                facts.files.push(self.file(file, cwd, Role::Read));
             }
         }
     }

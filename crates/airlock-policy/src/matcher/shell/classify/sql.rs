@@ -289,10 +289,19 @@ const EMBEDDED_FLAGS: &[&str] = &[
     "-unsigned",
 ];
 
-/// The queries a database client line runs and whether its database is on this machine;
-/// `None` when the line runs SQL from a file, standard input or an option airlock does not
-/// know, writes output to a file, or has no query.
-pub(super) fn client_queries(name: &str, arguments: &[Word]) -> Option<(Vec<String>, bool)> {
+/// What a database client line runs, read by [`client_queries`].
+pub(super) struct ClientQueries<'a> {
+    pub queries: Vec<String>,
+    /// The database is on this machine.
+    pub local: bool,
+    /// An embedded database's file (`sqlite3 FILE`, `duckdb FILE`).
+    pub file: Option<&'a Word>,
+}
+
+/// The queries a database client line runs and where its database is; `None` when the
+/// line runs SQL from a file, standard input or an option airlock does not know, writes
+/// output to a file, or has no query.
+pub(super) fn client_queries<'a>(name: &str, arguments: &'a [Word]) -> Option<ClientQueries<'a>> {
     let (query_options, host_options, value_options, flags): (&[&str], &[&str], &[&str], &[&str]) =
         match name {
             "psql" => (
@@ -398,7 +407,7 @@ pub(super) fn client_queries(name: &str, arguments: &[Word]) -> Option<(Vec<Stri
         }
         let text = word.text.as_str();
         if !text.starts_with('-') || text == "-" {
-            operands.push(text);
+            operands.push(word);
             continue;
         }
         let (option, glued) = match text.split_once('=') {
@@ -453,22 +462,29 @@ pub(super) fn client_queries(name: &str, arguments: &[Word]) -> Option<(Vec<Stri
             return None;
         }
     }
+    let mut file = None;
     match name {
         "sqlite3" => {
             // `sqlite3 FILE [SQL…]`: the file is on this machine.
-            let (_, sql) = operands.split_first()?;
-            queries.extend(sql.iter().map(|text| text.to_string()));
+            let (database, sql) = operands.split_first()?;
+            file = Some(*database);
+            queries.extend(sql.iter().map(|word| word.text.clone()));
         }
         // `duckdb [FILE]`: SQL only from its options.
         "duckdb" if operands.len() > 1 => return None,
-        "duckdb" => return (!queries.is_empty()).then_some((queries, true)),
+        "duckdb" => file = operands.first().copied(),
         _ => {
             for operand in operands {
-                if let Some(found) = connection_host(operand) {
+                if let Some(found) = connection_host(&operand.text) {
                     host = found.or(host);
                 }
             }
         }
     }
-    (!queries.is_empty()).then(|| (queries, local_host(host.as_deref())))
+    let local = name == "duckdb" || local_host(host.as_deref());
+    (!queries.is_empty()).then_some(ClientQueries {
+        queries,
+        local,
+        file,
+    })
 }
