@@ -356,7 +356,11 @@ pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
             let home = &home[..home.len() - 1];
             let posix = home.starts_with('/') && home.len() > 1;
             if posix || is_drive_folder(home) {
-                return Some(users_home(home).unwrap_or(home).to_owned());
+                return match users_home(home) {
+                    Some(home) => Some(home.to_owned()),
+                    None if never_a_home(home) => None,
+                    None => Some(home.to_owned()),
+                };
             }
         }
     }
@@ -383,6 +387,27 @@ fn users_home(folder: &str) -> Option<&str> {
     let home_end = separators.get(2).copied()?;
     root(1).filter(|root| home_root(root))?;
     Some(&folder[..home_end])
+}
+
+/// A folder no system gives a user for a home, so an agent folder in it was put there by
+/// the user (`CODEX_HOME=/workspaces/app/.codex`) and shows no home: Windows keeps every
+/// home in a drive's `\\Users` (a transcript in `E:\\app\\.codex` lies in a project);
+/// macOS mounts other disks in `/Volumes`, WSL the Windows drives in `/mnt/<drive>`, and
+/// Codespaces, dev containers and Gitpod check projects out in `/workspaces` or `/workspace`.
+/// Other POSIX folders may be homes (`/srv/team/me`, a cloud notebook's
+/// `/teamspace/studios/this_studio`) and are kept.
+fn never_a_home(folder: &str) -> bool {
+    if is_drive_path(folder) {
+        // `users_home` found no `X:\\Users\\<name>` holding it.
+        let lower = folder.to_ascii_lowercase().replace('\\', "/");
+        return !(lower.len() > 9 && lower[2..].starts_with("/users/"));
+    }
+    let mut parts = folder.split('/').skip(1);
+    match (parts.next(), parts.next()) {
+        (Some("workspaces" | "workspace" | "Volumes"), Some(_)) => true,
+        (Some("mnt"), Some(drive)) => drive.len() == 1,
+        _ => false,
+    }
 }
 
 /// `C:\\Users\\me` or `c:/users/me`: a folder below a Windows drive's root.
@@ -703,7 +728,22 @@ mod tests {
             home_from_transcript(r"c:\Users\a\app\.codex\sessions\r.jsonl").as_deref(),
             Some(r"c:\Users\a")
         );
+        // Where no system puts a home, an agent folder shows none.
+        for project in [
+            "/workspaces/app/.codex/sessions/r.jsonl",
+            "/workspace/app/.claude/projects/x/s.jsonl",
+            "/Volumes/SSD/dev/app/.codex/sessions/r.jsonl",
+            "/mnt/c/src/app/.gemini/tmp/app/chats/s.json",
+            r"e:\app\.codex\sessions\r.jsonl",
+            r"C:\beta\app\.claude\projects\x\s.jsonl",
+        ] {
+            assert_eq!(home_from_transcript(project), None, "{project}");
+        }
         // Elsewhere there is no telling: the folder holding the agent's stays the home.
+        assert_eq!(
+            home_from_transcript("/mnt/data/me/.claude/projects/x/s.jsonl").as_deref(),
+            Some("/mnt/data/me")
+        );
         assert_eq!(
             home_from_transcript("/srv/team/me/.claude/projects/x/s.jsonl").as_deref(),
             Some("/srv/team/me")
