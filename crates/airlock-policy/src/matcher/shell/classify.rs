@@ -181,6 +181,9 @@ struct Judge<'a> {
     /// Files this line wrote literal text into (`echo … > f`, `cat > f <<EOF`), by
     /// absolute path, with the text: a later segment that runs one runs that text.
     written: Vec<(String, String)>,
+    /// Files this line downloaded into (`curl -o f URL`, `wget URL`), by absolute path: a
+    /// later segment that runs one runs code fetched at run time, as `curl … | sh` does.
+    downloaded: Vec<String>,
     /// While judging the command a runner runs in the project's environment (`uv run`,
     /// `poetry run`, `bundle exec`): a name no table knows is the project's own script
     /// or entry point (`poetry run mycli`), as `npm run` runs the project's scripts.
@@ -327,6 +330,7 @@ impl<'a> Judge<'a> {
             in_runner: false,
             secrets_loaded: None,
             written: Vec::new(),
+            downloaded: Vec::new(),
             job_pids: Vec::new(),
             listed: Vec::new(),
             exported_elsewhere: false,
@@ -441,6 +445,7 @@ impl<'a> Judge<'a> {
             effects::loaded_secrets_effects(&mut facts.classes, production);
         }
         self.secrets_loaded = loaded_before;
+        self.note_downloaded(words, segment, &facts, cwd.as_deref());
         self.out.push(facts);
         self.note_written(words, segment, cwd.as_deref(), nesting);
         moved
@@ -700,6 +705,7 @@ impl<'a> Judge<'a> {
             }
         }
         self.words_effects(&first.text, name, arguments, segment, dry.is_some(), facts);
+        self.notebook(name, arguments, dir.as_deref(), facts);
         if name == "git" {
             git_specials(arguments, facts);
             self.git_history_reads(arguments, dir.as_deref(), facts);

@@ -33,6 +33,21 @@ pub(super) fn named_effects(
     dry_run: bool,
 ) -> ClassSet {
     let mut effects = ClassSet::EMPTY;
+    // `npx nx run api:deploy`, `pnpm exec turbo run deploy`: the task runner a package
+    // runner starts, with its own words.
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    if let Some((package, rest)) = started_package(name, &texts) {
+        if task_runner(package) {
+            let at = arguments.len() - rest.len();
+            effects.extend(named_effects(
+                program,
+                package,
+                &arguments[at..],
+                classes,
+                dry_run,
+            ));
+        }
+    }
     if classes.contains(Class::Build) && !dry_run {
         // `cargo xtask publish-crates`, `deno task deploy`: the project's own task runners
         // behind a toolchain's subcommand.
@@ -90,6 +105,12 @@ fn task_runner(name: &str) -> bool {
             | "composer"
             | "grunt"
             | "gulp"
+            | "gradle"
+            | "gradlew"
+            | "gradlew.bat"
+            | "bazel"
+            | "bazelisk"
+            | "pants"
     )
 }
 
@@ -214,6 +235,17 @@ fn script_file<'a>(
                 .filter(|at| *at < arguments.len())
         })
         .flatten();
+    // `pwsh -Command "Get-Content a/upload.ts"` runs a command line, no script file.
+    let powershell_command = matches!(name, "pwsh" | "powershell")
+        && arguments.iter().any(|word| {
+            matches!(
+                word.text.to_ascii_lowercase().as_str(),
+                "-command" | "-c" | "-encodedcommand" | "-e" | "-ec"
+            )
+        });
+    if powershell_command && powershell_file.is_none() {
+        return None;
+    }
     let (script, rest) = if program.contains(['/', '\\']) {
         (program, arguments)
     } else if let Some(at) = powershell_file {
@@ -230,7 +262,9 @@ fn script_file<'a>(
     } else {
         return None;
     };
-    Some((script.rsplit(['/', '\\']).next().unwrap_or(script), rest))
+    // (A name with blanks in it is a command line given as one word, not a file.)
+    let file = script.rsplit(['/', '\\']).next().unwrap_or(script);
+    (!file.contains(char::is_whitespace)).then_some((file, rest))
 }
 
 /// A task runner's task named for installing (`make install`, `just install-hooks`, `npm
@@ -240,6 +274,10 @@ fn script_file<'a>(
 fn installs_by_name(name: &str, arguments: &[Word]) -> bool {
     // A package manager's own `install` is judged by the table (`pnpm install
     // --lockfile-only` resolves without installing); only a script it runs counts here.
+    // Gradle's `installDebug` puts the app being built on a device or emulator.
+    if name.starts_with("gradle") {
+        return false;
+    }
     let mut first = arguments.iter().filter(|word| !word.text.starts_with('-'));
     if matches!(name, "npm" | "yarn" | "pnpm" | "bun")
         && !first.next().is_some_and(|word| {
@@ -265,41 +303,64 @@ fn installs_by_name(name: &str, arguments: &[Word]) -> bool {
 
 /// A task or script named for installing: a word of its name is `install` or `uninstall`.
 fn names_install_task(word: &str) -> bool {
-    !word.starts_with('-') && task_words(word).any(|part| matches!(part, "install" | "uninstall"))
+    !word.starts_with('-')
+        && task_words(word)
+            .iter()
+            .any(|part| matches!(part.as_str(), "install" | "uninstall"))
 }
 
 /// A task named for deploying: `deploy`, `publish`, `ship`, alone or qualified
 /// (`deploy:prod`, `publish-npm`, `api:deploy`), or for releasing (`release`,
 /// `release:minor`) unless it names a build too (`build:release`, `release-notes`).
 fn names_deploy_task(word: &str) -> bool {
-    let parts: Vec<&str> = task_words(word).collect();
-    let named = |names: &[&str]| parts.iter().any(|part| names.contains(part));
+    let parts = task_words(word);
+    let named = |names: &[&str]| parts.iter().any(|part| names.contains(&part.as_str()));
+    // `publishToMavenLocal`, `publish:local`: into this machine's own repository.
+    // `apply` only as a whole word (`make apply`, `tf:apply`): Gradle's `spotlessApply`
+    // formats.
+    let applies = word
+        .split([':', '-', '_', '/', '.', ','])
+        .any(|part| part.eq_ignore_ascii_case("apply"));
     !word.starts_with('-')
-        && (named(&["deploy", "publish", "ship", "apply", "destroy", "push"])
+        && !named(&["local"])
+        && (named(&["deploy", "publish", "ship", "destroy", "push", "upload"])
+            || applies
             || (named(&["release"])
                 && !named(&[
-                    "build", "bundle", "compile", "notes", "note", "check", "test", "lint", "dry",
+                    "build", "bundle", "compile", "assemble", "notes", "note", "check", "test",
+                    "lint", "dry",
                 ])))
 }
 
-/// Words of a task's name, cut at `:`, `-`, `_`, `/`, `.` and `,` (`db:reset`, `publish-npm`).
-fn task_words(word: &str) -> impl Iterator<Item = &str> {
-    word.split([':', '-', '_', '/', '.', ','])
+/// Words of a task's name in lower case, cut at `:`, `-`, `_`, `/`, `.` and `,`
+/// (`db:reset`, `publish-npm`, Bazel's `//infra/prod:destroy`) and where a lower-case
+/// letter meets an upper-case one (Gradle's `:app:publishReleaseBundle`).
+fn task_words(word: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for part in word.split([':', '-', '_', '/', '.', ',']) {
+        let mut current = String::new();
+        let mut lower_before = false;
+        for c in part.chars() {
+            if c.is_uppercase() && lower_before && !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            lower_before = c.is_lowercase() || c.is_ascii_digit();
+            current.extend(c.to_lowercase());
+        }
+        words.push(current);
+    }
+    words
 }
 
 /// A task named for wiping a database: `db:drop`, `wipe`, `truncate-all`, or a reset of
 /// one (`db:reset`, `reset-db`, `db:fresh`, `db:seed:replant`).
 fn names_wiping_task(word: &str) -> bool {
-    let parts: Vec<&str> = task_words(word).collect();
+    let parts = task_words(word);
+    let named = |names: &[&str]| parts.iter().any(|part| names.contains(&part.as_str()));
     !word.starts_with('-')
-        && (parts
-            .iter()
-            .any(|part| matches!(*part, "drop" | "wipe" | "purge" | "truncate" | "nuke"))
-            || (parts.iter().any(|part| {
-                matches!(*part, "reset" | "reseed" | "replant" | "fresh" | "recreate")
-            }) && parts
-                .iter()
-                .any(|part| matches!(*part, "db" | "database" | "schema" | "data"))))
+        && (named(&["drop", "wipe", "purge", "truncate", "nuke"])
+            || (named(&["reset", "reseed", "replant", "fresh", "recreate"])
+                && named(&["db", "database", "schema", "data"])))
 }
 
 /// Coding agents published as packages, by package name.
@@ -317,9 +378,18 @@ pub(super) fn agent_from_package<'t>(
     name: &str,
     texts: &'t [&'t str],
 ) -> Option<(&'static str, &'t [&'t str])> {
+    let (package, rest) = started_package(name, texts)?;
+    let (_, agent) = AGENT_PACKAGES.iter().find(|(known, _)| *known == package)?;
+    Some((agent, rest))
+}
+
+/// The package a package runner starts (`npx -y nx run …`, `bunx`, `pnpm dlx`, `pnpm
+/// exec`, `yarn dlx`, `npm exec`, `uvx`, `pipx run`), without its version, and the words
+/// it is given.
+fn started_package<'t>(name: &str, texts: &'t [&'t str]) -> Option<(&'t str, &'t [&'t str])> {
     let rest = match (name, texts.first()) {
         ("npx" | "bunx" | "pnpx" | "uvx", _) => texts,
-        ("pnpm" | "yarn", Some(&"dlx")) | ("npm", Some(&("exec" | "x"))) => &texts[1..],
+        ("pnpm" | "yarn", Some(&("dlx" | "exec"))) | ("npm", Some(&("exec" | "x"))) => &texts[1..],
         ("pipx", Some(&"run")) => &texts[1..],
         _ => return None,
     };
@@ -330,8 +400,7 @@ pub(super) fn agent_from_package<'t>(
         Some(0) | None => package,
         Some(version) => &package[..version],
     };
-    let (_, agent) = AGENT_PACKAGES.iter().find(|(known, _)| *known == bare)?;
-    Some((agent, &rest[at + 1..]))
+    Some((bare, &rest[at + 1..]))
 }
 
 /// `gh api graphql -f query='query { … }'` (and `glab api graphql`): the fields make it a

@@ -140,7 +140,20 @@ impl Judge<'_> {
                 // the project or a temporary folder that is a look at the work area
                 // (`ls .env`), elsewhere it is looking for credentials (`ls ~/.ssh/id_*`).
                 for word in &operands {
-                    let file = self.file(word, dir, role);
+                    let mut file = self.file(word, dir, role);
+                    // A glob over one folder's entries looks at them, not into them: it
+                    // names its folder, as a folder operand does (`du -sh ~/.cache/*` looks
+                    // at `~/.cache`, whatever credential files lie deeper; `ls ~/.ssh/*`
+                    // still looks in a credential folder). A glob with wildcards in its
+                    // folders (`ls ~/.claude.*/.credentials.json`) keeps its reach.
+                    let folder_wild = word
+                        .text
+                        .trim_end_matches('/')
+                        .rsplit_once('/')
+                        .is_some_and(|(folder, _)| folder.contains(['*', '?', '[']));
+                    if !folder_wild {
+                        file.tree = false;
+                    }
                     let credential = !file.tree
                         && file.path.as_deref().is_some_and(|path| {
                             self.table.credentials.any_resolved(

@@ -353,3 +353,91 @@ fn is_url(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")
 }
+
+/// The notebook whose cells a command runs: `papermill IN OUT -p k v`, `jupyter execute
+/// NB`, `jupyter nbconvert --execute NB` (a conversion without `--execute` runs nothing).
+fn notebook_run<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w Word> {
+    let (options_with_values, rest): (&[&str], &[Word]) = match name {
+        "papermill" => (
+            &[
+                "-f",
+                "--parameters_file",
+                "-y",
+                "--parameters_yaml",
+                "-b",
+                "--parameters_base64",
+                "-k",
+                "--kernel",
+                "-l",
+                "--language",
+                "--cwd",
+                "--log-level",
+                "--engine",
+                "--execution-timeout",
+                "--start-timeout",
+                "--prepare-only",
+            ],
+            arguments,
+        ),
+        "jupyter" => {
+            let (subcommand, rest) = arguments.split_first()?;
+            let executes = match subcommand.text.as_str() {
+                "execute" => true,
+                "nbconvert" => rest.iter().any(|word| word.text == "--execute"),
+                _ => false,
+            };
+            if !executes {
+                return None;
+            }
+            (
+                &[
+                    "--to",
+                    "--output",
+                    "--output-dir",
+                    "--template",
+                    "--kernel",
+                    "--config",
+                ],
+                rest,
+            )
+        }
+        _ => return None,
+    };
+    let mut index = 0;
+    while let Some(word) = rest.get(index) {
+        index += 1;
+        let text = word.text.as_str();
+        if !text.starts_with('-') || text == "-" {
+            return Some(word);
+        }
+        if matches!(text, "-p" | "--parameters" | "-r" | "--parameters_raw") {
+            index += 2;
+        } else if options_with_values.contains(&text) {
+            index += 1;
+        }
+    }
+    None
+}
+
+impl Judge<'_> {
+    /// A notebook run ([`notebook_run`]) runs its cells as a script: one fetched by its URL
+    /// is code downloaded and run; a file is run where it lies, as `python FILE` is.
+    pub(super) fn notebook(
+        &self,
+        name: &str,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        let Some(notebook) = notebook_run(name, arguments) else {
+            return;
+        };
+        if notebook.dynamic {
+            facts.classes.insert(self.hidden_code());
+        } else if is_url(&notebook.text) {
+            facts.classes.insert(Class::RemoteCode);
+        } else {
+            facts.files.push(self.file(notebook, dir, Role::Change));
+        }
+    }
+}

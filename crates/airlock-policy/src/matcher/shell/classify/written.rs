@@ -9,6 +9,7 @@
 
 use super::super::lex::{Segment, Word};
 use super::super::{basename, SHELLS};
+use super::words::is_local_url;
 use super::{CommandFacts, Judge, Role, SegmentFacts};
 use crate::classes::ClassTable;
 use crate::classes::{Class, ClassSet};
@@ -89,6 +90,22 @@ fn literal_output(words: &[Word], segment: &Segment) -> Option<String> {
     }
 }
 
+/// The name `curl -O` and `wget` save a URL's body under: its path's last name, without
+/// the query (`https://bootstrap.pypa.io/get-pip.py` is `get-pip.py`).
+fn url_file_name(url: &str) -> Option<&str> {
+    let lower = url.get(..8)?.to_ascii_lowercase();
+    let rest = if lower.starts_with("https://") {
+        &url[8..]
+    } else if lower.starts_with("http://") || lower.starts_with("ftp://") {
+        &url[lower.find("//")? + 2..]
+    } else {
+        return None;
+    };
+    let path = rest.split(['?', '#']).next()?;
+    let (_, name) = path.rsplit_once('/')?;
+    (!name.is_empty() && name != "." && name != "..").then_some(name)
+}
+
 /// `\n`, `\t` and `\\` as `printf` and `echo -e` read them.
 fn unescape(text: &str) -> String {
     text.replace("\\n", "\n")
@@ -165,7 +182,58 @@ impl Judge<'_> {
         }
     }
 
-    /// Judges a script this line wrote before it runs it, as what it runs.
+    /// Records the files a fetch from another machine writes (`curl -o f URL`, `curl -O
+    /// URL`, `wget URL`, `curl URL > f`): a later segment that runs one runs what it got.
+    pub(super) fn note_downloaded(
+        &mut self,
+        words: &[Word],
+        segment: &Segment,
+        facts: &SegmentFacts,
+        cwd: Option<&str>,
+    ) {
+        let Some(first) = words.first() else {
+            return;
+        };
+        let fetcher = matches!(
+            basename(&first.text),
+            "curl" | "wget" | "aria2c" | "fetch" | "http" | "https" | "xh"
+        );
+        // (A fetch from this machine only, the project's own server, is no download.)
+        let fetches =
+            facts.classes.contains(Class::Fetch) || facts.classes.contains(Class::Network);
+        let elsewhere = words[1..].iter().any(|word| {
+            word.dynamic || (url_file_name(&word.text).is_some() && !is_local_url(&word.text))
+        });
+        if first.dynamic || !fetcher || !fetches || !elsewhere {
+            return;
+        }
+        for file in &facts.files {
+            let (Role::Change, Some(path)) = (file.role, &file.path) else {
+                continue;
+            };
+            if file.tree {
+                // `curl -O URL`, `wget URL`: saved under the URL's last name, in `path`.
+                for url in &words[1..] {
+                    if let Some(name) = url_file_name(&url.text).filter(|_| !url.dynamic) {
+                        self.downloaded
+                            .push(format!("{}/{name}", path.trim_end_matches('/')));
+                    }
+                }
+            } else {
+                self.downloaded.push(path.clone());
+            }
+        }
+        for (target, writes) in &segment.redirections {
+            if *writes {
+                if let Some(path) = self.file(target, cwd, Role::Change).path {
+                    self.downloaded.push(path);
+                }
+            }
+        }
+    }
+
+    /// Judges a script this line wrote before it runs it, as what it runs; one it
+    /// downloaded runs code fetched at run time.
     pub(super) fn run_written(&mut self, words: &[Word], cwd: Option<&str>, nesting: usize) {
         let Some((file, shell)) = script_run(words) else {
             return;
@@ -173,6 +241,14 @@ impl Judge<'_> {
         let Some(path) = self.file(file, cwd, Role::Read).path else {
             return;
         };
+        if self.downloaded.contains(&path) {
+            self.out.push(SegmentFacts {
+                text: format!("(runs {path}, which this line downloaded)"),
+                classes: ClassSet::of(&[Class::RemoteCode]),
+                ..SegmentFacts::default()
+            });
+            return;
+        }
         let Some((_, text)) = self
             .written
             .iter()

@@ -124,6 +124,12 @@ pub(super) const NETWORK: &[&str] = &[
     "require(\"net\"",
     "from 'http",
     "from \"http",
+    // Clients of hosted services: every call goes to the service.
+    "mlflow.",
+    "wandb.",
+    "huggingface_hub",
+    "boto3.",
+    "google.cloud",
 ];
 /// Ways text is turned into other text at run time. Decoded text hides what it is only
 /// where it is used as a name: code that runs it (`RUNS`), looks a name up with it

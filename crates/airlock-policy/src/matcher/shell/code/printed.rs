@@ -51,22 +51,58 @@ pub(super) fn prints_secret_key(code: &str, lower: &str) -> bool {
         // Django's `DATABASES` shown whole holds every connection's password.
         let whole = name == "DATABASES" && !after.trim_start().starts_with('[');
         (secret_attribute(name) || whole) && shown(after)
-    }) || LOOKUPS.iter().any(|lookup| {
-        code.match_indices(lookup).any(|(at, _)| {
-            let rest = code[at + lookup.len()..].trim_start();
-            let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
-                return false;
-            };
-            let Some(key) = rest[1..].split(quote).next() else {
-                return false;
-            };
-            // What follows the lookup's closing quote and bracket.
-            let after = rest[1 + key.len()..]
-                .strip_prefix(quote)
-                .map(|after| after.trim_start_matches([']', ')']));
-            after.is_some_and(|after| {
-                (secret_key(key) || (*lookup == "config(" && secret_section(key))) && shown(after)
+    }) || shows_secret_getter(lower)
+        || LOOKUPS.iter().any(|lookup| {
+            code.match_indices(lookup).any(|(at, _)| {
+                let rest = code[at + lookup.len()..].trim_start();
+                let Some(quote) = rest.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
+                    return false;
+                };
+                let Some(key) = rest[1..].split(quote).next() else {
+                    return false;
+                };
+                // What follows the lookup's closing quote and bracket.
+                let after = rest[1 + key.len()..]
+                    .strip_prefix(quote)
+                    .map(|after| after.trim_start_matches([']', ')']));
+                after.is_some_and(|after| {
+                    (secret_key(key) || (*lookup == "config(" && secret_section(key)))
+                        && shown(after)
+                })
             })
+        })
+}
+
+/// A library's call that hands out a stored secret, shown as it comes back
+/// (`print(get_token())` of `huggingface_hub`, `console.log(await getAccessToken())`).
+fn shows_secret_getter(lower: &str) -> bool {
+    const GETTERS: &[&str] = &[
+        "get_token(",
+        "gettoken(",
+        "get_access_token(",
+        "getaccesstoken(",
+        "get_api_key(",
+        "getapikey(",
+        "get_secret(",
+        "getsecret(",
+        "get_password(",
+        "getpassword(",
+    ];
+    GETTERS.iter().any(|getter| {
+        lower.match_indices(getter).any(|(at, _)| {
+            let own_name = !lower[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            // Inside an output call of the same statement, and what follows the call's
+            // arguments (none nested: `get_token()`, `get_secret('name')`) shows it.
+            let statement = lower[..at].rfind([';', '\n']).map_or(0, |end| end + 1);
+            let rest = &lower[at + getter.len()..];
+            own_name
+                && shows_anything(&lower[statement..at])
+                && rest
+                    .split_once(')')
+                    .is_some_and(|(arguments, after)| !arguments.contains('(') && shown(after))
         })
     })
 }

@@ -267,9 +267,18 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
         if expression_assigned {
             return vec![literal("true")];
         }
+        // `$line.Trim()`, `$text.Split(',')[0]`: a method of the value called (one that
+        // could do anything made the command opaque before it came here), so a value.
+        let method_called = first.text.starts_with('$')
+            && first.text.contains('.')
+            && rest.first().is_some_and(|next| next.text == "(…)");
         // `$tool arg`: no PowerShell expression (an operator would follow), but what a
         // POSIX shell runs.
-        if first.dynamic && !first.quoted && rest.first().is_some_and(|next| !next.is_parameter()) {
+        if first.dynamic
+            && !first.quoted
+            && !method_called
+            && rest.first().is_some_and(|next| !next.is_parameter())
+        {
             return vec![dynamic(&first.text)];
         }
         // An expression: a value printed (`$x`, `'text'`, `$a -eq 1`, `-not (…)`).
