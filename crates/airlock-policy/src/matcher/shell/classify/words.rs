@@ -432,7 +432,13 @@ pub(super) fn url_option(name: &str, option: &str) -> UrlOption {
 /// The tool a relative path names when it lies in a project's tool folder
 /// (`.venv/bin/pip`, `venv/bin/python`, `node_modules/.bin/prisma`, `vendor/bin/phpunit`).
 pub(super) fn installed_tool(path: &str) -> Option<&str> {
-    let (folder, name) = path.rsplit_once('/')?;
+    let (folder, name) = path.rsplit_once(['/', '\\'])?;
+    // `.\\gradlew.bat`, `mvnw.cmd`: the Windows script of the same wrapper.
+    let name = name
+        .strip_suffix(".bat")
+        .or_else(|| name.strip_suffix(".cmd"))
+        .filter(|stem| matches!(*stem, "gradlew" | "mvnw"))
+        .unwrap_or(name);
     let tool_folder = folder.ends_with("node_modules/.bin")
         || ["bin", "Scripts"].iter().any(|bin| {
             folder.strip_suffix(bin).is_some_and(|parent| {
