@@ -141,6 +141,24 @@ impl Context {
         }
     }
 
+    /// The place a script file's commands run in: its own folder (a script is run from
+    /// where it lies, or goes there first), with the call's project, home and system. A
+    /// folder that is no absolute path leaves no working directory (fail closed).
+    pub(crate) fn in_folder(&self, folder: &str) -> Context {
+        Context {
+            cwd: Some(folder)
+                .filter(|folder| is_absolute(folder))
+                .and_then(normalize),
+            project: self.project.clone(),
+            home: self.home.clone(),
+            projectless: self.projectless,
+            windows: self.windows,
+            powershell: self.powershell,
+            temp: self.temp.clone(),
+            cache: RefCell::new(None),
+        }
+    }
+
     /// The same place with `folder` for its project: a call made in the home that works in
     /// a folder of it ([`Context::running_in`], [`Context::entering`],
     /// [`Context::writing_in`]).

@@ -625,12 +625,21 @@ pub fn patch_files(patch: &str) -> Vec<(String, String)> {
 /// facts of every piece, judged in `context`.
 pub fn planted(path: &str, text: &str, table: &ClassTable, context: &Context) -> CommandFacts {
     let mut out = CommandFacts::default();
+    // A shell script file (`scripts/sync.sh`, not a hook or a start-up file) runs in its
+    // own folder: its relative paths are judged from there, not from where the agent is.
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let script_folder = (matches!(kind(path, text), Some(Kind::Script)) && !name.starts_with('.'))
+        .then(|| path.rsplit_once(['/', '\\']).map(|(folder, _)| folder))
+        .flatten()
+        .filter(|folder| !folder.is_empty());
+    let in_folder = script_folder.map(|folder| context.in_folder(folder));
+    let shell_context = in_folder.as_ref().unwrap_or(context);
     for piece in pieces(path, text) {
         match piece {
             Piece::Shell(script) => {
                 for chunk in chunks(&script) {
                     out.segments
-                        .extend(classify(chunk, table, context).segments);
+                        .extend(classify(chunk, table, shell_context).segments);
                 }
             }
             Piece::PowerShell(script) => {
