@@ -306,10 +306,28 @@ fn home_path_at(code: &str, lower: &str, at: usize) -> Option<(String, usize)> {
     } else {
         return None;
     };
-    // Then `/ 'a' / 'b'` (pathlib), `+ '/a'` (strings), or `, 'a', 'b'` inside a join.
+    // Then `/ 'a' / 'b'` or `.joinpath('a', 'b')` (pathlib), `+ '/a'` (strings), or `,
+    // 'a', 'b'` inside a join.
     loop {
         let tail = &code[end..];
         let trimmed = tail.trim_start();
+        if let Some(mut inside) = trimmed.strip_prefix(".joinpath(") {
+            let mut any = false;
+            loop {
+                inside = inside.trim_start();
+                let Some((literal, used)) = leading_literal(inside) else {
+                    break;
+                };
+                path.push('/');
+                path.push_str(&literal);
+                any = true;
+                inside = inside[used..].trim_start();
+                inside = inside.strip_prefix(',').unwrap_or(inside);
+            }
+            let after = inside.trim_start().strip_prefix(')').filter(|_| any)?;
+            end = code.len() - after.len();
+            continue;
+        }
         let step = if let Some(after) = trimmed.strip_prefix('/') {
             Some(("/", after))
         } else if let Some(after) = trimmed.strip_prefix('+') {
