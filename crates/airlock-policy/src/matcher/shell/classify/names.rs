@@ -309,13 +309,14 @@ fn names_install_task(word: &str) -> bool {
             .any(|part| matches!(part.as_str(), "install" | "uninstall"))
 }
 
-/// A task named for deploying: `deploy`, `publish`, `ship`, alone or qualified
-/// (`deploy:prod`, `publish-npm`, `api:deploy`), or for releasing (`release`,
-/// `release:minor`) unless it names a build too (`build:release`, `release-notes`).
+/// A task named for deploying: `deploy`, `publish`, `ship`, `push`, `upload`, `destroy`,
+/// alone or qualified (`deploy:prod`, `publish-npm`, `api:deploy`, `publishReleaseBundle`),
+/// or for releasing (`release`, `release:minor`) unless it names a build too
+/// (`build:release`, `release-notes`, `assembleRelease`). A `local` one publishes into
+/// this machine's own repository (`publishToMavenLocal`, `publish:local`).
 fn names_deploy_task(word: &str) -> bool {
     let parts = task_words(word);
     let named = |names: &[&str]| parts.iter().any(|part| names.contains(&part.as_str()));
-    // `publishToMavenLocal`, `publish:local`: into this machine's own repository.
     // `apply` only as a whole word (`make apply`, `tf:apply`): Gradle's `spotlessApply`
     // formats.
     let applies = word

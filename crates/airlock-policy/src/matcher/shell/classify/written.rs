@@ -202,7 +202,15 @@ impl Judge<'_> {
         let fetches =
             facts.classes.contains(Class::Fetch) || facts.classes.contains(Class::Network);
         let elsewhere = words[1..].iter().any(|word| {
-            word.dynamic || (url_file_name(&word.text).is_some() && !is_local_url(&word.text))
+            let lower = word
+                .text
+                .get(..8)
+                .unwrap_or(&word.text)
+                .to_ascii_lowercase();
+            let url = ["http://", "https://", "ftp://"]
+                .iter()
+                .any(|scheme| lower.starts_with(scheme));
+            word.dynamic || (url && !is_local_url(&word.text))
         });
         if first.dynamic || !fetcher || !fetches || !elsewhere {
             return;
