@@ -90,15 +90,11 @@ fn shows_secret_getter(lower: &str) -> bool {
     ];
     GETTERS.iter().any(|getter| {
         lower.match_indices(getter).any(|(at, _)| {
-            let own_name = !lower[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
             // Inside an output call of the same statement, and what follows the call's
             // arguments (none nested: `get_token()`, `get_secret('name')`) shows it.
             let statement = lower[..at].rfind([';', '\n']).map_or(0, |end| end + 1);
             let rest = &lower[at + getter.len()..];
-            own_name
+            starts_a_name(lower, at)
                 && shows_anything(&lower[statement..at])
                 && rest
                     .split_once(')')
@@ -111,13 +107,18 @@ fn shows_secret_getter(lower: &str) -> bool {
 /// `setup(` and `sleep(` only end like it.
 fn shows_anything(lower: &str) -> bool {
     OUTPUTS.iter().any(|output| {
-        lower.match_indices(output).any(|(at, _)| {
-            !lower[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
+        lower
+            .match_indices(output)
+            .any(|(at, _)| starts_a_name(lower, at))
     })
+}
+
+/// Whether the name found at `at` is a whole name, not the end of a longer one.
+fn starts_a_name(lower: &str, at: usize) -> bool {
+    !lower[..at]
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Whether a value is shown as it is, by what follows it: the end of the call or of an
