@@ -372,6 +372,14 @@ pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
 /// project (`CODEX_HOME=/home/me/app/.codex`) writes its transcripts there, and the
 /// project is then not the home.
 fn users_home(folder: &str) -> Option<&str> {
+    // Root's home (`/root/capsule/.claude`, a container's or a cloud notebook's project
+    // under `/root`): the home is `/root`.
+    if folder
+        .strip_prefix("/root/")
+        .is_some_and(|rest| !rest.is_empty())
+    {
+        return Some("/root");
+    }
     let separators: Vec<usize> = folder
         .char_indices()
         .filter(|(_, c)| matches!(c, '/' | '\\'))
@@ -749,6 +757,15 @@ mod tests {
             Some("/srv/team/me")
         );
         assert_eq!(home_from_transcript(".claude/projects/s.jsonl"), None);
+        // An agent folder kept in a project below root's home: the home is `/root`.
+        assert_eq!(
+            home_from_transcript("/root/capsule/.claude/projects/-root-capsule/s.jsonl").as_deref(),
+            Some("/root")
+        );
+        assert_eq!(
+            home_from_transcript("/root/.claude/projects/-root/s.jsonl").as_deref(),
+            Some("/root")
+        );
     }
 
     #[test]

@@ -510,6 +510,14 @@ impl<'a> Judge<'a> {
             facts
                 .classes
                 .extend(script_effects(&program, "", arguments));
+            // The framework's own launcher (`bin/rails`, `bin/rake`, `./manage.py`) runs its
+            // tasks as the tool does.
+            let launcher = basename(&program);
+            if matches!(launcher, "rails" | "rake" | "manage.py") {
+                facts
+                    .classes
+                    .extend(console::migration_effects(launcher, arguments, segment));
+            }
             facts
                 .files
                 .push(self.file(first, cwd.as_deref(), Role::Change));

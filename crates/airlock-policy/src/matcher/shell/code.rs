@@ -50,6 +50,18 @@ fn reads_whole_environment(lower: &str) -> bool {
     })
 }
 
+/// Whether inline code may print code it does not show: it decodes, reaches the network,
+/// runs programs or hides what it calls. Reading a file it names is not hiding.
+pub fn may_produce_code(code: &str) -> bool {
+    let lower = join_literals(code).to_ascii_lowercase();
+    [DECODERS, NETWORK, RUNS]
+        .iter()
+        .any(|names| names.iter().any(|name| lower.contains(name)))
+        || OPAQUE
+            .iter()
+            .any(|name| *name != "open(" && lower.contains(name))
+}
+
 /// Reads inline code.
 pub fn inspect(code: &str) -> CodeFacts {
     inspect_at(code, 0)
@@ -188,7 +200,65 @@ fn inspect_at(code: &str, depth: usize) -> CodeFacts {
             facts.paths.push((literal, role));
         }
     }
+    // Code that deletes below the working folder it names only as a base (`root =
+    // Path('.'); shutil.rmtree(root / name)`, `os.path.join(os.getcwd(), 'build')`)
+    // deletes some entry of that folder, not the folder: only a delete given the folder
+    // itself (`shutil.rmtree('.')`, `rmtree(os.getcwd())`) deletes the project. A folder
+    // changed at run time (`os.chdir`) leaves `.` unknown.
+    if deletes && !lower.contains("chdir") {
+        let bases = working_folder_uses(&lower);
+        if !bases.is_empty() {
+            let whole = bases.iter().any(|at| deleted_directly(&lower, *at));
+            facts.paths.retain(|(path, _)| !is_working_folder(path));
+            facts.paths.push((
+                if whole { "." } else { "./\u{1}" }.to_string(),
+                Role::Change,
+            ));
+        }
+    }
     facts
+}
+
+/// The spellings of the working folder in code.
+const WORKING_FOLDER: &[&str] = &[
+    "'.'",
+    "\".\"",
+    "'./'",
+    "\"./\"",
+    "os.getcwd()",
+    "path.cwd()",
+    "process.cwd()",
+    "dir.pwd",
+];
+
+fn is_working_folder(path: &str) -> bool {
+    matches!(path, "." | "./")
+}
+
+/// Where code names the working folder.
+fn working_folder_uses(lower: &str) -> Vec<usize> {
+    WORKING_FOLDER
+        .iter()
+        .flat_map(|name| lower.match_indices(name).map(|(at, _)| at))
+        .collect()
+}
+
+/// Whether the working folder named at `at` is the argument of a delete call, bare or
+/// wrapped in `Path(…)` (`shutil.rmtree(Path('.'))`).
+fn deleted_directly(lower: &str, at: usize) -> bool {
+    let mut before = lower[..at].trim_end();
+    if let Some(rest) = before.strip_suffix("path(") {
+        before = rest.strip_suffix("pathlib.").unwrap_or(rest).trim_end();
+    }
+    let Some(call) = before.strip_suffix('(') else {
+        return false;
+    };
+    DELETES.iter().any(|name| {
+        let name = name.trim_end_matches('(');
+        call.strip_suffix(name).is_some_and(|start| {
+            !start.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') || name.contains('.')
+        })
+    })
 }
 
 fn has_word(code: &str, names: &[&str]) -> bool {

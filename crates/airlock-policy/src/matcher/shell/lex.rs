@@ -489,6 +489,7 @@ impl Lexer {
                     self.finish_segment(&mut segment, ending);
                     segment.piped = pipe;
                 }
+                '(' if self.at_arithmetic(&segment) => {}
                 '(' => {
                     // `name() { …; }`, `function name() …`: a function definition. Its
                     // body follows as a command of its own and is judged as if it ran.
@@ -558,10 +559,93 @@ impl Lexer {
         }
     }
 
+    /// `(( n > 0 ))` where a command starts, or `for (( i = 0; i < n; i++ ))`: arithmetic,
+    /// which runs nothing, is skipped (with the `for`). Arithmetic holding a substitution
+    /// (`$(…)`, a backtick), which runs a command, is not: it is lexed as subshells, which
+    /// fails closed.
+    fn at_arithmetic(&mut self, segment: &Segment) -> bool {
+        let c_style_for =
+            matches!(segment.words.as_slice(), [word] if word.text == "for" && !word.dynamic);
+        // After keywords only: `if (( n > 0 ))`, `while ! (( done ))`.
+        let command_starts = segment.words.iter().all(|word| {
+            !word.dynamic
+                && matches!(
+                    word.text.as_str(),
+                    "if" | "elif" | "while" | "until" | "then" | "do" | "else" | "!"
+                )
+        });
+        if self.peek_at(1) != Some('(') || !(command_starts || c_style_for) {
+            return false;
+        }
+        let mut depth = 0usize;
+        let mut end = None;
+        for (offset, c) in self.chars[self.position..].iter().enumerate() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = Some(self.position + offset);
+                        break;
+                    }
+                }
+                '$' if self.chars.get(self.position + offset + 1) == Some(&'(') => return false,
+                '`' | '\'' | '"' | '\n' => return false,
+                ';' if !c_style_for => return false,
+                _ => {}
+            }
+        }
+        // It ends with `))`: the last two characters close the two that opened it.
+        let Some(end) = end.filter(|end| *end > self.position + 2 && self.chars[end - 1] == ')')
+        else {
+            return false;
+        };
+        self.position = end + 1;
+        true
+    }
+
+    /// The items of an array assignment, after its `(`, up to and with its `)`.
+    fn array_items(&mut self) -> Result<(), LexError> {
+        loop {
+            match self.peek() {
+                None => return Err(LexError::MissingCloseParenthesis),
+                Some(' ' | '\t' | '\n') => self.position += 1,
+                Some(')') => {
+                    self.position += 1;
+                    return Ok(());
+                }
+                Some('#') => {
+                    while self.peek().is_some_and(|c| c != '\n') {
+                        self.position += 1;
+                    }
+                }
+                Some(_) => {
+                    let mut item = WordBuilder::default();
+                    let at = self.position;
+                    self.word(&mut item)?;
+                    // An operator inside the list (`a=(x; y)`) is no array bash reads.
+                    if self.position == at {
+                        return Err(LexError::UnexpectedOpenParenthesis);
+                    }
+                }
+            }
+        }
+    }
+
     /// Reads one word (up to a blank or an operator), quotes and expansions included.
     fn word(&mut self, word: &mut WordBuilder) -> Result<(), LexError> {
         while let Some(c) = self.peek() {
             match c {
+                // `files=(a "$b")`, `cmd+=(--x "$(y)")`: an array assignment. Its items are
+                // read as words (their substitutions run); the value is shown as computed.
+                '(' if !word.dynamic
+                    && word.text.find('=') == Some(word.text.len() - 1)
+                    && super::is_assignment(&word.text) =>
+                {
+                    self.position += 1;
+                    self.array_items()?;
+                    word.push_expansion("(…)");
+                }
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' => break,
                 '<' | '>' => {
                     if !self.at_process_substitution() {

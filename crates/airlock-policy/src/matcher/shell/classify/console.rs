@@ -49,6 +49,18 @@ const SENDS: &[&str] = &[
 
 /// Code that changes rows.
 const CHANGES: &[&str] = &[
+    ".clear",
+    "(&:clear)",
+    "(&:destroy)",
+    "(&:delete)",
+    "perform_later",
+    "perform_now",
+    "perform_async",
+    ".enqueue",
+    "reindex",
+    ".purge",
+    "flushall",
+    "flushdb",
     ".update(",
     ".update!",
     ".update_all",
@@ -130,8 +142,8 @@ fn console_code(name: &str, arguments: &[Word]) -> Option<Word> {
                 .is_some_and(|word| matches!(word.text.as_str(), "runner" | "r"));
             operands.next().filter(|_| runner).cloned()
         }
-        "python" | "python3" | "django-admin" => {
-            if name != "django-admin"
+        "python" | "python3" | "django-admin" | "manage.py" => {
+            if matches!(name, "python" | "python3")
                 && !operands
                     .next()
                     .is_some_and(|word| word.text.ends_with("manage.py"))
@@ -180,6 +192,7 @@ pub(super) fn migration_effects(name: &str, arguments: &[Word], segment: &Segmen
         name,
         "rails"
             | "rake"
+            | "manage.py"
             | "alembic"
             | "flask"
             | "knex"
@@ -224,7 +237,85 @@ pub(super) fn migration_effects(name: &str, arguments: &[Word], segment: &Segmen
     if tool && migrates && (production(arguments, segment) || remote_database(arguments, segment)) {
         effects.insert(Class::Deploy);
     }
+    if production(arguments, segment) && production_task(name, arguments) {
+        effects.insert(Class::Deploy);
+    }
     effects
+}
+
+/// A framework's task run with the production settings acts on production's data and
+/// services (`RAILS_ENV=production bin/rails searchkick:reindex`, `… manage.py
+/// createsuperuser`), unless it only builds or looks (`assets:precompile`, `routes`,
+/// `collectstatic`, `check`). Consoles given code are judged by their code
+/// (`Judge::framework_code`); a server or a test run stays on this machine.
+fn production_task(name: &str, arguments: &[Word]) -> bool {
+    let mut operands = arguments
+        .iter()
+        .filter(|word| !word.text.starts_with('-') && !is_assignment(&word.text));
+    match name {
+        "rails" | "rake" => operands.next().is_some_and(|task| {
+            let task = task.text.as_str();
+            !task.starts_with("assets:")
+                && !task.starts_with("tmp:")
+                && !task.starts_with("log:")
+                && !task.starts_with("test")
+                && !matches!(
+                    task,
+                    "runner"
+                        | "r"
+                        | "console"
+                        | "c"
+                        | "server"
+                        | "s"
+                        | "generate"
+                        | "g"
+                        | "destroy"
+                        | "d"
+                        | "new"
+                        | "routes"
+                        | "about"
+                        | "stats"
+                        | "notes"
+                        | "middleware"
+                        | "secret"
+                        | "version"
+                        | "time:zones"
+                        | "db:version"
+                        | "db:migrate:status"
+                        | "zeitwerk:check"
+                        | "dbconsole"
+                        | "db"
+                )
+        }),
+        "python" | "python3" | "django-admin" | "manage.py" => {
+            if matches!(name, "python" | "python3")
+                && !operands
+                    .next()
+                    .is_some_and(|script| script.text.ends_with("manage.py"))
+            {
+                return false;
+            }
+            operands.next().is_some_and(|command| {
+                !matches!(
+                    command.text.as_str(),
+                    "check"
+                        | "showmigrations"
+                        | "collectstatic"
+                        | "compilemessages"
+                        | "makemessages"
+                        | "diffsettings"
+                        | "help"
+                        | "version"
+                        | "sqlmigrate"
+                        | "shell"
+                        | "dbshell"
+                        | "runserver"
+                        | "test"
+                )
+            })
+        }
+        _ => false,
+    }
 }
 
 /// Whether a database URL on the line (an argument, an option's value, a variable the line

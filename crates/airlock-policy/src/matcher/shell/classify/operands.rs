@@ -74,7 +74,7 @@ impl Judge<'_> {
                 for word in &operands {
                     let file = self.file(word, dir, role);
                     if deletes && destroyed.is_none() {
-                        destroyed = project::destroyed_project(&file, self.context);
+                        destroyed = project::destroyed_project(&file, dir, self.context);
                     }
                     facts.files.push(file);
                 }

@@ -1,7 +1,7 @@
 //! Whole-line checks of what a command does to the project itself, made once every segment
 //! is judged:
 //! - **destroying the project**: a delete whose target holds the project root or the
-//!   working directory (`rm -rf ..` from the root, `rm -rf ~/work` above the checkout,
+//!   folder the shell stands in (`rm -rf ..` from the root, `rm -rf ~/work` above the checkout,
 //!   `rm -rf "$PWD"`) deletes the whole project, whether or not it is a git work tree. The
 //!   segment is given the project root as a file it changes, so the policy's
 //!   `{project}` rules see what is really at stake;
@@ -12,16 +12,22 @@
 use super::{basename, below, Class, Context, FileRef, Role, SegmentFacts};
 
 /// The project root as a file a delete changes, when deleting `file` deletes the whole
-/// project: `file` is the project root, the working directory, or a folder holding either.
-/// A glob (`rm -rf build/*`) stands for what is below its folder, not the folder itself.
-pub(super) fn destroyed_project(file: &FileRef, context: &Context) -> Option<FileRef> {
+/// project: `file` is the project root, the folder the shell stands in when it deletes
+/// (`dir`: the call's folder unless the line moved, `cd ..; rm -rf sub` deletes a named
+/// folder), or a folder holding either. A glob (`rm -rf build/*`) stands for what is
+/// below its folder, not the folder itself.
+pub(super) fn destroyed_project(
+    file: &FileRef,
+    dir: Option<&str>,
+    context: &Context,
+) -> Option<FileRef> {
     let project = context.project()?;
     let path = file.path.as_deref()?;
     if file.tree || file.role != Role::Change {
         return None;
     }
     let holds = |inner: &str| below(inner, path).is_some();
-    (holds(project) || context.cwd().is_some_and(holds)).then(|| FileRef {
+    (holds(project) || dir.or(context.cwd()).is_some_and(holds)).then(|| FileRef {
         path: Some(project.to_owned()),
         tree: false,
         role: Role::Change,

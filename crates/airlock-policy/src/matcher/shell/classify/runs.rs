@@ -79,14 +79,22 @@ impl Judge<'_> {
                 return;
             }
         }
-        let mut positionals = arguments.iter().filter(|word| !word.text.starts_with('-'));
+        // A lone `-` names standard input as the script: the words after it are the
+        // script's arguments (`python - "$out" <<'PY'`), not a script file.
+        let mut positionals = arguments
+            .iter()
+            .filter(|word| !word.text.starts_with('-') || word.text == "-");
         // `deno run x.ts`, `bun run x.ts`, `mix run x.exs`: the script follows `run`.
         let script = match positionals.next() {
             Some(word) if word.text == "run" && matches!(name, "deno" | "bun" | "mix") => {
                 positionals.next()
             }
             first => first,
-        };
+        }
+        .filter(|word| word.text != "-")
+        // `bash -s ARG…`, `sh -es -- -y`: the script is read from standard input, and the
+        // words after the options are its arguments.
+        .filter(|_| !(is_shell && reads_script_from_stdin(arguments)));
         // `source "$HOME/.cargo/env"`: the home is known even if the shell computes it.
         let known = script
             .filter(|word| word.dynamic)
@@ -440,4 +448,19 @@ impl Judge<'_> {
             facts.files.push(self.file(notebook, dir, Role::Change));
         }
     }
+}
+
+/// A shell's options before its first operand hold `-s` (alone or in a cluster such as
+/// `-es`): the script comes from standard input.
+fn reads_script_from_stdin(arguments: &[Word]) -> bool {
+    arguments
+        .iter()
+        .take_while(|word| word.text.starts_with('-') && word.text != "--")
+        .any(|word| {
+            let option = &word.text[1..];
+            !word.dynamic
+                && !option.starts_with('-')
+                && option.contains('s')
+                && option.chars().all(|c| c.is_ascii_alphabetic())
+        })
 }

@@ -220,17 +220,23 @@ pub(super) fn feeds_code(segment: &Segment) -> bool {
         "openssl" => has(&["-d", "base64", "enc"]),
         "gunzip" | "zcat" | "bunzip2" | "xz" | "unxz" | "uudecode" | "rev" | "tac" => true,
         "gzip" => has(&["-d", "--decompress"]),
-        "python" | "python3" | "perl" | "ruby" | "node" | "php" => arguments
-            .iter()
-            .any(|word| matches!(word.text.as_str(), "-c" | "-e")),
+        // Inline code that decodes, fetches, runs programs or hides what it calls may
+        // print code nobody has seen; code that only computes from its own text does not
+        // (unless it is piped into a runner: `any_feeds_code`).
+        name @ ("python" | "python3" | "perl" | "ruby" | "node" | "php") => {
+            inline_code(name, arguments).is_some_and(|code| {
+                code.dynamic || crate::matcher::shell::code::may_produce_code(&code.text)
+            })
+        }
         "echo" | "printf" => arguments.iter().any(|word| {
-            // `echo cm0gLXJmIH4= | base64 -d`: a long opaque token is a payload.
+            // `echo cm0gLXJmIH4= | base64 -d`: a long opaque token is a payload (`=` only
+            // pads its end: a rule of `=====` is no payload).
+            let body = word.text.trim_end_matches('=');
             word.text.len() >= 16
-                && !word.text.contains(' ')
-                && word
-                    .text
+                && body.chars().filter(char::is_ascii_alphanumeric).count() >= 16
+                && body
                     .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='))
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/'))
         }),
         _ => false,
     }
@@ -242,10 +248,18 @@ pub(super) fn feeds_code(segment: &Segment) -> bool {
 pub(super) fn any_feeds_code(segments: &[Segment]) -> bool {
     segments.iter().enumerate().any(|(index, segment)| {
         feeds_code(segment)
-            || (prints_computed_value(segment)
+            || ((prints_computed_value(segment) || runs_inline_code(segment))
                 && segments
                     .get(index + 1)
                     .is_some_and(|next| next.piped && runs_its_input(next)))
+    })
+}
+
+/// `python3 -c '…'`, `perl -e '…'`: what it prints, piped into a runner, is code.
+fn runs_inline_code(segment: &Segment) -> bool {
+    let words = unwrapped(&segment.words);
+    words.split_first().is_some_and(|(first, arguments)| {
+        !first.dynamic && inline_code(basename(&first.text), arguments).is_some()
     })
 }
 
@@ -283,6 +297,11 @@ fn given_code(arguments: &[Word]) -> bool {
 /// A command that runs what it reads (`sh`, `python`, `xargs`, `iex`), or one nobody can
 /// name.
 fn runs_its_input(segment: &Segment) -> bool {
+    // `printf … | python - <<'PY'`: a here-document or here-string is what it reads, not
+    // the pipe.
+    if segment.here_text.is_some() {
+        return false;
+    }
     let words = unwrapped(&segment.words);
     let Some(first) = words.first() else {
         return false;
