@@ -367,6 +367,35 @@ pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
     None
 }
 
+/// [`home_from_transcript`] for a call made in `cwd`: an agent folder kept in the very
+/// folder the session works in (`CODEX_HOME=/srv/app/.codex` with `cwd` `/srv/app`) lies in
+/// the project, not in a home, unless that folder is where systems put homes (`/home/me`,
+/// `/Users/me`, `/root`, `C:\\Users\\me`, Termux's home): a session started in its home
+/// keeps it.
+pub fn home_from_transcript_at(transcript_path: &str, cwd: Option<&str>) -> Option<String> {
+    let home = home_from_transcript(transcript_path)?;
+    let trim = |path: &str| {
+        path.trim_end_matches(['/', '\\'])
+            .to_ascii_lowercase()
+            .replace('\\', "/")
+    };
+    let in_cwd = cwd.is_some_and(|cwd| trim(cwd) == trim(&home));
+    (!in_cwd || is_home_place(&home)).then_some(home)
+}
+
+/// A folder where systems put users' homes.
+fn is_home_place(folder: &str) -> bool {
+    let lower = folder.to_ascii_lowercase().replace('\\', "/");
+    let lower = lower.trim_end_matches('/');
+    let parts: Vec<&str> = lower.split('/').collect();
+    matches!(
+        lower,
+        "/root" | "/var/root" | "/data/data/com.termux/files/home"
+    ) || matches!(parts.as_slice(), ["", "home" | "users", name] if !name.is_empty())
+        || (is_drive_path(lower)
+            && matches!(parts.as_slice(), [_, "users", name] if !name.is_empty()))
+}
+
 /// The user's home holding `folder` when `folder` lies deeper in one (`/home/me/app`,
 /// `/Users/me/src/app`, `C:\\Users\\me\\app`): an agent told to keep its folder in a
 /// project (`CODEX_HOME=/home/me/app/.codex`) writes its transcripts there, and the
@@ -757,6 +786,36 @@ mod tests {
             Some("/srv/team/me")
         );
         assert_eq!(home_from_transcript(".claude/projects/s.jsonl"), None);
+        // An agent folder kept in the folder the session works in lies in the project,
+        // unless that folder is a home.
+        let kept = "/per/dev/shell-ws/.codex/sessions/2026/03/18/rollout-x.jsonl";
+        assert_eq!(
+            home_from_transcript(kept).as_deref(),
+            Some("/per/dev/shell-ws")
+        );
+        assert_eq!(
+            home_from_transcript_at(kept, Some("/per/dev/shell-ws")),
+            None
+        );
+        assert_eq!(
+            home_from_transcript_at(kept, Some("/per/dev/shell-ws/ui")).as_deref(),
+            Some("/per/dev/shell-ws")
+        );
+        for (transcript, cwd) in [
+            ("/home/me/.codex/sessions/r.jsonl", "/home/me"),
+            ("/Users/me/.claude/projects/-Users-me/s.jsonl", "/Users/me/"),
+            ("/root/.claude/projects/-root/s.jsonl", "/root"),
+            (r"C:\Users\me\.codex\sessions\r.jsonl", r"C:\Users\me"),
+            (
+                "/data/data/com.termux/files/home/.claude/projects/x/s.jsonl",
+                "/data/data/com.termux/files/home",
+            ),
+        ] {
+            assert!(
+                home_from_transcript_at(transcript, Some(cwd)).is_some(),
+                "{transcript}"
+            );
+        }
         // An agent folder kept in a project below root's home: the home is `/root`.
         assert_eq!(
             home_from_transcript("/root/capsule/.claude/projects/-root-capsule/s.jsonl").as_deref(),

@@ -18,7 +18,7 @@
 
 use airlock_gate::audit::ChainVerifier;
 use airlock_gate::replay::{decided_by, History};
-use airlock_hooks::payload::{home_from_transcript, launch_folder};
+use airlock_hooks::payload::{home_from_transcript_at, launch_folder};
 use airlock_hooks::{canonical, Agent};
 use airlock_policy::replay::{Recorded, Replay};
 use airlock_policy::{Call, Decision, Mode, Policy, Prepared, StandingRule};
@@ -97,7 +97,7 @@ fn canon(mut line: Line<'_>) -> Result<(Canon, Line<'_>), String> {
         let project = cwd
             .as_deref()
             .map(|cwd| launch_folder(&transcript, cwd).unwrap_or_else(|| cwd.to_owned()));
-        let home = home_from_transcript(&transcript);
+        let home = home_from_transcript_at(&transcript, cwd.as_deref());
         let (tool, arguments, native_tool, untranslatable) = match canonical(&hook) {
             Ok(call) => (call.tool, call.arguments, Some(call.native_tool), None),
             Err(error) => (

@@ -519,6 +519,19 @@ fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
             files.push(named_file(code, arguments.first()?)?);
         }
     }
+    // `path = Path('src/x.ts')` … `path.write_text(text)`: a name given one path.
+    for call in [".write_text(", ".write_bytes("] {
+        for (at, _) in code.match_indices(call) {
+            let name_start = code[..at]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |index| index + 1);
+            let name = &code[name_start..at];
+            if name.is_empty() || code[..name_start].ends_with(['.', ')']) {
+                continue;
+            }
+            files.push(named_file(code, name)?);
+        }
+    }
     let writes_text = lower.contains(".write_text(") || lower.contains(".write_bytes(");
     let named = files.len();
     let paths_written =
@@ -542,6 +555,18 @@ fn call_arguments(after_open: &str) -> Option<Vec<&str>> {
 
 /// The file one argument names: a string literal, or a name assigned one string literal
 /// exactly once in `code`.
+/// A string literal, bare or wrapped in a path (`'x'`, `Path('x')`, `pathlib.Path("x")`).
+fn path_literal(value: &str) -> Option<&str> {
+    let inner = value
+        .strip_prefix("pathlib.")
+        .unwrap_or(value)
+        .strip_prefix("Path(")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .map(str::trim)
+        .unwrap_or(value);
+    quoted(inner)
+}
+
 fn named_file(code: &str, argument: &str) -> Option<String> {
     let argument = argument.trim();
     if let Some(literal) = quoted(argument) {
@@ -574,7 +599,7 @@ fn named_file(code: &str, argument: &str) -> Option<String> {
             return None;
         }
         if assigned {
-            values.push(quoted(rest[1..].trim_start().lines().next()?.trim())?.to_owned());
+            values.push(path_literal(rest[1..].trim_start().lines().next()?.trim())?.to_owned());
         }
     }
     match values.as_slice() {

@@ -16,7 +16,7 @@
 //! `/` or the home folder itself (a dotfiles repository in `~` would otherwise make the
 //! whole home "the project").
 
-use airlock_hooks::payload::{home_from_transcript, launch_folder};
+use airlock_hooks::payload::{home_from_transcript_at, launch_folder};
 use airlock_hooks::HookCall;
 use airlock_policy::matcher::path::{absolute_folder, folder_holds};
 use axum::http::HeaderMap;
@@ -43,7 +43,7 @@ impl Place {
         let home = header(HOME_HEADER).or_else(|| {
             call.transcript_path
                 .as_deref()
-                .and_then(home_from_transcript)
+                .and_then(|transcript| home_from_transcript_at(transcript, call.cwd.as_deref()))
                 .and_then(|home| absolute_folder(&home))
         });
         let Some(cwd) = call.cwd.as_deref().and_then(absolute_folder) else {
