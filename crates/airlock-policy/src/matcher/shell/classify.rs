@@ -518,6 +518,15 @@ impl<'a> Judge<'a> {
                     .classes
                     .extend(console::migration_effects(launcher, arguments, segment));
             }
+            // `./manage.py diffsettings` is `python manage.py diffsettings`.
+            if launcher == "manage.py" {
+                let texts: Vec<&str> = std::iter::once("manage.py")
+                    .chain(arguments.iter().map(|word| word.text.as_str()))
+                    .collect();
+                if let Some((classes, _)) = self.table.lookup("python", &texts) {
+                    facts.classes.extend(classes);
+                }
+            }
             facts
                 .files
                 .push(self.file(first, cwd.as_deref(), Role::Change));

@@ -399,9 +399,14 @@ impl Reader {
                     });
                 }
                 '[' if command.tokens.is_empty() => {
-                    // A type literal (`[IO.File]::ReadAllText(…)`, `[void]`).
-                    command.opaque = true;
+                    // A type literal (`[IO.File]::ReadAllText(…)`, `[void]`); a static call
+                    // that only computes (`[Convert]::FromBase64String(…)`) is a value.
+                    let start = self.position;
                     self.skip_type()?;
+                    let called: String = self.chars[start..self.position].iter().collect();
+                    if !pure_static_call(&called) {
+                        command.opaque = true;
+                    }
                 }
                 '>' | '2' | '*' | '1' | '3' | '4' | '5' | '6'
                     if self.at_redirection() && !command.tokens.is_empty() =>
@@ -492,9 +497,10 @@ impl Reader {
                     let method = token.text.rsplit(['.', ':']).next().unwrap_or("");
                     // A string's or a list's own methods (`$text.Contains('x')`,
                     // `.Substring(0, 80)`) only compute a value, as an expression does.
-                    let computes = token.text.contains('.')
+                    let computes = (token.text.contains('.')
                         && !token.text.contains("::")
-                        && PURE_METHODS.contains(&method.to_ascii_lowercase().as_str());
+                        && PURE_METHODS.contains(&method.to_ascii_lowercase().as_str()))
+                        || pure_static_call(&token.text);
                     if (token.text.contains('.') || token.text.contains("::")) && !computes {
                         command.opaque = true;
                         // `(New-Object Net.WebClient).DownloadString(…)`, `.DownloadFile(…)`.
@@ -741,6 +747,56 @@ fn push_literal(token: &mut Token, c: char) {
     if let Some(pattern) = &mut token.pattern {
         escape_into(pattern, c);
     }
+}
+
+/// A .NET static call that only computes a value from its arguments:
+/// `[Convert]::FromBase64String(…)`, `[Text.Encoding]::UTF8.GetString(…)`,
+/// `[Math]::Round(…)`, `[IO.Path]::Combine(…)`. Decoding is data until something runs it
+/// (`iex`, a script block), which is judged apart.
+fn pure_static_call(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let Some((kind, member)) = lower.split_once("]::") else {
+        return false;
+    };
+    let kind = kind.trim_start_matches('[').trim_start_matches("system.");
+    let method = member.rsplit('.').next().unwrap_or(member);
+    let known = match kind {
+        "convert" => &[
+            "frombase64string",
+            "tobase64string",
+            "toint32",
+            "tostring",
+            "tobyte",
+        ][..],
+        "text.encoding" => &["getstring", "getbytes"][..],
+        "math" => &[
+            "round", "floor", "ceiling", "max", "min", "abs", "pow", "sqrt", "truncate",
+        ][..],
+        "io.path" => &[
+            "combine",
+            "getfilename",
+            "getextension",
+            "getdirectoryname",
+            "getfilenamewithoutextension",
+            "changeextension",
+            "isrooted",
+            "join",
+        ][..],
+        "string" => &[
+            "join",
+            "isnullorempty",
+            "isnullorwhitespace",
+            "format",
+            "concat",
+        ][..],
+        "datetime" => &["parse", "parseexact", "fromfiletime"][..],
+        "timespan" => &["fromhours", "fromminutes", "fromseconds", "fromdays"][..],
+        "guid" => &["newguid", "parse"][..],
+        "uri" => &["escapedatastring", "unescapedatastring"][..],
+        "bitconverter" => &["tostring"][..],
+        _ => &[][..],
+    };
+    known.contains(&method)
 }
 
 /// Methods of strings and lists that only compute a value from the object they are

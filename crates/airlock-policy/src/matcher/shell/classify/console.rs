@@ -50,6 +50,9 @@ const SENDS: &[&str] = &[
 /// Code that changes rows.
 const CHANGES: &[&str] = &[
     ".clear",
+    "create_superuser",
+    "create_user",
+    "set_password",
     "(&:clear)",
     "(&:destroy)",
     "(&:delete)",
@@ -94,7 +97,13 @@ impl Judge<'_> {
         nesting: usize,
         facts: &mut SegmentFacts,
     ) -> bool {
-        let Some(code) = console_code(name, arguments) else {
+        // `rails console <<'RUBY' … RUBY`, `manage.py shell <<EOF`: the console reads its
+        // code from the here-document.
+        let here_code = || {
+            let text = segment.here_text.clone().flatten()?;
+            opens_console(name, arguments).then(|| Word::literal(&text))
+        };
+        let Some(code) = console_code(name, arguments).or_else(here_code) else {
             return false;
         };
         if code.dynamic {
@@ -112,6 +121,23 @@ impl Judge<'_> {
                 .extend(data_effects(&code.text, production(arguments, segment)));
         }
         true
+    }
+}
+
+/// A framework's interactive console: `rails console|c`, `manage.py shell`, `php artisan
+/// tinker`.
+fn opens_console(name: &str, arguments: &[Word]) -> bool {
+    let operands: Vec<&str> = arguments
+        .iter()
+        .filter(|word| !word.text.starts_with('-'))
+        .map(|word| word.text.as_str())
+        .collect();
+    match (name, operands.as_slice()) {
+        ("rails", ["console" | "c", ..]) => true,
+        ("python" | "python3", [script, "shell", ..]) => script.ends_with("manage.py"),
+        ("manage.py" | "django-admin", ["shell", ..]) => true,
+        ("php", [artisan, "tinker", ..]) => artisan.ends_with("artisan"),
+        _ => false,
     }
 }
 
@@ -300,7 +326,6 @@ fn production_task(name: &str, arguments: &[Word]) -> bool {
                     command.text.as_str(),
                     "check"
                         | "showmigrations"
-                        | "collectstatic"
                         | "compilemessages"
                         | "makemessages"
                         | "diffsettings"
@@ -314,6 +339,25 @@ fn production_task(name: &str, arguments: &[Word]) -> bool {
                 )
             })
         }
+        // `MIX_ENV=prod mix run priv/repo/seeds.exs`: builds and releases stay here.
+        "mix" => operands.next().is_some_and(|task| {
+            !matches!(
+                task.text.as_str(),
+                "compile"
+                    | "release"
+                    | "phx.digest"
+                    | "assets.deploy"
+                    | "assets.build"
+                    | "deps.get"
+                    | "deps.compile"
+                    | "format"
+                    | "test"
+                    | "docs"
+                    | "help"
+                    | "phx.routes"
+                    | "ecto.migrations"
+            )
+        }),
         _ => false,
     }
 }
@@ -398,6 +442,22 @@ fn production(arguments: &[Word], segment: &Segment) -> bool {
     assignments || options
 }
 
+/// Ruby's convention: a method whose name ends in `!` changes its receiver or raises
+/// (`u.update!(…)`, `find_each(&:retry_payment!)`); `!=` and a `!` inside a word's string
+/// are not one.
+fn calls_bang_method(code: &str) -> bool {
+    code.match_indices('!').any(|(at, _)| {
+        let named = code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        let after = code[at + 1..].chars().next();
+        named
+            && !matches!(after, Some('=' | '\'' | '"'))
+            && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
 /// What console code does to the application's data.
 fn data_effects(code: &str, production: bool) -> ClassSet {
     let lower = code.to_ascii_lowercase();
@@ -415,7 +475,7 @@ fn data_effects(code: &str, production: bool) -> ClassSet {
     if empties {
         classes.insert(Class::Discard);
     }
-    if has(SENDS) || (production && (has(CHANGES) || empties)) {
+    if has(SENDS) || (production && (has(CHANGES) || empties || calls_bang_method(code))) {
         classes.insert(Class::Network);
     }
     classes

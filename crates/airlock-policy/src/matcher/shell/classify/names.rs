@@ -60,6 +60,15 @@ pub(super) fn named_effects(
         if task_runner && deploys_by_name(arguments) {
             effects.insert(Class::Deploy);
         }
+        // Jib builds an image and pushes it to its registry (`./gradlew :api:jib`, `mvn
+        // compile jib:build`); `jibDockerBuild` and `jib:dockerBuild` stay on this machine.
+        if (name.starts_with("gradle") || name.starts_with("mvn"))
+            && arguments.iter().any(|word| {
+                matches!(word.text.as_str(), "jib" | "jib:build") || word.text.ends_with(":jib")
+            })
+        {
+            effects.insert(Class::Deploy);
+        }
         if task_runner && installs_by_name(name, arguments) {
             effects.insert(Class::Install);
         }

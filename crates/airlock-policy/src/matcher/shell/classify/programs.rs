@@ -52,8 +52,10 @@ pub(crate) fn secret_name(name: &str) -> bool {
     ]
     .iter()
     .any(|word| upper.contains(word))
-        // `COMPOSER_AUTH`, `NPM_AUTH`: credentials a tool reads from its environment.
+        // `COMPOSER_AUTH`, `NPM_AUTH`: credentials a tool reads from its environment;
+        // `VSCE_PAT`, `GH_PAT`: personal access tokens.
         || upper.ends_with("_AUTH")
+        || upper.ends_with("_PAT")
 }
 
 /// What of the environment a program's text reads through `name` (`ENVIRON` in awk,

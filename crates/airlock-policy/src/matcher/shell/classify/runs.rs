@@ -95,6 +95,24 @@ impl Judge<'_> {
         // `bash -s ARG…`, `sh -es -- -y`: the script is read from standard input, and the
         // words after the options are its arguments.
         .filter(|_| !(is_shell && reads_script_from_stdin(arguments)));
+        // The arguments of a script read from standard input name what it may open
+        // (`python - ~/.ssh/id_ed25519 <<'PY' … open(sys.argv[1]) …`): the written-out ones
+        // are read as files.
+        if script.is_none() {
+            let after = arguments
+                .iter()
+                .position(|word| word.text == "-")
+                .map(|at| at + 1)
+                .or_else(|| (is_shell && reads_script_from_stdin(arguments)).then_some(0));
+            if let Some(after) = after {
+                let literal: Vec<Word> = arguments[after..]
+                    .iter()
+                    .filter(|word| !word.dynamic)
+                    .cloned()
+                    .collect();
+                self.operands_read_after(&literal, dir, facts);
+            }
+        }
         // `source "$HOME/.cargo/env"`: the home is known even if the shell computes it.
         let known = script
             .filter(|word| word.dynamic)
