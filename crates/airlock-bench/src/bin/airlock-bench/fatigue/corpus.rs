@@ -121,4 +121,29 @@ mod tests {
         assert!(parse(no_tool).is_err());
         assert!(parse("\n").is_err());
     }
+
+    /// Every committed corpus file loads whole (a line a helper wrote with a lone UTF-16
+    /// surrogate escape once made a file unreadable for the replay).
+    #[test]
+    fn every_committed_corpus_file_loads() {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path
+                .extension()
+                .is_some_and(|extension| extension == "jsonl")
+            {
+                let entries =
+                    load(&path).unwrap_or_else(|error| panic!("{}: {error:#}", path.display()));
+                assert!(!entries.is_empty(), "{}", path.display());
+                files += 1;
+            }
+        }
+        assert!(
+            files >= 40,
+            "only {files} corpus files found in {}",
+            folder.display()
+        );
+    }
 }
