@@ -639,7 +639,10 @@ impl Lexer {
                 // `files=(a "$b")`, `cmd+=(--x "$(y)")`: an array assignment. Its items are
                 // read as words (their substitutions run); the value is shown as computed.
                 '(' if !word.dynamic
-                    && word.text.find('=') == Some(word.text.len() - 1)
+                    && word
+                        .text
+                        .split_once('=')
+                        .is_some_and(|(_, value)| value.is_empty())
                     && super::is_assignment(&word.text) =>
                 {
                     self.position += 1;

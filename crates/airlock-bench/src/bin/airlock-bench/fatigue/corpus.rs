@@ -134,8 +134,9 @@ mod tests {
                 .extension()
                 .is_some_and(|extension| extension == "jsonl")
             {
-                let entries =
-                    load(&path).unwrap_or_else(|error| panic!("{}: {error:#}", path.display()));
+                let entries = load(&path)
+                    .map_err(|error| format!("{}: {error:#}", path.display()))
+                    .unwrap();
                 assert!(!entries.is_empty(), "{}", path.display());
                 files += 1;
             }
