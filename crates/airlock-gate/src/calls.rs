@@ -15,7 +15,7 @@ use crate::outcomes::{check_idempotency_key, unless_twin};
 use crate::policy::LoadedPolicy;
 use crate::{Gate, GateError};
 use airlock_policy::digest::{binding_digest, Binding};
-use airlock_policy::matcher::path::{absolute_folder, folder_holds};
+use airlock_policy::matcher::path::{absolute_folder, application_settings_folder, folder_holds};
 use airlock_policy::preview::build_preview;
 use airlock_policy::{
     secrets, Call as PolicyCall, CompiledTool, Decision, StandingRule as Standing,
@@ -85,8 +85,13 @@ impl CallContext {
         };
         CallContext {
             native_tool: self.native_tool.filter(|name| !name.is_empty()),
+            // A folder where applications keep their settings (the editor's `User`
+            // folder) is no project unless the caller found a work tree there.
             project: project
-                .or_else(|| cwd.clone())
+                .or_else(|| {
+                    cwd.clone()
+                        .filter(|cwd| !application_settings_folder(cwd, home.as_deref()))
+                })
                 .filter(|project| !whole(project)),
             cwd,
             home,

@@ -183,21 +183,22 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
         // is where the command runs (else it would be judged in the session's folder).
         (Agent::Codex, "Bash") => {
             if let Some(patch) = heredoc::codex_script_patch(&call.input, &["command"]) {
-                return apply_patch(native, &patch, args, cwd);
+                return apply_patch(native, &patch.body, args, cwd, patch.folder.as_deref());
             }
             shell(&mut args, &["command"], &["workdir", "cwd"], cwd)
         }
         (Agent::Codex, "shell" | "local_shell" | "container.exec" | "shell_command") => {
-            if let Some(patch) = codex_argv_patch(&call.input)
-                .or_else(|| heredoc::codex_script_patch(&call.input, &["command", "cmd"]))
-            {
-                return apply_patch(native, &patch, args, cwd);
+            if let Some(patch) = codex_argv_patch(&call.input) {
+                return apply_patch(native, &patch, args, cwd, None);
+            }
+            if let Some(patch) = heredoc::codex_script_patch(&call.input, &["command", "cmd"]) {
+                return apply_patch(native, &patch.body, args, cwd, patch.folder.as_deref());
             }
             shell(&mut args, &["command", "cmd"], &["workdir", "cwd"], cwd)
         }
         (Agent::Codex, "exec_command" | "unified_exec") => {
             if let Some(patch) = heredoc::codex_script_patch(&call.input, &["cmd", "command"]) {
-                return apply_patch(native, &patch, args, cwd);
+                return apply_patch(native, &patch.body, args, cwd, patch.folder.as_deref());
             }
             shell(&mut args, &["cmd", "command"], &["workdir", "cwd"], cwd)
         }
@@ -273,7 +274,7 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
                     ))
                 }
             };
-            return apply_patch(native, &text, args, cwd);
+            return apply_patch(native, &text, args, cwd, None);
         }
         (Agent::Gemini, "save_memory") => {
             // Gemini keeps memories in its global context file.
@@ -422,7 +423,14 @@ fn shell(
 ) -> &'static str {
     if let Some(command) = args.take(command_keys) {
         let command = match command {
-            Value::Array(argv) => argv_command(&argv).map_or(Value::Array(argv), Value::String),
+            Value::Array(argv) => match powershell_argv_script(&argv) {
+                // Judged as the PowerShell script it is, as Claude Code's PowerShell tool is.
+                Some(script) => {
+                    args.put("shell", Value::String("powershell".into()));
+                    Value::String(script)
+                }
+                None => argv_command(&argv).map_or(Value::Array(argv), Value::String),
+            },
             other => other,
         };
         args.put("command", command);
@@ -463,20 +471,31 @@ fn folder(args: &mut Args<'_>, keys: &[&'static str], cwd: Option<&str>) {
     }
 }
 
+/// A patch as the edit it makes. `moved_to` is the folder a `cd` before the patch moved
+/// to (`cd DIR && apply_patch <<'EOF'`), relative to the call's folder.
 fn apply_patch(
     native: &str,
     text: &str,
     mut args: Args<'_>,
     cwd: Option<&str>,
+    moved_to: Option<&str>,
 ) -> Result<Canonical, TranslateError> {
     let changes = patch::parse(text)
         .map_err(|error| TranslateError(format!("the patch cannot be read ({error})")))?;
-    // Codex applies the patch in the call's `workdir` when it names one: relative paths
-    // are written out against it, so that the policy judges the files really touched.
-    let base = match (args.native.get("workdir").and_then(Value::as_str), cwd) {
+    // Codex applies the patch in the call's `workdir` when it names one, or where a `cd`
+    // before it moved: relative paths are written out against it, so that the policy
+    // judges the files really touched (a relative folder with none to hold it leaves them
+    // as written, which no allow places).
+    let workdir = match (args.native.get("workdir").and_then(Value::as_str), cwd) {
         (Some(dir), _) if rooted(dir) => Some(dir.to_owned()),
         (Some(dir), Some(cwd)) => Some(join(cwd, dir)),
         _ => None,
+    };
+    let base = match (moved_to, workdir.as_deref().or(cwd)) {
+        (Some(dir), _) if rooted(dir) => Some(dir.to_owned()),
+        (Some(dir), Some(from)) => Some(join(from, dir)),
+        (Some(_), None) => None,
+        (None, _) => workdir,
     };
     let mut paths: Vec<Value> = Vec::new();
     for change in &changes {
@@ -518,6 +537,38 @@ fn argv_patch(argv: &[Value]) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `["powershell", "-NoProfile", "-Command", SCRIPT]` (also `pwsh`, `powershell.exe`, any
+/// case): the script PowerShell runs, its words after `-Command` joined as PowerShell joins
+/// them. Only when every option before `-Command` just quiets the shell or sets its script
+/// policy; anything else (`-EncodedCommand`, `-File`, a window style) is left to be judged
+/// as the whole command line. No agent's shell reads that argv (it is started as it is), so
+/// quoting it for a POSIX shell and reading it back would mix two quoting rules.
+fn powershell_argv_script(argv: &[Value]) -> Option<String> {
+    let words: Vec<&str> = argv.iter().map(Value::as_str).collect::<Option<_>>()?;
+    let (program, rest) = words.split_first()?;
+    let name = program.rsplit(['/', '\\']).next()?.to_ascii_lowercase();
+    if !matches!(
+        name.strip_suffix(".exe").unwrap_or(&name),
+        "powershell" | "pwsh"
+    ) {
+        return None;
+    }
+    let mut index = 0;
+    while let Some(word) = rest.get(index) {
+        index += 1;
+        match word.to_ascii_lowercase().as_str() {
+            "-noprofile" | "-nop" | "-nologo" | "-noninteractive" | "-noni" => {}
+            "-executionpolicy" | "-ep" | "-exec" => index += 1,
+            "-command" | "-c" => {
+                let script = rest.get(index..).filter(|script| !script.is_empty())?;
+                return Some(script.join(" "));
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// An argv as the shell command line it runs: `["bash", "-lc", SCRIPT]` is the script

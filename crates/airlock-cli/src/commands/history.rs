@@ -20,6 +20,7 @@ use airlock_gate::audit::ChainVerifier;
 use airlock_gate::replay::{decided_by, History};
 use airlock_hooks::payload::{home_from_transcript_at, launch_folder};
 use airlock_hooks::{canonical, Agent};
+use airlock_policy::matcher::path::application_settings_folder;
 use airlock_policy::replay::{Recorded, Replay};
 use airlock_policy::{Call, Decision, Mode, Policy, Prepared, StandingRule};
 use airlock_protocol::{AuditRecord, VerifyReport};
@@ -94,10 +95,12 @@ fn canon(mut line: Line<'_>) -> Result<(Canon, Line<'_>), String> {
         let hook = agent.parse(payload.get()).map_err(|e| e.to_string())?;
         let transcript = hook.transcript_path.clone().unwrap_or_default();
         let cwd = hook.cwd.clone().filter(|cwd| cwd.starts_with('/'));
+        let home = home_from_transcript_at(&transcript, cwd.as_deref());
+        // As the hook endpoints place it: an application's settings folder is no project.
         let project = cwd
             .as_deref()
-            .map(|cwd| launch_folder(&transcript, cwd).unwrap_or_else(|| cwd.to_owned()));
-        let home = home_from_transcript_at(&transcript, cwd.as_deref());
+            .map(|cwd| launch_folder(&transcript, cwd).unwrap_or_else(|| cwd.to_owned()))
+            .filter(|project| !application_settings_folder(project, home.as_deref()));
         let (tool, arguments, native_tool, untranslatable) = match canonical(&hook) {
             Ok(call) => (call.tool, call.arguments, Some(call.native_tool), None),
             Err(error) => (

@@ -12,13 +12,23 @@
 //! - with an unquoted delimiter the shell would expand `$…` and `` `…` `` inside the body,
 //!   so a body holding either is left to the shell classification.
 //!
-//! Anything else (a `cd` before it, a second command after it) stays a shell command.
+//! Codex also reads `cd DIR && apply_patch <<'EOF'` as a patch applied in `DIR`: a `cd`
+//! to one literal folder (no `$`, backtick or glob in it) is kept as the patch's folder.
+//! Anything else (another command before it, a second command after it) stays a shell
+//! command.
 
 use serde_json::Value;
 
-/// The patch text of a Codex shell call whose script is a lone `apply_patch` here-document.
+/// A patch carried by a shell script: its text, and the folder a `cd` before it moved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ScriptPatch {
+    pub(super) body: String,
+    pub(super) folder: Option<String>,
+}
+
+/// The patch of a Codex shell call whose script is a lone `apply_patch` here-document.
 /// `keys` are where the agent's tool keeps its command (a string or an argv).
-pub(super) fn codex_script_patch(input: &Value, keys: &[&str]) -> Option<String> {
+pub(super) fn codex_script_patch(input: &Value, keys: &[&str]) -> Option<ScriptPatch> {
     let command = keys.iter().find_map(|key| input.get(*key))?;
     let script = match command {
         Value::String(script) => script.as_str(),
@@ -43,10 +53,18 @@ pub(super) fn codex_script_patch(input: &Value, keys: &[&str]) -> Option<String>
     heredoc_patch(script)
 }
 
-/// The body of `apply_patch <<DELIM\n…\nDELIM`, when `script` is exactly that.
-pub(super) fn heredoc_patch(script: &str) -> Option<String> {
+/// The body of `apply_patch <<DELIM\n…\nDELIM` (after at most `cd DIR && `), when
+/// `script` is exactly that.
+pub(super) fn heredoc_patch(script: &str) -> Option<ScriptPatch> {
     let script = script.trim();
     let (first, rest) = script.split_once('\n')?;
+    let (folder, first) = match first.trim().strip_prefix("cd ") {
+        Some(moved) => {
+            let (folder, after) = moved.split_once("&&")?;
+            (Some(literal_folder(folder.trim())?), after)
+        }
+        None => (None, first),
+    };
     let operator = first
         .trim()
         .strip_prefix("apply_patch")
@@ -71,7 +89,26 @@ pub(super) fn heredoc_patch(script: &str) -> Option<String> {
     if !quoted && (body.contains('$') || body.contains('`')) {
         return None;
     }
-    Some(body.to_owned())
+    Some(ScriptPatch {
+        body: body.to_owned(),
+        folder,
+    })
+}
+
+/// The folder a `cd` word names when it is one literal word: plain, or wholly in single
+/// or double quotes, with no expansion, glob or second word in it.
+fn literal_folder(word: &str) -> Option<String> {
+    let inner = match word.as_bytes().first() {
+        Some(b'\'') => word.strip_prefix('\'')?.strip_suffix('\'')?,
+        Some(b'"') => word.strip_prefix('"')?.strip_suffix('"')?,
+        _ if word.contains(char::is_whitespace) => return None,
+        _ => word,
+    };
+    let plain = !inner.is_empty()
+        && !inner.contains([
+            '$', '`', '*', '?', '[', '\'', '"', '\\', '~', ';', '&', '|', '<', '>', '(', ')',
+        ]);
+    plain.then(|| inner.to_owned())
 }
 
 #[cfg(test)]
@@ -85,11 +122,19 @@ mod tests {
     fn a_lone_here_document_is_its_patch() {
         for (script, want) in [
             (format!("apply_patch <<'PATCH'\n{PATCH}\nPATCH"), Some(PATCH)),
+            // Codex applies a patch after `cd DIR &&` in that folder.
+            (format!("cd /srv/app && apply_patch <<'EOF'\n{PATCH}\nEOF"), Some(PATCH)),
+            (format!("cd 'my app' && apply_patch <<'EOF'\n{PATCH}\nEOF"), Some(PATCH)),
             (format!("apply_patch << 'PATCH'\n{PATCH}\nPATCH\n"), Some(PATCH)),
             (format!("applypatch <<\"EOF\"\n{PATCH}\nEOF"), Some(PATCH)),
             (format!("apply_patch <<EOF\n{PATCH}\nEOF"), Some(PATCH)),
             // Anything beside the document runs as a command: left to the shell judge.
-            (format!("cd /tmp && apply_patch <<'EOF'\n{PATCH}\nEOF"), None),
+            (format!("cd $HOME && apply_patch <<'EOF'\n{PATCH}\nEOF"), None),
+            (format!("cd ~ && apply_patch <<'EOF'\n{PATCH}\nEOF"), None),
+            (format!("cd a b && apply_patch <<'EOF'\n{PATCH}\nEOF"), None),
+            (format!("cd a; apply_patch <<'EOF'\n{PATCH}\nEOF"), None),
+            (format!("cd a && rm -rf b && apply_patch <<'EOF'\n{PATCH}\nEOF"), None),
+            (format!("rm -rf ~ && apply_patch <<'EOF'\n{PATCH}\nEOF"), None),
             (format!("apply_patch <<'EOF'\n{PATCH}\nEOF\nrm -rf ~"), None),
             (format!("apply_patch <<'EOF'\n{PATCH}\nEOF\ncurl x | sh\nEOF"), None),
             (format!("apply_patch <<'EOF' && rm -rf ~\n{PATCH}\nEOF"), None),
@@ -101,8 +146,16 @@ mod tests {
             ("apply_patch <<EOF\n*** Begin Patch\n*** Add File: a\n+$(rm -rf ~)\n*** End Patch\nEOF".to_string(), None),
             (format!("sh <<'EOF'\n{PATCH}\nEOF"), None),
         ] {
-            assert_eq!(heredoc_patch(&script).as_deref(), want, "{script}");
+            let got = heredoc_patch(&script);
+            assert_eq!(got.as_ref().map(|patch| patch.body.as_str()), want, "{script}");
         }
+        let moved = heredoc_patch(&format!("cd 'my app' && apply_patch <<'EOF'\n{PATCH}\nEOF"));
+        assert_eq!(
+            moved.and_then(|patch| patch.folder).as_deref(),
+            Some("my app")
+        );
+        let here = heredoc_patch(&format!("apply_patch <<'EOF'\n{PATCH}\nEOF"));
+        assert_eq!(here.and_then(|patch| patch.folder), None);
     }
 
     #[test]

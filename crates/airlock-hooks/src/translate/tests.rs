@@ -165,6 +165,23 @@ fn codex_tools() {
         "shell.exec",
         json!({"command": "git status && ls", "cwd": "/home/ana/demo/sub", "timeout_ms": 1000}),
     );
+    // Codex on Windows starts PowerShell with its script as one argument: the script is
+    // what runs, read as PowerShell.
+    check(
+        X,
+        "shell",
+        json!({"command": ["powershell.exe", "-NoProfile", "-ExecutionPolicy", "Bypass", "-Command", "Get-Content -LiteralPath 'a.js' | Select-Object -First 5"], "workdir": "C:\\w"}),
+        "shell.exec",
+        json!({"command": "Get-Content -LiteralPath 'a.js' | Select-Object -First 5", "cwd": "C:\\w", "shell": "powershell"}),
+    );
+    // An option that is not known to be harmless keeps the whole line.
+    check(
+        X,
+        "shell",
+        json!({"command": ["pwsh", "-EncodedCommand", "ZQBjAGgAbwA="], "workdir": "/abs"}),
+        "shell.exec",
+        json!({"command": "pwsh -EncodedCommand ZQBjAGgAbwA=", "cwd": "/abs"}),
+    );
     check(
         X,
         "shell",
@@ -468,6 +485,22 @@ fn codex_here_document_patches_are_edits_of_their_files() {
         json!({"command": script}),
         "fs.edit",
         json!({"path": "src/App.tsx", "paths": ["src/App.tsx"], "patch": patch}),
+    );
+    // After `cd DIR &&`, Codex applies the patch in DIR: absolute, or below the workdir.
+    check(
+        Agent::Codex,
+        "shell",
+        json!({"command": ["bash", "-lc", format!("cd /srv/site && {script}")]}),
+        "fs.edit",
+        json!({"path": "/srv/site/src/App.tsx", "paths": ["/srv/site/src/App.tsx"], "patch": patch}),
+    );
+    check(
+        Agent::Codex,
+        "shell_command",
+        json!({"command": format!("cd web && {script}"), "workdir": "/home/ana/demo"}),
+        "fs.edit",
+        json!({"path": "/home/ana/demo/web/src/App.tsx", "paths": ["/home/ana/demo/web/src/App.tsx"],
+               "patch": patch, "workdir": "/home/ana/demo"}),
     );
     // Claude Code has no apply_patch: the same script is a shell command there.
     check(

@@ -500,6 +500,12 @@ fn push_with_nested(segment: Segment, depth: usize, out: &mut Vec<Segment>) {
                     }
                 }
             }
+            // `cmd /c type x.txt`: Windows' own shell runs the rest of the line.
+            "cmd" => {
+                if let Some(script) = cmd_script(arguments) {
+                    push_script(&script, depth, out);
+                }
+            }
             // `bun exec 'cmd …'`: a shell line run by Bun's shell.
             "bun" if arguments.first().is_some_and(|word| word.text == "exec") => {
                 if let Some(script) = arguments.get(1) {
@@ -592,6 +598,56 @@ fn push_script(script: &Word, depth: usize, out: &mut Vec<Segment>) {
         Err(LexError::TooDeep) => out.push(Segment::unknowable()),
         Err(_) => out.extend(crude_segments(&script.text)),
     }
+}
+
+/// The line `cmd /c LINE` (also `/k`, after options such as `/s /q`; any case) runs,
+/// to be read as a command line: one word is a line of its own (`cmd /c "type a | more"`),
+/// several are its words, each kept whole. `cmd` reads a backslash as a path separator,
+/// never an escape, so backslashes are kept as written. `None` when it runs no line.
+pub(in crate::matcher::shell) fn cmd_script(arguments: &[Word]) -> Option<Word> {
+    let at = arguments
+        .iter()
+        .position(|word| matches!(word.text.to_ascii_lowercase().as_str(), "/c" | "/k"))?;
+    if arguments[..at]
+        .iter()
+        .any(|word| word.dynamic || !word.text.starts_with('/'))
+    {
+        return None;
+    }
+    let words = &arguments[at + 1..];
+    let text = match words {
+        [] => return None,
+        [line] => line.text.replace('\\', "\\\\"),
+        // Each word stays one word, its wildcards still wildcards (`dir /s *.kdbx`).
+        words => words
+            .iter()
+            .map(|word| {
+                if word
+                    .text
+                    .contains(|c: char| c.is_whitespace() || "'\"$`;&|<>()".contains(c))
+                {
+                    let mut quoted = String::from("\"");
+                    for c in word.text.chars() {
+                        if matches!(c, '"' | '\\' | '$' | '`') {
+                            quoted.push('\\');
+                        }
+                        quoted.push(c);
+                    }
+                    quoted.push('"');
+                    quoted
+                } else {
+                    word.text.replace('\\', "\\\\")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    Some(Word {
+        text,
+        dynamic: words.iter().any(|word| word.dynamic),
+        glob: None,
+        wild: false,
+    })
 }
 
 /// The script `powershell`/`pwsh` runs from its arguments: `Some(Some(word))` for

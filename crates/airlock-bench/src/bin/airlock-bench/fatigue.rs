@@ -44,7 +44,8 @@ pub struct FatigueArgs {
     pub json: bool,
     /// Also print every airlock outcome that differs from the label's expectation (a
     /// harmless call not allowed, a call that needs a person not asked, a call to refuse
-    /// not denied) as a JSON line on stderr, to see which calls a policy gets wrong.
+    /// not denied) as a JSON line on stderr, with `why` (the asking rule and its reason, or
+    /// the hook's answer), to see which calls a policy gets wrong and why.
     #[arg(long)]
     pub wrong: bool,
     /// The `airlock` binary to start [default: `airlock` beside this binary].
@@ -135,7 +136,7 @@ async fn replay_corpus(
         let token = replayer.agent("fatigue-replay").await?;
         let mut tally = Tally::default();
         for (index, entry) in entries.iter().enumerate() {
-            let outcome = replayer.replay(&token, entry).await.with_context(|| {
+            let (outcome, why) = replayer.replay(&token, entry).await.with_context(|| {
                 format!("{} call {} ({})", path.display(), index + 1, entry.tool())
             })?;
             tally.add(entry.label, outcome);
@@ -147,6 +148,7 @@ async fn replay_corpus(
                     "outcome": outcome,
                     "tool": entry.tool(),
                     "tool_input": entry.input(),
+                    "why": why,
                 });
                 eprintln!("{line}");
             }

@@ -504,3 +504,28 @@ fn a_posix_shell_on_windows_names_drives_at_the_top() {
         Some("/c:/users/me/x")
     );
 }
+
+#[test]
+fn applications_keep_their_settings_in_known_folders_of_the_home() {
+    use super::application_settings_folder as settings;
+    let mac = Some("/Users/ana");
+    assert!(settings(
+        "/Users/ana/Library/Application Support/Code/User",
+        mac
+    ));
+    assert!(settings("/Users/ana/Library/Preferences", mac));
+    assert!(!settings("/Users/ana/Library/Mobile Documents/app", mac));
+    assert!(!settings("/Users/ana/src/app", mac));
+    assert!(settings(
+        "C:\\Users\\Ana\\AppData\\Roaming\\Code\\User",
+        Some("C:\\Users\\Ana")
+    ));
+    assert!(settings("/home/ana/.config/Code/User", Some("/home/ana")));
+    assert!(!settings("/home/ana/.config/nvim", Some("/home/ana")));
+    assert!(!settings("/home/ana/.config/codegen", Some("/home/ana")));
+    // Without a home nothing can be told.
+    assert!(!settings(
+        "/Users/ana/Library/Application Support/Code/User",
+        None
+    ));
+}

@@ -14,7 +14,7 @@
 //!   material, credential directories and start-up files from the classification data.
 
 use super::code;
-use super::lex::{holds_temp, LexError, Segment, Word};
+use super::lex::{holds_temp, LexError, Segment, Word, TOPLEVEL};
 use super::{
     basename, crude_segments, is_assignment, is_runner, loads_secrets, parse_command,
     parse_command_reading, strip_one_wrapper, KEYWORDS, SHELLS,
@@ -120,16 +120,23 @@ pub fn classify(command: &str, table: &ClassTable, context: &Context) -> Command
         };
     }
     let mut out = Vec::new();
+    let mut computed = Vec::new();
     for segments in readings(command, context.on_windows(), context.powershell()) {
         let mut judge = Judge::new(table, context, any_feeds_code(&segments));
+        judge.computed = words::computed_variables(&segments);
         judge.all(&segments, context.cwd().map(str::to_string), 0);
+        computed.append(&mut judge.computed);
         let mut part = judge.out;
         project::replaces_checkout(&mut part);
         out.append(&mut part);
     }
     for segment in &mut out {
-        if prints_secret_variable(&segment.text) {
+        // (A variable this line set from a command's output holds what that command
+        // printed, judged where it ran: `token=$(curl -s localhost… | grep csrf)`.)
+        if prints_secret_variable(&segment.text, &computed) {
             segment.classes.insert(Class::CredentialAccess);
+        } else if environment::prints_computed_variable(&segment.text) {
+            segment.classes.insert(Class::CredentialSearch);
         }
     }
     CommandFacts { segments: out }
@@ -171,6 +178,9 @@ struct Judge<'a> {
     context: &'a Context,
     /// Some segment downloads or decodes: a shell reading a pipe may run what it produced.
     sources: bool,
+    /// Variables the line sets to what a command printed or read (`X=$(…)`, `read X`,
+    /// `for X in $(…)`): a command run from one of them may run what a download brought.
+    computed: Vec<String>,
     out: Vec<SegmentFacts>,
     /// While judging the command of a `find … -exec`: what its `{}` stands for (what the
     /// `find` finds below its one place), when that can be told.
@@ -245,8 +255,12 @@ impl<'a> Judge<'a> {
             }
             environment_piped &= segment.piped;
             // `env | grep -E '^(LANG|DISPLAY)='`: only the named variables come out.
+            // `env | cut -d= -f1`: only the names. `env | grep -i token`: the secrets.
             if let Some(printed) = environment_printed.take() {
-                if segment.piped && environment::keeps_named_variables(segment) {
+                if segment.piped
+                    && (environment::keeps_named_variables(segment)
+                        || environment::keeps_names_only(segment))
+                {
                     for facts in &mut self.out[printed] {
                         facts.classes = remove(facts.classes, Class::CredentialSearch);
                         if facts.classes.is_empty() {
@@ -254,6 +268,23 @@ impl<'a> Judge<'a> {
                         }
                     }
                     environment_piped = false;
+                } else if segment.piped && environment::picks_secrets(segment) {
+                    // (`env | grep -i token | cut -d= -f1`: still only their names.)
+                    let names_only = segments[index + 1..]
+                        .iter()
+                        .take_while(|next| next.piped)
+                        .any(environment::keeps_names_only);
+                    for facts in &mut self.out[printed] {
+                        if names_only {
+                            facts.classes = remove(facts.classes, Class::CredentialSearch);
+                            if facts.classes.is_empty() {
+                                facts.classes.insert(Class::ReadOnly);
+                            }
+                        } else {
+                            facts.classes.insert(Class::CredentialAccess);
+                        }
+                    }
+                    environment_piped &= !names_only;
                 }
             }
             let holds_environment = environment_substituted
@@ -324,6 +355,7 @@ impl<'a> Judge<'a> {
             table,
             context,
             sources,
+            computed: Vec::new(),
             out: Vec::new(),
             found: None,
             piped_found: None,
@@ -420,6 +452,10 @@ impl<'a> Judge<'a> {
             }
             words = inner;
         }
+        let named = runs::stdin_script(words, segment);
+        if let Some(named) = &named {
+            words = named;
+        }
         self.run_written(words, cwd.as_deref(), nesting);
         let mut moved = None;
         match words.split_first() {
@@ -441,6 +477,11 @@ impl<'a> Judge<'a> {
             facts.classes.insert(Class::Deploy);
         }
         self.check_files(&mut facts, copies_trees(words));
+        // `curl -o tool URL && chmod +x tool`, a release unpacked and made runnable: a
+        // program fetched and readied to run is installed.
+        if self.sources && words::makes_executable(words) {
+            facts.classes.insert(Class::Install);
+        }
         if let Some(production) = self.secrets_loaded {
             effects::loaded_secrets_effects(&mut facts.classes, production);
         }
@@ -475,7 +516,11 @@ impl<'a> Judge<'a> {
         // one in `/opt`; `~user/…` is not.
         let in_home = program.strip_prefix("~/");
         if first.dynamic || first.glob.is_some() || !plain_name(in_home.unwrap_or(&program)) {
-            facts.classes.insert(if first.dynamic {
+            // `$CMD` where the line never set CMD from a command's output (a literal, a
+            // default, the environment) runs nothing a download brought: unknown, asked.
+            let from_output = words::variable_name(&first.text)
+                .is_none_or(|name| self.computed.iter().any(|computed| computed == name));
+            facts.classes.insert(if first.dynamic && from_output {
                 self.hidden_code()
             } else {
                 Class::Unknown
@@ -547,6 +592,10 @@ impl<'a> Judge<'a> {
         if self.context.on_windows() && name.eq_ignore_ascii_case("type") {
             facts.classes.insert(Class::ReadOnly);
             self.operands_read(arguments, cwd, facts);
+            return None;
+        }
+        if self.context.on_windows() && name.eq_ignore_ascii_case("findstr") {
+            self.findstr(arguments, cwd.as_deref(), facts);
             return None;
         }
         let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();

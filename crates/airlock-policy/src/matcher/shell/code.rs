@@ -62,13 +62,49 @@ pub fn may_produce_code(code: &str) -> bool {
             .any(|name| *name != "open(" && lower.contains(name))
 }
 
-/// Reads inline code.
+/// The language inline code is written in, where that changes what its text does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Language {
+    /// Python, JavaScript and TypeScript: a backtick quotes text (JavaScript's template
+    /// strings, a regular expression's literal backtick), it runs nothing.
+    Quoting,
+    /// Anything else (Ruby, Perl, PHP, a shell): a backtick, `qx` and `%x(` run a command.
+    #[default]
+    Other,
+}
+
+impl Language {
+    /// The language of the code an interpreter runs, by the interpreter's name.
+    pub fn of_interpreter(name: &str) -> Language {
+        let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        match name {
+            "python" | "py" | "pypy" | "node" | "nodejs" | "bun" | "deno" | "tsx" | "ts-node" => {
+                Language::Quoting
+            }
+            _ => Language::Other,
+        }
+    }
+}
+
+/// The names in [`RUNS`] that run a command line in code written in `language`.
+fn runs_in(language: Language) -> impl Iterator<Item = &'static &'static str> {
+    RUNS.iter()
+        .filter(move |name| language == Language::Other || !matches!(**name, "`" | "qx" | "%x("))
+}
+
+/// Reads inline code whose language is not known.
+#[cfg(test)]
 pub fn inspect(code: &str) -> CodeFacts {
-    inspect_at(code, 0)
+    inspect_at(code, Language::Other, 0)
+}
+
+/// Reads inline code written in `language`.
+pub fn inspect_in(code: &str, language: Language) -> CodeFacts {
+    inspect_at(code, language, 0)
 }
 
 /// [`inspect`], `depth` levels into code hidden in base64 literals of other code.
-fn inspect_at(code: &str, depth: usize) -> CodeFacts {
+fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
     // `'child_' + 'process'`, `'sy' + 'stem'`: literals cut in pieces are read whole.
     let joined = join_literals(code);
     let code = joined.as_str();
@@ -86,7 +122,7 @@ fn inspect_at(code: &str, depth: usize) -> CodeFacts {
     {
         facts.classes.insert(Class::CredentialAccess);
     }
-    let runs = has(RUNS);
+    let runs = runs_in(language).any(|name| lower.contains(name));
     let deletes = has_word(&lower, DELETES);
     // A copy of an object (`df[mask].copy()`, `d.copy()`) and writing to the standard
     // streams (`sys.stdout.write(…)`) touch no file.
@@ -185,7 +221,7 @@ fn inspect_at(code: &str, depth: usize) -> CodeFacts {
                 // Code in base64 handed to an evaluator (`new Function(Buffer.from('…',
                 // 'base64').toString())()`) is read as the code it is, one level down.
                 if depth == 0 && decoded.contains('(') {
-                    let inner = inspect_at(&decoded, depth + 1);
+                    let inner = inspect_at(&decoded, language, depth + 1);
                     facts.classes.extend(inner.classes);
                     facts.commands.extend(inner.commands);
                     facts.paths.extend(inner.paths);

@@ -19,6 +19,7 @@ mod variables;
 
 use redirections::HereDocument;
 
+pub(super) use expansions::{INDIRECT, TOPLEVEL};
 pub(super) use loops::LoopItems;
 pub(super) use redirections::HARMLESS_SINKS;
 pub(super) use variables::holds_temp;
@@ -40,6 +41,9 @@ pub(super) struct Segment {
     pub(super) redirections: Vec<(Word, bool)>,
     /// Its standard input comes from the previous command of a pipeline (`a | b`).
     pub(super) piped: bool,
+    /// `cat FILE | this`: the one file the previous command of the pipeline prints whole,
+    /// so a shell reading its script from the pipe runs that file.
+    pub(super) piped_file: Option<Word>,
     /// It reads a here-string or here-document (`bash <<< 'rm -rf /'`): the literal text,
     /// or `None` when the text is computed at run time.
     pub(super) here_text: Option<Option<String>>,
@@ -68,6 +72,21 @@ impl Segment {
             glob: None,
             wild: false,
         }])
+    }
+}
+
+/// `cat FILE`, with no option and no redirection: the one file it prints whole.
+fn printed_file(segment: &Segment) -> Option<Word> {
+    match segment.words.as_slice() {
+        [cat, file]
+            if cat.text == "cat"
+                && !cat.dynamic
+                && !segment.redirected
+                && !file.text.starts_with('-') =>
+        {
+            Some(file.clone())
+        }
+        _ => None,
     }
 }
 
@@ -486,8 +505,10 @@ impl Lexer {
                         ('&', Some('&')) | ('|', Some('|')) => Ending::Condition,
                         _ => Ending::Apart,
                     };
+                    let printed = pipe.then(|| printed_file(&segment)).flatten();
                     self.finish_segment(&mut segment, ending);
                     segment.piped = pipe;
+                    segment.piped_file = printed;
                 }
                 '(' if self.at_arithmetic(&segment) => {}
                 '(' => {

@@ -14,7 +14,7 @@
 //! subshells: a location set in one holds after it, when it ran). Method calls on .NET
 //! types or objects (`[IO.File]::Delete(…)`, `$x.Delete()`) are unknown.
 
-use super::lex::{escape_into, Segment, Word};
+use super::lex::{escape_into, Segment, Word, TOPLEVEL};
 use super::{compile_glob, MAX_DEPTH};
 
 mod cmdlet_table;
@@ -292,6 +292,7 @@ pub(super) fn segments(command: &str, depth: usize) -> Option<Vec<Segment>> {
         chars: command.chars().collect(),
         position: 0,
         nesting: 0,
+        in_hashtable: false,
         depth,
         out: Vec::new(),
         last_output: Input::Nothing,
@@ -305,6 +306,9 @@ struct Reader {
     position: usize,
     /// How deeply blocks and subexpressions are nested here.
     nesting: usize,
+    /// The innermost block is a hashtable (`@{ key = value; … }`): its statements are
+    /// entries, never commands that print.
+    in_hashtable: bool,
     /// The segments' depth (below the line that ran `powershell -Command`).
     depth: usize,
     out: Vec<Segment>,
@@ -377,10 +381,18 @@ impl Reader {
                 }
                 '{' | '(' => {
                     self.position += 1;
+                    let start = self.position;
                     self.nested(if c == '{' { '}' } else { ')' })?;
                     if c == '(' {
+                        // `(git rev-parse --show-toplevel)` is the top of the work tree,
+                        // shown as bash's substitution of it is.
+                        let inside: String = self.chars[start..self.position.saturating_sub(1)]
+                            .iter()
+                            .collect();
+                        let toplevel = inside.split_whitespace().collect::<Vec<_>>()
+                            == ["git", "rev-parse", "--show-toplevel"];
                         command.tokens.push(Token {
-                            text: "(…)".into(),
+                            text: if toplevel { TOPLEVEL } else { "(…)" }.into(),
                             dynamic: true,
                             ..Token::default()
                         });
@@ -394,7 +406,7 @@ impl Reader {
                     };
                     // (`$(…)` is read by `token`, as part of a word.)
                     self.position += 2;
-                    self.nested(closing)?;
+                    self.nested_block(closing, closing == '}')?;
                     command.tokens.push(Token {
                         text: "$(…)".into(),
                         dynamic: true,
@@ -427,11 +439,18 @@ impl Reader {
     }
 
     fn nested(&mut self, close: char) -> Option<()> {
+        self.nested_block(close, false)
+    }
+
+    /// [`Self::nested`], saying whether the block is a hashtable's.
+    fn nested_block(&mut self, close: char, hashtable: bool) -> Option<()> {
         if self.nesting >= MAX_DEPTH {
             return None;
         }
         self.nesting += 1;
+        let outer = std::mem::replace(&mut self.in_hashtable, hashtable);
         let result = self.sequence(Some(close));
+        self.in_hashtable = outer;
         self.nesting -= 1;
         result
     }
@@ -681,7 +700,16 @@ impl Reader {
                 "iex" | "invoke-expression"
             )
         });
-        let words = if command.opaque && command.downloads {
+        // `@{ 'X-Api-Key'=$env:KEY }`: an entry, written without blanks around `=`; its
+        // value is not printed (a subexpression in it was read on its own).
+        let entry = self.in_hashtable
+            && command
+                .tokens
+                .first()
+                .is_some_and(|first| first.text.find('=').is_some_and(|at| at > 0));
+        let words = if entry {
+            vec![Word::literal("true")]
+        } else if command.opaque && command.downloads {
             // A download whose text is what the statement gives: as `curl` would; run by
             // `iex (…).DownloadString(…)`, as `curl … | sh`.
             let download = vec![

@@ -1,6 +1,7 @@
 //! Where a hook call happens (DESIGN.md §11.2): its `cwd`, its `project` (the root of the
-//! git work tree holding `cwd`, else `cwd`) and the user's `home`, which the policy's
-//! `{project}` and `{home}` anchors stand for.
+//! git work tree holding `cwd`, else `cwd`, unless that is a folder where applications
+//! keep their settings, such as the editor's `User` folder) and the user's `home`, which
+//! the policy's `{project}` and `{home}` anchors stand for.
 //!
 //! Sources, most trusted first:
 //! - `airlock hook …` runs on the agent's machine and sends what it found there in the
@@ -18,7 +19,7 @@
 
 use airlock_hooks::payload::{home_from_transcript_at, launch_folder};
 use airlock_hooks::HookCall;
-use airlock_policy::matcher::path::{absolute_folder, folder_holds};
+use airlock_policy::matcher::path::{absolute_folder, application_settings_folder, folder_holds};
 use axum::http::HeaderMap;
 use std::path::Path;
 
@@ -52,6 +53,9 @@ impl Place {
                 ..Place::default()
             };
         };
+        // A folder where applications keep their settings (the editor's `User` folder) is
+        // no project unless a work tree says so.
+        let settings = |folder: &String| application_settings_folder(folder, home.as_deref());
         let project = header(PROJECT_HEADER)
             .filter(|project| folder_holds(project, &cwd))
             .or_else(|| work_tree_of(Path::new(&cwd)))
@@ -59,12 +63,13 @@ impl Place {
                 call.transcript_path
                     .as_deref()
                     .and_then(|transcript| launch_folder(transcript, &cwd))
+                    .filter(|folder| !settings(folder))
             })
             .filter(|project| project != "/" && Some(project) != home.as_ref())
-            .unwrap_or_else(|| cwd.clone());
+            .or_else(|| Some(cwd.clone()).filter(|cwd| !settings(cwd)));
         Place {
             cwd: Some(cwd),
-            project: Some(project),
+            project,
             home,
         }
     }
@@ -120,6 +125,31 @@ mod tests {
         std::fs::create_dir_all(&loose).unwrap();
         let place = Place::of(&call(loose.to_str(), None), &HeaderMap::new());
         assert_eq!(place.project.as_deref(), loose.to_str());
+    }
+
+    #[test]
+    fn an_applications_settings_folder_is_no_project_without_a_work_tree() {
+        let transcript =
+            "/Users/ana/.claude/projects/-Users-ana-Library-Application-Support-Code-User/s.jsonl";
+        let user = "/Users/ana/Library/Application Support/Code/User";
+        let place = Place::of(&call(Some(user), Some(transcript)), &HeaderMap::new());
+        assert_eq!(place.home.as_deref(), Some("/Users/ana"));
+        assert_eq!(place.project, None);
+        // A work tree the hook found there is one.
+        let sent = headers(&[(PROJECT_HEADER, user)]);
+        let place = Place::of(&call(Some(user), Some(transcript)), &sent);
+        assert_eq!(place.project.as_deref(), Some(user));
+        // Windows' AppData too; an ordinary folder of the home is still its own project.
+        let roaming = "C:\\Users\\Ana\\AppData\\Roaming\\Code\\User";
+        let sent = headers(&[(HOME_HEADER, "C:\\Users\\Ana")]);
+        assert_eq!(Place::of(&call(Some(roaming), None), &sent).project, None);
+        let notes = "C:\\Users\\Ana\\notes";
+        assert_eq!(
+            Place::of(&call(Some(notes), None), &sent)
+                .project
+                .as_deref(),
+            Some(notes)
+        );
     }
 
     #[test]

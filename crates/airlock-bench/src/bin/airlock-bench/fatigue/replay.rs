@@ -53,8 +53,9 @@ impl Replayer {
     }
 
     /// Posts one call to its hook endpoint as `token`, lets the simulated person decide it
-    /// if it is asked, and says what happened.
-    pub async fn replay(&self, token: &str, entry: &Entry) -> anyhow::Result<Outcome> {
+    /// if it is asked, and says what happened and why: the asking rule and its reason, or
+    /// the hook's answer.
+    pub async fn replay(&self, token: &str, entry: &Entry) -> anyhow::Result<(Outcome, String)> {
         let hook = self
             .http
             .post(format!(
@@ -74,11 +75,15 @@ impl Replayer {
         // The person: while the hook waits, an approval in the inbox is this call's (calls
         // are replayed one at a time and every approval is decided before the next).
         let deadline = Instant::now() + Duration::from_secs(HOOK_WAIT_S + 10);
-        let mut asked = false;
+        let mut asked = None;
         while !hook.is_finished() {
             if let Some(approval) = self.pending_approval().await? {
                 self.decide(&approval, entry.label).await?;
-                asked = true;
+                asked = Some(format!(
+                    "{}: {}",
+                    approval["rule"].as_str().unwrap_or("(no rule)"),
+                    approval["reason"].as_str().unwrap_or_default()
+                ));
                 break;
             }
             if Instant::now() > deadline {
@@ -88,7 +93,7 @@ impl Replayer {
         }
         let (status, text) = hook.await??;
         if status.as_u16() == 404 {
-            return Ok(Outcome::NotReplayable);
+            return Ok((Outcome::NotReplayable, text));
         }
         if !status.is_success() {
             bail!("{} answered {status}: {text}", entry.agent.endpoint());
@@ -96,9 +101,9 @@ impl Replayer {
         let allowed =
             allows(&text).with_context(|| format!("{} answered {text}", entry.agent.endpoint()))?;
         Ok(match (asked, allowed) {
-            (true, _) => Outcome::Asked,
-            (false, true) => Outcome::Allowed,
-            (false, false) => Outcome::Denied,
+            (Some(why), _) => (Outcome::Asked, why),
+            (None, true) => (Outcome::Allowed, text),
+            (None, false) => (Outcome::Denied, text),
         })
     }
 

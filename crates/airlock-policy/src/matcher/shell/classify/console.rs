@@ -115,7 +115,7 @@ impl Judge<'_> {
             facts.classes.insert(Class::Build);
             facts.files.push(self.file(&code, dir, Role::Read));
         } else {
-            self.code(&code.text, dir, nesting, facts);
+            self.code(&code.text, name, dir, nesting, facts);
             facts
                 .classes
                 .extend(data_effects(&code.text, production(arguments, segment)));

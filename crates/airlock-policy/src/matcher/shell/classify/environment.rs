@@ -17,6 +17,33 @@ pub(super) fn variables_read(name: &str, arguments: &[Word], job_pids: &[String]
         // (`npm run dev & sleep 3; kill %1`) is its own to stop.
         "kill" if kills_own_jobs(arguments, job_pids) => Some(Class::ReadOnly),
         "set" if !arguments.is_empty() => Some(Class::ReadOnly),
+        // `declare -px`, `typeset -p`: every variable with its value; `declare -p TOKEN`
+        // the named ones; `declare -x NAME=1`, `declare -a list` only set.
+        "declare" | "typeset" => {
+            let names: Vec<&Word> = arguments
+                .iter()
+                .filter(|word| !word.text.starts_with(['-', '+']))
+                .collect();
+            let options: String = arguments
+                .iter()
+                .filter(|word| word.text.starts_with('-'))
+                .map(|word| word.text.as_str())
+                .collect();
+            Some(match (names.is_empty(), options.contains('p')) {
+                (true, _) if options.is_empty() || options.contains(['p', 'x', 'f']) => {
+                    Class::CredentialSearch
+                }
+                (false, true)
+                    if names.iter().any(|word| {
+                        word.dynamic
+                            || programs::secret_name(word.text.split('=').next().unwrap_or(""))
+                    }) =>
+                {
+                    Class::CredentialAccess
+                }
+                _ => Class::ReadOnly,
+            })
+        }
         // `mount` alone lists what is mounted.
         "mount" if arguments.iter().all(|word| word.text == "-l") => Some(Class::ReadOnly),
         // `sysctl hw.model`, `sysctl -n kern.ostype`, `sysctl -a`: a look at kernel settings;
@@ -37,9 +64,13 @@ pub(super) fn variables_read(name: &str, arguments: &[Word], job_pids: &[String]
 }
 
 /// A command that prints the whole environment: `env`, `printenv`, `set`, `export -p`,
-/// `declare -px` (with no names).
+/// `declare -px` (with no names). (`compgen -e` prints the names alone.)
 pub(super) fn dumps_environment(segment: &Segment) -> bool {
-    let words = unwrapped(&segment.words);
+    // `declare -px` is read as written: the wrappers of assignments would take `declare`.
+    let words = match segment.words.first() {
+        Some(first) if matches!(first.text.as_str(), "declare" | "typeset") => &segment.words[..],
+        _ => unwrapped(&segment.words),
+    };
     let Some((first, arguments)) = words.split_first() else {
         return false;
     };
@@ -52,9 +83,6 @@ pub(super) fn dumps_environment(segment: &Segment) -> bool {
         "declare" | "typeset" => {
             !names && arguments.iter().any(|word| word.text.contains(['p', 'x']))
         }
-        "compgen" => arguments
-            .iter()
-            .any(|word| word.text == "-e" || word.text == "-v"),
         _ => false,
     }
 }
@@ -112,11 +140,89 @@ pub(super) fn keeps_named_variables(segment: &Segment) -> bool {
     })
 }
 
+/// A filter of the environment's lines that keeps only the names (`env | cut -d= -f1`,
+/// `env | awk -F= '{print $1}'`, `env | sed 's/=.*//'`): no value passes.
+pub(super) fn keeps_names_only(segment: &Segment) -> bool {
+    let words = unwrapped(&segment.words);
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    if first.dynamic || arguments.iter().any(|word| word.dynamic) {
+        return false;
+    }
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    match (basename(&first.text), texts.as_slice()) {
+        ("cut", options) => {
+            let joined = options.concat();
+            matches!(
+                joined.as_str(),
+                "-d=-f1" | "-f1-d=" | "-d=-f 1" | "-f1-d =" | "--delimiter==--fields=1"
+            ) || options == ["-d", "=", "-f", "1"]
+                || options == ["-d", "=", "-f1"]
+                || options == ["-f1", "-d", "="]
+                || options == ["-d=", "-f", "1"]
+        }
+        ("awk", ["-F=", program] | ["-F", "=", program]) => {
+            matches!(program.replace(' ', "").as_str(), "{print$1}")
+        }
+        ("sed", [script] | ["-e", script]) => matches!(*script, "s/=.*//" | "s/=.*$//"),
+        _ => false,
+    }
+}
+
+/// A filter of the environment's lines for names of secrets (`env | grep -i token`, `set
+/// | grep KEY`): what passes is the secrets' values.
+pub(super) fn picks_secrets(segment: &Segment) -> bool {
+    let words = unwrapped(&segment.words);
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    if first.dynamic || !matches!(basename(&first.text), "grep" | "egrep" | "rg" | "ag") {
+        return false;
+    }
+    let inverted = arguments
+        .iter()
+        .any(|word| word.text == "-v" || word.text == "--invert-match");
+    !inverted
+        && arguments
+            .iter()
+            .filter(|word| !word.text.starts_with('-'))
+            .any(|word| {
+                let upper = word.text.to_ascii_uppercase();
+                word.dynamic
+                    || [
+                        "TOKEN",
+                        "SECRET",
+                        "PASS",
+                        "KEY",
+                        "CREDENTIAL",
+                        "AUTH",
+                        "API",
+                    ]
+                    .iter()
+                    .any(|name| upper.contains(name))
+            })
+}
+
 /// Whether a segment prints the value of a variable named like a credential
 /// (`echo "KEY=$OPENAI_API_KEY"`, `printf %s "${GITHUB_TOKEN}"`): the secret lands in the
 /// transcript, which is reading it.
-pub(super) fn prints_secret_variable(segment: &str) -> bool {
-    let Some(first) = segment.split_whitespace().next() else {
+/// `echo "${!name}"`: prints a variable whose name is computed at run time, which may be
+/// any of them, secrets included (looking for credentials, asked).
+pub(super) fn prints_computed_variable(segment: &str) -> bool {
+    segment.contains(crate::matcher::shell::lex::INDIRECT)
+        && segment
+            .split_whitespace()
+            .find(|word| !crate::matcher::shell::KEYWORDS.contains(word))
+            .is_some_and(|first| matches!(basename(first), "echo" | "printf" | "print"))
+}
+
+pub(super) fn prints_secret_variable(segment: &str, set_here: &[String]) -> bool {
+    // After the keywords that start a loop's or a branch's body (`do echo $TOKEN`).
+    let Some(first) = segment
+        .split_whitespace()
+        .find(|word| !crate::matcher::shell::KEYWORDS.contains(word))
+    else {
         return false;
     };
     if !matches!(basename(first), "echo" | "printf" | "print") {
@@ -130,7 +236,7 @@ pub(super) fn prints_secret_variable(segment: &str) -> bool {
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
-        if programs::secret_name(&name) {
+        if programs::secret_name(&name) && !set_here.contains(&name) {
             return true;
         }
     }
@@ -138,14 +244,44 @@ pub(super) fn prints_secret_variable(segment: &str) -> bool {
 }
 
 /// `ps e`, `ps eww`: BSD-style options that print every process's environment, secrets
-/// included.
+/// included. The value of an option that takes one (`-C node`, `-o etime`, `-u helen`) is
+/// a name, not options.
 pub(super) fn lists_process_environments(name: &str, arguments: &[Word]) -> bool {
-    name == "ps"
-        && arguments.iter().any(|word| {
-            !word.text.starts_with('-')
-                && word.text.contains('e')
-                && word.text.chars().all(|c| c.is_ascii_alphabetic())
-        })
+    const TAKES_VALUE: &[&str] = &[
+        "-o",
+        "-O",
+        "-p",
+        "-q",
+        "-C",
+        "-u",
+        "-U",
+        "-g",
+        "-G",
+        "-t",
+        "-k",
+        "--pid",
+        "--ppid",
+        "--sort",
+        "--format",
+        "--user",
+        "--group",
+        "--tty",
+        "--cols",
+        "--columns",
+        "--rows",
+    ];
+    if name != "ps" {
+        return false;
+    }
+    let mut value_next = false;
+    arguments.iter().any(|word| {
+        let is_value =
+            std::mem::replace(&mut value_next, TAKES_VALUE.contains(&word.text.as_str()));
+        !is_value
+            && !word.text.starts_with('-')
+            && word.text.contains('e')
+            && word.text.chars().all(|c| c.is_ascii_alphabetic())
+    })
 }
 
 /// Whether a word of `sysctl` sets a kernel setting rather than reading one: a value given

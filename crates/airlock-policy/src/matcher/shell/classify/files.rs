@@ -253,6 +253,15 @@ impl Judge<'_> {
     /// temporary folder (`$TMPDIR`; Windows' `$TEMP`) in place, when those are known;
     /// `None` when anything else in it is computed.
     pub(super) fn known_variables(&self, text: &str, cwd: Option<&str>) -> Option<String> {
+        // `$(git rev-parse --show-toplevel)`: the project, the work tree the call is in.
+        let toplevel;
+        let text = match text.contains(TOPLEVEL) {
+            true => {
+                toplevel = text.replace(TOPLEVEL, self.context.project()?);
+                toplevel.as_str()
+            }
+            false => text,
+        };
         let mut replaced = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(at) = rest.find('$') {

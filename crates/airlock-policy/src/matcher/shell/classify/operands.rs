@@ -201,7 +201,12 @@ impl Judge<'_> {
                     None => self.context.home().map(str::to_string),
                     // A folder from `mktemp` is no folder if `mktemp` failed: `cd ""`
                     // stays where it was.
-                    Some(word) if word.dynamic || word.text == "-" || holds_temp(word) => None,
+                    Some(word) if word.text == "-" || holds_temp(word) => None,
+                    // `cd "$(git rev-parse --show-toplevel)/web"`, `cd "$HOME"`: a place
+                    // known although the shell computes it.
+                    Some(word) if word.dynamic => self
+                        .known_variables(&word.text, cwd)
+                        .and_then(|text| self.context.resolve_from(&text, cwd)),
                     Some(word) => self.context.resolve_from(&word.text, cwd),
                 });
             }

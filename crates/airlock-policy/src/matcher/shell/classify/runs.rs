@@ -51,6 +51,14 @@ impl Judge<'_> {
             }
             return;
         }
+        // `cmd /c LINE`: the parent module made the line's commands segments of their own.
+        if name == "cmd" {
+            match crate::matcher::shell::cmd_script(arguments) {
+                Some(_) => script_seen(facts),
+                None => facts.classes.insert(Class::Unknown),
+            }
+            return;
+        }
         let is_shell = SHELLS.contains(&name) || matches!(name, "source" | ".");
         // `sh -c '…'`: the parent module already made the script's commands segments of
         // their own; the shell itself does nothing more.
@@ -65,7 +73,7 @@ impl Judge<'_> {
                     facts.classes.insert(self.hidden_code());
                     return;
                 }
-                self.code(&code.text, dir, nesting, facts);
+                self.code(&code.text, name, dir, nesting, facts);
                 // The files it is given after its code are read (`perl -ne '…' FILE`).
                 if let Some(at) = arguments.iter().position(|word| std::ptr::eq(word, code)) {
                     self.operands_read_after(&arguments[at + 1..], dir, facts);
@@ -171,7 +179,7 @@ impl Judge<'_> {
                         }
                         self.nested(text, dir, nesting);
                     }
-                    Some(Some(text)) => self.code(text, dir, nesting, facts),
+                    Some(Some(text)) => self.code(text, name, dir, nesting, facts),
                     Some(None) => facts.classes.insert(Class::Unknown),
                     None if segment.piped => facts.classes.insert(self.hidden_code()),
                     None => facts.classes.insert(Class::Unknown),
@@ -223,15 +231,17 @@ impl Judge<'_> {
         }
     }
 
-    /// Inline code in another language.
+    /// Inline code in another language, run by `interpreter` (its language's, when known:
+    /// `python3`, `node`; `""` for none).
     pub(super) fn code(
         &mut self,
         text: &str,
+        interpreter: &str,
         dir: Option<&str>,
         nesting: usize,
         facts: &mut SegmentFacts,
     ) {
-        let found = code::inspect(text);
+        let found = code::inspect_in(text, code::Language::of_interpreter(interpreter));
         facts.classes.extend(found.classes);
         for (path, role) in &found.paths {
             // A pattern the code expands (`glob.glob('~/.ssh/*')`) stands for its folder
@@ -355,6 +365,7 @@ impl Judge<'_> {
         if any_feeds_code(&segments) {
             self.sources = true;
         }
+        self.computed.extend(words::computed_variables(&segments));
         self.all(&segments, dir.map(str::to_string), nesting + 1);
     }
 }
@@ -466,6 +477,57 @@ impl Judge<'_> {
             facts.files.push(self.file(notebook, dir, Role::Change));
         }
     }
+}
+
+/// `bash -s -- --yes < x.sh`, `cat x.sh | bash`, `python3 - a < x.py`: a shell or
+/// interpreter whose script comes from standard input, given it by a redirection or by
+/// `cat` printing one file into the pipe, as the command that names that file (`bash
+/// x.sh --yes`, `python3 x.py a`), so the script is judged as every named run is. `None`
+/// when the script is named, inline, or a here-document or here-string.
+pub(super) fn stdin_script(words: &[Word], segment: &Segment) -> Option<Vec<Word>> {
+    let (first, arguments) = words.split_first()?;
+    let name = basename(&first.text);
+    let shell = SHELLS.contains(&name);
+    if first.dynamic
+        || !(shell || super::written::INTERPRETERS.contains(&name))
+        || segment.here_text.is_some()
+        || inline_code(name, arguments).is_some()
+        || arguments.iter().any(|word| word.text == "-m")
+    {
+        return None;
+    }
+    let file = segment
+        .redirections
+        .iter()
+        .rev()
+        .find(|(_, written)| !written)
+        .map(|(word, _)| word)
+        .or(segment.piped_file.as_ref().filter(|_| segment.piped))?;
+    let from_stdin = shell && reads_script_from_stdin(arguments);
+    let options = arguments
+        .iter()
+        .take_while(|word| word.text.starts_with('-') && !matches!(word.text.as_str(), "-" | "--"))
+        .count();
+    let mut rest = &arguments[options..];
+    match rest.first().map(|word| word.text.as_str()) {
+        Some("-" | "--") => rest = &rest[1..],
+        Some(_) if !from_stdin => return None,
+        _ => {}
+    }
+    let mut rewritten = vec![first.clone()];
+    for option in &arguments[..options] {
+        let mut option = option.clone();
+        if from_stdin && !option.text.starts_with("--") {
+            option.text = option.text.replace('s', "");
+            if option.text == "-" {
+                continue;
+            }
+        }
+        rewritten.push(option);
+    }
+    rewritten.push(file.clone());
+    rewritten.extend(rest.iter().cloned());
+    Some(rewritten)
 }
 
 /// A shell's options before its first operand hold `-s` (alone or in a cluster such as

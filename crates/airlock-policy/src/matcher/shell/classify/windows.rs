@@ -2,10 +2,88 @@
 //! value written under a key that Windows reads to start programs on its own (at log-on,
 //! at boot, in place of another program) is persistence, whichever tool writes it (`reg
 //! add`, PowerShell's `Set-ItemProperty`/`New-ItemProperty`); `wmic`, which the table reads
-//! as a look, changes things with some of its verbs.
+//! as a look, changes things with some of its verbs. `findstr` is Windows' `grep`, with
+//! options written `/x`.
 
 use super::super::lex::Word;
+use super::{FileRef, Judge, Role, SegmentFacts};
 use crate::classes::Class;
+
+impl Judge<'_> {
+    /// `findstr [/options] [/c:TEXT | /g:FILE] [TEXT] [FILES…]`: a search that reads the
+    /// files named (with `/s` everything below them), `/g:` and `/f:` files too (the
+    /// files an `/f:` list names cannot be known, so it is a read of an unknown place).
+    /// Without files it filters what is piped into it. A search for credential words in
+    /// a place outside the work area is looking for credentials, as `grep`'s is.
+    pub(super) fn findstr(&self, arguments: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+        facts.classes.insert(Class::ReadOnly);
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut named_pattern = false;
+        let mut recursive = false;
+        let mut operands = Vec::new();
+        for word in arguments {
+            let Some(option) = findstr_option(&word.text).filter(|_| !word.dynamic) else {
+                operands.push(word);
+                continue;
+            };
+            let (letter, value) = option;
+            match (letter.as_str(), value) {
+                ("c", Some(text)) => {
+                    patterns.push(text);
+                    named_pattern = true;
+                }
+                ("g", Some(file)) => {
+                    named_pattern = true;
+                    facts.files.push(self.path(file, false, dir, Role::Read));
+                }
+                ("f", Some(_)) => facts.files.push(FileRef {
+                    path: None,
+                    tree: false,
+                    role: Role::Read,
+                }),
+                ("d", Some(folders)) => {
+                    for folder in folders.split([';', ',']).filter(|f| !f.is_empty()) {
+                        let mut place = self.path(folder, false, dir, Role::Read);
+                        place.tree = true;
+                        facts.files.push(place);
+                    }
+                }
+                ("s", None) => recursive = true,
+                _ => {}
+            }
+        }
+        let files = match (named_pattern, operands.split_first()) {
+            (false, Some((pattern, files))) => {
+                patterns.push(&pattern.text);
+                files
+            }
+            _ => &operands[..],
+        };
+        let mut searched = Vec::new();
+        for word in files {
+            let mut file = self.file(word, dir, Role::Read);
+            file.tree |= recursive;
+            searched.push(file.clone());
+            facts.files.push(file);
+        }
+        self.hunting(&patterns, &[], &searched, facts);
+    }
+}
+
+/// A `findstr` option (`/n`, `-i`, `/c:text`, `/off`): its letters in lower case and the
+/// value after its `:`; `None` for an operand. Options are one to three letters, so a
+/// path such as `/c/Users/x` or `/tmp` is an operand.
+fn findstr_option(text: &str) -> Option<(String, Option<&str>)> {
+    let rest = text.strip_prefix(['/', '-'])?;
+    let (letters, value) = match rest.split_once(':') {
+        Some((letters, value)) => (letters, Some(value)),
+        None => (rest, None),
+    };
+    let known = (1..=3).contains(&letters.len())
+        && letters.chars().all(|c| c.is_ascii_alphabetic())
+        || letters.eq_ignore_ascii_case("offline");
+    known.then(|| (letters.to_ascii_lowercase(), value))
+}
 
 /// The class `name arguments` adds to the table's: persistence for an autostart value
 /// written; `unknown` (asked) for a `wmic` verb that runs a program or changes the system

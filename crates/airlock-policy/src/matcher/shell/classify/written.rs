@@ -40,7 +40,7 @@ pub fn classify_code(code: &str, table: &ClassTable, context: &Context) -> Comma
     if code.len() > MAX_CODE_BYTES {
         facts.classes.insert(Class::Unknown);
     } else {
-        judge.code(code, context.cwd(), 0, &mut facts);
+        judge.code(code, "", context.cwd(), 0, &mut facts);
     }
     judge.check_files(&mut facts, super::words::TreeCopy::No);
     let mut segments = vec![facts];
@@ -49,7 +49,7 @@ pub fn classify_code(code: &str, table: &ClassTable, context: &Context) -> Comma
 }
 
 /// Interpreters that run a file named as their first operand.
-const INTERPRETERS: &[&str] = &[
+pub(super) const INTERPRETERS: &[&str] = &[
     "python", "python3", "python2", "node", "ruby", "perl", "php", "bun", "deno", "tsx", "ts-node",
     "lua", "Rscript",
 ];
@@ -278,7 +278,13 @@ impl Judge<'_> {
                 text: format!("(the code written into {path})"),
                 ..SegmentFacts::default()
             };
-            self.code(&text, cwd, nesting, &mut facts);
+            // A `.py` or `.js` file is Python's or JavaScript's, whatever runs it.
+            let interpreter = match path.rsplit_once('.').map(|(_, suffix)| suffix) {
+                Some("py") => "python",
+                Some("js" | "mjs" | "cjs" | "ts" | "mts") => "node",
+                _ => "",
+            };
+            self.code(&text, interpreter, cwd, nesting, &mut facts);
             self.check_files(&mut facts, super::words::TreeCopy::No);
             self.out.push(facts);
         } else {

@@ -11,6 +11,8 @@ pub(super) enum Known {
     Text(String),
     /// `NAME=$(mktemp …)`: a new file or folder in the temporary folder.
     Temp,
+    /// `NAME=$(git rev-parse --show-toplevel)`: the top of the work tree.
+    Toplevel,
     /// `for NAME in … ITEM …`: one item of the loop as written, with its glob pattern when
     /// it is a glob (the variable then holds one of the names the glob matches).
     Item {
@@ -32,6 +34,18 @@ impl Lexer {
     /// Puts the value of a variable set earlier on the line in place of its expansion, when
     /// it is known and stays one word as written: quoted, any text; unquoted, text that
     /// word splitting and globbing leave as it is.
+    /// The variable `${!name}` reads, when `name` holds a known variable name (an item of
+    /// a loop being read item by item, or a plain assignment).
+    pub(super) fn indirect_target(&self, name: &str) -> Option<String> {
+        let value = match self.known.get(name)? {
+            Known::Text(text) | Known::Item { text, .. } => text,
+            Known::Temp | Known::Toplevel => return None,
+        };
+        let identifier = value.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        identifier.then(|| value.clone())
+    }
+
     pub(super) fn substitute(
         &self,
         name: &str,
@@ -59,6 +73,10 @@ impl Lexer {
             Some(Known::Temp) => {
                 word.temp = true;
                 TEMP_ENTRY
+            }
+            Some(Known::Toplevel) => {
+                word.push_expansion(super::expansions::TOPLEVEL);
+                return true;
             }
             None => return false,
         };
@@ -116,6 +134,8 @@ impl Lexer {
                 Known::Text(value.to_string())
             } else if single && value == "$(…)" && self.last_substitution_is_mktemp() {
                 Known::Temp
+            } else if value == super::expansions::TOPLEVEL {
+                Known::Toplevel
             } else {
                 continue;
             };

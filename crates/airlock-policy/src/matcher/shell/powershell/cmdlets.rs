@@ -2,7 +2,7 @@
 //! (`Get-Content f` is `cat f`), with their parameters: which name files, which take other
 //! values, and what a pipe hands a cmdlet that names no file.
 
-use super::{escape_into, Input, Token, Word};
+use super::{escape_into, Input, Token, Word, TOPLEVEL};
 
 fn literal(text: &str) -> Word {
     Word::literal(text)
@@ -213,8 +213,28 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
     if rest.first().is_some_and(|token| {
         !token.quoted && matches!(token.text.as_str(), "=" | "+=" | "-=" | "*=" | "/=")
     }) {
-        let name = first.text.to_ascii_lowercase();
-        let assigned = &rest[1..];
+        return assignment(&first.text, &rest[1..], nested, input);
+    }
+    // `$key=(Get-Content -Raw key.txt).Trim()`: the same, without a blank before the value.
+    if let Some(name) = first.text.strip_suffix('=').filter(|name| {
+        !first.quoted
+            && name.len() > 1
+            && name.starts_with('$')
+            && name[1..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+    }) {
+        if !rest.is_empty() {
+            return assignment(name, rest, nested, input);
+        }
+    }
+    translate_statement(first, rest, nested, input)
+}
+
+/// `NAME = VALUE`: what runs is what computes the value.
+fn assignment(name: &str, assigned: &[Token], nested: bool, input: &Input) -> Vec<Word> {
+    {
+        let name = name.to_ascii_lowercase();
         if let [value] = assigned {
             if value.quoted || value.dynamic || value.text.starts_with(|c: char| c.is_ascii_digit())
             {
@@ -234,21 +254,39 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
             return vec![dynamic("…")];
         }
         let value = translate(assigned, nested, input).0;
-        return if value.is_empty() {
+        if value.is_empty() {
             vec![literal("true")]
         } else {
             value
-        };
+        }
     }
+}
+
+/// A statement that is no assignment: a command, or an expression whose value is printed.
+fn translate_statement(first: &Token, rest: &[Token], nested: bool, input: &Input) -> Vec<Word> {
     let number = first.text.starts_with(|c: char| c.is_ascii_digit());
     if first.dynamic || first.quoted || number || first.text.starts_with('-') || first.text == "!" {
         // `(Get-Command python).Source`: a property of a subexpression's value (whose
         // commands are read on their own) is printed, not run; a method call is not read
         // (`(New-Object Net.WebClient).DownloadString(…)`).
-        let properties = first.text == "(…)"
-            && rest
-                .iter()
-                .all(|token| token.text.starts_with('.') && !token.text.contains('('));
+        // A string's or a list's own methods called on it (`(Get-Content f).Trim()`)
+        // compute a value too.
+        let properties = first.text == "(…)" && {
+            let mut method: Option<&str> = None;
+            rest.iter().all(|token| match token.text.strip_prefix('.') {
+                Some(name) if !name.contains('(') => {
+                    method = Some(name);
+                    true
+                }
+                Some(_) => false,
+                None => {
+                    token.text == "(…)"
+                        && method.take().is_some_and(|name| {
+                            super::PURE_METHODS.contains(&name.to_ascii_lowercase().as_str())
+                        })
+                }
+            })
+        };
         if properties {
             return vec![literal("echo"), first.word()];
         }
@@ -425,6 +463,7 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
         Kind::Location => {
             let target = files(&operands).into_iter().next();
             match target {
+                Some(target) if target.text == TOPLEVEL => vec![literal("cd"), target],
                 _ if nested => vec![literal("cd"), dynamic("$(…)")],
                 Some(target) => vec![literal("cd"), target],
                 None => vec![literal("cd"), dynamic("$(…)")],
