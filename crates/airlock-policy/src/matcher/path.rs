@@ -11,6 +11,8 @@ use globset::{GlobBuilder, GlobMatcher};
 
 mod list;
 pub use list::PathList;
+mod settings;
+pub use settings::application_settings_folder;
 
 use super::Side;
 use crate::context::Context;
@@ -78,45 +80,6 @@ pub fn folder_holds(folder: &str, path: &str) -> bool {
         (Some(folder), Some(path)) => below(&path, &folder).is_some(),
         _ => false,
     }
-}
-
-/// Folders of the home where applications keep their own settings and data, by the
-/// path below the home (lower case): the user's editor settings (`Library/Application
-/// Support/Code/User`, `AppData/Roaming/Code/User`, `.config/Code/User`) are one. An agent
-/// started there works in no project (a work tree found there still is one).
-const APPLICATION_FOLDERS: &[&str] = &[
-    "library/application support",
-    "library/preferences",
-    "library/containers",
-    "library/group containers",
-    "appdata",
-    ".config/code",
-    ".config/code - insiders",
-    ".config/cursor",
-    ".config/vscodium",
-    ".vscode",
-    ".vscode-server",
-];
-
-/// Whether `path` (absolute) is, or lies in, a folder of `home` where applications keep
-/// their settings ([`APPLICATION_FOLDERS`]).
-pub fn application_settings_folder(path: &str, home: Option<&str>) -> bool {
-    let (Some(home), Some(path)) = (
-        home.and_then(normalize)
-            .filter(|_| home.is_some_and(is_absolute)),
-        normalize(path).filter(|_| is_absolute(path)),
-    ) else {
-        return false;
-    };
-    below(&path, &home).is_some_and(|rest| {
-        let rest = rest.to_ascii_lowercase();
-        APPLICATION_FOLDERS.iter().any(|folder| {
-            rest == *folder
-                || rest
-                    .strip_prefix(folder)
-                    .is_some_and(|after| after.starts_with('/'))
-        })
-    })
 }
 
 /// Lexically normalises `path`, or `None` when where it points cannot be known.

@@ -25,6 +25,7 @@ use crate::context::WINDOWS_TEMP;
 use crate::matcher::path::{below, TMP_DIRS};
 
 mod cloud;
+mod computed;
 mod console;
 mod docker;
 mod dry_run;
@@ -123,7 +124,7 @@ pub fn classify(command: &str, table: &ClassTable, context: &Context) -> Command
     let mut computed = Vec::new();
     for segments in readings(command, context.on_windows(), context.powershell()) {
         let mut judge = Judge::new(table, context, any_feeds_code(&segments));
-        judge.computed = words::computed_variables(&segments);
+        judge.computed = computed::computed_variables(&segments);
         judge.all(&segments, context.cwd().map(str::to_string), 0);
         computed.append(&mut judge.computed);
         let mut part = judge.out;
@@ -257,35 +258,7 @@ impl<'a> Judge<'a> {
             // `env | grep -E '^(LANG|DISPLAY)='`: only the named variables come out.
             // `env | cut -d= -f1`: only the names. `env | grep -i token`: the secrets.
             if let Some(printed) = environment_printed.take() {
-                if segment.piped
-                    && (environment::keeps_named_variables(segment)
-                        || environment::keeps_names_only(segment))
-                {
-                    for facts in &mut self.out[printed] {
-                        facts.classes = remove(facts.classes, Class::CredentialSearch);
-                        if facts.classes.is_empty() {
-                            facts.classes.insert(Class::ReadOnly);
-                        }
-                    }
-                    environment_piped = false;
-                } else if segment.piped && environment::picks_secrets(segment) {
-                    // (`env | grep -i token | cut -d= -f1`: still only their names.)
-                    let names_only = segments[index + 1..]
-                        .iter()
-                        .take_while(|next| next.piped)
-                        .any(environment::keeps_names_only);
-                    for facts in &mut self.out[printed] {
-                        if names_only {
-                            facts.classes = remove(facts.classes, Class::CredentialSearch);
-                            if facts.classes.is_empty() {
-                                facts.classes.insert(Class::ReadOnly);
-                            }
-                        } else {
-                            facts.classes.insert(Class::CredentialAccess);
-                        }
-                    }
-                    environment_piped &= !names_only;
-                }
+                environment_piped &= self.environment_filtered(printed, segments, index);
             }
             let holds_environment = environment_substituted
                 .iter()
@@ -479,7 +452,7 @@ impl<'a> Judge<'a> {
         self.check_files(&mut facts, copies_trees(words));
         // `curl -o tool URL && chmod +x tool`, a release unpacked and made runnable: a
         // program fetched and readied to run is installed.
-        if self.sources && words::makes_executable(words) {
+        if self.sources && computed::makes_executable(words) {
             facts.classes.insert(Class::Install);
         }
         if let Some(production) = self.secrets_loaded {
@@ -518,7 +491,7 @@ impl<'a> Judge<'a> {
         if first.dynamic || first.glob.is_some() || !plain_name(in_home.unwrap_or(&program)) {
             // `$CMD` where the line never set CMD from a command's output (a literal, a
             // default, the environment) runs nothing a download brought: unknown, asked.
-            let from_output = words::variable_name(&first.text)
+            let from_output = computed::variable_name(&first.text)
                 .is_none_or(|name| self.computed.iter().any(|computed| computed == name));
             facts.classes.insert(if first.dynamic && from_output {
                 self.hidden_code()

@@ -140,6 +140,46 @@ pub(super) fn keeps_named_variables(segment: &Segment) -> bool {
     })
 }
 
+impl super::Judge<'_> {
+    /// The segment at `index` of `segments` reads the environment that the facts at
+    /// `printed` printed: a filter of named variables or of names alone (`env | grep -E
+    /// '^(LANG|PATH)='`, `env | cut -d= -f1`) takes it out of the credential search; one
+    /// for secrets (`env | grep -i token`) makes it credential access, unless a later
+    /// filter of the same pipe cuts the lines to names. Whether values still flow on.
+    pub(super) fn environment_filtered(
+        &mut self,
+        printed: std::ops::Range<usize>,
+        segments: &[Segment],
+        index: usize,
+    ) -> bool {
+        let segment = &segments[index];
+        let names_only = if !segment.piped {
+            return true;
+        } else if keeps_named_variables(segment) || keeps_names_only(segment) {
+            true
+        } else if picks_secrets(segment) {
+            // (`env | grep -i token | cut -d= -f1`: still only their names.)
+            segments[index + 1..]
+                .iter()
+                .take_while(|next| next.piped)
+                .any(keeps_names_only)
+        } else {
+            return true;
+        };
+        for facts in &mut self.out[printed] {
+            if names_only {
+                facts.classes = super::remove(facts.classes, Class::CredentialSearch);
+                if facts.classes.is_empty() {
+                    facts.classes.insert(Class::ReadOnly);
+                }
+            } else {
+                facts.classes.insert(Class::CredentialAccess);
+            }
+        }
+        !names_only
+    }
+}
+
 /// A filter of the environment's lines that keeps only the names (`env | cut -d= -f1`,
 /// `env | awk -F= '{print $1}'`, `env | sed 's/=.*//'`): no value passes.
 pub(super) fn keeps_names_only(segment: &Segment) -> bool {

@@ -328,7 +328,7 @@ impl Judge<'_> {
         };
         let remote = Context::unknown();
         let mut judge = Judge::new(self.table, &remote, any_feeds_code(&segments));
-        judge.computed = super::words::computed_variables(&segments);
+        judge.computed = super::computed::computed_variables(&segments);
         judge.all(&segments, None, nesting + 1);
         // `echo $DATABASE_URL` over there prints the secret here.
         for segment in &mut judge.out {

@@ -365,7 +365,8 @@ impl Judge<'_> {
         if any_feeds_code(&segments) {
             self.sources = true;
         }
-        self.computed.extend(words::computed_variables(&segments));
+        self.computed
+            .extend(super::computed::computed_variables(&segments));
         self.all(&segments, dir.map(str::to_string), nesting + 1);
     }
 }
