@@ -6,7 +6,9 @@
 //! on the machine where the tool runs, so nothing here asks the filesystem. A value that is
 //! not absolute is treated as absent: a relative `cwd` resolves nothing.
 
-use crate::matcher::path::{is_absolute, is_windows, normalize, posix_drive_path, TMP_DIRS};
+use crate::matcher::path::{
+    application_settings_folder, is_absolute, is_windows, normalize, posix_drive_path, TMP_DIRS,
+};
 use crate::matcher::shell::classify::CommandFacts;
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -70,9 +72,15 @@ impl Context {
                 a == b
             }
         };
+        let given = project.is_some();
         let candidate = project.or_else(|| cwd.clone());
         let projectless = candidate.is_some();
         let project = candidate.filter(|project| {
+            // Nor, when it is only the working directory, a folder where applications keep
+            // their settings (the editor's `User` folder): a work tree found there is one.
+            if !given && application_settings_folder(project, home.as_deref()) {
+                return false;
+            }
             let drive_root = windows && project.len() == 3 && project.ends_with(':');
             // Nor a folder that holds the home (`/home`, `/Users`): the home would be in it.
             let holds_home = home.as_deref().is_some_and(|home| {

@@ -92,8 +92,15 @@ pub(super) const GIT_HOOKS: &[&str] = &[
 ];
 
 /// Code files a tool loads on its own: test fixtures, build scripts, interpreter start-up
-/// hooks and build tools' configuration.
+/// hooks, build tools' configuration, and Vim's and Neovim's start-up files (run at every
+/// start of the editor: `vim.fn.system("…")`, `os.execute`, `system('…')` run commands).
 const CODE_FILES: &[&str] = &[
+    "init.lua",
+    "init.vim",
+    ".vimrc",
+    "_vimrc",
+    ".nvimrc",
+    ".exrc",
     "conftest.py",
     "setup.py",
     "sitecustomize.py",

@@ -523,9 +523,20 @@ fn applications_keep_their_settings_in_known_folders_of_the_home() {
     assert!(settings("/home/ana/.config/Code/User", Some("/home/ana")));
     assert!(!settings("/home/ana/.config/nvim", Some("/home/ana")));
     assert!(!settings("/home/ana/.config/codegen", Some("/home/ana")));
-    // Without a home nothing can be told.
-    assert!(!settings(
+    // Without a reported home, one the path itself shows: macOS's, Windows', WSL's view of
+    // a Windows home; an ordinary folder is none.
+    assert!(settings(
         "/Users/ana/Library/Application Support/Code/User",
         None
     ));
+    assert!(settings(
+        "/mnt/c/Users/ana/AppData/Roaming/Code/User",
+        Some("/home/ana")
+    ));
+    assert!(settings(
+        "D:\\Users\\ana\\AppData\\Roaming\\Code\\User",
+        None
+    ));
+    assert!(!settings("/srv/Library/Application Support/x", None));
+    assert!(!settings("/mnt/c/work/AppData/x", None));
 }

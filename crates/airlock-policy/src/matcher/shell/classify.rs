@@ -195,6 +195,9 @@ struct Judge<'a> {
     /// Files this line downloaded into (`curl -o f URL`, `wget URL`), by absolute path: a
     /// later segment that runs one runs code fetched at run time, as `curl … | sh` does.
     downloaded: Vec<String>,
+    /// Folders this line unpacked a downloaded archive into (`tar -xzf x.tgz -C DIR`): a
+    /// program run from there came with the download.
+    extracted: Vec<String>,
     /// While judging the command a runner runs in the project's environment (`uv run`,
     /// `poetry run`, `bundle exec`): a name no table knows is the project's own script
     /// or entry point (`poetry run mycli`), as `npm run` runs the project's scripts.
@@ -336,6 +339,7 @@ impl<'a> Judge<'a> {
             secrets_loaded: None,
             written: Vec::new(),
             downloaded: Vec::new(),
+            extracted: Vec::new(),
             job_pids: Vec::new(),
             listed: Vec::new(),
             exported_elsewhere: false,

@@ -194,6 +194,7 @@ impl Judge<'_> {
         let Some(first) = words.first() else {
             return;
         };
+        self.note_extracted(words, segment, cwd);
         let fetcher = matches!(
             basename(&first.text),
             "curl" | "wget" | "aria2c" | "fetch" | "http" | "https" | "xh"
@@ -240,6 +241,72 @@ impl Judge<'_> {
         }
     }
 
+    /// `tar -xzf x.tgz -C .tools/bin`, `unzip x.zip -d vendor/tool`, `curl … | tar xz -C
+    /// DIR`: an archive this line downloaded unpacked into a folder it names (not the
+    /// working folder itself): what lies there came with the download.
+    fn note_extracted(&mut self, words: &[Word], segment: &Segment, cwd: Option<&str>) {
+        let Some((first, arguments)) = words.split_first() else {
+            return;
+        };
+        let (archive, folder) = match basename(&first.text) {
+            "tar" | "bsdtar" | "gtar" => {
+                let extracts = arguments.first().is_some_and(|word| {
+                    word.text == "--extract"
+                        || (!word.text.starts_with("--")
+                            && word.text.trim_start_matches('-').contains('x'))
+                });
+                if !extracts {
+                    return;
+                }
+                let value_of = |names: &[&str]| {
+                    arguments.iter().enumerate().find_map(|(at, word)| {
+                        if names.contains(&word.text.as_str()) {
+                            return arguments.get(at + 1);
+                        }
+                        None
+                    })
+                };
+                // The archive: after `-f` (alone or ending a cluster: `-xzf x.tgz`,
+                // `xzf x.tgz`), or the pipe.
+                let archive = arguments.iter().enumerate().find_map(|(at, word)| {
+                    let cluster = !word.text.starts_with("--") && word.text.ends_with('f');
+                    (cluster
+                        && word
+                            .text
+                            .trim_start_matches('-')
+                            .chars()
+                            .all(|c| c.is_ascii_alphabetic()))
+                    .then(|| arguments.get(at + 1))
+                    .flatten()
+                });
+                (archive, value_of(&["-C", "--directory"]))
+            }
+            "unzip" => (
+                arguments.iter().find(|word| !word.text.starts_with('-')),
+                arguments
+                    .windows(2)
+                    .find(|pair| pair[0].text == "-d")
+                    .map(|pair| &pair[1]),
+            ),
+            _ => return,
+        };
+        let from_download = match archive {
+            // (`"/tmp/${TARBALL}"` on a line that downloads: the name it downloaded to.)
+            Some(word) if word.dynamic => self.sources,
+            Some(word) if word.text != "-" => self
+                .file(word, cwd, Role::Read)
+                .path
+                .is_some_and(|path| self.downloaded.contains(&path)),
+            _ => segment.piped && self.sources,
+        };
+        let Some(folder) = folder.and_then(|word| self.file(word, cwd, Role::Change).path) else {
+            return;
+        };
+        if from_download && Some(folder.as_str()) != cwd {
+            self.extracted.push(folder);
+        }
+    }
+
     /// Judges a script this line wrote before it runs it, as what it runs; one it
     /// downloaded runs code fetched at run time.
     pub(super) fn run_written(&mut self, words: &[Word], cwd: Option<&str>, nesting: usize) {
@@ -249,7 +316,11 @@ impl Judge<'_> {
         let Some(path) = self.file(file, cwd, Role::Read).path else {
             return;
         };
-        if self.downloaded.contains(&path) {
+        let unpacked = self
+            .extracted
+            .iter()
+            .any(|folder| crate::matcher::path::below(&path, folder).is_some());
+        if self.downloaded.contains(&path) || unpacked {
             self.out.push(SegmentFacts {
                 text: format!("(runs {path}, which this line downloaded)"),
                 classes: ClassSet::of(&[Class::RemoteCode]),

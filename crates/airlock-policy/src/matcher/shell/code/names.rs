@@ -33,6 +33,8 @@ pub(super) const RUNS: &[&str] = &[
     "system.shell",
     ":os.cmd",
     "port.open",
+    "jobstart(",
+    "termopen(",
     "system2",
     "processbuilder",
     "execute_process",
