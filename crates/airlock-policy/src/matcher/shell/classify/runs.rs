@@ -51,11 +51,15 @@ impl Judge<'_> {
             }
             return;
         }
-        // `cmd /c LINE`: the parent module made the line's commands segments of their own.
+        // `cmd /c LINE` on Windows: the parent module made the line's commands segments of
+        // their own. Elsewhere a program named `cmd` is nobody knows what.
         if name == "cmd" {
             match crate::matcher::shell::cmd_script(arguments) {
-                Some(_) => script_seen(facts),
-                None => facts.classes.insert(Class::Unknown),
+                Some(_) if self.context.on_windows() => script_seen(facts),
+                _ => {
+                    facts.classes = remove(facts.classes, Class::Build);
+                    facts.classes.insert(Class::Unknown);
+                }
             }
             return;
         }
