@@ -228,9 +228,10 @@ pub(super) fn picks_secrets(segment: &Segment) -> bool {
             .iter()
             .filter(|word| !word.text.starts_with('-'))
             .any(|word| {
+                // (A pattern computed at run time may pick anything: the dump stays a search.)
                 let upper = word.text.to_ascii_uppercase();
-                word.dynamic
-                    || [
+                !word.dynamic
+                    && [
                         "TOKEN",
                         "SECRET",
                         "PASS",
