@@ -251,22 +251,20 @@ pub(super) fn picks_secrets(segment: &Segment) -> bool {
 /// `echo "${!name}"`: prints a variable whose name is computed at run time, which may be
 /// any of them, secrets included (looking for credentials, asked).
 pub(super) fn prints_computed_variable(segment: &str) -> bool {
-    segment.contains(crate::matcher::shell::lex::INDIRECT)
-        && segment
-            .split_whitespace()
-            .find(|word| !crate::matcher::shell::KEYWORDS.contains(word))
-            .is_some_and(|first| matches!(basename(first), "echo" | "printf" | "print"))
+    segment.contains(crate::matcher::shell::lex::INDIRECT) && prints_words(segment)
+}
+
+/// Whether a segment's command, after the keywords that start a loop's or a branch's
+/// body (`do echo $TOKEN`), prints its words: `echo`, `printf`, `print`.
+fn prints_words(segment: &str) -> bool {
+    segment
+        .split_whitespace()
+        .find(|word| !crate::matcher::shell::KEYWORDS.contains(word))
+        .is_some_and(|first| matches!(basename(first), "echo" | "printf" | "print"))
 }
 
 pub(super) fn prints_secret_variable(segment: &str, set_here: &[String]) -> bool {
-    // After the keywords that start a loop's or a branch's body (`do echo $TOKEN`).
-    let Some(first) = segment
-        .split_whitespace()
-        .find(|word| !crate::matcher::shell::KEYWORDS.contains(word))
-    else {
-        return false;
-    };
-    if !matches!(basename(first), "echo" | "printf" | "print") {
+    if !prints_words(segment) {
         return false;
     }
     let mut rest = segment;
