@@ -129,6 +129,8 @@ pub const GEMINI_INTERNAL: &[&str] = &[
     "tracker_visualize",
     "update_topic",
     "write_todos",
+    // Qwen Code, a fork of Gemini CLI that sends its payloads, names its plan list so.
+    "todo_write",
 ];
 
 /// A call in the canonical vocabulary.
@@ -251,7 +253,8 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
         (Agent::ClaudeCode, "Write") | (Agent::Gemini, "write_file") => {
             path_tool("fs.write", &mut args, &["file_path", "path"])
         }
-        (Agent::ClaudeCode, "Edit" | "MultiEdit") | (Agent::Gemini, "replace") => {
+        // (Qwen Code, Gemini CLI's fork, calls `replace` `edit`.)
+        (Agent::ClaudeCode, "Edit" | "MultiEdit") | (Agent::Gemini, "replace" | "edit") => {
             let tool = path_tool("fs.edit", &mut args, &["file_path", "path"]);
             rename(&mut args, "old_string", "old");
             rename(&mut args, "new_string", "new");
@@ -333,8 +336,10 @@ pub fn canonical(call: &HookCall) -> Result<Canonical, TranslateError> {
         {
             "agent.internal"
         }
-        // ---- MCP tools: one name for every agent
-        (Agent::Gemini, name) if name.starts_with("mcp_") => {
+        // ---- MCP tools: one name for every agent. Gemini CLI names an MCP tool
+        // `mcp_<server>_<tool>`, or by the tool's own name where no other tool has it; its
+        // `mcp_context` says which server's tool it is either way.
+        (Agent::Gemini, name) if name.starts_with("mcp_") || call.mcp_context.is_some() => {
             return Ok(match &call.mcp_context {
                 Some(mcp) => Canonical {
                     tool: format!("mcp__{}__{}", mcp.server, mcp.tool),

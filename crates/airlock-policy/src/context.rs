@@ -418,10 +418,20 @@ impl Context {
                 true => Cow::Owned(rest.replace('\\', "/").to_lowercase()),
                 false => Cow::Borrowed(rest),
             };
-            if !(rest.is_empty() || rest.starts_with('/')) {
+            if rest.is_empty() || rest.starts_with('/') {
+                return normalize(&format!("{home}/{rest}"));
+            }
+            // `~name/x`: another user's home, not known here (`~+` and `~-`, the working
+            // folders, and `~2`, the folder stack, neither); but a name no login can have
+            // (`~$report.xlsx`, an office suite's lock file) the shell leaves as written: a
+            // file of the working folder.
+            let login = rest.split('/').next().unwrap_or(&rest);
+            if login
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+'))
+            {
                 return None;
             }
-            return normalize(&format!("{home}/{rest}"));
         }
         let cwd = cwd?;
         if is_windows(cwd) {

@@ -472,6 +472,24 @@ fn gemini_bookkeeping_and_mcp_tools() {
         "fs.search",
         json!({"pattern": "x", "path": "/p"}),
     );
+    // Qwen Code's names for the same tools.
+    let qwen = call(
+        G,
+        "edit",
+        json!({"file_path": "/p/a.rs", "old_string": "a", "new_string": "b"}),
+    );
+    let got = canonical(&qwen).unwrap();
+    assert_eq!(got.tool, "fs.edit");
+    assert_eq!(
+        got.arguments,
+        json!({"path": "/p/a.rs", "old": "a", "new": "b"})
+    );
+    assert_eq!(
+        canonical(&call(G, "todo_write", json!({"todos": []})))
+            .unwrap()
+            .tool,
+        "agent.internal"
+    );
     // An MCP tool is named as Claude Code and Codex name it, from its `mcp_context`.
     let mut mcp = call(G, "mcp_github_list_issues", json!({"repo": "a/b"}));
     mcp.mcp_context = Some(crate::payload::McpContext {
@@ -492,6 +510,15 @@ fn gemini_bookkeeping_and_mcp_tools() {
     // Without it, no split is guessed: the name is kept.
     mcp.mcp_context = None;
     assert_eq!(canonical(&mcp).unwrap().tool, "mcp_my_server_get_x");
+    // A tool Gemini CLI calls by its own name (no other tool has it) is named from its
+    // context too.
+    let mut bare = call(G, "create_issue", json!({"title": "x"}));
+    bare.mcp_context = Some(crate::payload::McpContext {
+        server: "github".into(),
+        tool: "create_issue".into(),
+    });
+    assert_eq!(canonical(&bare).unwrap().tool, "mcp__github__create_issue");
+    assert_eq!(canonical(&bare).unwrap().native_tool, "create_issue");
     // A context on a tool that is not an MCP tool renames nothing.
     let mut shell = call(G, "run_shell_command", json!({"command": "ls"}));
     shell.mcp_context = Some(crate::payload::McpContext {

@@ -103,7 +103,7 @@ impl ClassMatcher {
                         let credential = known.unwrap_or_else(|| {
                             self.table.credentials.any_resolved(
                                 path,
-                                file.tree,
+                                file.extent(),
                                 Side::Restrict,
                                 context,
                                 true,
@@ -113,7 +113,7 @@ impl ClassMatcher {
                             || self.paths.is_empty()
                             || self.paths.any_resolved(
                                 path,
-                                file.tree,
+                                file.extent(),
                                 Side::Allow,
                                 context,
                                 false,
@@ -137,7 +137,7 @@ impl ClassMatcher {
                                 None => true,
                                 Some(path) => self.paths.any_resolved(
                                     path,
-                                    file.tree,
+                                    file.extent(),
                                     Side::Restrict,
                                     context,
                                     true,

@@ -313,6 +313,37 @@ impl PathValue {
     }
 }
 
+/// What a file a command names stands for, when a pattern is matched against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extent {
+    /// The path itself, a file or a folder.
+    Entry,
+    /// The path and everything below it (a glob, a folder searched).
+    Tree,
+    /// The path itself, which can only be a file (`rm` without `-r` deletes no folder).
+    File,
+    /// Files below the path, never a folder (a glob that `rm` without `-r` expands).
+    Files,
+}
+
+impl Extent {
+    /// The extent of a path that stands for itself or, when `tree`, what is below it;
+    /// `file_only` when only files are touched.
+    pub fn new(tree: bool, file_only: bool) -> Extent {
+        match (tree, file_only) {
+            (false, false) => Extent::Entry,
+            (true, false) => Extent::Tree,
+            (false, true) => Extent::File,
+            (true, true) => Extent::Files,
+        }
+    }
+
+    /// Whether it stands for what lies below the path.
+    pub fn tree(self) -> bool {
+        matches!(self, Extent::Tree | Extent::Files)
+    }
+}
+
 /// One compiled `path` glob, matched against normalised paths.
 #[derive(Debug, Clone)]
 pub struct PathPattern {
@@ -334,6 +365,9 @@ pub struct PathPattern {
     /// Written with `~` rather than `{home}`: as before anchors existed, an absolute path
     /// is simply not under `~` when the home is unknown.
     tilde: bool,
+    /// Written with a trailing `/` (`{home}/*/`): it names folders only, so a file that
+    /// can only be a file ([`Extent::File`], [`Extent::Files`]) never matches it.
+    folders: bool,
     /// Text every path `glob` matches contains (see [`needle`]): a path without it is
     /// rejected before the glob runs. Lists of a hundred credential globs are tried on
     /// every file a command names, and most paths hold none of their names.
@@ -421,6 +455,11 @@ impl PathPattern {
                 "path pattern {pattern:?} is empty or holds a NUL byte"
             ));
         }
+        // `{home}/*/`: folders only. `/` alone is the root, and `x//` is not a form.
+        let (pattern, folders) = match pattern.strip_suffix('/') {
+            Some(rest) if !rest.is_empty() && !rest.ends_with('/') => (rest, true),
+            _ => (pattern, false),
+        };
         if let Some((anchor, rest)) =
             Anchor::parse(pattern).map_err(|error| format!("path pattern {pattern:?}: {error}"))?
         {
@@ -462,6 +501,7 @@ impl PathPattern {
                 root,
                 tree,
                 tilde: pattern.starts_with('~'),
+                folders,
                 needle: needle(&rest),
                 literal: Literal::of(&rest, false),
                 root_text: root_text(&rest),
@@ -485,6 +525,7 @@ impl PathPattern {
             glob: Some(glob),
             root,
             tilde: false,
+            folders,
             literal: Literal::of(&normalized, true),
             root_text: root_text(&normalized),
             normalized,
@@ -503,7 +544,12 @@ impl PathPattern {
                     .any(|b| b.is_ascii_uppercase())
                     .then(|| PathPattern::compile(&self.normalized.to_lowercase()).ok())
                     .flatten()
-                    .map(Box::new)
+                    .map(|folded| {
+                        Box::new(PathPattern {
+                            folders: self.folders,
+                            ..folded
+                        })
+                    })
             })
             .as_deref()
     }
@@ -595,15 +641,21 @@ impl PathPattern {
     }
 
     /// Like [`PathPattern::matches`] for an absolute, normalised path that stands for
-    /// itself and, when `tree`, everything below it (a glob such as `build/*`): an allow
-    /// needs the whole tree covered, a deny or ask any part of it.
+    /// what `extent` says: itself or, for a tree, everything below it too (a glob such as
+    /// `build/*`): an allow needs the whole tree covered, a deny or ask any part of it.
+    /// What can only be files never matches a folders-only pattern. Files below a folder
+    /// match a pattern naming the folder itself: a glob such as `~/*` deletes what the
+    /// folder holds.
     pub fn matches_resolved(
         &self,
         path: &str,
-        tree: bool,
+        extent: Extent,
         side: Side,
         context: &Context,
     ) -> Option<bool> {
+        if self.folders && matches!(extent, Extent::File | Extent::Files) {
+            return Some(false);
+        }
         let test = |candidate: &str| -> Option<bool> {
             match self.anchor {
                 None => Some(self.is_match_rest(candidate)),
@@ -618,7 +670,7 @@ impl PathPattern {
                 }
             }
         };
-        if !tree {
+        if !extent.tree() {
             return test(path);
         }
         match side {

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use super::{Anchor, PathPattern};
+use super::{Anchor, Extent, PathPattern};
 use crate::context::Context;
 use crate::matcher::Side;
 
@@ -86,20 +86,20 @@ impl PathList {
         self.patterns.is_empty()
     }
 
-    /// Whether any pattern matches the absolute, normalised `path` (and, when `tree`,
-    /// what is below it) as [`PathPattern::matches_resolved`] decides; a pattern whose
+    /// Whether any pattern matches the absolute, normalised `path` (standing for what
+    /// `extent` says) as [`PathPattern::matches_resolved`] decides; a pattern whose
     /// answer cannot be known counts as `unknown`.
     pub fn any_resolved(
         &self,
         path: &str,
-        tree: bool,
+        extent: Extent,
         side: Side,
         context: &Context,
         unknown: bool,
     ) -> bool {
         let test = |pattern: &PathPattern| {
             pattern
-                .matches_resolved(path, tree, side, context)
+                .matches_resolved(path, extent, side, context)
                 .unwrap_or(unknown)
         };
         // A Windows path is in lower case: a deny or ask pattern written with upper case
@@ -114,7 +114,7 @@ impl PathList {
         {
             return true;
         }
-        if tree || (unknown && self.project_anchored && context.project_unknown()) {
+        if extent.tree() || (unknown && self.project_anchored && context.project_unknown()) {
             return self.patterns.iter().any(test);
         }
         let name = path.rsplit('/').next().unwrap_or(path);
@@ -320,18 +320,18 @@ mod tests {
         ] {
             for context in &contexts {
                 for path in paths {
-                    for tree in [false, true] {
+                    for extent in [Extent::Entry, Extent::Tree, Extent::File, Extent::Files] {
                         for side in [Side::Allow, Side::Restrict] {
                             for unknown in [false, true] {
                                 let every = list.patterns().iter().any(|pattern| {
                                     pattern
-                                        .matches_resolved(path, tree, side, context)
+                                        .matches_resolved(path, extent, side, context)
                                         .unwrap_or(unknown)
                                 });
                                 assert_eq!(
-                                    list.any_resolved(path, tree, side, context, unknown),
+                                    list.any_resolved(path, extent, side, context, unknown),
                                     every,
-                                    "{path} tree={tree} unknown={unknown} {context:?}"
+                                    "{path} {extent:?} unknown={unknown} {context:?}"
                                 );
                             }
                         }

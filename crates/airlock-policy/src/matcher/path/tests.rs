@@ -540,3 +540,34 @@ fn applications_keep_their_settings_in_known_folders_of_the_home() {
     assert!(!settings("/srv/Library/Application Support/x", None));
     assert!(!settings("/mnt/c/work/AppData/x", None));
 }
+
+#[test]
+fn a_trailing_slash_names_folders_only() {
+    let context = Context::new(None, None, Some("/home/dev"));
+    let folders = PathPattern::compile("{home}/*/").expect("compiles");
+    let any = PathPattern::compile("{home}/*").expect("compiles");
+    let drive = PathPattern::compile("/?:/Users/*/").expect("compiles");
+    let answer = |pattern: &PathPattern, path: &str, extent: Extent| {
+        pattern.matches_resolved(path, extent, Side::Restrict, &context)
+    };
+    // An entry that may be a folder, or a tree, matches either way.
+    for extent in [Extent::Entry, Extent::Tree] {
+        assert_eq!(answer(&folders, "/home/dev/Documents", extent), Some(true));
+        assert_eq!(answer(&any, "/home/dev/Documents", extent), Some(true));
+    }
+    // What can only be files never matches the folders-only form, folded or not.
+    for extent in [Extent::File, Extent::Files] {
+        assert_eq!(answer(&folders, "/home/dev/notes.txt", extent), Some(false));
+        assert_eq!(answer(&any, "/home/dev/notes.txt", extent), Some(true));
+        let folded = drive.folded().unwrap_or(&drive);
+        assert_eq!(answer(folded, "/c:/users/me", extent), Some(false));
+    }
+    assert_eq!(answer(&drive, "/C:/Users/me", Extent::Entry), Some(true));
+    // Files below a folder still match a pattern naming the folder (`rm ~/*`).
+    let home = PathPattern::compile("{home}").expect("compiles");
+    assert_eq!(answer(&home, "/home/dev", Extent::Files), Some(true));
+    // `/` alone is the root, not a folders-only empty pattern.
+    let root = PathPattern::compile("/").expect("compiles");
+    assert_eq!(answer(&root, "/", Extent::File), Some(true));
+    assert_eq!(folders.as_str(), "{home}/*");
+}

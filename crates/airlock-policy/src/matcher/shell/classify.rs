@@ -45,6 +45,7 @@ mod project;
 mod remote;
 mod runs;
 mod sed_awk;
+mod services;
 pub(crate) mod sql;
 mod url;
 mod windows;
@@ -88,7 +89,18 @@ pub struct FileRef {
     pub path: Option<String>,
     /// The word was a glob: it stands for `path` and everything below it.
     pub tree: bool,
+    /// Only files are deleted, never a folder or what one holds (`rm` without `-r`,
+    /// `unlink`): `path` itself, or, with `tree`, files below it. A path pattern written
+    /// for folders (ending in `/`) never matches it.
+    pub file_only: bool,
     pub role: Role,
+}
+
+impl FileRef {
+    /// What the path stands for, when a pattern is matched against it.
+    pub fn extent(&self) -> crate::matcher::path::Extent {
+        crate::matcher::path::Extent::new(self.tree, self.file_only)
+    }
 }
 
 /// What one segment does.
@@ -217,6 +229,9 @@ struct Judge<'a> {
     /// This line exported a Docker daemon elsewhere (`export DOCKER_HOST=ssh://…`) or a
     /// kubeconfig of its own (`export KUBECONFIG=…`) for the commands after it.
     exported_elsewhere: bool,
+    /// While reading the operands of a command that deletes files only (`rm` without
+    /// `-r`): a glob is the files it names, not the folder they are in.
+    deleting_files: bool,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -345,6 +360,7 @@ impl<'a> Judge<'a> {
             job_pids: Vec::new(),
             listed: Vec::new(),
             exported_elsewhere: false,
+            deleting_files: false,
         }
     }
 
@@ -528,6 +544,20 @@ impl<'a> Judge<'a> {
             self.findstr(arguments, cwd.as_deref(), facts);
             return None;
         }
+        // `open report.pdf` on macOS, `xdg-open http://localhost:3000`: shown to the person.
+        let macos = [self.context.home(), cwd.as_deref()]
+            .into_iter()
+            .flatten()
+            .any(|folder| folder.starts_with("/Users/"));
+        if let Some(shown) = services::shown_files(name, arguments, macos) {
+            facts.classes.insert(Class::ReadOnly);
+            for word in shown.into_iter().filter(|word| !word.text.contains("://")) {
+                facts
+                    .files
+                    .push(self.file(word, cwd.as_deref(), Role::Read));
+            }
+            return None;
+        }
         let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
         // `pnpm build:shared`, `yarn test:unit`: a script named with a colon, which no
         // command of theirs is, run without `run`, as `pnpm run build:shared`.
@@ -682,6 +712,7 @@ impl<'a> Judge<'a> {
             facts.files.push(FileRef {
                 path: dir.clone(),
                 tree: false,
+                file_only: false,
                 role: Role::Workdir,
             });
         }
@@ -725,6 +756,9 @@ impl<'a> Judge<'a> {
 
         let role = if changes { Role::Change } else { Role::Read };
         let mode = self.table.operand_mode(name, &texts);
+        let named = facts.files.len();
+        let files_only = deletes_files_only(name, arguments);
+        self.deleting_files = files_only;
         let moved = self.operands_by_mode(
             Operands {
                 name,
@@ -744,6 +778,12 @@ impl<'a> Judge<'a> {
         if dry.is_some() {
             dry_run_reads(facts, mark, before);
         }
+        self.deleting_files = false;
+        if files_only {
+            for file in &mut facts.files[named..] {
+                file.file_only |= file.role == Role::Change;
+            }
+        }
         let reads_no_files =
             mode == OperandMode::None && facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly]));
         if from_stdin && !reads_no_files {
@@ -759,10 +799,37 @@ impl<'a> Judge<'a> {
                 None => FileRef {
                     path: None,
                     tree: false,
+                    file_only: false,
                     role,
                 },
             });
         }
         moved
+    }
+}
+
+/// Whether the command deletes files only, never a folder or what one holds: `unlink`,
+/// and `rm` without `-r`, `-R` or `--recursive` (which GNU takes abbreviated, down to
+/// `--r`; `rm -d` removes a folder only when it is empty). A computed word before `--` may
+/// be any option, unless it goes on as a path (`$HOME/x`).
+fn deletes_files_only(name: &str, arguments: &[Word]) -> bool {
+    match name {
+        "unlink" => true,
+        "rm" => {
+            for word in arguments {
+                if word.dynamic && !word.text.contains('/') {
+                    return false;
+                }
+                match word.text.as_str() {
+                    "--" => return true,
+                    long if long.starts_with("--r") => return false,
+                    long if long.starts_with("--") => {}
+                    short if short.starts_with('-') && short.contains(['r', 'R']) => return false,
+                    _ => {}
+                }
+            }
+            true
+        }
+        _ => false,
     }
 }

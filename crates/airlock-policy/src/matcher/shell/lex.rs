@@ -405,6 +405,25 @@ impl Lexer {
         self.chars.get(self.position).copied()
     }
 
+    /// At `(`: the length of `(name)` when a plain name (letters, digits, `.`, `_`, `-`)
+    /// is closed there and the word goes on with `/` or ends.
+    fn group_name_length(&self) -> Option<usize> {
+        let mut offset = 1;
+        while let Some(c) = self.peek_at(offset) {
+            match c {
+                ')' if offset > 1 => {
+                    return match self.peek_at(offset + 1) {
+                        None | Some('/' | ' ' | '\t' | '\n' | ';' | '&' | '|') => Some(offset + 1),
+                        Some(_) => None,
+                    };
+                }
+                c if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') => offset += 1,
+                _ => return None,
+            }
+        }
+        None
+    }
+
     fn peek_at(&self, offset: usize) -> Option<char> {
         self.chars.get(self.position + offset).copied()
     }
@@ -669,6 +688,21 @@ impl Lexer {
                     self.position += 1;
                     self.array_items()?;
                     word.push_expansion("(…)");
+                }
+                // `app/(dashboard)/page.tsx`: a folder whose name is in parentheses (a
+                // Next.js route group), written unquoted. bash refuses the line (nothing
+                // runs); zsh reads a one-name pattern: either way no command starts there,
+                // and the word names that folder.
+                '(' if word.text.ends_with('/') && !word.dynamic => {
+                    let Some(length) = self.group_name_length() else {
+                        break;
+                    };
+                    for _ in 0..length {
+                        if let Some(c) = self.peek() {
+                            word.push_literal(c);
+                            self.position += 1;
+                        }
+                    }
                 }
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' => break,
                 '<' | '>' => {

@@ -499,7 +499,11 @@ impl Reader {
         }
         let mut scratch = Command::default();
         let target = self.token(&mut scratch)?.into_iter().next()?;
-        if !target.text.eq_ignore_ascii_case("$null") {
+        // `$null`, and Windows' null device `nul` (also `NUL:`), keep nothing.
+        if !matches!(
+            target.text.to_ascii_lowercase().as_str(),
+            "$null" | "nul" | "nul:"
+        ) {
             command.redirections.push((target, true));
         }
         Some(())

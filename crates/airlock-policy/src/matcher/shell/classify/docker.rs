@@ -101,9 +101,9 @@ impl Judge<'_> {
         // What the shell computes before Docker sees it may name anything; the command a
         // container runs is judged on its own.
         let fixed = |words: &[Word]| {
-            words
-                .iter()
-                .all(|word| !word.dynamic || word.text.starts_with("$PWD"))
+            words.iter().all(|word| {
+                !word.dynamic || word.text.starts_with("$PWD") || word.text.starts_with("${PWD}")
+            })
         };
         if !fixed(&arguments[..arguments.len() - rest.len()]) {
             return false;

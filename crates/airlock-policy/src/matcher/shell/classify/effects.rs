@@ -68,6 +68,16 @@ impl Judge<'_> {
         // A database asked one query that only reads and names no secret material (no
         // password, hash or token column): on this machine; on another, also with no
         // secret written on the line (`PGPASSWORD=…`, a password in the URL).
+        // `nc localhost 6379`, `redis-cli GET k`: a service of this machine's own, asked
+        // something as `curl localhost` asks it.
+        if !fed && services::local_redis_read(name, arguments) {
+            facts.classes = remove(facts.classes, Class::Network);
+            facts.classes.insert(Class::ReadOnly);
+        }
+        if services::local_socket(name, arguments) {
+            facts.classes = remove(facts.classes, Class::Network);
+            facts.classes.insert(Class::Fetch);
+        }
         if let Some(client) = sql::client_queries(name, arguments) {
             let reads = client
                 .queries

@@ -85,12 +85,23 @@ impl Judge<'_> {
                         .resolve_from(if folder.is_empty() { "/" } else { folder }, dir)
                 }
             });
+        // `rsync --remove-source-files`: the files copied from a source, at any depth, are
+        // deleted (its folders stay).
+        if layout.removes_sources {
+            facts.classes.insert(Class::Delete);
+        }
         for word in sources {
             let from = match &link_folder {
                 Some(folder) if !word.text.starts_with(['/', '~']) => Some(folder.as_str()),
                 _ => dir,
             };
-            facts.files.push(self.file(word, from, source_role));
+            let mut file = self.file(word, from, source_role);
+            if layout.removes_sources && !is_remote_operand(&word.text) {
+                file.role = Role::Change;
+                file.tree = true;
+                file.file_only = true;
+            }
+            facts.files.push(file);
         }
         for word in &layout.reads {
             facts.files.push(self.file(word, dir, Role::Read));
@@ -192,6 +203,7 @@ impl Judge<'_> {
             return FileRef {
                 path: None,
                 tree: false,
+                file_only: false,
                 role,
             };
         }
@@ -224,6 +236,7 @@ impl Judge<'_> {
             return FileRef {
                 path: None,
                 tree: false,
+                file_only: false,
                 role,
             };
         }
@@ -304,6 +317,7 @@ impl Judge<'_> {
                 self.context.resolve_from(text, cwd)
             },
             tree: false,
+            file_only: false,
             role,
         }
     }
@@ -331,9 +345,26 @@ impl Judge<'_> {
                 return FileRef {
                     path,
                     tree: false,
+                    file_only: false,
                     role,
                 };
             }
+        }
+        // `rm ~/Downloads/*.dmg`: a delete of files only, of a glob whose wildcards are all
+        // in its last name and which names some entries there (as above), is a delete of
+        // files in that folder, wherever it is (never of the folder, nor of what a folder
+        // in it holds). `*`, `.*`, `*.*` and `.env*` still stand for the whole folder.
+        if self.deleting_files
+            && role == Role::Change
+            && last_slash.is_none_or(|slash| slash < first_glob)
+            && words::names_some_entries(&text[last_slash.map_or(0, |slash| slash + 1)..])
+        {
+            return FileRef {
+                path: self.context.resolve_from(text, cwd),
+                tree: false,
+                file_only: true,
+                role,
+            };
         }
         let directory = match text[..first_glob].rfind('/') {
             Some(0) => "/",
@@ -343,6 +374,7 @@ impl Judge<'_> {
         FileRef {
             path: self.context.resolve_from(directory, cwd),
             tree: true,
+            file_only: false,
             role,
         }
     }
@@ -369,7 +401,7 @@ impl Judge<'_> {
                 crate::matcher::Side::Restrict
             };
             let matches = |patterns: &crate::matcher::path::PathList| {
-                patterns.any_resolved(path, file.tree, side, self.context, false)
+                patterns.any_resolved(path, file.extent(), side, self.context, false)
             };
             let credential = !file.tree && matches(&self.table.credentials);
             facts.credential.push(credential);
@@ -476,5 +508,6 @@ fn entry_of(found: &FileRef, role: Role) -> FileRef {
         path: found.path.as_ref().map(|_| path.to_owned()),
         role,
         tree: found.tree,
+        file_only: false,
     }
 }

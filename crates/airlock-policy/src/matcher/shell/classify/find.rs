@@ -31,6 +31,7 @@ impl Judge<'_> {
             places.push(FileRef {
                 path: dir.map(str::to_string),
                 tree: true,
+                file_only: false,
                 role,
             });
         }
@@ -199,6 +200,7 @@ impl Judge<'_> {
         Some(FileRef {
             path: Some(if filtered { any_child(&place) } else { place }),
             tree: true,
+            file_only: false,
             role: Role::Read,
         })
     }
@@ -260,6 +262,7 @@ impl Judge<'_> {
             places.push(FileRef {
                 path: Some("/".into()),
                 tree: true,
+                file_only: false,
                 role: Role::Read,
             });
         }
@@ -337,6 +340,7 @@ impl Judge<'_> {
             places.push(FileRef {
                 path: dir.map(str::to_string),
                 tree: true,
+                file_only: false,
                 role: Role::Read,
             });
         }

@@ -45,18 +45,20 @@ impl Judge<'_> {
         } = command;
         let mut moved = None;
         let mut operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
-        // `chmod +x f`, `chown app:app f`: the first operand is the mode or the owner, not a
-        // file (unless it is taken from `--reference`; `chmod -x f` names the mode as an
-        // option).
+        // `chmod +x f`, `chown app:app f`, `chown -R "$USER" build`: the first operand is
+        // the mode or the owner, not a file (unless it is taken from `--reference`; `chmod
+        // -x f` names the mode as an option, so a computed first word, which may also
+        // split into several, is the mode or owner only when files follow it).
+        let count = operands.len();
         if matches!(name, "chmod" | "chown" | "chgrp")
             && !texts.iter().any(|text| text.starts_with("--reference"))
-            && operands.first().is_some_and(|first| {
-                !first.dynamic
-                    && (name != "chmod"
-                        || first
-                            .text
-                            .chars()
-                            .all(|c| "ugoa+-=rwxXst01234567,".contains(c)))
+            && operands.first().is_some_and(|first| match name {
+                _ if first.dynamic => count > 1,
+                "chmod" => first
+                    .text
+                    .chars()
+                    .all(|c| "ugoa+-=rwxXst01234567,".contains(c)),
+                _ => true,
             })
         {
             operands.remove(0);
@@ -107,6 +109,7 @@ impl Judge<'_> {
                     searched.push(FileRef {
                         path: Some("/".into()),
                         tree: true,
+                        file_only: false,
                         role: Role::Read,
                     });
                 }
@@ -126,6 +129,7 @@ impl Judge<'_> {
                     searched.push(FileRef {
                         path: dir.map(str::to_owned),
                         tree: true,
+                        file_only: false,
                         role: Role::Read,
                     });
                 }
@@ -158,7 +162,7 @@ impl Judge<'_> {
                         && file.path.as_deref().is_some_and(|path| {
                             self.table.credentials.any_resolved(
                                 path,
-                                false,
+                                crate::matcher::path::Extent::Entry,
                                 crate::matcher::Side::Restrict,
                                 self.context,
                                 false,

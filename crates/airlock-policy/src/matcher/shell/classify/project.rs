@@ -30,6 +30,7 @@ pub(super) fn destroyed_project(
     (holds(project) || dir.or(context.cwd()).is_some_and(holds)).then(|| FileRef {
         path: Some(project.to_owned()),
         tree: false,
+        file_only: false,
         role: Role::Change,
     })
 }

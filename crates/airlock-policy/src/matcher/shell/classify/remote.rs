@@ -9,6 +9,7 @@
 //! directory and no home, so a relative path or `~` is never placed in this project.
 
 use super::*;
+use crate::matcher::path::Extent;
 use crate::matcher::Side;
 
 /// ssh options (one letter) that take a value.
@@ -373,12 +374,12 @@ impl Judge<'_> {
                 facts.classes.insert(Class::CredentialAccess);
                 continue;
             };
-            let named = |list: &crate::matcher::path::PathList, tree| {
-                list.any_resolved(&path, tree, Side::Restrict, &remote, true)
+            let named = |list: &crate::matcher::path::PathList, extent| {
+                list.any_resolved(&path, extent, Side::Restrict, &remote, true)
             };
-            if named(&self.table.credentials, true) {
+            if named(&self.table.credentials, Extent::Tree) {
                 facts.classes.insert(Class::CredentialAccess);
-            } else if named(&self.table.credential_dirs, false) {
+            } else if named(&self.table.credential_dirs, Extent::Entry) {
                 facts.classes.insert(Class::CredentialSearch);
             }
         }

@@ -264,6 +264,7 @@ impl Judge<'_> {
             facts.files.push(FileRef {
                 path: None,
                 tree: false,
+                file_only: false,
                 role: Role::Change,
             });
         }

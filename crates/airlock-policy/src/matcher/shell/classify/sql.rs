@@ -177,14 +177,21 @@ const SECRET_NAMES: &[&str] = &[
     "pg_shadow",
     "pg_authid",
     "sql_logins",
+    "authentication_string",
     "otp_",
     "totp",
 ];
 
-/// Whether a query names secret material (any word containing one of [`SECRET_NAMES`]):
-/// reading it reads credentials, wherever the database is.
+/// Whether a query names secret material (any word containing one of [`SECRET_NAMES`], or
+/// MySQL's and MariaDB's own logins, `mysql.user` and `mysql.global_priv`, whose rows hold
+/// the password hashes): reading it reads credentials, wherever the database is.
 pub(crate) fn names_secrets(sql: &str) -> bool {
-    sql.to_ascii_lowercase()
+    let lower = sql.to_ascii_lowercase().replace(['`', '"'], "");
+    ["mysql.user", "mysql.global_priv"].iter().any(|table| {
+        lower.match_indices(table).any(|(at, _)| {
+            !lower[at + table.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    }) || lower
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
         .any(|word| SECRET_NAMES.iter().any(|name| word.contains(name)))
 }

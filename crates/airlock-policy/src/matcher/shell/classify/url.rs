@@ -169,6 +169,7 @@ impl Judge<'_> {
             facts.files.push(FileRef {
                 path: dir.map(str::to_string),
                 tree: true,
+                file_only: false,
                 role: Role::Change,
             });
         }
@@ -177,6 +178,7 @@ impl Judge<'_> {
             facts.files.push(FileRef {
                 path: dir.map(str::to_string),
                 tree: true,
+                file_only: false,
                 role: Role::Change,
             });
         }

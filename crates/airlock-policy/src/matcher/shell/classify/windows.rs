@@ -39,6 +39,7 @@ impl Judge<'_> {
                 ("f", Some(_)) => facts.files.push(FileRef {
                     path: None,
                     tree: false,
+                    file_only: false,
                     role: Role::Read,
                 }),
                 ("d", Some(folders)) => {
@@ -91,6 +92,19 @@ fn findstr_option(text: &str) -> Option<(String, Option<&str>)> {
 pub(super) fn classes(name: &str, arguments: &[Word]) -> Option<Class> {
     if writes_autostart(name, arguments) {
         return Some(Class::Persistence);
+    }
+    // `netsh wlan show profile name=X key=clear` prints the saved network's password (a
+    // computed word may say so too).
+    if name.strip_suffix(".exe").unwrap_or(name) == "netsh" {
+        if arguments
+            .iter()
+            .any(|word| word.text.eq_ignore_ascii_case("key=clear"))
+        {
+            return Some(Class::CredentialAccess);
+        }
+        if arguments.iter().any(|word| word.dynamic) {
+            return Some(Class::Unknown);
+        }
     }
     let changes = matches!(name.strip_suffix(".exe").unwrap_or(name), "wmic")
         && arguments.iter().any(|word| {

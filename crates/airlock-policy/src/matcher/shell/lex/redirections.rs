@@ -66,7 +66,11 @@ impl Lexer {
         if !target.started {
             return Err(LexError::MissingRedirectionTarget);
         }
-        let harmless = !target.dynamic && HARMLESS_SINKS.contains(&target.text.as_str());
+        // On Windows `nul` (`2>nul`, any case) is the null device in every folder.
+        let harmless = !target.dynamic
+            && (HARMLESS_SINKS.contains(&target.text.as_str())
+                || (self.windows
+                    && matches!(target.text.to_ascii_lowercase().as_str(), "nul" | "nul:")));
         match kind {
             Redirection::Write => {
                 segment.writes |= !harmless;

@@ -1,0 +1,287 @@
+//! Clients of services on this machine: `nc localhost 6379` and `redis-cli GET k` talk to a
+//! process of the developer's own, as `curl localhost` does, and send nothing off the
+//! machine.
+
+use super::super::lex::Word;
+use super::sql::local_host;
+
+/// `nc`, `ncat`, `netcat` or `telnet` connecting to a loopback address, without listening
+/// (`-l` opens a port to others) or running a program for the connection (`-e`, `-c`).
+pub(super) fn local_socket(name: &str, arguments: &[Word]) -> bool {
+    if !matches!(name, "nc" | "ncat" | "netcat" | "telnet") {
+        return false;
+    }
+    // Short options that take a value: the word after them is not the host.
+    const VALUED: &str = "wqpsixXWIOTVMgGP";
+    let mut operands = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if word.dynamic {
+            return false;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            if long.starts_with("listen") || long.contains("exec") || long.starts_with("keep") {
+                return false;
+            }
+            continue;
+        }
+        match text.strip_prefix('-') {
+            Some(letters) if !letters.is_empty() => {
+                if letters.contains(['l', 'e', 'c', 'k', 'L', 'R']) {
+                    return false;
+                }
+                if letters.ends_with(|c: char| VALUED.contains(c)) {
+                    words.next();
+                }
+            }
+            _ => operands.push(text),
+        }
+    }
+    operands
+        .first()
+        .is_some_and(|host| loopback(host) && operands.len() <= 2)
+}
+
+/// `redis-cli` on this machine (no `-h`, or a loopback one; no URL elsewhere) given a
+/// command that only reads (`GET`, `KEYS`, `SCAN`, `INFO`…) or a read-only mode (`--scan`,
+/// `--bigkeys`, `--stat`). `CONFIG GET` may print the password, so it is no read here.
+pub(super) fn local_redis_read(name: &str, arguments: &[Word]) -> bool {
+    if name != "redis-cli" {
+        return false;
+    }
+    const VALUED: &[&str] = &[
+        "-h",
+        "-p",
+        "-s",
+        "-a",
+        "-u",
+        "-n",
+        "-r",
+        "-i",
+        "-d",
+        "--user",
+        "--pass",
+        "--pattern",
+        "--count",
+        "--cacert",
+        "--cacertdir",
+        "--cert",
+        "--key",
+        "--sni",
+        "--tls-ciphers",
+        "--tls-ciphersuites",
+        "-t",
+        "--delim",
+        "--eval",
+    ];
+    const MODES: &[&str] = &[
+        "--scan",
+        "--bigkeys",
+        "--memkeys",
+        "--hotkeys",
+        "--stat",
+        "--latency",
+    ];
+    const READS: &[&str] = &[
+        "get",
+        "mget",
+        "exists",
+        "ttl",
+        "pttl",
+        "type",
+        "strlen",
+        "getrange",
+        "keys",
+        "scan",
+        "hget",
+        "hgetall",
+        "hkeys",
+        "hvals",
+        "hlen",
+        "hexists",
+        "hmget",
+        "hscan",
+        "lrange",
+        "llen",
+        "lindex",
+        "smembers",
+        "scard",
+        "sismember",
+        "sscan",
+        "zrange",
+        "zrangebyscore",
+        "zrevrange",
+        "zcard",
+        "zscore",
+        "zscan",
+        "xrange",
+        "xrevrange",
+        "xlen",
+        "xinfo",
+        "info",
+        "ping",
+        "dbsize",
+        "time",
+        "echo",
+        "memory",
+        "object",
+        "pubsub",
+        "role",
+        "lastsave",
+    ];
+    let mut host = None;
+    let mut mode = false;
+    let mut command = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        if word.dynamic {
+            return false;
+        }
+        let text = word.text.as_str();
+        if !command.is_empty() {
+            command.push(text);
+            continue;
+        }
+        if text == "--eval" || text == "-x" {
+            return false;
+        }
+        if MODES.contains(&text) {
+            mode = true;
+        } else if VALUED.contains(&text) {
+            let value = words.next().map(|value| value.text.as_str());
+            match text {
+                "-h" => host = value,
+                // `redis://host:port/db`: the host between `@`/`//` and `:`.
+                "-u" => host = value.map(url_host),
+                _ => {}
+            }
+        } else if !text.starts_with('-') {
+            command.push(text);
+        }
+    }
+    if !local_host(host) && !host.is_some_and(loopback) {
+        return false;
+    }
+    match command.split_first() {
+        None => mode,
+        Some((verb, rest)) => {
+            let verb = verb.to_ascii_lowercase();
+            READS.contains(&verb.as_str())
+                && !(verb == "memory"
+                    && rest
+                        .first()
+                        .is_some_and(|sub| !sub.eq_ignore_ascii_case("usage")))
+        }
+    }
+}
+
+/// A loopback address: `localhost`, `127.x.x.x`, `::1`.
+fn loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1"
+}
+
+/// The host of a `redis://` or `rediss://` URL.
+fn url_host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, rest)| rest);
+    rest.split(['/', ':']).next().unwrap_or(rest)
+}
+
+/// What `open` (macOS) or `xdg-open` shows the person, when all it does is show it: files,
+/// folders and web pages opened in the application that views them (`open report.pdf`,
+/// `open -a Preview chart.png`, `open .`, `xdg-open http://localhost:3000`). `None` when it
+/// may run something: an application bundle, an installer, a script or a launcher named
+/// (or given to a terminal), arguments handed on to the application (`--args`), a
+/// computed word; `open` off macOS is another program (Linux's `openvt` runs commands).
+pub(super) fn shown_files<'w>(
+    name: &str,
+    arguments: &'w [Word],
+    macos: bool,
+) -> Option<Vec<&'w Word>> {
+    const RUNNABLE: &[&str] = &[
+        ".app",
+        ".command",
+        ".tool",
+        ".terminal",
+        ".pkg",
+        ".mpkg",
+        ".dmg",
+        ".workflow",
+        ".scpt",
+        ".applescript",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".py",
+        ".rb",
+        ".pl",
+        ".jar",
+        ".exe",
+        ".prefpane",
+        ".mobileconfig",
+        ".desktop",
+        ".appimage",
+        ".run",
+        ".bin",
+        ".deb",
+        ".rpm",
+        ".webloc",
+        ".inetloc",
+        ".fileloc",
+        ".shortcut",
+        ".action",
+        ".definition",
+    ];
+    const TERMINALS: &[&str] = &[
+        "terminal",
+        "iterm",
+        "iterm2",
+        "script editor",
+        "automator",
+        "warp",
+        "alacritty",
+        "kitty",
+        "wezterm",
+        "ghostty",
+    ];
+    let valued_app = match name {
+        "open" if macos => true,
+        "xdg-open" => false,
+        _ => return None,
+    };
+    let runnable = |text: &str| {
+        let lower = text.trim_end_matches('/').to_ascii_lowercase();
+        RUNNABLE.iter().any(|suffix| lower.ends_with(suffix))
+    };
+    let mut shown = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        if word.dynamic {
+            return None;
+        }
+        let text = word.text.as_str();
+        match text {
+            "--args" | "--stdin" | "-i" | "--stdout" | "-o" | "--stderr" | "--env" => return None,
+            // `-a APP`, also at the end of a cluster (`-na APP`, `-gb ID`).
+            _ if valued_app
+                && text.starts_with('-')
+                && !text.starts_with("--")
+                && text.ends_with(['a', 'b']) =>
+            {
+                let app = words.next()?;
+                let lower = app.text.to_ascii_lowercase();
+                let bare = lower.trim_end_matches('/').trim_end_matches(".app");
+                let bare = bare.rsplit('/').next().unwrap_or(bare);
+                if app.dynamic || TERMINALS.iter().any(|terminal| bare.starts_with(terminal)) {
+                    return None;
+                }
+            }
+            _ if text.starts_with('-') => {}
+            _ if runnable(text) => return None,
+            _ => shown.push(word),
+        }
+    }
+    Some(shown)
+}
