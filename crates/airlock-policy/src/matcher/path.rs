@@ -9,7 +9,9 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
+mod extent;
 mod list;
+pub use extent::Extent;
 pub use list::PathList;
 mod settings;
 pub use settings::application_settings_folder;
@@ -310,37 +312,6 @@ impl PathValue {
     /// Whether the value is a Windows path, as written or where it points.
     fn is_windows(&self) -> bool {
         is_windows(&self.lexical) || self.resolved.as_deref().is_some_and(is_windows)
-    }
-}
-
-/// What a file a command names stands for, when a pattern is matched against it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Extent {
-    /// The path itself, a file or a folder.
-    Entry,
-    /// The path and everything below it (a glob, a folder searched).
-    Tree,
-    /// The path itself, which can only be a file (`rm` without `-r` deletes no folder).
-    File,
-    /// Files below the path, never a folder (a glob that `rm` without `-r` expands).
-    Files,
-}
-
-impl Extent {
-    /// The extent of a path that stands for itself or, when `tree`, what is below it;
-    /// `file_only` when only files are touched.
-    pub fn new(tree: bool, file_only: bool) -> Extent {
-        match (tree, file_only) {
-            (false, false) => Extent::Entry,
-            (true, false) => Extent::Tree,
-            (false, true) => Extent::File,
-            (true, true) => Extent::Files,
-        }
-    }
-
-    /// Whether it stands for what lies below the path.
-    pub fn tree(self) -> bool {
-        matches!(self, Extent::Tree | Extent::Files)
     }
 }
 

@@ -545,17 +545,7 @@ impl<'a> Judge<'a> {
             return None;
         }
         // `open report.pdf` on macOS, `xdg-open http://localhost:3000`: shown to the person.
-        let macos = [self.context.home(), cwd.as_deref()]
-            .into_iter()
-            .flatten()
-            .any(|folder| folder.starts_with("/Users/"));
-        if let Some(shown) = services::shown_files(name, arguments, macos) {
-            facts.classes.insert(Class::ReadOnly);
-            for word in shown.into_iter().filter(|word| !word.text.contains("://")) {
-                facts
-                    .files
-                    .push(self.file(word, cwd.as_deref(), Role::Read));
-            }
+        if self.shown(name, arguments, cwd.as_deref(), facts) {
             return None;
         }
         let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
@@ -757,7 +747,7 @@ impl<'a> Judge<'a> {
         let role = if changes { Role::Change } else { Role::Read };
         let mode = self.table.operand_mode(name, &texts);
         let named = facts.files.len();
-        let files_only = deletes_files_only(name, arguments);
+        let files_only = files::deletes_files_only(name, arguments);
         self.deleting_files = files_only;
         let moved = self.operands_by_mode(
             Operands {
@@ -805,31 +795,5 @@ impl<'a> Judge<'a> {
             });
         }
         moved
-    }
-}
-
-/// Whether the command deletes files only, never a folder or what one holds: `unlink`,
-/// and `rm` without `-r`, `-R` or `--recursive` (which GNU takes abbreviated, down to
-/// `--r`; `rm -d` removes a folder only when it is empty). A computed word before `--` may
-/// be any option, unless it goes on as a path (`$HOME/x`).
-fn deletes_files_only(name: &str, arguments: &[Word]) -> bool {
-    match name {
-        "unlink" => true,
-        "rm" => {
-            for word in arguments {
-                if word.dynamic && !word.text.contains('/') {
-                    return false;
-                }
-                match word.text.as_str() {
-                    "--" => return true,
-                    long if long.starts_with("--r") => return false,
-                    long if long.starts_with("--") => {}
-                    short if short.starts_with('-') && short.contains(['r', 'R']) => return false,
-                    _ => {}
-                }
-            }
-            true
-        }
-        _ => false,
     }
 }

@@ -12,11 +12,14 @@ use globset::GlobMatcher;
 use super::{compile_glob, MAX_DEPTH};
 
 mod ansi;
+mod builder;
 mod expansions;
 mod loops;
 mod redirections;
 mod variables;
 
+pub(super) use builder::escape_into;
+use builder::WordBuilder;
 use redirections::HereDocument;
 
 pub(super) use expansions::{INDIRECT, TOPLEVEL};
@@ -135,164 +138,6 @@ pub(super) enum LexError {
     UnterminatedHereDocument,
     #[error("nested too deeply")]
     TooDeep,
-}
-
-/// A word being read.
-#[derive(Default)]
-struct WordBuilder {
-    text: String,
-    /// The glob pattern: unquoted metacharacters as they are, everything else escaped.
-    /// `None` until the first unquoted metacharacter: until then it is `text` with every
-    /// metacharacter escaped, built only if the word turns out to be a glob (most words
-    /// are not, and this runs for every character of every command).
-    pattern: Option<String>,
-    /// Something was read, if only `""`.
-    started: bool,
-    /// Some of it was quoted or escaped (so `2>` is not a file descriptor, `<<'EOF'`
-    /// does not expand).
-    quoted: bool,
-    dynamic: bool,
-    glob: bool,
-    /// An unquoted `{` was seen: a following unquoted `,` or `..` makes a brace expansion.
-    brace: bool,
-    /// It holds a variable set from `mktemp`: were `mktemp` to fail, the variable would be
-    /// empty, so a glob after it (`"$dir"/*`) could stand for anything.
-    temp: bool,
-}
-
-impl WordBuilder {
-    /// A quoted or escaped character: never special.
-    fn push_literal(&mut self, c: char) {
-        self.started = true;
-        self.text.push(c);
-        self.push_pattern_literal(c);
-    }
-
-    /// An unquoted ordinary character.
-    fn push_plain(&mut self, c: char) {
-        match c {
-            '*' | '?' | '[' | ']' => {
-                self.started = true;
-                self.glob |= c != ']';
-                let text = &self.text;
-                self.pattern
-                    .get_or_insert_with(|| {
-                        let mut pattern = String::with_capacity(text.len() + 8);
-                        for c in text.chars() {
-                            escape_into(&mut pattern, c);
-                        }
-                        pattern
-                    })
-                    .push(c);
-                self.text.push(c);
-            }
-            '{' => {
-                self.brace = true;
-                self.push_literal(c);
-            }
-            ',' if self.brace => {
-                self.dynamic = true;
-                self.push_literal(c);
-            }
-            '.' if self.brace && self.text.ends_with('.') => {
-                self.dynamic = true;
-                self.push_literal(c);
-            }
-            _ => self.push_literal(c),
-        }
-    }
-
-    /// The value of a loop variable whose item is a glob (`for f in src/*.ts`): one of the
-    /// names the glob matches, so the word stands for any of them, as the glob would.
-    fn push_glob_value(&mut self, text: &str, pattern: &str) {
-        self.started = true;
-        self.glob = true;
-        let current = &self.text;
-        self.pattern
-            .get_or_insert_with(|| {
-                let mut escaped = String::with_capacity(current.len() + pattern.len());
-                for c in current.chars() {
-                    escape_into(&mut escaped, c);
-                }
-                escaped
-            })
-            .push_str(pattern);
-        self.text.push_str(text);
-    }
-
-    /// An expansion: its value is only known at run time.
-    fn push_expansion(&mut self, shown: &str) {
-        self.started = true;
-        self.dynamic = true;
-        self.text.push_str(shown);
-        for c in shown.chars() {
-            self.push_pattern_literal(c);
-        }
-    }
-
-    fn push_pattern_literal(&mut self, c: char) {
-        if let Some(pattern) = &mut self.pattern {
-            escape_into(pattern, c);
-        }
-    }
-
-    /// Digits (or `{name}`) right before `<` or `>`: a file descriptor, not a word.
-    fn is_file_descriptor(&self) -> bool {
-        let text = self.text.as_str();
-        !self.quoted
-            && !self.dynamic
-            && !text.is_empty()
-            && (text.chars().all(|c| c.is_ascii_digit())
-                || text
-                    .strip_prefix('{')
-                    .and_then(|t| t.strip_suffix('}'))
-                    .is_some_and(|name| {
-                        !name.is_empty()
-                            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    }))
-    }
-
-    /// The program `$(which NAME)` names (`looked_up`, what the word began with), when
-    /// this word is exactly that substitution and stands where `segment` takes its command
-    /// (after any assignments): the shell runs the NAME found on the PATH, as it would for
-    /// `NAME` written out. Elsewhere (`rm "$(which tool)"`) the word is a path only known
-    /// at run time, and stays dynamic.
-    fn program_looked_up(&self, looked_up: String, segment: &Segment) -> Option<String> {
-        let whole = self.text == "$(…)" && !self.glob && !self.temp;
-        let command_position = segment
-            .words
-            .iter()
-            .all(|word| !word.dynamic && super::is_assignment(&word.text));
-        (whole && command_position).then_some(looked_up)
-    }
-
-    fn finish(mut self) -> Word {
-        if self.temp && self.glob {
-            // Shown as computed, so nothing reads a place from its text.
-            self.dynamic = true;
-            self.text.insert(0, '…');
-        }
-        let glob = if self.glob && !self.dynamic {
-            // A pattern that does not compile (`[` alone) is what bash leaves as it is.
-            self.pattern.as_deref().and_then(compile_glob)
-        } else {
-            None
-        };
-        Word {
-            text: self.text,
-            dynamic: self.dynamic,
-            glob,
-            wild: self.glob,
-        }
-    }
-}
-
-/// Appends `c` to a glob pattern as a literal character.
-pub(super) fn escape_into(pattern: &mut String, c: char) {
-    if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
-        pattern.push('\\');
-    }
-    pattern.push(c);
 }
 
 /// How a segment ended: whether what it set still holds for what follows.

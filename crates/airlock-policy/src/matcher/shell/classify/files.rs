@@ -511,3 +511,29 @@ fn entry_of(found: &FileRef, role: Role) -> FileRef {
         file_only: false,
     }
 }
+
+/// Whether the command deletes files only, never a folder or what one holds: `unlink`,
+/// and `rm` without `-r`, `-R` or `--recursive` (which GNU takes abbreviated, down to
+/// `--r`; `rm -d` removes a folder only when it is empty). A computed word before `--` may
+/// be any option, unless it goes on as a path (`$HOME/x`).
+pub(super) fn deletes_files_only(name: &str, arguments: &[Word]) -> bool {
+    match name {
+        "unlink" => true,
+        "rm" => {
+            for word in arguments {
+                if word.dynamic && !word.text.contains('/') {
+                    return false;
+                }
+                match word.text.as_str() {
+                    "--" => return true,
+                    long if long.starts_with("--r") => return false,
+                    long if long.starts_with("--") => {}
+                    short if short.starts_with('-') && short.contains(['r', 'R']) => return false,
+                    _ => {}
+                }
+            }
+            true
+        }
+        _ => false,
+    }
+}

@@ -1,9 +1,35 @@
 //! Clients of services on this machine: `nc localhost 6379` and `redis-cli GET k` talk to a
 //! process of the developer's own, as `curl localhost` does, and send nothing off the
-//! machine.
+//! machine; `open` and `xdg-open` show the person a file, a folder or a page.
 
 use super::super::lex::Word;
 use super::sql::local_host;
+use super::{Class, Judge, Role, SegmentFacts};
+
+impl Judge<'_> {
+    /// `open report.pdf` on macOS, `xdg-open http://localhost:3000`: what is shown to the
+    /// person is read (see [`shown_files`]); `false` when the command is not such a look.
+    pub(super) fn shown(
+        &self,
+        name: &str,
+        arguments: &[Word],
+        cwd: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) -> bool {
+        let macos = [self.context.home(), cwd]
+            .into_iter()
+            .flatten()
+            .any(|folder| folder.starts_with("/Users/"));
+        let Some(shown) = shown_files(name, arguments, macos) else {
+            return false;
+        };
+        facts.classes.insert(Class::ReadOnly);
+        for word in shown.into_iter().filter(|word| !word.text.contains("://")) {
+            facts.files.push(self.file(word, cwd, Role::Read));
+        }
+        true
+    }
+}
 
 /// `nc`, `ncat`, `netcat` or `telnet` connecting to a loopback address, without listening
 /// (`-l` opens a port to others) or running a program for the connection (`-e`, `-c`).
@@ -195,11 +221,7 @@ fn url_host(url: &str) -> &str {
 /// may run something: an application bundle, an installer, a script or a launcher named
 /// (or given to a terminal), arguments handed on to the application (`--args`), a
 /// computed word; `open` off macOS is another program (Linux's `openvt` runs commands).
-pub(super) fn shown_files<'w>(
-    name: &str,
-    arguments: &'w [Word],
-    macos: bool,
-) -> Option<Vec<&'w Word>> {
+fn shown_files<'w>(name: &str, arguments: &'w [Word], macos: bool) -> Option<Vec<&'w Word>> {
     const RUNNABLE: &[&str] = &[
         ".app",
         ".command",
