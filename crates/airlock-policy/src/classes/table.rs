@@ -515,8 +515,12 @@ fn has_option(arguments: &[&str], option: &[String], clustered: bool) -> bool {
             && argument.len() > 2
             && argument.starts_with('-')
             && !argument.starts_with("--")
-            && argument[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && argument[1..]
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .chars()
+                .all(|c| c.is_ascii_alphabetic())
         {
+            // (A leading number is an option's value, as perl's `-0` in `-0pi`.)
             let letter = first.chars().nth(1).unwrap_or('-');
             argument[1..].contains(letter).then_some(None)
         } else {

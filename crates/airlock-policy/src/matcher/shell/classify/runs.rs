@@ -78,9 +78,22 @@ impl Judge<'_> {
                     return;
                 }
                 self.code(&code.text, name, dir, nesting, facts);
-                // The files it is given after its code are read (`perl -ne '…' FILE`).
+                // The files it is given after its code are read (`perl -ne '…' FILE`), or
+                // changed where it edits them in place (`perl -0pi -e '…' FILE`).
                 if let Some(at) = arguments.iter().position(|word| std::ptr::eq(word, code)) {
+                    let named = facts.files.len();
                     self.operands_read_after(&arguments[at + 1..], dir, facts);
+                    let texts: Vec<&str> =
+                        arguments[..at].iter().map(|w| w.text.as_str()).collect();
+                    if self
+                        .table
+                        .option_classes(name, &texts)
+                        .contains(Class::Write)
+                    {
+                        for file in &mut facts.files[named..] {
+                            file.role = Role::Change;
+                        }
+                    }
                 }
                 return;
             }
