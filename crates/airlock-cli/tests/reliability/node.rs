@@ -161,10 +161,21 @@ impl Node {
                 self.stderr.drain();
                 return Err(format!("exited {status}: {}", self.stderr.text()));
             }
-            if matches!(
-                http().get(&format!("{}/healthz", self.url), ""),
-                Ok((200, _))
-            ) {
+            // Only our own server's answer counts: between picking the port and the bind,
+            // another test's server may take the port and answer `/healthz` while ours
+            // fails to bind (and exits a moment later). Ours holds the listening socket.
+            let port: u16 = self
+                .url
+                .rsplit(':')
+                .next()
+                .and_then(|port| port.parse().ok())
+                .unwrap_or(0);
+            if listens_on(self.child.id(), port)
+                && matches!(
+                    http().get(&format!("{}/healthz", self.url), ""),
+                    Ok((200, _))
+                )
+            {
                 return Ok(());
             }
             if Instant::now() > until {
@@ -372,4 +383,46 @@ pub fn base_seed() -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed_a1c0)
+}
+
+/// Whether process `pid` holds the TCP socket listening on `port`: `/proc/net/tcp{,6}` name
+/// the listening socket's inode, `/proc/<pid>/fd` the sockets the process holds.
+fn listens_on(pid: u32, port: u16) -> bool {
+    let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(table).ok())
+        .flat_map(|text| {
+            text.lines()
+                .skip(1)
+                .filter_map(|line| {
+                    let fields: Vec<&str> = line.split_whitespace().collect();
+                    let local = u16::from_str_radix(fields.get(1)?.rsplit(':').next()?, 16).ok()?;
+                    // `0A` is LISTEN.
+                    let inode = fields.get(9)?;
+                    (local == port && *fields.get(3)? == "0A").then(|| format!("socket:[{inode}]"))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+        .any(|link| {
+            inodes
+                .iter()
+                .any(|inode| link.to_string_lossy() == inode.as_str())
+        })
+}
+
+#[test]
+fn a_port_is_ours_only_while_we_hold_it() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    assert!(listens_on(std::process::id(), port));
+    assert!(!listens_on(1, port));
+    drop(listener);
+    assert!(!listens_on(std::process::id(), port));
 }
