@@ -536,15 +536,17 @@ impl Lexer {
                 }
                 // `app/(dashboard)/page.tsx`: a folder whose name is in parentheses (a
                 // Next.js route group), written unquoted. bash refuses the line (nothing
-                // runs); zsh reads a one-name pattern: either way no command starts there,
-                // and the word names that folder.
+                // runs); zsh reads a pattern matching the name alone (`/(usr)` is `/usr`):
+                // no command starts there, and the word is judged as naming that name.
                 '(' if word.text.ends_with('/') && !word.dynamic => {
                     let Some(length) = self.group_name_length() else {
                         break;
                     };
-                    for _ in 0..length {
+                    for offset in 0..length {
                         if let Some(c) = self.peek() {
-                            word.push_literal(c);
+                            if offset > 0 && offset + 1 < length {
+                                word.push_literal(c);
+                            }
                             self.position += 1;
                         }
                     }

@@ -83,8 +83,13 @@ impl Judge<'_> {
                 if let Some(at) = arguments.iter().position(|word| std::ptr::eq(word, code)) {
                     let named = facts.files.len();
                     self.operands_read_after(&arguments[at + 1..], dir, facts);
-                    let texts: Vec<&str> =
-                        arguments[..at].iter().map(|w| w.text.as_str()).collect();
+                    // Its switches may follow the code too (`perl -e '…' -i FILE`).
+                    let texts: Vec<&str> = arguments
+                        .iter()
+                        .enumerate()
+                        .filter(|(index, _)| *index != at)
+                        .map(|(_, word)| word.text.as_str())
+                        .collect();
                     if self
                         .table
                         .option_classes(name, &texts)
