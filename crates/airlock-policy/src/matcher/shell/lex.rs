@@ -542,14 +542,11 @@ impl Lexer {
                     let Some(length) = self.group_name_length() else {
                         break;
                     };
-                    for offset in 0..length {
-                        if let Some(c) = self.peek() {
-                            if offset > 0 && offset + 1 < length {
-                                word.push_literal(c);
-                            }
-                            self.position += 1;
-                        }
+                    // `(`, the name, `)`: the name alone is kept.
+                    for &c in &self.chars[self.position + 1..self.position + length - 1] {
+                        word.push_literal(c);
                     }
+                    self.position += length;
                 }
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' => break,
                 '<' | '>' => {

@@ -16,6 +16,9 @@ impl Judge<'_> {
         cwd: Option<&str>,
         facts: &mut SegmentFacts,
     ) -> bool {
+        if !matches!(name, "open" | "xdg-open") {
+            return false;
+        }
         let macos = [self.context.home(), cwd]
             .into_iter()
             .flatten()
@@ -99,7 +102,6 @@ pub(super) fn local_redis_read(name: &str, arguments: &[Word]) -> bool {
         "--tls-ciphersuites",
         "-t",
         "--delim",
-        "--eval",
     ];
     const MODES: &[&str] = &[
         "--scan",
