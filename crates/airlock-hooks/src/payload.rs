@@ -559,6 +559,25 @@ mod tests {
             Some(r"C:\Users\y\Coding\polydot")
         );
         assert_eq!(launch_folder(windows, r"C:\Users\y\Coding\other"), None);
+        // Other characters are a dash for each UTF-16 unit they take, as Claude Code writes
+        // them: `搜索` is `--`, `😀` is `--`; the count must agree.
+        let named = r"C:\Users\ASUS\.claude\projects\c--Users-ASUS-Desktop---\s.jsonl";
+        assert_eq!(
+            launch_folder(named, r"C:\Users\ASUS\Desktop\搜索\frontend").as_deref(),
+            Some(r"C:\Users\ASUS\Desktop\搜索")
+        );
+        assert_eq!(
+            launch_folder(named, r"C:\Users\ASUS\Desktop\搜\frontend"),
+            None
+        );
+        assert_eq!(
+            launch_folder(
+                "/home/c/.claude/projects/-home-c-a---b/s.jsonl",
+                "/home/c/a-😀b/x"
+            )
+            .as_deref(),
+            Some("/home/c/a-😀b")
+        );
         // On a POSIX path the case still counts.
         assert_eq!(
             launch_folder(

@@ -135,25 +135,18 @@ pub fn launch_folder(transcript_path: &str, cwd: &str) -> Option<String> {
         .find_map(|marker| transcript_path.split_once(marker).map(|(_, rest)| rest))?;
     let (name, _) = rest.split_once(['/', '\\'])?;
     let windows = is_drive_folder(cwd) || cwd.len() == 3 && is_drive_folder(&format!("{cwd}x"));
-    // Characters written as `-` are ASCII ones, so a folder and its name line up byte by
-    // byte (a folder with other characters never matches: nothing is guessed).
-    let encode = |byte: u8| {
-        if byte.is_ascii_alphanumeric() || !byte.is_ascii() {
-            if windows {
-                byte.to_ascii_lowercase()
-            } else {
-                byte
-            }
-        } else {
-            b'-'
-        }
-    };
+    // Claude Code writes every character but an ASCII letter or digit as `-`, one for each
+    // UTF-16 unit it takes (`搜索` is `--`), so a folder is compared character by character.
+    let fold = |c: char| if windows { c.to_ascii_lowercase() } else { c };
     let encodes_as_name = |folder: &str| {
-        folder.len() == name.len()
-            && folder
-                .bytes()
-                .zip(name.bytes())
-                .all(|(a, b)| encode(a) == encode(b))
+        let mut expected = name.chars();
+        folder.chars().all(|c| {
+            if c.is_ascii_alphanumeric() {
+                expected.next().map(fold) == Some(fold(c))
+            } else {
+                (0..c.len_utf16()).all(|_| expected.next() == Some('-'))
+            }
+        }) && expected.next().is_none()
     };
     // `cwd` and its ancestors, as prefixes of `cwd` ending before a separator.
     let trimmed = cwd.trim_end_matches(['/', '\\']);

@@ -368,6 +368,14 @@ fn strip_one_wrapper(words: &[Word]) -> Option<&[Word]> {
     let program = basename(&first.text);
     let &(_, options_with_value, operands) =
         WRAPPERS.iter().find(|(name, _, _)| *name == program)?;
+    // Windows' `timeout /t 5 /nobreak` only waits (GNU's takes no `/t`): `sleep`'s look.
+    if program == "timeout"
+        && rest
+            .first()
+            .is_some_and(|word| word.text.eq_ignore_ascii_case("/t"))
+    {
+        return None;
+    }
     // `command -v NAME` and `command -V NAME` only say what NAME is; they run nothing.
     if program == "command"
         && rest

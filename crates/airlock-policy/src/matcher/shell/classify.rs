@@ -30,6 +30,7 @@ mod computed;
 mod console;
 mod docker;
 mod dry_run;
+mod editors;
 mod effects;
 mod environment;
 mod files;
@@ -265,6 +266,8 @@ impl<'a> Judge<'a> {
         // The facts of the last segment that printed the whole environment.
         let mut environment_printed: Option<std::ops::Range<usize>> = None;
         let mut listings = listed::Listings::default();
+        // The segment before and its facts (what it prints into this one's pipe).
+        let mut piped_from: Option<(usize, std::ops::Range<usize>)> = None;
         for (index, segment) in segments.iter().enumerate() {
             // `LOG=$(ls -t logs/*.log | head -1)`: `$LOG` is an entry of `logs`.
             let held = listings.held(segment);
@@ -301,6 +304,8 @@ impl<'a> Judge<'a> {
                 moves.push((segment.depth, next));
             }
             listings.note(segment, &self.out[judged..]);
+            self.secrets_filtered(segments, piped_from.take(), index, judged);
+            piped_from = Some((index, judged..self.out.len()));
             // What reads the whole environment from the pipe and sends it off this machine
             // sends every token in it.
             if environment_piped || holds_environment {

@@ -45,14 +45,43 @@ impl Judge<'_> {
             facts.classes.insert(Class::CredentialSearch);
         }
         // `make CC='sh -c "…"'`: a variable given a shell line runs it in the recipes.
-        if make_variable_runs(name, arguments) {
+        if make_variable_runs(name, arguments) || self.make_variable_places(name, arguments) {
             facts.classes.insert(Class::Unknown);
+        }
+        // `gitleaks detect --redact`: the secrets it finds are masked in what it prints.
+        if name == "gitleaks"
+            && arguments
+                .iter()
+                .any(|word| word.text.starts_with("--redact"))
+        {
+            facts.classes = remove(facts.classes, Class::CredentialSearch);
+            facts.classes.insert(Class::ReadOnly);
         }
         if name == "kubectl" {
             if let Some(class) = kube::secret_data(arguments) {
                 facts.classes.insert(class);
             }
         }
+    }
+
+    /// `make clean CLEAN_DIRS='~/.config ~/.local/share'`: a make variable that names the
+    /// user's own files outside the work area hands them to recipes nobody has read here.
+    fn make_variable_places(&self, name: &str, arguments: &[Word]) -> bool {
+        matches!(name, "make" | "gmake")
+            && arguments.iter().any(|word| {
+                word.text.split_once('=').is_some_and(|(variable, value)| {
+                    !variable.starts_with('-')
+                        && value.split_whitespace().any(|part| {
+                            self.context.resolve(part).is_some_and(|path| {
+                                !self.inside_work_area(&path)
+                                    && self
+                                        .context
+                                        .home()
+                                        .is_some_and(|home| below(&path, home).is_some())
+                            })
+                        })
+                })
+            })
     }
 
     /// A database client given its query on the line: a read, or what the table says.
@@ -73,6 +102,10 @@ impl Judge<'_> {
         if !fed && services::local_redis_read(name, arguments) {
             facts.classes = remove(facts.classes, Class::Network);
             facts.classes.insert(Class::ReadOnly);
+        }
+        if services::port_scan(name, arguments) {
+            facts.classes = remove(facts.classes, Class::ReadOnly);
+            facts.classes.insert(Class::Network);
         }
         if services::local_socket(name, arguments) {
             facts.classes = remove(facts.classes, Class::Network);

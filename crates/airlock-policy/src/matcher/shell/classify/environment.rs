@@ -180,6 +180,31 @@ impl super::Judge<'_> {
     }
 }
 
+impl super::Judge<'_> {
+    /// `cat ~/.config/app/settings.json | grep -i token`, `docker inspect web | grep -i
+    /// secret`: a filter for secrets' names (the segment at `index`, whose facts start at
+    /// `judged`) over what holds them (the segment before and its facts) prints them.
+    pub(super) fn secrets_filtered(
+        &mut self,
+        segments: &[Segment],
+        before: Option<(usize, std::ops::Range<usize>)>,
+        index: usize,
+        judged: usize,
+    ) {
+        let segment = &segments[index];
+        if segment.piped
+            && before.is_some_and(|(before, printed)| {
+                prints_settings(&segments[before]) || self.reads_own_files(&self.out[printed])
+            })
+            && picks_secret_values(segment)
+        {
+            for facts in &mut self.out[judged..] {
+                facts.classes.insert(Class::CredentialSearch);
+            }
+        }
+    }
+}
+
 /// A filter of the environment's lines that keeps only the names (`env | cut -d= -f1`,
 /// `env | awk -F= '{print $1}'`, `env | sed 's/=.*//'`): no value passes.
 pub(super) fn keeps_names_only(segment: &Segment) -> bool {
@@ -243,6 +268,85 @@ pub(super) fn picks_secrets(segment: &Segment) -> bool {
                     .iter()
                     .any(|name| upper.contains(name))
             })
+}
+
+/// A command that prints a container's settings, its environment among them (`docker
+/// inspect web`, `docker exec web env`, `kubectl exec pod -- printenv`).
+pub(super) fn prints_settings(segment: &Segment) -> bool {
+    let words = unwrapped(&segment.words);
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    !first.dynamic
+        && match basename(&first.text) {
+            "docker" | "podman" | "nerdctl" => {
+                matches!(
+                    texts.iter().find(|text| !text.starts_with('-')).copied(),
+                    Some("inspect")
+                ) || (texts.contains(&"exec")
+                    && texts
+                        .iter()
+                        .any(|text| matches!(*text, "env" | "printenv" | "set")))
+            }
+            "kubectl" | "oc" => {
+                texts.contains(&"exec")
+                    && texts
+                        .iter()
+                        .any(|text| matches!(*text, "env" | "printenv" | "set"))
+            }
+            _ => false,
+        }
+}
+
+/// A filter of a file's or a container's lines for the words secrets are written under
+/// (`grep -i token`, `grep -E 'secret|password'`), each a word of its own: `tokenizer`,
+/// `keyboard` or `passthrough` are other words.
+fn picks_secret_values(segment: &Segment) -> bool {
+    const WORDS: &[&str] = &[
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "apikey",
+        "api_key",
+        "api-key",
+        "credential",
+        "private_key",
+        "access_key",
+        "bearer",
+        "authorization",
+    ];
+    let words = unwrapped(&segment.words);
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    if first.dynamic
+        || !matches!(basename(&first.text), "grep" | "egrep" | "rg" | "ag")
+        || arguments
+            .iter()
+            .any(|word| word.text == "-v" || word.text == "--invert-match")
+    {
+        return false;
+    }
+    arguments
+        .iter()
+        .filter(|word| !word.text.starts_with('-') && !word.dynamic)
+        .any(|word| {
+            let lower = word.text.to_ascii_lowercase();
+            WORDS.iter().any(|name| {
+                lower.match_indices(name).any(|(at, _)| {
+                    let before = lower[..at].chars().next_back();
+                    let after = lower[at + name.len()..]
+                        .trim_start_matches('s')
+                        .chars()
+                        .next();
+                    !before.is_some_and(|c| c.is_ascii_alphabetic())
+                        && !after.is_some_and(|c| c.is_ascii_alphabetic())
+                })
+            })
+        })
 }
 
 /// Whether a segment prints the value of a variable named like a credential

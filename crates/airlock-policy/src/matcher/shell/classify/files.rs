@@ -173,6 +173,27 @@ impl Judge<'_> {
         }
     }
 
+    /// Whether the facts of a command read a file of the user's own outside the work area
+    /// (`cat ~/.config/app/settings.json`, `Get-Content $env:APPDATA\…`) or one that cannot
+    /// be placed: what it prints may hold the user's secrets.
+    pub(super) fn reads_own_files(&self, printed: &[SegmentFacts]) -> bool {
+        printed.iter().any(|facts| {
+            facts.files.iter().any(|file| {
+                file.role == Role::Read
+                    && match file.path.as_deref() {
+                        None => true,
+                        Some(path) => {
+                            !self.inside_work_area(path)
+                                && self
+                                    .context
+                                    .home()
+                                    .is_some_and(|home| below(path, home).is_some())
+                        }
+                    }
+            })
+        })
+    }
+
     /// Inside the project or a temporary directory.
     pub(super) fn inside_work_area(&self, path: &str) -> bool {
         self.context

@@ -209,10 +209,21 @@ impl Judge<'_> {
     pub(super) fn hunting(
         &self,
         patterns: &[&str],
-        _texts: &[&str],
+        texts: &[&str],
         places: &[FileRef],
         facts: &mut SegmentFacts,
     ) {
+        // A pattern shaped like a credential itself (`AKIA[0-9A-Z]{16}`, `ghp_…`, a private
+        // key's block with the lines after it) prints the secrets it finds, wherever it
+        // looks; listing or counting the files that hold them does not.
+        if prints_matches(texts)
+            && patterns
+                .iter()
+                .chain(&explicit_patterns(texts))
+                .any(|pattern| key_shaped(pattern, texts))
+        {
+            facts.classes.insert(Class::CredentialSearch);
+        }
         let looks_for_credentials = patterns.iter().any(|pattern| {
             let lower = pattern.to_ascii_lowercase();
             self.table
@@ -351,4 +362,96 @@ impl Judge<'_> {
         self.hunting(&patterns, &[], &places, facts);
         facts.files.extend(places);
     }
+}
+
+/// The text of credentials that announce themselves: access key ids and tokens by their
+/// fixed prefixes (AWS, GitHub, GitLab, Slack, Stripe, Anthropic, OpenAI projects, Google
+/// API keys, npm, Hugging Face).
+const KEY_PREFIXES: &[&str] = &[
+    "AKIA",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "ghu_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xox[",
+    "sk_live_",
+    "rk_live_",
+    "sk-ant-",
+    "sk-proj-",
+    "AIza",
+    "npm_[",
+    "hf_[",
+];
+
+/// The first line of a private key's block: what follows it, printed, is the key.
+const KEY_BLOCKS: &[&str] = &[
+    "PRIVATE KEY",
+    "BEGIN RSA",
+    "BEGIN OPENSSH",
+    "BEGIN EC",
+    "BEGIN DSA",
+    "BEGIN PGP PRIVATE",
+    "BEGIN ENCRYPTED",
+];
+
+/// Whether a search pattern is shaped like a credential: a key's fixed prefix, or a
+/// private key's first line searched with the lines after it (`-A30`, `-C 5`).
+fn key_shaped(pattern: &str, texts: &[&str]) -> bool {
+    if KEY_PREFIXES.iter().any(|prefix| pattern.contains(prefix)) {
+        return true;
+    }
+    let upper = pattern.to_ascii_uppercase();
+    KEY_BLOCKS.iter().any(|block| upper.contains(block)) && prints_context(texts)
+}
+
+/// Whether a search prints the lines it matches: not only the files' names (`-l`, `-L`),
+/// counts (`-c`) or its status (`-q`).
+fn prints_matches(texts: &[&str]) -> bool {
+    !texts.iter().any(|text| {
+        matches!(
+            *text,
+            "--files-with-matches"
+                | "--files-without-match"
+                | "--count"
+                | "--count-matches"
+                | "--quiet"
+                | "--silent"
+                | "--files"
+        ) || (text.starts_with('-')
+            && !text.starts_with("--")
+            && text[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && text[1..].contains(['l', 'L', 'c', 'q']))
+    })
+}
+
+/// Whether a search prints lines around each match (`-A 30`, `-C5`, `--after-context=9`).
+fn prints_context(texts: &[&str]) -> bool {
+    texts.iter().any(|text| {
+        text.starts_with("--after-context")
+            || text.starts_with("--context")
+            || (text.len() >= 2
+                && text.starts_with('-')
+                && !text.starts_with("--")
+                && (text[1..].starts_with(['A', 'C'])
+                    || text[1..].chars().all(|c| c.is_ascii_digit())))
+    })
+}
+
+/// The patterns a search is given by option (`-e PATTERN`, `--regexp=PATTERN`).
+fn explicit_patterns<'t>(texts: &[&'t str]) -> Vec<&'t str> {
+    let mut out = Vec::new();
+    let mut words = texts.iter();
+    while let Some(text) = words.next() {
+        match *text {
+            "-e" | "--regexp" => out.extend(words.next().copied()),
+            _ => out.extend(text.strip_prefix("--regexp=")),
+        }
+    }
+    out
 }

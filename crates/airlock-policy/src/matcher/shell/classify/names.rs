@@ -57,7 +57,7 @@ pub(super) fn named_effects(
                 (name, first),
                 ("cargo", Some("xtask")) | ("deno", Some("task"))
             );
-        if task_runner && deploys_by_name(arguments) {
+        if (task_runner && deploys_by_name(arguments)) || cake_target_deploys(name, arguments) {
             effects.insert(Class::Deploy);
         }
         // Jib builds an image and pushes it to its registry (`./gradlew :api:jib`, `mvn
@@ -121,6 +121,26 @@ fn task_runner(name: &str) -> bool {
             | "bazelisk"
             | "pants"
     )
+}
+
+/// Cake's target, named by option (`dotnet cake --target=Publish`, `dotnet cake build.cake
+/// -t Deploy`), named for deploying.
+fn cake_target_deploys(name: &str, arguments: &[Word]) -> bool {
+    let cake = matches!(name, "cake" | "dotnet-cake")
+        || (name == "dotnet" && arguments.first().is_some_and(|word| word.text == "cake"));
+    let mut words = arguments.iter();
+    cake && std::iter::from_fn(|| {
+        let word = words.next()?;
+        Some(match word.text.split_once('=') {
+            Some(("--target" | "-target", target)) => Some(target.to_owned()),
+            None if matches!(word.text.as_str(), "--target" | "-target" | "-t") => {
+                words.next().map(|target| target.text.clone())
+            }
+            _ => None,
+        })
+    })
+    .flatten()
+    .any(|target| names_deploy_task(&target))
 }
 
 fn deploys_by_name(arguments: &[Word]) -> bool {

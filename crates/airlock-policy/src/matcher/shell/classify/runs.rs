@@ -159,6 +159,27 @@ impl Judge<'_> {
             facts.classes.insert(Class::ReadOnly);
             return;
         }
+        // `bash -n x.sh`, `sh -n`, `zsh -n`: the script is read for its syntax, never run.
+        if is_shell
+            && name != "source"
+            && name != "."
+            && arguments
+                .iter()
+                .take_while(|word| word.text.starts_with('-') && word.text != "--")
+                .any(|word| {
+                    word.text == "--noexec"
+                        || (!word.text.starts_with("--")
+                            && word.text.contains('n')
+                            && word.text[1..].chars().all(|c| c.is_ascii_alphabetic()))
+                })
+        {
+            if let Some(word) = script.filter(|word| !word.dynamic) {
+                facts.classes = remove(facts.classes, Class::Build);
+                facts.classes.insert(Class::ReadOnly);
+                facts.files.push(self.file(word, dir, Role::Read));
+                return;
+            }
+        }
         match script {
             Some(word) if word.dynamic => {
                 // `source <(curl …)`, `bash "$SCRIPT"`.

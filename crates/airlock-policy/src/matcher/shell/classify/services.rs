@@ -1,6 +1,7 @@
 //! Clients of services on this machine: `nc localhost 6379` and `redis-cli GET k` talk to a
 //! process of the developer's own, as `curl localhost` does, and send nothing off the
-//! machine; `open` and `xdg-open` show the person a file, a folder or a page.
+//! machine; `open` and `xdg-open` show the person a file, a folder or a page, and an
+//! editor's launcher shows the files it opens (`editors.rs`).
 
 use super::super::lex::Word;
 use super::sql::local_host;
@@ -16,6 +17,15 @@ impl Judge<'_> {
         cwd: Option<&str>,
         facts: &mut SegmentFacts,
     ) -> bool {
+        if let Some(files) = super::editors::opened(name, arguments) {
+            facts.classes.insert(Class::ReadOnly);
+            for word in files {
+                let mut word = word.clone();
+                word.text = super::editors::without_position(&word.text).to_owned();
+                facts.files.push(self.file(&word, cwd, Role::Read));
+            }
+            return true;
+        }
         if !matches!(name, "open" | "xdg-open") {
             return false;
         }
@@ -37,9 +47,34 @@ impl Judge<'_> {
 /// `nc`, `ncat`, `netcat` or `telnet` connecting to a loopback address, without listening
 /// (`-l` opens a port to others) or running a program for the connection (`-e`, `-c`).
 pub(super) fn local_socket(name: &str, arguments: &[Word]) -> bool {
+    socket_operands(name, arguments).is_some_and(|(operands, _)| {
+        operands
+            .first()
+            .is_some_and(|host| loopback(host) && operands.len() <= 2)
+    })
+}
+
+/// `nc -zv 198.51.100.23 1-1024`, `nc -z host 22 80 443`: a probe of a range or a list of
+/// another machine's ports, a scan of it (one port is a check that a service is up).
+pub(super) fn port_scan(name: &str, arguments: &[Word]) -> bool {
+    socket_operands(name, arguments).is_some_and(|(operands, probe)| {
+        probe
+            && operands.first().is_some_and(|host| !loopback(host))
+            && (operands.len() > 2
+                || operands
+                    .iter()
+                    .skip(1)
+                    .any(|port| port.contains(['-', ','])))
+    })
+}
+
+/// The operands of `nc`, `ncat`, `netcat` or `telnet` (host, then ports), and whether it
+/// only probes (`-z`); `None` when it listens, runs a program or is computed.
+fn socket_operands<'w>(name: &str, arguments: &'w [Word]) -> Option<(Vec<&'w str>, bool)> {
     if !matches!(name, "nc" | "ncat" | "netcat" | "telnet") {
-        return false;
+        return None;
     }
+    let mut probe = false;
     // Short options that take a value: the word after them is not the host.
     const VALUED: &str = "wqpsixXWIOTVMgGP";
     let mut operands = Vec::new();
@@ -47,19 +82,21 @@ pub(super) fn local_socket(name: &str, arguments: &[Word]) -> bool {
     while let Some(word) = words.next() {
         let text = word.text.as_str();
         if word.dynamic {
-            return false;
+            return None;
         }
         if let Some(long) = text.strip_prefix("--") {
             if long.starts_with("listen") || long.contains("exec") || long.starts_with("keep") {
-                return false;
+                return None;
             }
+            probe |= long == "zero";
             continue;
         }
         match text.strip_prefix('-') {
             Some(letters) if !letters.is_empty() => {
                 if letters.contains(['l', 'e', 'c', 'k', 'L', 'R']) {
-                    return false;
+                    return None;
                 }
+                probe |= letters.contains('z');
                 if letters.ends_with(|c: char| VALUED.contains(c)) {
                     words.next();
                 }
@@ -67,9 +104,7 @@ pub(super) fn local_socket(name: &str, arguments: &[Word]) -> bool {
             _ => operands.push(text),
         }
     }
-    operands
-        .first()
-        .is_some_and(|host| loopback(host) && operands.len() <= 2)
+    Some((operands, probe))
 }
 
 /// `redis-cli` on this machine (no `-h`, or a loopback one; no URL elsewhere) given a

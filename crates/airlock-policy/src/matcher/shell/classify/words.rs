@@ -160,7 +160,7 @@ pub(super) fn inline_code<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w W
         }
     }
     let flags: &[&str] = match name {
-        "python" | "python2" | "python3" => &["-c"],
+        _ if python_family(name) => &["-c"],
         "node" | "nodejs" | "bun" | "deno" | "tsx" | "ts-node" => {
             &["-e", "--eval", "-p", "--print"]
         }
@@ -183,6 +183,14 @@ pub(super) fn inline_code<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w W
         }
     }
     None
+}
+
+/// Whether `name` runs Python: `python`, `python3.12`, `pypy3`, Windows' launcher `py`
+/// (`py -3 -c '…'`), with or without `.exe`.
+pub(super) fn python_family(name: &str) -> bool {
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    let bare = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    matches!(bare, "python" | "pypy" | "py") && (bare != "py" || name == "py")
 }
 
 /// The command a segment really runs: its words past every wrapper, assignment and
@@ -223,7 +231,7 @@ pub(super) fn feeds_code(segment: &Segment) -> bool {
         // Inline code that decodes, fetches, runs programs or hides what it calls may
         // print code nobody has seen; code that only computes from its own text does not
         // (unless it is piped into a runner: `any_feeds_code`).
-        name @ ("python" | "python3" | "perl" | "ruby" | "node" | "php") => {
+        name if python_family(name) || matches!(name, "perl" | "ruby" | "node" | "php") => {
             inline_code(name, arguments).is_some_and(|code| {
                 code.dynamic || crate::matcher::shell::code::may_produce_code(&code.text)
             })
