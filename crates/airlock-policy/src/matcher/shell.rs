@@ -497,8 +497,15 @@ fn push_with_nested(segment: Segment, depth: usize, out: &mut Vec<Segment>) {
             }
             "powershell" | "pwsh" => {
                 if let Some(script) = powershell_script(arguments) {
+                    // `powershell -Command "… | Where-Object { $_.Name -like 'x*' }"` from a
+                    // POSIX shell: bash puts its last argument for `$_`, which, before any
+                    // other command of the line, is the shell's own path, not code; the
+                    // agent wrote PowerShell's pipeline variable, which is read so.
+                    let first = depth == 0 && out.is_empty();
                     match script {
-                        Some(script) if !script.dynamic => {
+                        Some(script)
+                            if !script.dynamic || (first && only_last_argument(&script.text)) =>
+                        {
                             out.extend(
                                 powershell::segments(&script.text, depth + 1)
                                     .unwrap_or_else(|| vec![Segment::unknowable()]),
@@ -656,6 +663,19 @@ pub(in crate::matcher::shell) fn cmd_script(arguments: &[Word]) -> Option<Word> 
         glob: None,
         wild: false,
     })
+}
+
+/// Whether the only expansions a word's text holds are bash's `$_` (`$_.Name`, `$_ }`).
+fn only_last_argument(text: &str) -> bool {
+    text.contains("$_")
+        && text.match_indices('$').all(|(at, _)| {
+            let rest = &text[at + 1..];
+            rest.starts_with('_')
+                && !rest[1..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }
 
 /// The script `powershell`/`pwsh` runs from its arguments: `Some(Some(word))` for

@@ -741,6 +741,7 @@ impl<'a> Judge<'a> {
         if name == "ssh" && !fed {
             self.ssh(arguments, nesting, facts);
         }
+        services::tls_look(name, arguments, segment, facts);
         if !segment.piped && segment.here_text.is_none() {
             self.runs_elsewhere(name, arguments, nesting, facts);
         }

@@ -133,7 +133,12 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
             .replace("stderr.write", "");
         WRITES.iter().any(|name| written.contains(name)) || opens_for_writing(&lower)
     };
-    let network = has(NETWORK);
+    // `import requests, socket; print(requests.__version__)`: a module imported or its
+    // version read opens no connection.
+    let network = has(NETWORK) && {
+        let used = beyond_imports(&lower);
+        NETWORK.iter().any(|name| used.contains(name))
+    };
     let home = has(HOME).then(|| home_paths(code));
     // Decoded text hides a file's name only where a file is opened by a name computed
     // at run time: `open('nb.ipynb')` beside `s.split(chr(10))` opens what it says.
@@ -144,6 +149,20 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
         std::borrow::Cow::Owned(lower.replace(".compile(", "."))
     } else {
         std::borrow::Cow::Borrowed(lower.as_str())
+    };
+    // `importlib.util.find_spec('torch')`, `importlib.metadata.version('x')` only look a
+    // package up; loading a module from a file or by a computed name stays opaque.
+    let unmethoded = if ["spec_from", "module_from_spec", "exec_module", "loader"]
+        .iter()
+        .any(|name| unmethoded.contains(name))
+    {
+        unmethoded
+    } else {
+        std::borrow::Cow::Owned(
+            unmethoded
+                .replace("importlib.util", "")
+                .replace("importlib.metadata", ""),
+        )
     };
     let opaque = ((OPAQUE.iter().any(|name| unmethoded.contains(name)) || decodes_a_name)
         && !only_reads_files(&unmethoded))
@@ -699,3 +718,31 @@ use names::{
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;
+
+/// Python code without its plain import statements (`import a, b`; one that renames, `import
+/// a as b`, or takes names out, `from a import b`, stays: the module is then used by
+/// another name) and the module attributes that only describe a module (`x.__version__`,
+/// `x.__file__`, `x.__path__`): what it does with what it imported, by the modules' names.
+fn beyond_imports(lower: &str) -> String {
+    let mut kept = String::with_capacity(lower.len());
+    for statement in lower.split_inclusive(['\n', ';']) {
+        let trimmed = statement.trim_start();
+        let plain_import = trimmed.strip_prefix("import ").is_some_and(|modules| {
+            !modules.contains(" as ")
+                && !modules.contains(" from ")
+                && !modules.contains(['\'', '"', '{', '*'])
+        });
+        if !plain_import {
+            kept.push_str(statement);
+        }
+    }
+    for attribute in [".__version__", ".__file__", ".__path__"] {
+        while let Some(at) = kept.find(attribute) {
+            let start = kept[..at]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .map_or(0, |before| before + 1);
+            kept.replace_range(start..at + attribute.len(), " ");
+        }
+    }
+    kept
+}

@@ -48,6 +48,16 @@ impl Judge<'_> {
         if make_variable_runs(name, arguments) || self.make_variable_places(name, arguments) {
             facts.classes.insert(Class::Unknown);
         }
+        // `ifconfig eth0 down`, `ifconfig eth0 10.0.0.2`: an interface given settings.
+        if name == "ifconfig" && operands(arguments).len() > 1 {
+            facts.classes = remove(facts.classes, Class::ReadOnly);
+            facts.classes.insert(Class::Privilege);
+        }
+        // `curl --resolve pypi.org:443:203.0.113.77 …`: a well-known name sent to an address
+        // of the line's choosing (a loopback one tests the developer's own server).
+        if name == "curl" && redirects_names(arguments) {
+            facts.classes.insert(Class::Network);
+        }
         // `gitleaks detect --redact`: the secrets it finds are masked in what it prints.
         if name == "gitleaks"
             && arguments
@@ -170,4 +180,39 @@ pub(super) fn loaded_secrets_effects(classes: &mut ClassSet, production: bool) {
     if production && classes.contains(Class::Build) {
         classes.insert(Class::Deploy);
     }
+}
+
+/// `curl --resolve HOST:PORT:ADDRESS` or `--connect-to HOST:PORT:HOST2:PORT2` to an address
+/// that is not this machine's.
+fn redirects_names(arguments: &[Word]) -> bool {
+    let mut words = arguments.iter();
+    let mut values = Vec::new();
+    while let Some(word) = words.next() {
+        match word.text.split_once('=') {
+            Some(("--resolve" | "--connect-to", value)) => {
+                values.push((value.to_owned(), word.dynamic))
+            }
+            _ if matches!(word.text.as_str(), "--resolve" | "--connect-to") => {
+                if let Some(value) = words.next() {
+                    values.push((value.text.clone(), value.dynamic));
+                }
+            }
+            _ => {}
+        }
+    }
+    values.iter().any(|(value, dynamic)| {
+        *dynamic
+            || value.splitn(3, ':').nth(2).is_none_or(|target| {
+                let address = target
+                    .trim_start_matches('+')
+                    .split([',', ':'])
+                    .next()
+                    .unwrap_or("");
+                let address = address.trim_start_matches('[').trim_end_matches(']');
+                !(address.is_empty()
+                    || address == "localhost"
+                    || address.starts_with("127.")
+                    || address == "::1")
+            })
+    })
 }

@@ -87,35 +87,45 @@ pub(super) fn dumps_environment(segment: &Segment) -> bool {
     }
 }
 
+/// The patterns of a `grep`/`egrep`/`rg` filter of a pipe, given as operands or by `-e`,
+/// when every option is one that keeps lines as they are (`-E`, `-P`, `-i`, `-n`,
+/// `--color=never`, or one of `also`); `None` for any other option (`-v` keeps the rest,
+/// `-o` cuts) or a computed word.
+fn filter_patterns<'s>(segment: &'s Segment, also: &[&str]) -> Option<Vec<&'s str>> {
+    let words = unwrapped(&segment.words);
+    let (first, arguments) = words.split_first()?;
+    if first.dynamic || !matches!(basename(&first.text), "grep" | "egrep" | "rg") {
+        return None;
+    }
+    let mut patterns = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        if word.dynamic {
+            return None;
+        }
+        match word.text.as_str() {
+            "-e" | "--regexp" => match words.next() {
+                Some(pattern) if !pattern.dynamic => patterns.push(pattern.text.as_str()),
+                _ => return None,
+            },
+            "-E" | "-P" | "-i" | "-n" | "--color=never" => {}
+            text if also.contains(&text) => {}
+            text if text.starts_with('-') => return None,
+            text => patterns.push(text),
+        }
+    }
+    Some(patterns)
+}
+
 /// A filter of the environment's lines that keeps only the variables it names, none named
 /// like a credential (`env | grep -E '^(LANG|DISPLAY)='`, `env | rg '^PATH='`): what
 /// passes is those values. One pattern, anchored at the line's start and closed by `=`,
 /// of names alone, read from the pipe; any other option (`-v` keeps the rest) or operand
 /// is not such a filter.
 pub(super) fn keeps_named_variables(segment: &Segment) -> bool {
-    let words = unwrapped(&segment.words);
-    let Some((first, arguments)) = words.split_first() else {
+    let Some(patterns) = filter_patterns(segment, &["-N", "-x", "--no-line-number"]) else {
         return false;
     };
-    if first.dynamic || !matches!(basename(&first.text), "grep" | "egrep" | "rg") {
-        return false;
-    }
-    let mut patterns = Vec::new();
-    let mut words = arguments.iter();
-    while let Some(word) = words.next() {
-        if word.dynamic {
-            return false;
-        }
-        match word.text.as_str() {
-            "-e" | "--regexp" => match words.next() {
-                Some(pattern) if !pattern.dynamic => patterns.push(pattern.text.as_str()),
-                _ => return false,
-            },
-            "-E" | "-P" | "-i" | "-n" | "-N" | "-x" | "--color=never" | "--no-line-number" => {}
-            text if text.starts_with('-') => return false,
-            text => patterns.push(text),
-        }
-    }
     let [pattern] = patterns.as_slice() else {
         return false;
     };
@@ -182,7 +192,7 @@ impl super::Judge<'_> {
 
 impl super::Judge<'_> {
     /// `cat ~/.config/app/settings.json | grep -i token`, `docker inspect web | grep -i
-    /// secret`: a filter for secrets' names (the segment at `index`, whose facts start at
+    /// secret`, `git log -p --all | grep password`: a filter for secrets' names (the segment at `index`, whose facts start at
     /// `judged`) over what holds them (the segment before and its facts) prints them.
     pub(super) fn secrets_filtered(
         &mut self,
@@ -192,9 +202,24 @@ impl super::Judge<'_> {
         judged: usize,
     ) {
         let segment = &segments[index];
+        // `git config --list | grep -E 'core\.(autocrlf|eol)'`: git's settings cut to ones
+        // named, none of which holds a secret, print only those.
+        if let Some((before, printed)) = before.clone() {
+            if segment.piped
+                && lists_git_settings(&segments[before])
+                && keeps_plain_settings(segment)
+            {
+                for facts in &mut self.out[printed] {
+                    facts.classes = super::remove(facts.classes, Class::CredentialSearch);
+                    if facts.classes.is_empty() {
+                        facts.classes.insert(Class::ReadOnly);
+                    }
+                }
+            }
+        }
         if segment.piped
             && before.is_some_and(|(before, printed)| {
-                prints_settings(&segments[before]) || self.reads_own_files(&self.out[printed])
+                prints_secret_holders(&segments[before]) || self.reads_own_files(&self.out[printed])
             })
             && picks_secret_values(segment)
         {
@@ -270,9 +295,52 @@ pub(super) fn picks_secrets(segment: &Segment) -> bool {
             })
 }
 
-/// A command that prints a container's settings, its environment among them (`docker
-/// inspect web`, `docker exec web env`, `kubectl exec pod -- printenv`).
-pub(super) fn prints_settings(segment: &Segment) -> bool {
+/// `git config --list` (`-l`, any scope): every setting with its value.
+fn lists_git_settings(segment: &Segment) -> bool {
+    let words = unwrapped(&segment.words);
+    let Some((first, arguments)) = words.split_first() else {
+        return false;
+    };
+    !first.dynamic
+        && basename(&first.text) == "git"
+        && arguments.first().is_some_and(|word| word.text == "config")
+        && arguments
+            .iter()
+            .any(|word| matches!(word.text.as_str(), "--list" | "-l"))
+}
+
+/// A filter of settings' lines whose patterns each name settings (a run of three letters or
+/// more), none where secrets are kept (URLs, HTTP headers, credentials, tokens, passwords).
+fn keeps_plain_settings(segment: &Segment) -> bool {
+    const SECRET_PLACES: &[&str] = &[
+        "url",
+        "http",
+        "cred",
+        "token",
+        "pass",
+        "secret",
+        "auth",
+        "header",
+        "insteadof",
+        "key",
+    ];
+    let Some(patterns) = filter_patterns(segment, &["-w", "-F"]) else {
+        return false;
+    };
+    !patterns.is_empty()
+        && patterns.iter().all(|pattern| {
+            let lower = pattern.to_ascii_lowercase();
+            let named = lower
+                .split(|c: char| !c.is_ascii_alphabetic())
+                .any(|run| run.len() >= 3);
+            named && !SECRET_PLACES.iter().any(|place| lower.contains(place))
+        })
+}
+
+/// A command that prints where secrets are kept: a container's settings, its environment
+/// among them (`docker inspect web`, `docker exec web env`, `kubectl exec pod --
+/// printenv`), or the history's patches, every secret ever committed (`git log -p --all`).
+pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
     let words = unwrapped(&segment.words);
     let Some((first, arguments)) = words.split_first() else {
         return false;
@@ -294,6 +362,12 @@ pub(super) fn prints_settings(segment: &Segment) -> bool {
                     && texts
                         .iter()
                         .any(|text| matches!(*text, "env" | "printenv" | "set"))
+            }
+            "git" => {
+                texts.iter().find(|text| !text.starts_with('-')) == Some(&"log")
+                    && texts
+                        .iter()
+                        .any(|text| matches!(*text, "-p" | "--patch" | "-u"))
             }
             _ => false,
         }

@@ -454,7 +454,8 @@ impl Judge<'_> {
     }
 
     /// Files git prints from its history: `git show REV:PATH`, `git cat-file -p REV:PATH`,
-    /// and the paths after `--` of `git show` and of `git log -p`: their contents as
+    /// and the paths after `--` of `git show`, `git log -p`, `git diff` and `git stash show
+    /// -p`: their contents as
     /// committed, read like the files themselves (`git show HEAD:.env` reads `.env`). A
     /// `REV:PATH` is relative to the top of the work tree (the project), `REV:./PATH` to
     /// the working directory.
@@ -485,9 +486,23 @@ impl Judge<'_> {
             Some(dash) => (&rest[..dash], &rest[dash + 1..]),
             None => (rest, &rest[rest.len()..]),
         };
+        let only_names = rest.iter().any(|word| {
+            matches!(
+                word.text.as_str(),
+                "--stat"
+                    | "--name-only"
+                    | "--name-status"
+                    | "--quiet"
+                    | "--shortstat"
+                    | "--numstat"
+            )
+        });
         let (blobs, after_dashes) = match subcommand.text.as_str() {
             "show" | "cat-file" => (true, subcommand.text == "show"),
             "log" | "whatchanged" => (false, patches),
+            // `git diff main -- .env`, `git stash show -p -- .env.local`: their changes.
+            "diff" => (false, !only_names),
+            "stash" if rest.first().is_some_and(|word| word.text == "show") => (false, patches),
             _ => return,
         };
         if blobs {

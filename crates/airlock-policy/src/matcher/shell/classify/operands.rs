@@ -45,6 +45,28 @@ impl Judge<'_> {
         } = command;
         let mut moved = None;
         let mut operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
+        // `tail -n 200 app.log`, `head -c 64 f`, `grep -m 5 -A 3 x f`: a count given to its
+        // option is no file.
+        if matches!(name, "head" | "tail" | "grep" | "egrep" | "fgrep" | "rg") {
+            let counts: Vec<&Word> = arguments
+                .windows(2)
+                .filter(|pair| {
+                    let option = pair[0].text.as_str();
+                    let value = pair[1].text.trim_start_matches(['+', '-']);
+                    let counted: &[&str] = if matches!(name, "head" | "tail") {
+                        &["-n", "-c", "--lines", "--bytes"]
+                    } else {
+                        &["-m", "-A", "-B", "-C", "--max-count"]
+                    };
+                    counted.contains(&option)
+                        && !pair[1].dynamic
+                        && !value.is_empty()
+                        && value.chars().all(|c| c.is_ascii_digit())
+                })
+                .map(|pair| &pair[1])
+                .collect();
+            operands.retain(|word| !counts.iter().any(|count| std::ptr::eq(*count, *word)));
+        }
         // `chmod +x f`, `chown app:app f`, `chown -R "$USER" build`: the first operand is
         // the mode or the owner, not a file (unless it is taken from `--reference`; `chmod
         // -x f` names the mode as an option, so a computed first word, which may also

@@ -148,6 +148,12 @@ impl Judge<'_> {
                 facts.classes.insert(Class::Unknown);
             }
         }
+        // `ssh -G host` prints the settings it would use and connects nowhere.
+        if arguments.iter().any(|word| word.text == "-G") {
+            facts.classes = remove(facts.classes, Class::Network);
+            facts.classes.insert(Class::ReadOnly);
+            return;
+        }
         let Some(command) = ssh_remote_command(arguments) else {
             return;
         };

@@ -3,9 +3,10 @@
 //! machine; `open` and `xdg-open` show the person a file, a folder or a page, and an
 //! editor's launcher shows the files it opens (`editors.rs`).
 
+use super::super::lex::Segment;
 use super::super::lex::Word;
 use super::sql::local_host;
-use super::{Class, Judge, Role, SegmentFacts};
+use super::{remove, Class, Judge, Role, SegmentFacts};
 
 impl Judge<'_> {
     /// `open report.pdf` on macOS, `xdg-open http://localhost:3000`: what is shown to the
@@ -343,4 +344,32 @@ fn shown_files<'w>(name: &str, arguments: &'w [Word], macos: bool) -> Option<Vec
         }
     }
     Some(shown)
+}
+
+/// `openssl s_client -connect host:443 </dev/null`: a TLS handshake that prints the
+/// server's certificate and sends nothing (no input, or only `/dev/null`), as `curl -I`
+/// fetches headers; fed anything else, it sends that.
+pub(super) fn tls_look(
+    name: &str,
+    arguments: &[Word],
+    segment: &Segment,
+    facts: &mut SegmentFacts,
+) {
+    let empty_input = !segment.piped
+        && segment.here_text.is_none()
+        && segment
+            .redirections
+            .iter()
+            .filter(|(_, writes)| !writes)
+            .all(|(target, _)| !target.dynamic && target.text == "/dev/null");
+    if name == "openssl"
+        && arguments
+            .first()
+            .is_some_and(|word| word.text == "s_client")
+        && empty_input
+        && facts.classes.contains(Class::Network)
+    {
+        facts.classes = remove(facts.classes, Class::Network);
+        facts.classes.insert(Class::Fetch);
+    }
 }
