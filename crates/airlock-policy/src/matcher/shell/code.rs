@@ -150,6 +150,12 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
     } else {
         std::borrow::Cow::Borrowed(lower.as_str())
     };
+    // `config.environment`, `Environment.PROD`: a word of its own, not `os.environ`.
+    let unmethoded = if unmethoded.contains("environment") {
+        std::borrow::Cow::Owned(unmethoded.replace("environment", "setting"))
+    } else {
+        unmethoded
+    };
     // `importlib.util.find_spec('torch')`, `importlib.metadata.version('x')` only look a
     // package up; loading a module from a file or by a computed name stays opaque.
     let unmethoded = if ["spec_from", "module_from_spec", "exec_module", "loader"]
