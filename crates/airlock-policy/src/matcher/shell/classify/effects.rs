@@ -203,16 +203,20 @@ fn redirects_names(arguments: &[Word]) -> bool {
     values.iter().any(|(value, dynamic)| {
         *dynamic
             || value.splitn(3, ':').nth(2).is_none_or(|target| {
-                let address = target
-                    .trim_start_matches('+')
-                    .split([',', ':'])
-                    .next()
-                    .unwrap_or("");
-                let address = address.trim_start_matches('[').trim_end_matches(']');
-                !(address.is_empty()
-                    || address == "localhost"
-                    || address.starts_with("127.")
-                    || address == "::1")
+                // An IPv6 address is written in brackets (`[::1]`), a list with commas.
+                let target = target.trim_start_matches('+');
+                let address = match target.strip_prefix('[') {
+                    Some(inside) => inside.split(']').next().unwrap_or(""),
+                    None => target.split([',', ':']).next().unwrap_or(""),
+                };
+                let local =
+                    address == "localhost" || address.starts_with("127.") || address == "::1";
+                let rest_local = target.split(',').skip(1).all(|other| {
+                    let other = other.trim_start_matches('[').trim_end_matches(']');
+                    other == "::1" || other.starts_with("127.") || other == "localhost"
+                });
+                // (An empty second host of `--connect-to` keeps the name's own.)
+                !((address.is_empty() && !target.starts_with('[')) || (local && rest_local))
             })
     })
 }

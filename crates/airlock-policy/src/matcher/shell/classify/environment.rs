@@ -188,12 +188,11 @@ impl super::Judge<'_> {
         }
         !names_only
     }
-}
 
-impl super::Judge<'_> {
     /// `cat ~/.config/app/settings.json | grep -i token`, `docker inspect web | grep -i
-    /// secret`, `git log -p --all | grep password`: a filter for secrets' names (the segment at `index`, whose facts start at
-    /// `judged`) over what holds them (the segment before and its facts) prints them.
+    /// secret`, `git log -p --all | grep password`: a filter for secrets' names (the segment
+    /// at `index`, whose facts start at `judged`) over what holds them (the segment before
+    /// and its facts) prints them.
     pub(super) fn secrets_filtered(
         &mut self,
         segments: &[Segment],
@@ -270,10 +269,7 @@ pub(super) fn picks_secrets(segment: &Segment) -> bool {
     if first.dynamic || !matches!(basename(&first.text), "grep" | "egrep" | "rg" | "ag") {
         return false;
     }
-    let inverted = arguments
-        .iter()
-        .any(|word| word.text == "-v" || word.text == "--invert-match");
-    !inverted
+    !inverts(arguments)
         && arguments
             .iter()
             .filter(|word| !word.text.starts_with('-'))
@@ -373,6 +369,16 @@ pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
         }
 }
 
+/// Whether a filter keeps the lines that do not match (`-v`, also in a cluster: `-viE`).
+fn inverts(arguments: &[Word]) -> bool {
+    arguments.iter().any(|word| {
+        word.text == "--invert-match"
+            || (word.text.starts_with('-')
+                && !word.text.starts_with("--")
+                && word.text.contains('v'))
+    })
+}
+
 /// A filter of a file's or a container's lines for the words secrets are written under
 /// (`grep -i token`, `grep -E 'secret|password'`), each a word of its own: `tokenizer`,
 /// `keyboard` or `passthrough` are other words.
@@ -398,9 +404,7 @@ fn picks_secret_values(segment: &Segment) -> bool {
     };
     if first.dynamic
         || !matches!(basename(&first.text), "grep" | "egrep" | "rg" | "ag")
-        || arguments
-            .iter()
-            .any(|word| word.text == "-v" || word.text == "--invert-match")
+        || inverts(arguments)
     {
         return false;
     }
