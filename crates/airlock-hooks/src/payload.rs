@@ -602,6 +602,11 @@ mod tests {
             home_from_transcript("/home/a/.gemini/tmp/h/chats/s.json").as_deref(),
             Some("/home/a")
         );
+        // Qwen Code, Gemini CLI's fork, keeps its chats in `~/.qwen`.
+        assert_eq!(
+            home_from_transcript(r"C:\Users\minh\.qwen\tmp\7d38\chats\s.json").as_deref(),
+            Some(r"C:\Users\minh")
+        );
         // The marker must be a whole folder name, under a folder.
         assert_eq!(home_from_transcript("/home/a/x.claude/s.jsonl"), None);
         assert_eq!(home_from_transcript(r"C:\.codex\s.jsonl"), None);

@@ -129,8 +129,11 @@ pub const GEMINI_INTERNAL: &[&str] = &[
     "tracker_visualize",
     "update_topic",
     "write_todos",
-    // Qwen Code, a fork of Gemini CLI that sends its payloads, names its plan list so.
+    // Qwen Code, a fork of Gemini CLI that sends its payloads, names its plan list, its
+    // questions to its user and its skills so.
     "todo_write",
+    "ask_user_question",
+    "skill",
 ];
 
 /// A call in the canonical vocabulary.

@@ -414,7 +414,10 @@ impl Context {
             let home = self.home_or_tilde();
             // A Windows home holds `~\.ssh` as `~/.ssh`, in any case (paths there are
             // read in lower case, as `windows_path` writes them).
-            let rest = match is_windows(home) {
+            // So does a call made on Windows whose home is not known: `%USERPROFILE%\x`
+            // is then `~/x` in the unknown home, never a file named `~\x` in the
+            // working folder.
+            let rest = match is_windows(home) || (self.windows && rest.starts_with('\\')) {
                 true => Cow::Owned(rest.replace('\\', "/").to_lowercase()),
                 false => Cow::Borrowed(rest),
             };

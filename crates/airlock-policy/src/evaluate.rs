@@ -66,12 +66,20 @@ impl<'a> Call<'a> {
     /// Where the call happens, as its matchers see it: its place, the folder its `cwd`
     /// argument names (what it runs in), and its shell, which the agent's tool names (not
     /// its arguments, which the agent writes).
+    ///
+    /// PowerShell is the shell of Claude Code's `PowerShell` tool anywhere, and of Codex's
+    /// `shell_command` on Windows, which runs its line in the user's PowerShell.
     pub(crate) fn context(&self) -> Context {
-        Context::new(self.cwd, self.project, self.home)
+        let context = Context::new(self.cwd, self.project, self.home)
             .running_in(self.arguments)
             .entering(self.arguments)
-            .writing_in(self.arguments)
-            .in_powershell(self.native_tool == Some("PowerShell"))
+            .writing_in(self.arguments);
+        let powershell = match self.native_tool {
+            Some("PowerShell") => true,
+            Some("shell_command") => context.on_windows(),
+            _ => false,
+        };
+        context.in_powershell(powershell)
     }
 
     /// A call with no agent, mode `ask` and no standing rules.

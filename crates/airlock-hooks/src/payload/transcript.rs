@@ -3,9 +3,10 @@
 
 /// The user's home folder, as far as the agent's payload shows it: each agent keeps its
 /// transcripts under a dot-folder of the home (`~/.claude/projects/…`, `~/.codex/sessions/…`,
-/// `~/.gemini/tmp/…`; on Windows `C:\\Users\\me\\.codex\\sessions\\…`).
+/// `~/.gemini/tmp/…`, Qwen Code's `~/.qwen/tmp/…`; on Windows
+/// `C:\\Users\\me\\.codex\\sessions\\…`).
 pub fn home_from_transcript(transcript_path: &str) -> Option<String> {
-    for marker in [".claude", ".codex", ".gemini"] {
+    for marker in [".claude", ".codex", ".gemini", ".qwen"] {
         let mut from = 0;
         while let Some(at) = transcript_path[from..].find(marker).map(|at| at + from) {
             from = at + marker.len();

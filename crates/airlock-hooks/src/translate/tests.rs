@@ -484,12 +484,16 @@ fn gemini_bookkeeping_and_mcp_tools() {
         got.arguments,
         json!({"path": "/p/a.rs", "old": "a", "new": "b"})
     );
-    assert_eq!(
-        canonical(&call(G, "todo_write", json!({"todos": []})))
-            .unwrap()
-            .tool,
-        "agent.internal"
-    );
+    for (tool, input) in [
+        ("todo_write", json!({"todos": []})),
+        ("ask_user_question", json!({"questions": "[]"})),
+        ("skill", json!({"skill": "qc-helper"})),
+    ] {
+        assert_eq!(
+            canonical(&call(G, tool, input)).unwrap().tool,
+            "agent.internal"
+        );
+    }
     // An MCP tool is named as Claude Code and Codex name it, from its `mcp_context`.
     let mut mcp = call(G, "mcp_github_list_issues", json!({"repo": "a/b"}));
     mcp.mcp_context = Some(crate::payload::McpContext {

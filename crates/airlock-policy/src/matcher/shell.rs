@@ -27,7 +27,7 @@ pub(crate) mod code;
 mod lex;
 mod powershell;
 mod runners;
-use runners::{is_runner, loads_secrets, strip_runner};
+use runners::{is_runner, loads_secrets, strip_runner, strip_system};
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 mod tests;
@@ -336,6 +336,27 @@ const WRAPPERS: &[(&str, &str, usize)] = &[
     ("busybox", "", 0),
     ("flock", "-w -E --wait --timeout --conflict-exit-code", 1),
     ("chronic", "", 0),
+    // CPU affinity (`taskset -c 0-3 cargo bench`: the mask or list is its operand), new
+    // namespaces (`unshare -rn -- go test`), another process's namespaces (`nsenter -t 1
+    // -m -- sh`, privileged) and systemd's `sudo` (`run0`).
+    ("taskset", "", 1),
+    (
+        "unshare",
+        "-R --root -w --wd -S --setuid -G --setgid --propagation --setgroups --map-user \
+         --map-group --map-users --map-groups",
+        0,
+    ),
+    (
+        "nsenter",
+        "-t --target -S --setuid -G --setgid -w --wd -R --root",
+        0,
+    ),
+    (
+        "run0",
+        "-u --user -g --group -D --chdir --unit --property --description --slice --setenv \
+         --machine",
+        0,
+    ),
     // rtk runs a command and shortens its output for the model (`rtk git status`,
     // `rtk proxy gh api …`).
     ("rtk", "", 0),
@@ -362,10 +383,18 @@ fn strip_one_wrapper(words: &[Word]) -> Option<&[Word]> {
     if first.text == "function" && rest.len() > 1 && rest[1].text == "{" {
         return Some(&rest[1..]);
     }
-    if let Some(inner) = strip_runner(words) {
+    if let Some(inner) = strip_runner(words).or_else(|| strip_system(words)) {
         return Some(inner);
     }
     let program = basename(&first.text);
+    // `ip netns exec NAME cmd` runs `cmd` in a network namespace.
+    if program == "ip" {
+        if let [netns, exec, _, inner @ ..] = rest {
+            if netns.text == "netns" && exec.text == "exec" && !inner.is_empty() {
+                return Some(inner);
+            }
+        }
+    }
     let &(_, options_with_value, operands) =
         WRAPPERS.iter().find(|(name, _, _)| *name == program)?;
     // Windows' `timeout /t 5 /nobreak` only waits (GNU's takes no `/t`): `sleep`'s look.

@@ -62,6 +62,39 @@ pub fn may_produce_code(code: &str) -> bool {
             .any(|name| *name != "open(" && lower.contains(name))
 }
 
+/// Whether code deletes data held in a store: a statement that drops or empties it, or a
+/// `.delete(` beside a store's client or query (a list's or a map's `delete` is none).
+fn drops_data(lower: &str) -> bool {
+    const DROPS: &[&str] = &[
+        "flushall",
+        "flushdb",
+        "drop_all(",
+        "drop_table(",
+        "drop_database(",
+        "dropdatabase(",
+        "drop_collection(",
+        "delete_many(",
+        "deletemany(",
+        "delete from ",
+        "drop table ",
+        "drop schema ",
+        "drop database ",
+        "truncate table ",
+    ];
+    const STORES: &[&str] = &[
+        "query(",
+        "objects.",
+        "redis",
+        "cursor",
+        "collection",
+        "session",
+        "db.",
+        "table(",
+    ];
+    DROPS.iter().any(|name| lower.contains(name))
+        || (lower.contains(".delete(") && STORES.iter().any(|name| lower.contains(name)))
+}
+
 /// The language inline code is written in, where that changes what its text does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Language {
@@ -121,6 +154,12 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
         || printed::prints_secret_key(code, &lower)
     {
         facts.classes.insert(Class::CredentialAccess);
+    }
+    // Rows, keys or tables deleted in a data store (`db.query(X).delete()`,
+    // `r.flushall()`, `Base.metadata.drop_all(engine)`, `cur.execute("DELETE FROM t")`):
+    // data thrown away, as `DROP TABLE` in a database's client is.
+    if drops_data(&lower) {
+        facts.classes.insert(Class::Discard);
     }
     let runs = runs_in(language).any(|name| lower.contains(name));
     let deletes = has_word(&lower, DELETES);

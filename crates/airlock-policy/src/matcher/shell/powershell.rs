@@ -33,6 +33,17 @@ use cmdlets::{program, translate};
 /// `$env:`.
 pub(super) fn looks_like_powershell(command: &str, windows: bool) -> bool {
     let trimmed = command.trim_start();
+    // A line that starts PowerShell itself (`/mnt/c/…/powershell.exe -Command "Get-HotFix |
+    // Sort-Object …" 2>/dev/null` from WSL's bash) is the shell's line: the script is read
+    // as PowerShell where it is passed, its cmdlets are no sign of the line's dialect.
+    let first = trimmed.split_whitespace().next().unwrap_or("");
+    let program = first.rsplit(['/', '\\']).next().unwrap_or(first);
+    if ["powershell", "pwsh", "powershell.exe", "pwsh.exe"]
+        .iter()
+        .any(|shell| shell.eq_ignore_ascii_case(program))
+    {
+        return false;
+    }
     if windows
         && (command.contains("$env:")
             || command.contains("$Env:")
@@ -195,6 +206,8 @@ pub(super) struct Token {
     pub(super) dynamic: bool,
     /// Written in quotes (so never a parameter name or an operator).
     pub(super) quoted: bool,
+    /// A here-string (`@'…'@`, `@"…"@`): text on lines of its own.
+    pub(super) here: bool,
 }
 
 impl Token {
@@ -296,6 +309,7 @@ pub(super) fn segments(command: &str, depth: usize) -> Option<Vec<Segment>> {
         depth,
         out: Vec::new(),
         last_output: Input::Nothing,
+        last_text: None,
     };
     reader.sequence(None)?;
     Some(reader.out)
@@ -314,6 +328,9 @@ struct Reader {
     out: Vec<Segment>,
     /// What the command finished last puts out, for a pipe after it.
     last_output: Input,
+    /// The text a here-string alone put out (`@'…'@ | python -`): what the command piped
+    /// after it reads, as a bash here-document (`None` inside when it is computed).
+    last_text: Option<Option<String>>,
 }
 
 impl Reader {
@@ -544,6 +561,14 @@ impl Reader {
                         started = false;
                     }
                 }
+                '@' if !started && self.at_here_string() => {
+                    let (body, expands) = self.here_string()?;
+                    started = true;
+                    token.quoted = true;
+                    token.here = true;
+                    token.dynamic = expands && body.contains('$');
+                    token.text = body;
+                }
                 '\'' => {
                     self.position += 1;
                     started = true;
@@ -631,6 +656,43 @@ impl Reader {
         Some(tokens)
     }
 
+    /// `@'` or `@"` ending its line: a here-string starts.
+    fn at_here_string(&self) -> bool {
+        matches!(self.peek_at(1), Some('\'' | '"'))
+            && match self.peek_at(2) {
+                Some('\n') => true,
+                Some('\r') => self.peek_at(3) == Some('\n'),
+                _ => false,
+            }
+    }
+
+    /// A here-string's lines, up to the line that starts with its closing `'@` (`"@`), and
+    /// whether it expands variables (`@"`). `None` when it is not closed.
+    fn here_string(&mut self) -> Option<(String, bool)> {
+        let quote = self.peek_at(1)?;
+        self.position += 2;
+        while self.peek() != Some('\n') {
+            self.position += 1;
+        }
+        self.position += 1;
+        let mut body = String::new();
+        loop {
+            let line_start = self.position;
+            while self.peek().is_some_and(|c| c != '\n') {
+                self.position += 1;
+            }
+            let line: String = self.chars[line_start..self.position].iter().collect();
+            if line.starts_with(quote) && line[1..].starts_with('@') {
+                self.position = line_start + 2;
+                return Some((body, quote == '"'));
+            }
+            self.peek()?;
+            self.position += 1;
+            body.push_str(line.trim_end_matches('\r'));
+            body.push('\n');
+        }
+    }
+
     /// A variable (`$name`, `$env:NAME`, `${name}`) or `$(…)` inside a word.
     fn dollar(&mut self, token: &mut Token) -> Option<()> {
         self.position += 1;
@@ -695,8 +757,17 @@ impl Reader {
             Input::Nothing
         };
         self.last_output = Input::Unknown;
+        let here_text = self.last_text.take().filter(|_| command.piped);
         if command.tokens.is_empty() && command.redirections.is_empty() && !command.opaque {
             return;
+        }
+        // A here-string alone prints its text, into the pipe when one follows.
+        if let [token] = command.tokens.as_slice() {
+            if token.here && command.redirections.is_empty() && !command.opaque {
+                self.last_text = Some((!token.dynamic).then(|| token.text.clone()));
+                self.last_output = Input::Text;
+                return;
+            }
         }
         let runs_it = command.tokens.first().is_some_and(|first| {
             matches!(
@@ -768,6 +839,7 @@ impl Reader {
             writes: redirections.iter().any(|(_, writes)| *writes),
             redirections,
             piped: command.piped,
+            here_text,
             depth: self.depth,
             ..Segment::default()
         };

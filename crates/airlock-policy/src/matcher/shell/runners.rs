@@ -111,6 +111,26 @@ const RUNNERS: &[(&str, &str, &str, Runs)] = &[
     ),
 ];
 
+/// Containers and systems that share the user's folders (Fedora's toolbox, distrobox,
+/// Windows' WSL), in [`RUNNERS`]' shape: the command runs there, on the same files, and is
+/// judged as itself. Unlike a runner's, a command unknown there is not the project's own
+/// tool.
+const SYSTEMS: &[(&str, &str, &str, Runs)] = &[
+    (
+        "toolbox",
+        "run",
+        "-c --container -d --distro -r --release",
+        Runs::Rest,
+    ),
+    (
+        "distrobox",
+        "enter",
+        "-n --name -a --additional-flags",
+        Runs::AfterDashes,
+    ),
+    ("wsl", "", "-d --distribution -u --user --cd", Runs::Rest),
+];
+
 /// Where a runner's command starts, after its options.
 #[derive(Clone, Copy)]
 enum Runs {
@@ -129,6 +149,17 @@ enum Runs {
 /// The command a runner runs (`uv run --with x pytest` → `pytest`), or `None` when
 /// `words` is no runner, or one whose command cannot be told.
 pub(super) fn strip_runner(words: &[Word]) -> Option<&[Word]> {
+    strip_with(RUNNERS, words)
+}
+
+/// The command a container or system sharing the user's folders runs ([`SYSTEMS`]:
+/// `wsl -d Ubuntu -- make test` → `make test`), or `None`.
+pub(super) fn strip_system(words: &[Word]) -> Option<&[Word]> {
+    strip_with(SYSTEMS, words)
+}
+
+/// The command `words` run through one of `table`'s tools, after its options.
+fn strip_with<'w>(table: &[(&str, &str, &str, Runs)], words: &'w [Word]) -> Option<&'w [Word]> {
     let (first, rest) = words.split_first()?;
     if first.dynamic {
         return None;
@@ -136,7 +167,7 @@ pub(super) fn strip_runner(words: &[Word]) -> Option<&[Word]> {
     let program = basename(&first.text);
     // The runner's subcommand, after the options it may take before it (`pnpm -r exec`,
     // `pnpm --filter api exec`).
-    let (options_with_value, runs, rest) = RUNNERS
+    let (options_with_value, runs, rest) = table
         .iter()
         .filter(|(name, _, _, _)| *name == program)
         .find_map(|&(_, sub, options_with_value, runs)| {

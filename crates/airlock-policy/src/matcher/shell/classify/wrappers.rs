@@ -72,7 +72,9 @@ impl Judge<'_> {
                 break;
             }
             match basename(&first.text) {
-                "sudo" | "doas" | "chroot" if !prefix => facts.classes.insert(Class::Privilege),
+                "sudo" | "doas" | "chroot" | "nsenter" | "run0" if !prefix => {
+                    facts.classes.insert(Class::Privilege)
+                }
                 "xargs" if !prefix => from_stdin = true,
                 _ => {}
             }

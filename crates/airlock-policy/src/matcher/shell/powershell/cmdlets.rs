@@ -661,6 +661,7 @@ fn piped_files(input: &Input) -> Vec<Word> {
                     pattern: Some(pattern),
                     dynamic: place.dynamic,
                     quoted: false,
+                    here: false,
                 }
                 .word()
             })
