@@ -71,7 +71,10 @@ step "tests (every crate but the crash tests) and doc tests"
 if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install --locked cargo-nextest
 fi
-cargo nextest run "${features[@]}" --no-fail-fast -E 'not binary(reliability)'
+# Three at a time on two cores: most tests wait on servers, processes and fsync (the
+# store's 229 tests: 105 s with two, 87 s with four), and every test waits on the condition
+# it needs, never on a fixed sleep (docs/testing.md, "How to hunt a flake").
+cargo nextest run "${features[@]}" --no-fail-fast --test-threads 3 -E 'not binary(reliability)'
 cargo test "${features[@]}" --doc
 
 step "binaries for schemathesis and the bench (the test build's features: nothing recompiles)"
