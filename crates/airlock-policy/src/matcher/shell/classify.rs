@@ -25,6 +25,7 @@ use crate::context::WINDOWS_TEMP;
 use crate::matcher::path::{below, TMP_DIRS};
 use wrappers::Unwrapped;
 
+mod attributes;
 mod cloud;
 mod computed;
 mod console;
@@ -520,6 +521,9 @@ impl<'a> Judge<'a> {
         }
         if self.context.on_windows() && name.eq_ignore_ascii_case("findstr") {
             self.findstr(arguments, cwd.as_deref(), facts);
+            return None;
+        }
+        if self.attributes(name, arguments, cwd.as_deref(), facts) {
             return None;
         }
         // `open report.pdf` on macOS, `xdg-open http://localhost:3000`: shown to the person.

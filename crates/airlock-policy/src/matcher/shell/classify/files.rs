@@ -25,8 +25,13 @@ impl Judge<'_> {
             } else {
                 None
             };
-            if let Some(value) = value.filter(|value| value.contains('/') || value.starts_with('~'))
-            {
+            // On Windows a path is written with `\` or a drive (`-oC:\Windows`).
+            let windows = self.context.on_windows();
+            if let Some(value) = value.filter(|value| {
+                value.contains('/')
+                    || value.starts_with('~')
+                    || (windows && (value.contains('\\') || value.as_bytes().get(1) == Some(&b':')))
+            }) {
                 facts
                     .files
                     .push(self.path(value, word.dynamic, dir, Role::Change));

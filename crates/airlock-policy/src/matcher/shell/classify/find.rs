@@ -35,27 +35,33 @@ impl Judge<'_> {
                 role,
             });
         }
-        // With a test (`-name`, `-type`…), `find` acts on what is below its places, not on
-        // the places themselves: `find . -name '*.pyc' -delete` keeps `.`.
-        let filtered = arguments.iter().any(|word| {
-            word.text.starts_with('-')
-                && !matches!(
-                    word.text.as_str(),
-                    "-delete"
-                        | "-depth"
-                        | "-d"
-                        | "-print"
-                        | "-print0"
-                        | "-L"
-                        | "-H"
-                        | "-P"
-                        | "-xdev"
-                        | "-mount"
-                        | "-ls"
-                )
-                && !word.text.starts_with("-maxdepth")
-                && !word.text.starts_with("-mindepth")
-        });
+        // With a test that picks some entries (`-name`, `-mtime`…), `find` acts on what is
+        // below its places, not on the places themselves: `find . -name '*.pyc' -delete`
+        // keeps `.`. Without one (`-type f`, `-mindepth 1` pick everything), on all of them.
+        let filtered = if role == Role::Change {
+            narrowed(arguments)
+        } else {
+            // Listing names: any test makes it what lies below the places.
+            arguments.iter().any(|word| {
+                word.text.starts_with('-')
+                    && !matches!(
+                        word.text.as_str(),
+                        "-delete"
+                            | "-depth"
+                            | "-d"
+                            | "-print"
+                            | "-print0"
+                            | "-L"
+                            | "-H"
+                            | "-P"
+                            | "-xdev"
+                            | "-mount"
+                            | "-ls"
+                    )
+                    && !word.text.starts_with("-maxdepth")
+                    && !word.text.starts_with("-mindepth")
+            })
+        };
         if filtered {
             for place in &mut places {
                 place.path = place.path.as_deref().map(any_child);
@@ -176,27 +182,7 @@ impl Judge<'_> {
             (Some(word), None) => self.file(word, cwd, Role::Read).path,
             (Some(_), Some(_)) => None,
         }?;
-        let filtered = arguments.iter().any(|word| {
-            matches!(
-                word.text.as_str(),
-                "-name"
-                    | "-iname"
-                    | "-path"
-                    | "-ipath"
-                    | "-type"
-                    | "-regex"
-                    | "-iregex"
-                    | "-newer"
-                    | "-mtime"
-                    | "-mmin"
-                    | "-size"
-                    | "-empty"
-                    | "-user"
-                    | "-perm"
-                    | "-wholename"
-                    | "-mindepth"
-            )
-        });
+        let filtered = narrowed(arguments);
         Some(FileRef {
             path: Some(if filtered { any_child(&place) } else { place }),
             tree: true,
@@ -362,6 +348,51 @@ impl Judge<'_> {
         self.hunting(&patterns, &[], &places, facts);
         facts.files.extend(places);
     }
+}
+
+/// Whether a `find` has a test that picks some of the entries below its places (a name, a
+/// path, a time, a size, an owner…). `-type`, `-mindepth`, `-maxdepth` and the actions
+/// pick every file or every folder: `find . -type f -delete` empties the whole place.
+fn narrowed(arguments: &[Word]) -> bool {
+    const TESTS: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-lname",
+        "-ilname",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-used",
+        "-size",
+        "-empty",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-nouser",
+        "-nogroup",
+        "-perm",
+        "-links",
+        "-inum",
+        "-samefile",
+        "-context",
+        "-readable",
+        "-writable",
+        "-executable",
+    ];
+    arguments.iter().any(|word| {
+        let text = word.text.as_str();
+        word.dynamic || TESTS.contains(&text) || text.starts_with("-newer")
+    })
 }
 
 /// The text of credentials that announce themselves: access key ids and tokens by their

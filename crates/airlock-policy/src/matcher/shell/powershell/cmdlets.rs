@@ -264,7 +264,7 @@ fn assignment(name: &str, assigned: &[Token], nested: bool, input: &Input) -> Ve
 
 /// A statement that is no assignment: a command, or an expression whose value is printed.
 fn translate_statement(first: &Token, rest: &[Token], nested: bool, input: &Input) -> Vec<Word> {
-    let number = first.text.starts_with(|c: char| c.is_ascii_digit());
+    let number = !first.quoted && number_literal(&first.text);
     if first.dynamic || first.quoted || number || first.text.starts_with('-') || first.text == "!" {
         // `(Get-Command python).Source`: a property of a subexpression's value (whose
         // commands are read on their own) is printed, not run; a method call is not read
@@ -699,4 +699,20 @@ pub(super) fn program(first: &Token, rest: &[Token]) -> Vec<Word> {
     let mut words = vec![name];
     words.extend(rest.iter().map(Token::word));
     words
+}
+
+/// Whether a word is a PowerShell number (`7`, `2.5`, `1e3`, `0x1F`, `10kb`, `5L`): a
+/// word that only starts with a digit (`7z`, `7za`) is a command.
+fn number_literal(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let lower = ["kb", "mb", "gb", "tb", "pb"]
+        .iter()
+        .find_map(|multiplier| lower.strip_suffix(multiplier))
+        .unwrap_or(&lower);
+    if let Some(hex) = lower.strip_prefix("0x") {
+        let hex = hex.trim_end_matches(['l', 'u', 'n', 'y', 's']);
+        return !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit());
+    }
+    let digits = lower.trim_end_matches(['l', 'd', 'u', 'n', 'y', 's']);
+    digits.starts_with(|c: char| c.is_ascii_digit()) && digits.parse::<f64>().is_ok()
 }

@@ -18,7 +18,11 @@ pub(in crate::matcher::shell) fn looks_like_powershell(command: &str, windows: b
         .iter()
         .any(|shell| shell.eq_ignore_ascii_case(program))
     {
-        return false;
+        // What follows PowerShell's own command on the line tells the dialect.
+        return first_command_end(trimmed).is_some_and(|end| {
+            let rest = trimmed[end..].trim_start_matches([';', '|', '&', '\n']);
+            looks_like_powershell(rest, windows)
+        });
     }
     if windows
         && (command.contains("$env:")
@@ -61,6 +65,38 @@ pub(in crate::matcher::shell) fn looks_like_powershell(command: &str, windows: b
                 .match_indices(['(', '{'])
                 .any(|(at, _)| is_command(part[at + 1..].split_whitespace().next().unwrap_or("")))
     })
+}
+
+/// Where a POSIX line's first command ends, when the line goes on past it: the byte of a
+/// `;`, `|`, `&` or new line outside quotes. Redirections (`2>&1`, `&>file`) do not end a
+/// command.
+fn first_command_end(line: &str) -> Option<usize> {
+    let mut quote = None;
+    let mut escaped = false;
+    let mut previous = ' ';
+    let mut chars = line.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let was = previous;
+        previous = c;
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some('"'), '\\') | (None, '\\') => escaped = true,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ';' | '|' | '\n') => return Some(at),
+            (None, '&')
+                if !matches!(was, '>' | '<') && chars.peek().map(|&(_, c)| c) != Some('>') =>
+            {
+                return Some(at);
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `$name = …` (also `+=`…): a PowerShell assignment, where bash would run `$name`.
