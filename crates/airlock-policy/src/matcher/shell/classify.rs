@@ -154,7 +154,7 @@ pub fn classify(command: &str, table: &ClassTable, context: &Context) -> Command
     for segment in &mut out {
         // (A variable this line set from a command's output holds what that command
         // printed, judged where it ran: `token=$(curl -s localhost… | grep csrf)`.)
-        if prints_secret_variable(&segment.text, &computed) {
+        if prints_secret_variable(&segment.text, &computed, context.on_windows()) {
             segment.classes.insert(Class::CredentialAccess);
         } else if environment::prints_computed_variable(&segment.text) {
             segment.classes.insert(Class::CredentialSearch);
@@ -432,6 +432,26 @@ impl<'a> Judge<'a> {
         // On Windows a program is named with backslashes too, and its folders often hold
         // blanks (`E:\\conda\\python.exe`, `C:\\Program Files\\Git\\bin\\git.exe`).
         let windows = self.context.on_windows();
+        // `cmd`'s `rmdir /s /q DIR` (also `rd`): DIR and everything below it, as `rm -rf
+        // DIR`; its switches are no files (read as POSIX paths, `/s` would be a folder of
+        // the root).
+        if windows
+            && !first.dynamic
+            && matches!(first.text.to_ascii_lowercase().as_str(), "rmdir" | "rd")
+            && arguments.iter().any(|word| windows::cmd_switch(&word.text))
+        {
+            let words: Vec<Word> = [Word::literal("rm"), Word::literal("-rf")]
+                .into_iter()
+                .chain(
+                    arguments
+                        .iter()
+                        .filter(|word| !windows::cmd_switch(&word.text))
+                        .cloned(),
+                )
+                .collect();
+            let (first, rest) = words.split_first()?;
+            return self.command(first, rest, segment, cwd, from_stdin, nesting, facts);
+        }
         let program = if windows {
             std::borrow::Cow::Owned(first.text.replace('\\', "/").replace(' ', "_"))
         } else {

@@ -161,23 +161,45 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
     if drops_data(&lower) {
         facts.classes.insert(Class::Discard);
     }
+    // A signal sent to a process by its id (`process.kill(48211, 'SIGTERM')`,
+    // `os.kill(pid, 9)`), as `kill PID` sends one: it may be anyone's process. Signal 0
+    // only asks whether the process lives (`kill -0`).
+    if [
+        "process.kill(",
+        "os.kill(",
+        "os.killpg(",
+        "signal.pthread_kill(",
+    ]
+    .iter()
+    .any(|call| {
+        lower.match_indices(call).any(|(at, _)| {
+            let arguments = &lower[at + call.len()..];
+            let arguments = &arguments[..arguments.find(')').unwrap_or(arguments.len())];
+            arguments.rsplit(',').next().map(str::trim) != Some("0")
+        })
+    }) {
+        facts.classes.insert(Class::Privilege);
+    }
     let runs = runs_in(language).any(|name| lower.contains(name));
     let deletes = has_word(&lower, DELETES);
     // A copy of an object (`df[mask].copy()`, `d.copy()`) and writing to the standard
-    // streams (`sys.stdout.write(…)`) touch no file.
+    // streams (`sys.stdout.write(…)`) touch no file; `unlink(` deletes (no `link(`).
     let writes = {
         let written = lower
             .replace(".copy()", "")
+            .replace("unlink(", "")
             .replace("stdout.write", "")
             .replace("stderr.write", "");
         WRITES.iter().any(|name| written.contains(name)) || opens_for_writing(&lower)
     };
     // `import requests, socket; print(requests.__version__)`: a module imported or its
     // version read opens no connection.
-    let network = has(NETWORK) && {
-        let used = beyond_imports(&lower);
-        NETWORK.iter().any(|name| used.contains(name))
-    };
+    let network = has(NETWORK)
+        && {
+            let used = beyond_imports(&lower);
+            NETWORK.iter().any(|name| used.contains(name))
+        }
+        && !talks_only_to_this_machine(code, &lower);
     let home = has(HOME).then(|| home_paths(code));
     // Decoded text hides a file's name only where a file is opened by a name computed
     // at run time: `open('nb.ipynb')` beside `s.split(chr(10))` opens what it says.
@@ -227,6 +249,22 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
                 .paths
                 .extend(files.into_iter().map(|file| (file, Role::Change)));
             facts.paths.extend(paths_read(code, home));
+            return facts;
+        }
+    }
+    // Code that only deletes paths it names (`shutil.rmtree('build')`,
+    // `fs.rmSync('dist', {recursive: true})`) deletes those paths, as `rm -rf` would.
+    if deletes && !(runs || writes || network || opaque_beyond_open) {
+        if let Some(files) = files_deleted(code) {
+            facts.classes.insert(Class::Delete);
+            let read: Vec<(String, Role)> = paths_read(code, home)
+                .into_iter()
+                .filter(|(path, _)| !files.contains(path))
+                .collect();
+            facts
+                .paths
+                .extend(files.into_iter().map(|file| (file, Role::Change)));
+            facts.paths.extend(read);
             return facts;
         }
     }
@@ -640,6 +678,122 @@ fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
         return None;
     }
     Some(files)
+}
+
+/// Whether inline code shows a value it looks up under a secret's name, also one it
+/// parses from its input (`… | python3 -c "print(json.load(sys.stdin)['apiKey'])"`).
+pub fn shows_secret_key(code: &str) -> bool {
+    let joined = join_literals(code);
+    printed::shows_secret_key(&joined, &joined.to_ascii_lowercase())
+}
+
+/// Whether code reaches the network only through HTTP clients, at addresses of this
+/// machine written out (`fetch('http://localhost:5173/api/health')`), as `curl localhost`
+/// does: no raw sockets, no address taken from its arguments, input or environment, and
+/// every address it writes is local (a client refuses one without its scheme).
+fn talks_only_to_this_machine(code: &str, lower: &str) -> bool {
+    const ELSEWHERE: &[&str] = &[
+        "socket",
+        "net.connect",
+        "net.createconnection",
+        "dgram",
+        "tls.connect",
+        "argv",
+        "input(",
+        "stdin",
+        "environ",
+        "getenv",
+        "process.env",
+        "smtplib",
+        "ftplib",
+        "paramiko",
+        "websocket",
+    ];
+    if ELSEWHERE.iter().any(|name| lower.contains(name)) {
+        return false;
+    }
+    let urls: Vec<String> = string_literals(code)
+        .into_iter()
+        .filter(|literal| literal.contains("://") || literal.starts_with("//"))
+        .collect();
+    let local = |url: &str| {
+        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let host = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
+        let host = match host.strip_prefix('[') {
+            Some(inner) => inner.split(']').next().unwrap_or(""),
+            None => host.split(':').next().unwrap_or(""),
+        };
+        matches!(
+            host.to_ascii_lowercase().as_str(),
+            "localhost" | "127.0.0.1" | "0.0.0.0" | "::1"
+        )
+    };
+    !urls.is_empty() && urls.iter().all(|url| local(url))
+}
+
+/// What inline code deletes, when every call that deletes (every name of [`DELETES`] in
+/// it) is one of the known calls given the path as a string literal, wrapped in `Path(…)`
+/// or not, or as a name assigned one literal (`shutil.rmtree('build')`, `os.remove(p)`
+/// after `p = 'out.log'`, `Path('x.txt').unlink()`); `None` when any target is computed
+/// (`os.path.join(root, d)`, a loop's variable) or the code changes its folder.
+fn files_deleted(code: &str) -> Option<Vec<String>> {
+    const CALLS: &[&str] = &[
+        "rmtree(",
+        "os.remove(",
+        "os.unlink(",
+        "os.rmdir(",
+        "rmSync(",
+        "unlinkSync(",
+        "rmdirSync(",
+        "fs.rm(",
+    ];
+    let lower = code.to_ascii_lowercase();
+    if lower.contains("chdir") {
+        return None;
+    }
+    let mut files = Vec::new();
+    let mut spans = Vec::new();
+    for call in CALLS {
+        for (at, _) in code.match_indices(call) {
+            let rest = &code[at + call.len()..];
+            let end = rest.find([',', ')'])?;
+            let argument = rest[..end].trim();
+            let file = match path_literal(argument) {
+                Some(literal) => literal.to_owned(),
+                None => named_file(code, argument)?,
+            };
+            files.push(file);
+            spans.push((at, at + call.len() + end));
+        }
+    }
+    // `Path('x.txt').unlink()`, `Path("d").rmdir()`.
+    for call in [".unlink(", ".rmdir("] {
+        for (at, _) in code.match_indices(call) {
+            let before = &code[..at];
+            let open = before.rfind("Path(")?;
+            let literal = path_literal(&before[open..])?;
+            files.push(literal.to_owned());
+            spans.push((open, at + call.len()));
+        }
+    }
+    // Every name of a delete must be one of the calls read above.
+    let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let unread = DELETES.iter().any(|name| {
+        lower.match_indices(name).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + name.len()..].chars().next();
+            let counted = !(before.is_some_and(identifier)
+                || (name.ends_with(identifier) && after.is_some_and(identifier)));
+            counted
+                && !spans
+                    .iter()
+                    .any(|(start, end)| *start < at + name.len() && at < *end)
+        })
+    });
+    (!unread && !files.is_empty()).then_some(files)
 }
 
 /// The comma-separated arguments of a call, from just after its `(` to its `)`; `None`

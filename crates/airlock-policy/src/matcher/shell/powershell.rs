@@ -558,7 +558,13 @@ impl Reader {
             "home" | "env:userprofile" | "env:home" if at_start => Some("~"),
             "env:appdata" if at_start => Some("~/AppData/Roaming"),
             "env:localappdata" if at_start => Some("~/AppData/Local"),
+            "env:temp" | "env:tmp" if at_start => Some("~/AppData/Local/Temp"),
             "pwd" if at_start => Some("."),
+            // The current user's profile, a start-up file (`$PROFILE.AllUsersAllHosts`, a
+            // property of it, names another: computed).
+            "profile" if at_start && !braced && self.peek() != Some('.') => {
+                Some("~/Documents/PowerShell/Microsoft.PowerShell_profile.ps1")
+            }
             "null" | "true" | "false" => Some(""),
             _ => None,
         };

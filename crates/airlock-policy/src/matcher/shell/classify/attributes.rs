@@ -1,6 +1,6 @@
 //! Commands that look at or change files' attributes and access lists, whose operands are
 //! not all files: `xattr` (macOS: `-d NAME`, `-w NAME VALUE` precede the files) and
-//! Windows' `icacls FILE /grant …` and `takeown /f FILE`.
+//! Windows' `icacls FILE /grant …`, `takeown /f FILE` and `attrib +r FILE`.
 
 use super::*;
 
@@ -21,6 +21,7 @@ impl Judge<'_> {
             "xattr" => xattr(arguments),
             "icacls" => icacls(arguments),
             "takeown" => takeown(arguments),
+            "attrib" if self.context.on_windows() => attrib(arguments),
             _ => return false,
         };
         let (class, role) = if changes {
@@ -95,4 +96,25 @@ fn takeown(arguments: &[Word]) -> (bool, Vec<&Word>, bool) {
         }
     }
     (true, files, recursive)
+}
+
+/// `attrib [+r|-r|+h|-h|…] FILE… [/s [/d]]`: attributes set or cleared change the files;
+/// without, it lists them.
+fn attrib(arguments: &[Word]) -> (bool, Vec<&Word>, bool) {
+    let flag = |text: &str| {
+        text.len() == 2
+            && text.starts_with(['+', '-'])
+            && text[1..].chars().all(|c| c.is_ascii_alphabetic())
+    };
+    let changes = arguments
+        .iter()
+        .any(|word| word.dynamic || flag(&word.text));
+    let recursive = arguments
+        .iter()
+        .any(|word| word.text.eq_ignore_ascii_case("/s"));
+    let files = arguments
+        .iter()
+        .filter(|word| !(flag(&word.text) || (word.text.starts_with('/') && word.text.len() == 2)))
+        .collect();
+    (changes, files, recursive)
 }

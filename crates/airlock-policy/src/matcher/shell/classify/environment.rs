@@ -402,6 +402,13 @@ fn picks_secret_values(segment: &Segment) -> bool {
     let Some((first, arguments)) = words.split_first() else {
         return false;
     };
+    // Inline code that shows a value under a secret's name from what it parses
+    // (`cat ~/.claude.json | python3 -c "…print(d.get('primaryApiKey'))"`).
+    if !first.dynamic {
+        if let Some(code) = super::inline::inline_code(basename(&first.text), arguments) {
+            return !code.dynamic && crate::matcher::shell::code::shows_secret_key(&code.text);
+        }
+    }
     if first.dynamic
         || !matches!(basename(&first.text), "grep" | "egrep" | "rg" | "ag")
         || inverts(arguments)
@@ -445,9 +452,23 @@ fn prints_words(segment: &str) -> bool {
         .is_some_and(|first| matches!(basename(first), "echo" | "printf" | "print"))
 }
 
-pub(super) fn prints_secret_variable(segment: &str, set_here: &[String]) -> bool {
+/// On Windows `cmd` expands `%NAME%` too (`echo %DATABASE_PASSWORD%`), and the line may
+/// reach it.
+pub(super) fn prints_secret_variable(segment: &str, set_here: &[String], windows: bool) -> bool {
     if !prints_words(segment) {
         return false;
+    }
+    if windows {
+        let mut parts = segment.split('%').skip(1).collect::<Vec<_>>();
+        // The text between two `%` is a name only when another `%` closes it.
+        parts.pop();
+        if parts
+            .iter()
+            .step_by(2)
+            .any(|name| programs::secret_name(name) && !set_here.iter().any(|set| set == name))
+        {
+            return true;
+        }
     }
     let mut rest = segment;
     while let Some(at) = rest.find('$') {

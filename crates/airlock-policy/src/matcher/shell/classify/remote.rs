@@ -339,7 +339,7 @@ impl Judge<'_> {
         judge.all(&segments, None, nesting + 1);
         // `echo $DATABASE_URL` over there prints the secret here.
         for segment in &mut judge.out {
-            if prints_secret_variable(&segment.text, &judge.computed) {
+            if prints_secret_variable(&segment.text, &judge.computed, false) {
                 segment.classes.insert(Class::CredentialAccess);
             }
         }

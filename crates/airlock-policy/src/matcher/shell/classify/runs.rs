@@ -15,6 +15,38 @@ fn script_seen(facts: &mut SegmentFacts) {
     facts.files.retain(|file| file.role != Role::Workdir);
 }
 
+/// Inline code (or code read from standard input) that builds nothing works in no folder:
+/// what it reads, writes or deletes was named from its text (`python3 -c "print(1)"` run
+/// in the home only computes, as `expr` would). Code that may save through a library's
+/// own call (`wb.save('x.xlsx')`, `df.to_excel(…)`, `img.save(…)`), which is not read as
+/// a write, keeps working in its folder.
+fn works_nowhere_unless_building(code: &str, facts: &mut SegmentFacts) {
+    const SAVES: &[&str] = &[
+        ".save(",
+        ".to_",
+        ".export(",
+        "export_",
+        ".store(",
+        "imwrite",
+        "writer",
+        ".dump",
+        "savez",
+        ".persist(",
+        ".output(",
+        "extract",
+    ];
+    let lower = code.to_ascii_lowercase();
+    if !facts.classes.intersects(ClassSet::of(&[
+        Class::Build,
+        Class::VcsLocal,
+        Class::Install,
+        Class::Discard,
+    ])) && !SAVES.iter().any(|name| lower.contains(name))
+    {
+        facts.files.retain(|file| file.role != Role::Workdir);
+    }
+}
+
 impl Judge<'_> {
     /// Shells and interpreters: a script file, inline code, or code from stdin.
     pub(super) fn runner(
@@ -78,6 +110,7 @@ impl Judge<'_> {
                     return;
                 }
                 self.code(&code.text, name, dir, nesting, facts);
+                works_nowhere_unless_building(&code.text, facts);
                 // The files it is given after its code are read (`perl -ne '…' FILE`), or
                 // changed where it edits them in place (`perl -0pi -e '…' FILE`).
                 if let Some(at) = arguments.iter().position(|word| std::ptr::eq(word, code)) {
@@ -226,6 +259,9 @@ impl Judge<'_> {
                     Some(None) => facts.classes.insert(Class::Unknown),
                     None if segment.piped => facts.classes.insert(self.hidden_code()),
                     None => facts.classes.insert(Class::Unknown),
+                }
+                if let Some(Some(text)) = &segment.here_text {
+                    works_nowhere_unless_building(text, facts);
                 }
             }
         }

@@ -122,6 +122,29 @@ impl Judge<'_> {
             if text.starts_with('-') {
                 continue;
             }
+            // HTTPie's request items that send a file: `@body.json`, `field=@file`,
+            // `field:=@data.json`, `field@upload.bin`; the file is read.
+            if matches!(name, "http" | "https" | "xh" | "xhs") && !text.contains("://") {
+                let file = text
+                    .strip_prefix('@')
+                    .or_else(|| text.split_once("=@").map(|(_, file)| file))
+                    .or_else(|| {
+                        text.split_once('@')
+                            .filter(|(field, _)| {
+                                !field.is_empty()
+                                    && field
+                                        .chars()
+                                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                            })
+                            .map(|(_, file)| file)
+                    });
+                if let Some(file) = file.filter(|file| !file.is_empty()) {
+                    facts
+                        .files
+                        .push(self.path(file, word.dynamic, dir, Role::Read));
+                    continue;
+                }
+            }
             urls += 1;
             // `file:///home/me/.ssh/id_rsa` is a file of this machine, read.
             if let Some(path) = file_url_path(text) {
@@ -142,11 +165,19 @@ impl Judge<'_> {
             {
                 facts.classes.insert(Class::CredentialAccess);
             }
-            if word.dynamic || !is_local_url(text) {
+            // HTTPie's `:8765/metrics` (also xh's) is `http://localhost:8765/metrics`.
+            let shorthand = matches!(name, "http" | "https" | "xh" | "xhs")
+                && text.starts_with(':')
+                && text[1..].starts_with(|c: char| c.is_ascii_digit() || c == '/');
+            if word.dynamic || !(is_local_url(text) || shorthand) {
                 remote |= word.dynamic;
             } else {
-                // Requests to this machine are part of the project's own development.
+                // Requests to this machine are part of the project's own development
+                // (HTTPie, a network client in the table, then fetches as curl does).
                 facts.classes = remove(facts.classes, Class::Network);
+                if facts.classes.is_empty() {
+                    facts.classes.insert(Class::Fetch);
+                }
             }
         }
         if remote || urls == 0 {

@@ -150,6 +150,12 @@ fn writes_autostart(name: &str, arguments: &[Word]) -> bool {
         })
 }
 
+/// A `cmd` switch of one letter (`/s`, `/Q`): what `rmdir /s /q DIR` is told, not a folder.
+pub(super) fn cmd_switch(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.len() == 2 && bytes[0] == b'/' && bytes[1].is_ascii_alphabetic()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

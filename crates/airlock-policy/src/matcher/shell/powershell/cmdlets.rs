@@ -73,6 +73,7 @@ const VALUE_PARAMETERS: &[&str] = &[
     "outfile",
     "infile",
     "destination",
+    "destinationpath",
     "literalpath",
     "path",
     "filepath",
@@ -192,10 +193,13 @@ fn listed_places(rest: &[Token]) -> Input {
     if !switches.iter().all(known_switch) {
         return Input::Unknown;
     }
+    let mut filter = None;
+    let mut narrowed_otherwise = false;
     for (name, value) in values {
         match name.as_str() {
             "path" | "literalpath" => operands.push(value),
-            "filter" | "include" | "exclude" | "depth" | "attributes" | "name" => {}
+            "filter" => filter = Some(value),
+            "include" | "exclude" | "depth" | "attributes" | "name" => narrowed_otherwise = true,
             _ => return Input::Unknown,
         }
     }
@@ -204,6 +208,47 @@ fn listed_places(rest: &[Token]) -> Input {
             text: ".".into(),
             ..Token::default()
         });
+    }
+    // `Get-ChildItem -Path $env:TEMP -Filter 'kiosk-*' | Remove-Item`: without `-Recurse`
+    // the entries are those of each place that the filter's pattern names, as the unquoted
+    // `$env:TEMP\kiosk-*` would; anything else stands for every entry.
+    let recursive = switches
+        .iter()
+        .any(|name| matches!(name.as_str(), "recurse" | "r" | "rec"));
+    if let Some(filter) = filter.filter(|filter| {
+        !recursive
+            && !narrowed_otherwise
+            && !filter.dynamic
+            && !filter.text.is_empty()
+            && !filter.text.contains(['\\', '/', ':'])
+            && filter.text.chars().any(|c| c != '*' && c != '?')
+    }) {
+        if operands
+            .iter()
+            .all(|place| !place.dynamic && place.pattern.is_none())
+        {
+            operands = operands
+                .into_iter()
+                .map(|place| {
+                    let mut pattern = String::new();
+                    for c in place.text.chars().chain(std::iter::once('\\')) {
+                        escape_into(&mut pattern, c);
+                    }
+                    for c in filter.text.chars() {
+                        if matches!(c, '*' | '?') {
+                            pattern.push(c);
+                        } else {
+                            escape_into(&mut pattern, c);
+                        }
+                    }
+                    Token {
+                        text: format!("{}\\{}", place.text, filter.text),
+                        pattern: Some(pattern),
+                        ..place
+                    }
+                })
+                .collect();
+        }
     }
     Input::Places(operands)
 }
@@ -538,7 +583,8 @@ fn translate_statement(first: &Token, rest: &[Token], nested: bool, input: &Inpu
         }
         Kind::Copy | Kind::Move => {
             let mut sources = files(&operands);
-            let destination = match value("destination") {
+            // (`Expand-Archive x.zip -DestinationPath dir` unpacks into `dir`.)
+            let destination = match value("destination").or_else(|| value("destinationpath")) {
                 Some(destination) => Some(destination.word()),
                 None if sources.len() > 1 => sources.pop(),
                 None => None,
@@ -651,6 +697,11 @@ fn piped_files(input: &Input) -> Vec<Word> {
         Input::Places(places) => places
             .iter()
             .map(|place| {
+                // A place written as a pattern (`build\*.log`, or filtered: `-Filter`)
+                // already names the entries; a folder stands for what it holds.
+                if place.pattern.is_some() {
+                    return place.word();
+                }
                 let mut pattern = String::new();
                 for c in place.text.chars() {
                     escape_into(&mut pattern, c);
