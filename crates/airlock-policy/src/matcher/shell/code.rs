@@ -600,16 +600,38 @@ fn leading_literal(text: &str) -> Option<(String, usize)> {
 }
 
 /// `open(x, 'w')` and friends.
+/// Whether inline code shows a value it looks up under a secret's name, also one it
+/// parses from its input (`… | python3 -c "print(json.load(sys.stdin)['apiKey'])"`).
+pub fn shows_secret_key(code: &str) -> bool {
+    let joined = join_literals(code);
+    printed::shows_secret_key(&joined, &joined.to_ascii_lowercase())
+}
+
+/// Whether an argument of `open(…)` after the file is a mode that writes (`'w'`, `"a+"`,
+/// `mode='x'`); another keyword's value (`errors='replace'`, `encoding='utf-8'`) is none.
+fn writing_mode(argument: &str) -> bool {
+    let argument = argument.trim();
+    let argument = match argument.strip_prefix("mode=") {
+        Some(mode) => mode.trim(),
+        None if argument.split_once('=').is_some_and(|(name, _)| {
+            let name = name.trim();
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }) =>
+        {
+            return false;
+        }
+        None => argument,
+    };
+    let quoted = argument.trim_matches(|c| c == '\'' || c == '"');
+    argument.len() != quoted.len() && quoted.contains(['w', 'a', 'x', '+'])
+}
+
 fn opens_for_writing(lower: &str) -> bool {
     let mut rest = lower;
     while let Some(at) = rest.find("open(") {
         rest = &rest[at + 5..];
         let call: String = rest.chars().take_while(|c| *c != ')').collect();
-        let mode_written = call.split(',').skip(1).any(|argument| {
-            let argument = argument.trim().trim_start_matches("mode=");
-            let quoted = argument.trim_matches(|c| c == '\'' || c == '"');
-            argument.len() != quoted.len() && quoted.contains(['w', 'a', 'x', '+'])
-        });
+        let mode_written = call.split(',').skip(1).any(writing_mode);
         if mode_written {
             return true;
         }
@@ -640,11 +662,10 @@ fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
             continue;
         }
         let arguments = call_arguments(&code[at + "open(".len()..])?;
-        let writes = arguments.iter().skip(1).any(|argument| {
-            let argument = argument.trim().trim_start_matches("mode=");
-            let quoted = argument.trim_matches(|c| c == '\'' || c == '"');
-            argument.len() != quoted.len() && quoted.contains(['w', 'a', 'x', '+'])
-        });
+        let writes = arguments
+            .iter()
+            .skip(1)
+            .any(|argument| writing_mode(argument));
         if writes {
             files.push(named_file(code, arguments.first()?)?);
         }
@@ -678,13 +699,6 @@ fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
         return None;
     }
     Some(files)
-}
-
-/// Whether inline code shows a value it looks up under a secret's name, also one it
-/// parses from its input (`… | python3 -c "print(json.load(sys.stdin)['apiKey'])"`).
-pub fn shows_secret_key(code: &str) -> bool {
-    let joined = join_literals(code);
-    printed::shows_secret_key(&joined, &joined.to_ascii_lowercase())
 }
 
 /// Whether code reaches the network only through HTTP clients, at addresses of this
@@ -749,6 +763,12 @@ fn files_deleted(code: &str) -> Option<Vec<String>> {
         "unlinkSync(",
         "rmdirSync(",
         "fs.rm(",
+        "removeSync(",
+        "fs.remove(",
+        "fse.remove(",
+        "rimraf.sync(",
+        "rimrafSync(",
+        "send2trash(",
     ];
     let lower = code.to_ascii_lowercase();
     if lower.contains("chdir") {

@@ -221,6 +221,17 @@ impl Judge<'_> {
                 return entry_of(found, role);
             }
         }
+        // A process substitution read (`diff <(sort a) <(sort b)`) is a pipe of
+        // `/dev/fd`, no file of the disk; its commands are segments of their own. (A
+        // script run from one is judged by the runner: code that arrives at run time.)
+        if word.dynamic && word.text == "/dev/fd/…" && role == Role::Read {
+            return FileRef {
+                path: Some("/dev/fd".to_string()),
+                tree: true,
+                file_only: false,
+                role,
+            };
+        }
         // `%APPDATA%\x` is a variable to `cmd` on Windows: where it points is not known.
         if self.context.on_windows()
             && words::cmd_variable(&word.text)

@@ -352,7 +352,8 @@ impl Judge<'_> {
 
 /// Whether a `find` has a test that picks some of the entries below its places (a name, a
 /// path, a time, a size, an owner…). `-type`, `-mindepth`, `-maxdepth` and the actions
-/// pick every file or every folder: `find . -type f -delete` empties the whole place.
+/// pick every file or every folder: `find . -type f -delete` empties the whole place, and
+/// so does a negated test.
 fn narrowed(arguments: &[Word]) -> bool {
     const TESTS: &[&str] = &[
         "-name",
@@ -389,9 +390,13 @@ fn narrowed(arguments: &[Word]) -> bool {
         "-writable",
         "-executable",
     ];
-    arguments.iter().any(|word| {
+    // A negated test (`! -name '*.py'`, `-not -path './.git/*'`) picks all but a few.
+    arguments.iter().enumerate().any(|(at, word)| {
         let text = word.text.as_str();
-        word.dynamic || TESTS.contains(&text) || text.starts_with("-newer")
+        let negated = at
+            .checked_sub(1)
+            .is_some_and(|before| matches!(arguments[before].text.as_str(), "!" | "-not"));
+        !negated && (word.dynamic || TESTS.contains(&text) || text.starts_with("-newer"))
     })
 }
 

@@ -68,6 +68,15 @@ pub(super) const DELETES: &[&str] = &[
     "truncatesync",
     "deno.remove",
     "deno.removesync",
+    // Libraries that delete: rimraf, fs-extra, del, trash, Send2Trash.
+    "rimraf",
+    "removesync(",
+    "fs.remove(",
+    "fse.remove(",
+    "deleteasync(",
+    "deletesync(",
+    "trash(",
+    "send2trash",
 ];
 pub(super) const WRITES: &[&str] = &[
     "write",
