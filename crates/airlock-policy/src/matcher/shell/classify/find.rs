@@ -390,12 +390,33 @@ fn narrowed(arguments: &[Word]) -> bool {
         "-writable",
         "-executable",
     ];
-    // A negated test (`! -name '*.py'`, `-not -path './.git/*'`) picks all but a few.
+    // A negated test (`! -name '*.py'`, `-not -path './.git/*'`, `-not \( -name a -o -name
+    // b \)`) picks all but a few.
+    let mut negated_group: Option<usize> = None;
+    let mut depth = 0usize;
     arguments.iter().enumerate().any(|(at, word)| {
         let text = word.text.as_str();
-        let negated = at
+        let after_not = at
             .checked_sub(1)
             .is_some_and(|before| matches!(arguments[before].text.as_str(), "!" | "-not"));
+        match text {
+            "(" => {
+                depth += 1;
+                if after_not && negated_group.is_none() {
+                    negated_group = Some(depth);
+                }
+                return false;
+            }
+            ")" => {
+                if negated_group == Some(depth) {
+                    negated_group = None;
+                }
+                depth = depth.saturating_sub(1);
+                return false;
+            }
+            _ => {}
+        }
+        let negated = after_not || negated_group.is_some();
         !negated && (word.dynamic || TESTS.contains(&text) || text.starts_with("-newer"))
     })
 }

@@ -100,8 +100,8 @@ pub(super) fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
 
 /// Whether code reaches the network only through HTTP clients, at addresses of this
 /// machine written out (`fetch('http://localhost:5173/api/health')`), as `curl localhost`
-/// does: no raw sockets, no address taken from its arguments, input or environment, and
-/// every address it writes is local (a client refuses one without its scheme).
+/// does: no raw sockets, no address taken from its arguments, input, environment or a
+/// file, and every address it writes is local (a client refuses one without its scheme).
 pub(super) fn talks_only_to_this_machine(code: &str, lower: &str) -> bool {
     const ELSEWHERE: &[&str] = &[
         "socket",
@@ -119,6 +119,11 @@ pub(super) fn talks_only_to_this_machine(code: &str, lower: &str) -> bool {
         "ftplib",
         "paramiko",
         "websocket",
+        // Addresses read from a file (`for u in open('urls.txt'): requests.get(u)`).
+        "open(",
+        "readfile",
+        "read_text(",
+        "read_bytes(",
     ];
     if ELSEWHERE.iter().any(|name| lower.contains(name)) {
         return false;
