@@ -68,6 +68,8 @@ use git::git_specials;
 use inline::*;
 use names::{agent_from_package, named_effects, script_effects, toolchain_tool};
 use readings::readings;
+/// (The inline-code reader judges the addresses code writes as commands' are.)
+pub(super) use words::is_local_url;
 use words::*;
 
 /// Commands longer than this are not read at all: they are one `unknown` segment. Real
@@ -432,23 +434,10 @@ impl<'a> Judge<'a> {
         // On Windows a program is named with backslashes too, and its folders often hold
         // blanks (`E:\\conda\\python.exe`, `C:\\Program Files\\Git\\bin\\git.exe`).
         let windows = self.context.on_windows();
-        // `cmd`'s `rmdir /s /q DIR` (also `rd`): DIR and everything below it, as `rm -rf
-        // DIR`; its switches are no files (read as POSIX paths, `/s` would be a folder of
-        // the root).
-        if windows
-            && !first.dynamic
-            && matches!(first.text.to_ascii_lowercase().as_str(), "rmdir" | "rd")
-            && arguments.iter().any(|word| windows::cmd_switch(&word.text))
+        if let Some(words) = windows
+            .then(|| windows::cmd_rmdir_as_rm(first, arguments))
+            .flatten()
         {
-            let words: Vec<Word> = [Word::literal("rm"), Word::literal("-rf")]
-                .into_iter()
-                .chain(
-                    arguments
-                        .iter()
-                        .filter(|word| !windows::cmd_switch(&word.text))
-                        .cloned(),
-                )
-                .collect();
             let (first, rest) = words.split_first()?;
             return self.command(first, rest, segment, cwd, from_stdin, nesting, facts);
         }
@@ -532,15 +521,7 @@ impl<'a> Judge<'a> {
             "podman-compose" => "docker-compose",
             name => toolchain_tool(name).unwrap_or(name),
         };
-        // On Windows the same line may reach `cmd`, where `type FILE` prints the file: it
-        // is judged as the read it may be.
-        if self.context.on_windows() && name.eq_ignore_ascii_case("type") {
-            facts.classes.insert(Class::ReadOnly);
-            self.operands_read(arguments, cwd, facts);
-            return None;
-        }
-        if self.context.on_windows() && name.eq_ignore_ascii_case("findstr") {
-            self.findstr(arguments, cwd.as_deref(), facts);
+        if windows && self.cmd_builtin(name, arguments, cwd, facts) {
             return None;
         }
         if self.attributes(name, arguments, cwd.as_deref(), facts) {

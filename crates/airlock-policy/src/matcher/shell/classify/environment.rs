@@ -458,17 +458,12 @@ pub(super) fn prints_secret_variable(segment: &str, set_here: &[String], windows
     if !prints_words(segment) {
         return false;
     }
-    if windows {
-        let mut parts = segment.split('%').skip(1).collect::<Vec<_>>();
-        // The text between two `%` is a name only when another `%` closes it.
-        parts.pop();
-        if parts
-            .iter()
-            .step_by(2)
+    if windows
+        && super::words::cmd_variables(segment)
+            .into_iter()
             .any(|name| programs::secret_name(name) && !set_here.iter().any(|set| set == name))
-        {
-            return true;
-        }
+    {
+        return true;
     }
     let mut rest = segment;
     while let Some(at) = rest.find('$') {

@@ -150,6 +150,51 @@ fn writes_autostart(name: &str, arguments: &[Word]) -> bool {
         })
 }
 
+impl Judge<'_> {
+    /// What the same line does where it may reach `cmd` on Windows: `type FILE` prints the
+    /// file (judged as the read it may be), `findstr` is Windows' `grep`. `false` for any
+    /// other command.
+    pub(super) fn cmd_builtin(
+        &self,
+        name: &str,
+        arguments: &[Word],
+        cwd: &super::Cwd,
+        facts: &mut SegmentFacts,
+    ) -> bool {
+        if name.eq_ignore_ascii_case("type") {
+            facts.classes.insert(Class::ReadOnly);
+            self.operands_read(arguments, cwd, facts);
+        } else if name.eq_ignore_ascii_case("findstr") {
+            self.findstr(arguments, cwd.as_deref(), facts);
+        } else {
+            return false;
+        }
+        true
+    }
+}
+
+/// `cmd`'s `rmdir /s /q DIR` (also `rd`): DIR and everything below it, as `rm -rf DIR`;
+/// its switches are no files (read as POSIX paths, `/s` would be a folder of the root).
+/// `None` for any other command, or one without a `cmd` switch.
+pub(super) fn cmd_rmdir_as_rm(first: &Word, arguments: &[Word]) -> Option<Vec<Word>> {
+    let rmdir =
+        !first.dynamic && matches!(first.text.to_ascii_lowercase().as_str(), "rmdir" | "rd");
+    if !rmdir || !arguments.iter().any(|word| cmd_switch(&word.text)) {
+        return None;
+    }
+    Some(
+        [Word::literal("rm"), Word::literal("-rf")]
+            .into_iter()
+            .chain(
+                arguments
+                    .iter()
+                    .filter(|word| !cmd_switch(&word.text))
+                    .cloned(),
+            )
+            .collect(),
+    )
+}
+
 /// A `cmd` switch of one letter (`/s`, `/Q`): what `rmdir /s /q DIR` is told, not a folder.
 pub(super) fn cmd_switch(text: &str) -> bool {
     let bytes = text.as_bytes();

@@ -329,7 +329,7 @@ pub(super) fn is_remote_operand(text: &str) -> bool {
 }
 
 /// Whether a literal URL points at this machine.
-pub(super) fn is_local_url(text: &str) -> bool {
+pub(in crate::matcher::shell) fn is_local_url(text: &str) -> bool {
     let host = url_host(text);
     matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1" | "0.0.0.0")
         || host.ends_with(".localhost")
@@ -677,15 +677,21 @@ pub(super) fn option_value_words(arguments: &[Word], options: &[&str]) -> Vec<Wo
 
 /// Whether a word holds a `cmd` variable (`%APPDATA%`, `%USERPROFILE%`).
 pub(super) fn cmd_variable(text: &str) -> bool {
-    let mut parts = text.split('%');
-    parts.next();
-    let mut inside: Vec<&str> = parts.collect();
+    !cmd_variables(text).is_empty()
+}
+
+/// The names of the `cmd` variables a text holds (`%APPDATA%\x` holds `APPDATA`).
+pub(super) fn cmd_variables(text: &str) -> Vec<&str> {
+    let mut inside: Vec<&str> = text.split('%').skip(1).collect();
     // The text between two `%` is a name only when another `%` closes it.
     inside.pop();
     inside
-        .iter()
+        .into_iter()
         .step_by(2)
-        .any(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .collect()
 }
 
 /// Whether `ln` is told to make symbolic links (`-s`, `-sf`, `--symbolic`).

@@ -132,22 +132,10 @@ pub(super) fn talks_only_to_this_machine(code: &str, lower: &str) -> bool {
         .into_iter()
         .filter(|literal| literal.contains("://") || literal.starts_with("//"))
         .collect();
-    let local = |url: &str| {
-        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-        let host = authority
-            .rsplit_once('@')
-            .map_or(authority, |(_, host)| host);
-        let host = match host.strip_prefix('[') {
-            Some(inner) => inner.split(']').next().unwrap_or(""),
-            None => host.split(':').next().unwrap_or(""),
-        };
-        matches!(
-            host.to_ascii_lowercase().as_str(),
-            "localhost" | "127.0.0.1" | "0.0.0.0" | "::1"
-        )
-    };
-    !urls.is_empty() && urls.iter().all(|url| local(url))
+    !urls.is_empty()
+        && urls
+            .iter()
+            .all(|url| crate::matcher::shell::classify::is_local_url(url))
 }
 
 /// What inline code deletes, when every call that deletes (every name of [`DELETES`] in
