@@ -67,7 +67,10 @@ fn collect<'v>(value: &'v Value, depth: usize, out: &mut Vec<&'v str>) -> bool {
 }
 
 /// The path a string names when it is written as one: absolute, in the home, a Windows
-/// drive or share path, or a `file:` URL. Free text (line breaks) is not a path.
+/// drive or share path, a `file:` URL, or relative with a folder (`prod/terraform.tfvars`:
+/// a forge's or a server's file, placed as the project's would be). Free text (blanks, line
+/// breaks), addresses, options, patterns (`**/.env`: a search for names) and a bare name
+/// (`.env` may be a search's words) are not.
 fn path_like(text: &str) -> Option<String> {
     let text = text.trim();
     if text.is_empty() || text.contains(['\n', '\r', '\0']) {
@@ -82,7 +85,12 @@ fn path_like(text: &str) -> Option<String> {
     };
     let placed =
         is_absolute(text) || text.starts_with("~/") || text == "~" || text.starts_with("\\\\");
-    placed.then(|| text.to_owned())
+    let relative = !text.contains(char::is_whitespace)
+        && !text.contains("://")
+        && !text.starts_with('-')
+        && !text.contains(['*', '?', '[', '{'])
+        && text.contains('/');
+    (placed || relative).then(|| text.to_owned())
 }
 
 /// The `http://` and `https://` addresses in a string, each up to the first blank, quote
@@ -128,6 +136,12 @@ mod tests {
                 Some("C:\\Users\\maria\\.aws\\credentials"),
             ),
             ("id_rsa", None),
+            ("prod/terraform.tfvars", Some("prod/terraform.tfvars")),
+            (".env", None),
+            ("**/.env*", None),
+            ("text/plain; charset=utf-8", None),
+            ("--config=.env", None),
+            ("https://example.net/a/b", None),
             ("how do I rotate ~/.ssh keys?\nthanks", None),
             ("select * from users", None),
             ("", None),

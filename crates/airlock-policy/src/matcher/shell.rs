@@ -26,6 +26,7 @@ pub mod classify;
 pub(crate) mod code;
 mod lex;
 mod powershell;
+mod printers;
 mod runners;
 use runners::{is_runner, loads_secrets, strip_runner, strip_system};
 mod wrappers;
@@ -411,6 +412,8 @@ fn push_with_nested(segment: Segment, depth: usize, out: &mut Vec<Segment>) {
                     push_script(script, depth, out);
                 }
             }
+            // `eval "$(brew shellenv)"`: the printer is a segment of its own.
+            "eval" if printers::evaluates_printer(arguments) => {}
             "eval" if !arguments.is_empty() => {
                 let script = Word {
                     text: arguments

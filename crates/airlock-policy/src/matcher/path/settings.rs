@@ -20,6 +20,11 @@ const APPLICATION_FOLDERS: &[&str] = &[
     ".vscode-server",
 ];
 
+/// The folders Claude's desktop app gives each of its agent ("Cowork") sessions to work
+/// in, below its settings folder (`Library/Application Support/Claude/…` on macOS,
+/// `AppData/Roaming/Claude/…` on Windows): workspaces, so a project, not settings.
+const AGENT_WORKSPACES: &str = "claude/local-agent-mode-sessions/";
+
 /// Whether `path` (absolute) is, or lies in, a folder of `home` where applications keep
 /// their settings ([`APPLICATION_FOLDERS`]); also of a home the path itself shows
 /// (`/Users/<name>`, `/home/<name>`, `C:\Users\<name>`, and WSL's view of a Windows home,
@@ -30,6 +35,9 @@ pub fn application_settings_folder(path: &str, home: Option<&str>) -> bool {
     };
     let in_settings = |rest: &str| {
         let rest = rest.to_ascii_lowercase();
+        if rest.contains(AGENT_WORKSPACES) {
+            return false;
+        }
         APPLICATION_FOLDERS.iter().any(|folder| {
             rest == *folder
                 || rest

@@ -539,6 +539,19 @@ fn applications_keep_their_settings_in_known_folders_of_the_home() {
     ));
     assert!(!settings("/srv/Library/Application Support/x", None));
     assert!(!settings("/mnt/c/work/AppData/x", None));
+    // Claude's desktop app keeps its agent sessions' workspaces there: no settings.
+    assert!(!settings(
+        "/Users/ana/Library/Application Support/Claude/local-agent-mode-sessions/a/b/local_c/outputs",
+        mac
+    ));
+    assert!(!settings(
+        "C:\\Users\\Ana\\AppData\\Roaming\\Claude\\local-agent-mode-sessions\\a\\b\\local_c\\outputs",
+        Some("C:\\Users\\Ana")
+    ));
+    assert!(settings(
+        "/Users/ana/Library/Application Support/Claude/claude_desktop_config.json",
+        mac
+    ));
 }
 
 #[test]

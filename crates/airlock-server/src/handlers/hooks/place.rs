@@ -128,6 +128,17 @@ mod tests {
     }
 
     #[test]
+    fn a_claude_desktop_agent_session_works_in_its_outputs_folder() {
+        let outputs = "/Users/ana/Library/Application Support/Claude/local-agent-mode-sessions/\
+                       6a/51/local_2e/outputs";
+        let transcript = "/Users/ana/.claude/projects/-Users-ana-Library-Application-Support-\
+                          Claude-local-agent-mode-sessions-6a-51-local-2e-outputs/s.jsonl";
+        let place = Place::of(&call(Some(outputs), Some(transcript)), &HeaderMap::new());
+        assert_eq!(place.home.as_deref(), Some("/Users/ana"));
+        assert_eq!(place.project.as_deref(), Some(outputs));
+    }
+
+    #[test]
     fn an_applications_settings_folder_is_no_project_without_a_work_tree() {
         let transcript =
             "/Users/ana/.claude/projects/-Users-ana-Library-Application-Support-Code-User/s.jsonl";

@@ -100,6 +100,10 @@ impl Judge<'_> {
                 Some(folder) if !word.text.starts_with(['/', '~']) => Some(folder.as_str()),
                 _ => dir,
             };
+            // ...and shows what it points to under a new name: a link to a key is the key.
+            if source_role == Role::Change {
+                facts.files.push(self.file(word, from, Role::Read));
+            }
             let mut file = self.file(word, from, source_role);
             if layout.removes_sources && !is_remote_operand(&word.text) {
                 file.role = Role::Change;

@@ -105,12 +105,20 @@ impl Judge<'_> {
         if !is_shell {
             if let Some(code) = inline_code(name, arguments) {
                 facts.classes = remove(facts.classes, Class::Build);
-                if code.dynamic {
-                    facts.classes.insert(self.hidden_code());
-                    return;
-                }
-                self.code(&code.text, name, dir, nesting, facts);
-                works_nowhere_unless_building(&code.text, facts);
+                // Code holding only variables of known value (`open('$HOME/.x')`) is read
+                // with their values; any other computed code is nobody knows what.
+                let text = match code.dynamic {
+                    false => code.text.clone(),
+                    true => match self.known_variables(&code.text, dir) {
+                        Some(text) => text,
+                        None => {
+                            facts.classes.insert(self.hidden_code());
+                            return;
+                        }
+                    },
+                };
+                self.code(&text, name, dir, nesting, facts);
+                works_nowhere_unless_building(&text, facts);
                 // The files it is given after its code are read (`perl -ne '…' FILE`), or
                 // changed where it edits them in place (`perl -0pi -e '…' FILE`).
                 if let Some(at) = arguments.iter().position(|word| std::ptr::eq(word, code)) {

@@ -120,15 +120,18 @@ const DESCRIBING: &[&str] = &[
 ];
 
 /// Whether `sql` only reads: each `;`-separated statement starts with `select`, `with`,
-/// `show`, `explain` (not `analyze`), `describe`, `desc`, `table`, `values`, or is a
-/// describing meta-command, and no word writes or calls a function that does more.
+/// `show`, `describe`, `desc`, `table`, `values`, or is a describing meta-command, and no
+/// word writes or calls a function that does more. `explain` with its options (`explain
+/// (analyze, buffers)`, which runs the statement) is judged by the statement it explains.
 pub(crate) fn reads_only(sql: &str) -> bool {
     let lower = sql.to_ascii_lowercase();
     let statements: Vec<&str> = lower
         .split(';')
         .map(str::trim)
         .filter(|statement| !statement.is_empty())
+        .map(explained)
         .collect();
+    let lower = statements.join(";");
     if statements.is_empty() {
         return false;
     }
@@ -158,6 +161,33 @@ pub(crate) fn reads_only(sql: &str) -> bool {
                     .iter()
                     .any(|function| word.starts_with(function))
         })
+}
+
+/// The statement an `explain` shows or runs, with `explain`'s own options gone (`explain
+/// analyze verbose select …`, `explain (analyze, buffers) select …`, `explain query plan
+/// select …`); any other statement as it is.
+fn explained(statement: &str) -> &str {
+    let Some(mut rest) = statement.strip_prefix("explain") else {
+        return statement;
+    };
+    if !rest.starts_with([' ', '\t', '\n', '(']) {
+        return statement;
+    }
+    rest = rest.trim_start();
+    if let Some(options) = rest.strip_prefix('(') {
+        match options.split_once(')') {
+            Some((_, after)) => rest = after.trim_start(),
+            None => return statement,
+        }
+    }
+    const OPTIONS: &[&str] = &["analyze", "analyse", "verbose", "query plan", "extended"];
+    while let Some(option) = OPTIONS.iter().find(|option| {
+        rest.strip_prefix(**option)
+            .is_some_and(|after| after.starts_with([' ', '\t', '\n']))
+    }) {
+        rest = rest[option.len()..].trim_start();
+    }
+    rest
 }
 
 /// Words of a query that name secret material: a column or table of passwords, tokens,

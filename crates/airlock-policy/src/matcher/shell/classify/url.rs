@@ -156,10 +156,11 @@ impl Judge<'_> {
                     .push(self.path(&path, unplaced, dir, Role::Read));
                 continue;
             }
-            // The machine's credentials from its metadata service, or secret material
-            // sent in the address, are credential access.
+            // The machine's credentials from its metadata service, a secret store's
+            // values, or secret material sent in the address, are credential access.
             if !word.dynamic
                 && (is_instance_metadata(&url_host(text))
+                    || reads_secret_store(text)
                     || !crate::secrets::scan(&serde_json::Value::String(text.to_string()))
                         .is_empty())
             {

@@ -184,12 +184,14 @@ pub(super) fn feeds_code(segment: &Segment) -> bool {
         "openssl" => has(&["-d", "base64", "enc"]),
         "gunzip" | "zcat" | "bunzip2" | "xz" | "unxz" | "uudecode" | "rev" | "tac" => true,
         "gzip" => has(&["-d", "--decompress"]),
-        // Inline code that decodes, fetches, runs programs or hides what it calls may
-        // print code nobody has seen; code that only computes from its own text does not
-        // (unless it is piped into a runner: `any_feeds_code`).
+        // Inline code that decodes, fetches, runs programs, hides what it calls or holds
+        // another command's output may print code nobody has seen; code that only computes
+        // from its own text and variables does not (unless it is piped into a runner:
+        // `any_feeds_code`).
         name if python_family(name) || matches!(name, "perl" | "ruby" | "node" | "php") => {
             inline_code(name, arguments).is_some_and(|code| {
-                code.dynamic || crate::matcher::shell::code::may_produce_code(&code.text)
+                (code.dynamic && substitutes_output(&code.text))
+                    || crate::matcher::shell::code::may_produce_code(&code.text)
             })
         }
         "echo" | "printf" => arguments.iter().any(|word| {
@@ -204,6 +206,11 @@ pub(super) fn feeds_code(segment: &Segment) -> bool {
         }),
         _ => false,
     }
+}
+
+/// Whether a word's text holds a command's output (`$(…)`, backticks).
+fn substitutes_output(text: &str) -> bool {
+    text.contains("$(") || text.contains('`')
 }
 
 /// Whether some segment produces code or data someone may run ([`feeds_code`]), or
@@ -240,12 +247,13 @@ fn prints_computed_value(segment: &Segment) -> bool {
 }
 
 /// An interpreter's arguments name its code: an inline-code option (`-c`, `-e`, `-E`, `-p`,
-/// or a cluster holding `e`, such as perl's `-lne`) or a script operand (not `-`).
+/// or a cluster holding `e`, such as perl's `-lne`) or a script operand (not `-`), also a
+/// computed path that cannot be empty (`node "$P/hook.js"`: a file, wherever it is).
 fn given_code(arguments: &[Word]) -> bool {
     arguments.iter().any(|word| {
         let text = word.text.as_str();
         match text.strip_prefix('-') {
-            None => !word.dynamic,
+            None => !word.dynamic || computed_path(text),
             Some("" | "-" | "s") => false,
             Some(option) => {
                 !option.starts_with('-')
@@ -256,6 +264,15 @@ fn given_code(arguments: &[Word]) -> bool {
             }
         }
     })
+}
+
+/// A computed word that names a file in some folder: an expansion, then a literal `/` and
+/// a name (`$P/scripts/x.js`, `${ROOT}/hook.py`), never empty whatever the expansion is.
+fn computed_path(text: &str) -> bool {
+    text.starts_with('$')
+        && text
+            .rsplit_once('/')
+            .is_some_and(|(_, name)| !name.is_empty() && !name.contains(['$', '`', '*', '?']))
 }
 
 /// A command that runs what it reads (`sh`, `python`, `xargs`, `iex`), or one nobody can
@@ -365,6 +382,16 @@ pub(super) fn is_instance_metadata(host: &str) -> bool {
             | "metadata"
             | "100.100.100.200"
     )
+}
+
+/// HashiCorp Vault's secret engines under their default mounts (`/v1/secret/…`, `/v1/kv/…`,
+/// `/v1/cubbyhole/…`): a read there is a secret's value, as `vault kv get` is.
+pub(super) fn reads_secret_store(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = rest.find('/').map_or("", |at| &rest[at..]);
+    ["/v1/secret/", "/v1/kv/", "/v1/cubbyhole/"]
+        .iter()
+        .any(|mount| path.starts_with(mount))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

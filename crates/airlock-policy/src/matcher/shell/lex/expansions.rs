@@ -3,6 +3,7 @@
 //! arithmetic and `$'…'` strings.
 
 use super::*;
+use crate::matcher::shell::printers::{prints_environment, PRINTED_ENVIRONMENT};
 
 /// How a word shows `$(git rev-parse --show-toplevel)`: the top of the work tree.
 pub(in crate::matcher::shell) const TOPLEVEL: &str = "$(git rev-parse --show-toplevel)";
@@ -47,6 +48,8 @@ impl Lexer {
                     "$PWD"
                 } else if is_toplevel_lookup(&inside) {
                     TOPLEVEL
+                } else if prints_environment(&inside) {
+                    PRINTED_ENVIRONMENT
                 } else {
                     "$(…)"
                 });
@@ -226,7 +229,11 @@ impl Lexer {
         inner.fill_here_texts();
         self.segments.append(&mut inner.segments);
         self.nested = true;
-        word.push_expansion("`…`");
+        word.push_expansion(if prints_environment(&script) {
+            PRINTED_ENVIRONMENT
+        } else {
+            "`…`"
+        });
         Ok(())
     }
 }
