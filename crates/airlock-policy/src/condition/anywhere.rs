@@ -94,7 +94,7 @@ fn path_like(text: &str) -> Option<String> {
 }
 
 /// The `http://` and `https://` addresses in a string, each up to the first blank, quote
-/// or bracket that ends it in prose.
+/// or bracket that ends it in prose, without the punctuation that ends a sentence.
 fn addresses(text: &str) -> impl Iterator<Item = &str> {
     let lower = text.to_ascii_lowercase();
     let starts: Vec<usize> = lower
@@ -111,7 +111,9 @@ fn addresses(text: &str) -> impl Iterator<Item = &str> {
                     c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`' | ')' | ']')
                 })
                 .unwrap_or(rest.len());
-            &rest[..end]
+            // A sentence's own punctuation after the address ends it too (`open
+            // http://localhost:4321.`).
+            rest[..end].trim_end_matches(['.', ',', ';', ':', '!', '?'])
         })
         .filter(|address| !address.ends_with("//"))
 }
@@ -165,6 +167,11 @@ mod tests {
             ]
         );
         assert_eq!(addresses("no address, httpx only").count(), 0);
+        let found: Vec<&str> = addresses(
+            "Run it and open http://localhost:4321. Then see https://x.example/a?b=1, too",
+        )
+        .collect();
+        assert_eq!(found, ["http://localhost:4321", "https://x.example/a?b=1"]);
     }
 
     #[test]

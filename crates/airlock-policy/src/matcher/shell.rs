@@ -498,9 +498,13 @@ fn push_script(script: &Word, depth: usize, out: &mut Vec<Segment>) {
 /// several are its words, each kept whole. `cmd` reads a backslash as a path separator,
 /// never an escape, so backslashes are kept as written. `None` when it runs no line.
 pub(in crate::matcher::shell) fn cmd_script(arguments: &[Word]) -> Option<Word> {
-    let at = arguments
-        .iter()
-        .position(|word| matches!(word.text.to_ascii_lowercase().as_str(), "/c" | "/k"))?;
+    let at = arguments.iter().position(|word| {
+        // Git Bash's `cmd //c …`: the doubled slash keeps its path conversion off.
+        matches!(
+            word.text.to_ascii_lowercase().as_str(),
+            "/c" | "/k" | "//c" | "//k"
+        )
+    })?;
     if arguments[..at]
         .iter()
         .any(|word| word.dynamic || !word.text.starts_with('/'))

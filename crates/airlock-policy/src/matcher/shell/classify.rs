@@ -576,6 +576,11 @@ impl<'a> Judge<'a> {
         } else {
             classes
         };
+        let classes = if programs::agent_reads_only(name, &texts) {
+            ClassSet::of(&[Class::ReadOnly])
+        } else {
+            classes
+        };
         let classes = if cloud::prints_secret_output(name, &texts) {
             let mut secret = classes;
             secret.insert(Class::CredentialAccess);
@@ -755,6 +760,7 @@ impl<'a> Judge<'a> {
         if dry.is_some() {
             dry_run_reads(facts, mark, before);
         }
+        self.archive_read(first, arguments, cwd.as_deref(), &mut facts.files);
         self.deleting_files = false;
         if files_only {
             for file in &mut facts.files[named..] {

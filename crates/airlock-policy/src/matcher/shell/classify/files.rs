@@ -407,6 +407,24 @@ impl Judge<'_> {
                 role,
             };
         }
+        // `rm -rf ~/Downloads/pandoc-3.1*`: the same glob changed with what it holds stands
+        // for those entries and their content, never for the folder nor its other entries;
+        // but not in a hidden folder (`~/.ssh/id*`, `~/.config/gh/h*`), where a name's
+        // literal part says too little of what it may reach.
+        if role == Role::Change
+            && last_slash.is_some_and(|slash| slash < first_glob)
+            && words::names_some_entries(&text[last_slash.map_or(0, |slash| slash + 1)..])
+            && !text
+                .split('/')
+                .any(|part| part.starts_with('.') && part.len() > 2)
+        {
+            return FileRef {
+                path: self.context.resolve_from(text, cwd),
+                tree: true,
+                file_only: false,
+                role,
+            };
+        }
         let directory = match text[..first_glob].rfind('/') {
             Some(0) => "/",
             Some(slash) => &text[..slash],

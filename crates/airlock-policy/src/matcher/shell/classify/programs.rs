@@ -371,6 +371,36 @@ pub(super) fn assignment_reveals_secrets(word: &str) -> bool {
     })
 }
 
+/// A coding agent started where it can change nothing: Codex in its read-only sandbox
+/// (`--sandbox read-only`, which the operating system enforces), Claude Code in plan mode
+/// (`--permission-mode plan`), each given once, with nothing on the line that widens it
+/// (`--full-auto`, a `-c`/`--config` override, `--add-dir`, `--allowedTools`). Its prompt
+/// is no command.
+pub(super) fn agent_reads_only(name: &str, texts: &[&str]) -> bool {
+    let (options, value): (&[&str], &str) = match name {
+        "codex" => (&["--sandbox", "-s"], "read-only"),
+        "claude" => (&["--permission-mode"], "plan"),
+        _ => return false,
+    };
+    let mut values = Vec::new();
+    for (index, text) in texts.iter().enumerate() {
+        let (option, attached) = match text.split_once('=') {
+            Some((option, attached)) => (option, Some(attached)),
+            None => (*text, None),
+        };
+        if matches!(
+            option,
+            "--full-auto" | "-c" | "--config" | "--add-dir" | "--allowedTools" | "--allowed-tools"
+        ) {
+            return false;
+        }
+        if options.contains(&option) {
+            values.push(attached.or_else(|| texts.get(index + 1).copied()));
+        }
+    }
+    values == [Some(value)]
+}
+
 pub(super) fn assignment_runs_code(word: &str) -> bool {
     let Some((name, value)) = word.split_once('=') else {
         return false;

@@ -248,47 +248,8 @@ impl Judge<'_> {
         let Some((first, arguments)) = words.split_first() else {
             return;
         };
-        let (archive, folder) = match basename(&first.text) {
-            "tar" | "bsdtar" | "gtar" => {
-                let extracts = arguments.first().is_some_and(|word| {
-                    word.text == "--extract"
-                        || (!word.text.starts_with("--")
-                            && word.text.trim_start_matches('-').contains('x'))
-                });
-                if !extracts {
-                    return;
-                }
-                let value_of = |names: &[&str]| {
-                    arguments.iter().enumerate().find_map(|(at, word)| {
-                        if names.contains(&word.text.as_str()) {
-                            return arguments.get(at + 1);
-                        }
-                        None
-                    })
-                };
-                // The archive: after `-f` (alone or ending a cluster: `-xzf x.tgz`,
-                // `xzf x.tgz`), or the pipe.
-                let archive = arguments.iter().enumerate().find_map(|(at, word)| {
-                    let cluster = !word.text.starts_with("--") && word.text.ends_with('f');
-                    (cluster
-                        && word
-                            .text
-                            .trim_start_matches('-')
-                            .chars()
-                            .all(|c| c.is_ascii_alphabetic()))
-                    .then(|| arguments.get(at + 1))
-                    .flatten()
-                });
-                (archive, value_of(&["-C", "--directory"]))
-            }
-            "unzip" => (
-                arguments.iter().find(|word| !word.text.starts_with('-')),
-                arguments
-                    .windows(2)
-                    .find(|pair| pair[0].text == "-d")
-                    .map(|pair| &pair[1]),
-            ),
-            _ => return,
+        let Some((archive, folder)) = extraction(first, arguments) else {
+            return;
         };
         let from_download = match archive {
             // (`"/tmp/${TARBALL}"` on a line that downloads: the name it downloaded to.)
@@ -361,5 +322,97 @@ impl Judge<'_> {
         } else {
             self.nested(&text, cwd, nesting);
         }
+    }
+}
+
+impl Judge<'_> {
+    /// The archive `tar -x`/`unzip` extracts is read, wherever it lies (`unzip
+    /// ~/Downloads/data.zip -d data/`): only where it extracts to is written. One from
+    /// outside the project extracted at the project's top may hold `.git/` (its hooks): that
+    /// is written too.
+    pub(super) fn archive_read(
+        &self,
+        first: &Word,
+        arguments: &[Word],
+        cwd: Option<&str>,
+        files: &mut Vec<super::FileRef>,
+    ) {
+        let Some((Some(archive), folder)) = extraction(first, arguments) else {
+            return;
+        };
+        let Some(path) = self.file(archive, cwd, Role::Read).path else {
+            return;
+        };
+        for file in files.iter_mut() {
+            if file.path.as_deref() == Some(path.as_str()) && file.role == Role::Change {
+                file.role = Role::Read;
+                file.tree = false;
+            }
+        }
+        let target = match folder {
+            Some(folder) => self.file(folder, cwd, Role::Change).path,
+            None => cwd.map(str::to_owned),
+        };
+        if let (Some(project), Some(target)) = (self.context.project(), target) {
+            if target == project && !self.in_project(&path) {
+                files.push(super::FileRef {
+                    path: Some(format!("{project}/.git/hooks")),
+                    tree: true,
+                    file_only: false,
+                    role: Role::Change,
+                });
+            }
+        }
+    }
+}
+
+/// What `tar -x`/`unzip` (`first`, `arguments`) extracts: the archive word (after `-f`, or
+/// unzip's first operand; `None` when it comes from the pipe) and the folder it is told to
+/// extract into (`-C`/`--directory`, `-d`); `None` for any other command.
+pub(super) fn extraction<'w>(
+    first: &Word,
+    arguments: &'w [Word],
+) -> Option<(Option<&'w Word>, Option<&'w Word>)> {
+    match basename(&first.text) {
+        "tar" | "bsdtar" | "gtar" => {
+            let extracts = arguments.first().is_some_and(|word| {
+                word.text == "--extract"
+                    || (!word.text.starts_with("--")
+                        && word.text.trim_start_matches('-').contains('x'))
+            });
+            if !extracts {
+                return None;
+            }
+            let value_of = |names: &[&str]| {
+                arguments.iter().enumerate().find_map(|(at, word)| {
+                    if names.contains(&word.text.as_str()) {
+                        return arguments.get(at + 1);
+                    }
+                    None
+                })
+            };
+            // The archive: after `-f` (alone or ending a cluster: `-xzf x.tgz`,
+            // `xzf x.tgz`), or the pipe.
+            let archive = arguments.iter().enumerate().find_map(|(at, word)| {
+                let cluster = !word.text.starts_with("--") && word.text.ends_with('f');
+                (cluster
+                    && word
+                        .text
+                        .trim_start_matches('-')
+                        .chars()
+                        .all(|c| c.is_ascii_alphabetic()))
+                .then(|| arguments.get(at + 1))
+                .flatten()
+            });
+            Some((archive, value_of(&["-C", "--directory"])))
+        }
+        "unzip" => Some((
+            arguments.iter().find(|word| !word.text.starts_with('-')),
+            arguments
+                .windows(2)
+                .find(|pair| pair[0].text == "-d")
+                .map(|pair| &pair[1]),
+        )),
+        _ => None,
     }
 }
