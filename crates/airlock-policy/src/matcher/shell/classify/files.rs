@@ -462,6 +462,20 @@ impl Judge<'_> {
             let matches = |patterns: &crate::matcher::path::PathList| {
                 patterns.any_resolved(path, file.extent(), side, self.context, false)
             };
+            // A whole folder copied or archived reads all it holds: one that holds a
+            // credential folder below it (`cp -r ~ /tmp/x` holds `~/.ssh`) takes credentials
+            // along with the rest: asked (`credential_search`), where the credential folder
+            // itself copied is refused.
+            let holds_credentials = || {
+                copies != TreeCopy::No
+                    && self.table.credential_dirs.any_resolved(
+                        path,
+                        crate::matcher::path::Extent::Tree,
+                        crate::matcher::Side::Restrict,
+                        self.context,
+                        false,
+                    )
+            };
             let credential = !file.tree && matches(&self.table.credentials);
             facts.credential.push(credential);
             match file.role {
@@ -474,6 +488,8 @@ impl Judge<'_> {
                         } else {
                             Class::CredentialSearch
                         });
+                    } else if holds_credentials() {
+                        facts.classes.insert(Class::CredentialSearch);
                     }
                 }
                 Role::Change => {
@@ -484,6 +500,8 @@ impl Judge<'_> {
                         && (credential || matches(&self.table.credential_dirs))
                     {
                         facts.classes.insert(Class::CredentialAccess);
+                    } else if copies == TreeCopy::Archives && holds_credentials() {
+                        facts.classes.insert(Class::CredentialSearch);
                     }
                 }
                 Role::Workdir => {}
