@@ -103,10 +103,10 @@ fn unannounced_recipes(text: &str, kind: Kind) -> Vec<Piece> {
 fn announced_prerequisites(line: &str) -> impl Iterator<Item = &str> {
     let after = line.split_once(':').map_or("", |(_, after)| after);
     let after = after.split(['#', ';']).next().unwrap_or_default();
-    let assignment = after.contains('=');
+    let after = if after.contains('=') { "" } else { after };
     after
         .split_whitespace()
-        .filter(move |word| !assignment && *word != "|")
+        .filter(|word| *word != "|")
         .filter(|word| {
             word.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))

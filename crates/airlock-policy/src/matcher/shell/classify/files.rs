@@ -363,6 +363,35 @@ impl Judge<'_> {
         }
     }
 
+    /// What a segment's redirections read and write; `true` when one is a connection to
+    /// another machine (bash's `/dev/tcp/HOST/PORT`: no file; to this machine it only talks
+    /// to a local port, `echo > /dev/tcp/localhost/5432` probes it).
+    pub(super) fn redirections(
+        &self,
+        segment: &Segment,
+        cwd: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) -> bool {
+        let mut connects_out = false;
+        for (target, writes) in &segment.redirections {
+            if let Some(local) = remote::network_redirection(target) {
+                if local {
+                    facts.classes.insert(Class::ReadOnly);
+                } else {
+                    facts.classes.insert(Class::Network);
+                    connects_out = true;
+                }
+                continue;
+            }
+            let role = if *writes { Role::Change } else { Role::Read };
+            if *writes {
+                facts.classes.insert(Class::Write);
+            }
+            facts.files.push(self.file(target, cwd, role));
+        }
+        connects_out
+    }
+
     /// A glob stands for the directory before its first glob character and what is
     /// below it.
     pub(super) fn glob_file(&self, text: &str, cwd: Option<&str>, role: Role) -> FileRef {
@@ -373,10 +402,10 @@ impl Judge<'_> {
         // folder itself (nor `.git`, `.env`…): it is judged as a name in that folder. `*`,
         // `.*` and `*.*` stand for the whole folder, and so does any glob elsewhere.
         let last_slash = text.rfind('/');
-        if role == Role::Change
+        let some_entries = role == Role::Change
             && last_slash.is_none_or(|slash| slash < first_glob)
-            && words::names_some_entries(&text[last_slash.map_or(0, |slash| slash + 1)..])
-        {
+            && words::names_some_entries(&text[last_slash.map_or(0, |slash| slash + 1)..]);
+        if some_entries {
             let path = self.context.resolve_from(text, cwd);
             if path
                 .as_deref()
@@ -395,11 +424,7 @@ impl Judge<'_> {
         // in its last name and which names some entries there (as above), is a delete of
         // files in that folder, wherever it is (never of the folder, nor of what a folder
         // in it holds). `*`, `.*`, `*.*` and `.env*` still stand for the whole folder.
-        if self.deleting_files
-            && role == Role::Change
-            && last_slash.is_none_or(|slash| slash < first_glob)
-            && words::names_some_entries(&text[last_slash.map_or(0, |slash| slash + 1)..])
-        {
+        if self.deleting_files && some_entries {
             return FileRef {
                 path: self.context.resolve_from(text, cwd),
                 tree: false,
@@ -411,9 +436,8 @@ impl Judge<'_> {
         // for those entries and their content, never for the folder nor its other entries;
         // but not in a hidden folder (`~/.ssh/id*`, `~/.config/gh/h*`), where a name's
         // literal part says too little of what it may reach.
-        if role == Role::Change
-            && last_slash.is_some_and(|slash| slash < first_glob)
-            && words::names_some_entries(&text[last_slash.map_or(0, |slash| slash + 1)..])
+        if some_entries
+            && last_slash.is_some()
             && !text
                 .split('/')
                 .any(|part| part.starts_with('.') && part.len() > 2)

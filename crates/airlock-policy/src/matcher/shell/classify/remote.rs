@@ -12,52 +12,21 @@ use super::*;
 use crate::matcher::path::Extent;
 use crate::matcher::Side;
 
-impl Judge<'_> {
-    /// What a segment's redirections read and write; `true` when one is a connection to
-    /// another machine (bash's `/dev/tcp/HOST/PORT`: no file; to this machine it only talks
-    /// to a local port, `echo > /dev/tcp/localhost/5432` probes it).
-    pub(super) fn redirections(
-        &self,
-        segment: &Segment,
-        cwd: Option<&str>,
-        facts: &mut SegmentFacts,
-    ) -> bool {
-        let mut connects_out = false;
-        for (target, writes) in &segment.redirections {
-            if let Some(local) = network_redirection(target) {
-                if local {
-                    facts.classes.insert(Class::ReadOnly);
-                } else {
-                    facts.classes.insert(Class::Network);
-                    connects_out = true;
-                }
-                continue;
-            }
-            let role = if *writes { Role::Change } else { Role::Read };
-            if *writes {
-                facts.classes.insert(Class::Write);
-            }
-            facts.files.push(self.file(target, cwd, role));
-        }
-        connects_out
-    }
-}
-
 /// bash's network redirections, `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT`: `Some(true)`
 /// to this machine, `Some(false)` to another or one computed at run time, `None` for any
 /// other target (a file).
-fn network_redirection(target: &Word) -> Option<bool> {
+pub(super) fn network_redirection(target: &Word) -> Option<bool> {
     let rest = target
         .text
         .strip_prefix("/dev/tcp/")
         .or_else(|| target.text.strip_prefix("/dev/udp/"))?;
     let host = rest.split('/').next().unwrap_or_default();
-    let local = !target.dynamic
-        && matches!(
-            host.to_ascii_lowercase().as_str(),
-            "localhost" | "127.0.0.1" | "::1" | "0.0.0.0"
-        );
-    Some(local)
+    // (An IPv6 address is read as a URL writes it, in brackets.)
+    let host = match host.contains(':') {
+        true => format!("[{host}]"),
+        false => host.to_owned(),
+    };
+    Some(!target.dynamic && is_local_url(&host))
 }
 
 /// ssh options (one letter) that take a value.

@@ -108,9 +108,9 @@ impl Judge<'_> {
                 // Code holding only variables of known value (`open('$HOME/.x')`) is read
                 // with their values; any other computed code is nobody knows what.
                 let text = match code.dynamic {
-                    false => code.text.clone(),
+                    false => std::borrow::Cow::Borrowed(code.text.as_str()),
                     true => match self.known_variables(&code.text, dir) {
-                        Some(text) => text,
+                        Some(text) => std::borrow::Cow::Owned(text),
                         None => {
                             facts.classes.insert(self.hidden_code());
                             return;
