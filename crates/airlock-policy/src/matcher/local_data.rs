@@ -30,11 +30,19 @@ pub fn carries_local_data(address: &str, context: &Context) -> bool {
     let user = home
         .and_then(|home| home.trim_end_matches('/').rsplit(['/', '\\']).next())
         .filter(|user| user.len() >= 3);
+    // A Windows place (kept as `/c:/users/sam`) may be written with either slash and in
+    // any case (`C:/Users/sam`, `c:\\users\\sam`).
+    let folded = |text: &str| text.replace('\\', "/").to_lowercase();
     let names_a_place = |text: &str| {
-        [project, home]
-            .into_iter()
-            .flatten()
-            .any(|place| text.contains(place.trim_end_matches('/')))
+        let text = folded(text);
+        [project, home].into_iter().flatten().any(|place| {
+            let place = if crate::matcher::path::is_windows(place) {
+                &place[1..]
+            } else {
+                place
+            };
+            text.contains(folded(place).trim_end_matches('/'))
+        })
     };
     if names_a_place(&path) {
         return true;
@@ -87,6 +95,24 @@ mod tests {
     #[test]
     fn data_of_this_machine_in_an_address() {
         let context = Context::new(Some("/home/kim/src/app"), None, Some("/home/kim"));
+        let windows = Context::new(
+            Some("C:\\Users\\Sam\\src\\app"),
+            None,
+            Some("C:\\Users\\Sam"),
+        );
+        for (address, expected) in [
+            (
+                "https://status.example.com/r?path=C:/Users/sam/src/app",
+                true,
+            ),
+            (
+                "https://status.example.com/r?path=c%3A%5CUsers%5CSam%5Cnotes",
+                true,
+            ),
+            ("https://status.example.com/r?drive=C:/Windows", false),
+        ] {
+            assert_eq!(carries_local_data(address, &windows), expected, "{address}");
+        }
         for (address, expected) in [
             (
                 "https://docs.python.org/3/library/json.html?highlight=dump#json.dump",

@@ -292,7 +292,14 @@ impl<'a> Judge<'a> {
                 }
             }
             // What holds the environment in its words prints it on (`echo "$(env)" | …`).
-            let dumps = dumps_environment(segment);
+            // A container's or pod's environment printed (`docker compose exec web env`).
+            let container_dumps = environment::container_dumps_environment(segment);
+            if container_dumps {
+                for facts in &mut self.out[judged..] {
+                    facts.classes.insert(Class::CredentialSearch);
+                }
+            }
+            let dumps = dumps_environment(segment) || container_dumps;
             environment_piped |= dumps || holds_environment;
             if dumps {
                 environment_printed = Some(judged..self.out.len());
@@ -555,6 +562,19 @@ impl<'a> Judge<'a> {
             self.table
                 .lookup(name, &scripted)
                 .map(|(classes, used)| (classes, used.saturating_sub(1)))
+        };
+        // `python -m twine upload dist/*`: a module the table does not list under `python
+        // -m` but knows as a command of its own runs as that command does.
+        let looked_up = match (looked_up, texts.as_slice()) {
+            (None | Some((_, 0)), ["-m", module, rest @ ..])
+                if (name.starts_with("python") || name == "py") && self.table.knows(module) =>
+            {
+                self.table
+                    .lookup(module, rest)
+                    .map(|(classes, used)| (classes, used + 2))
+                    .or(looked_up)
+            }
+            (found, _) => found,
         };
         let (classes, used) = match installed {
             Some((_, found)) => found,

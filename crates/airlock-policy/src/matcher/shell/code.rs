@@ -137,6 +137,22 @@ pub fn inspect_in(code: &str, language: Language) -> CodeFacts {
 }
 
 /// [`inspect`], `depth` levels into code hidden in base64 literals of other code.
+/// Perl's `kill SIGNAL, PID…` (`kill "TERM", 2231`, `kill(9, $pid)`): a signal sent to
+/// processes by their ids. Signal 0 only asks whether they live.
+fn perl_kill(lower: &str) -> bool {
+    lower.match_indices("kill").any(|(at, _)| {
+        let before = lower[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') {
+            return false;
+        }
+        let rest = lower[at + 4..].trim_start();
+        let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
+        let signal = rest.split(',').next().unwrap_or("").trim();
+        rest.contains(',') && signal.starts_with(['\'', '"', '-'])
+            || (signal.starts_with(|c: char| c.is_ascii_digit()) && signal != "0")
+    })
+}
+
 fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
     // `'child_' + 'process'`, `'sy' + 'stem'`: literals cut in pieces are read whole.
     let joined = join_literals(code);
@@ -169,6 +185,7 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
         "os.kill(",
         "os.killpg(",
         "signal.pthread_kill(",
+        "posix_kill(",
     ]
     .iter()
     .any(|call| {
@@ -177,7 +194,8 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
             let arguments = &arguments[..arguments.find(')').unwrap_or(arguments.len())];
             arguments.rsplit(',').next().map(str::trim) != Some("0")
         })
-    }) {
+    }) || (language == Language::Other && perl_kill(&lower))
+    {
         facts.classes.insert(Class::Privilege);
     }
     let runs = runs_in(language).any(|name| lower.contains(name));

@@ -109,7 +109,10 @@ impl Judge<'_> {
         // secret written on the line (`PGPASSWORD=…`, a password in the URL).
         // `nc localhost 6379`, `redis-cli GET k`: a service of this machine's own, asked
         // something as `curl localhost` asks it.
-        if !fed && services::local_redis_read(name, arguments) {
+        if !fed
+            && (services::local_redis_read(name, arguments)
+                || services::local_mongo_read(name, arguments))
+        {
             facts.classes = remove(facts.classes, Class::Network);
             facts.classes.insert(Class::ReadOnly);
         }
@@ -136,8 +139,23 @@ impl Judge<'_> {
                 }
                 facts.classes.insert(Class::ReadOnly);
             }
+            // `sqlite3 FILE "DELETE …"`: rows changed in that file and nothing else, an
+            // edit of the file, judged by where it is (inside the project, an edit there).
+            let edits_file = !reads
+                && !fed
+                && name == "sqlite3"
+                && client.file.is_some()
+                && client
+                    .queries
+                    .iter()
+                    .all(|query| sql::changes_own_file_only(query));
+            if edits_file {
+                facts.classes = remove(facts.classes, Class::Unknown);
+                facts.classes.insert(Class::Write);
+            }
             if let Some(file) = client.file {
-                facts.files.push(self.file(file, cwd, Role::Read));
+                let role = if edits_file { Role::Change } else { Role::Read };
+                facts.files.push(self.file(file, cwd, role));
             }
         }
     }

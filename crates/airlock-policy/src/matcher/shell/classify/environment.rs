@@ -87,6 +87,75 @@ pub(super) fn dumps_environment(segment: &Segment) -> bool {
     }
 }
 
+/// The program a segment runs (its basename) and its arguments, when every word of it is
+/// written out (no expansion computes one).
+fn written_out(segment: &Segment) -> Option<(&str, Vec<&str>)> {
+    let words = unwrapped(&segment.words);
+    let (first, arguments) = words.split_first()?;
+    if first.dynamic || arguments.iter().any(|word| word.dynamic) {
+        return None;
+    }
+    Some((
+        basename(&first.text),
+        arguments.iter().map(|word| word.text.as_str()).collect(),
+    ))
+}
+
+/// A command run in a container or pod that prints the whole environment there (`docker
+/// compose exec worker env`, `docker exec web printenv`, `kubectl exec api -- env`): the
+/// application's settings, its keys and passwords among them.
+pub(super) fn container_dumps_environment(segment: &Segment) -> bool {
+    let Some((program, texts)) = written_out(segment) else {
+        return false;
+    };
+    let inner = match (program, texts.as_slice()) {
+        ("docker" | "podman" | "nerdctl", ["compose", "exec" | "run", rest @ ..])
+        | ("docker-compose" | "podman-compose", ["exec" | "run", rest @ ..])
+        | ("docker" | "podman" | "nerdctl", ["exec", rest @ ..]) => {
+            const VALUED: &[&str] = &[
+                "-u",
+                "--user",
+                "-w",
+                "--workdir",
+                "-e",
+                "--env",
+                "--env-file",
+                "--index",
+                "--entrypoint",
+                "--name",
+                "-p",
+                "--publish",
+                "-v",
+                "--volume",
+            ];
+            let mut at = 0;
+            while let Some(text) = rest.get(at) {
+                if VALUED.contains(text) {
+                    at += 2;
+                } else if text.starts_with('-') {
+                    at += 1;
+                } else {
+                    break;
+                }
+            }
+            rest.get(at + 1..).unwrap_or_default()
+        }
+        ("kubectl" | "oc", _) if texts.contains(&"exec") => texts
+            .iter()
+            .position(|text| *text == "--")
+            .map_or(&[][..], |at| &texts[at + 1..]),
+        _ => return false,
+    };
+    let Some((program, rest)) = inner.split_first() else {
+        return false;
+    };
+    let names = rest.iter().any(|text| !text.starts_with('-'));
+    match basename(program) {
+        "env" | "printenv" | "set" | "export" => !names,
+        _ => false,
+    }
+}
+
 /// The patterns of a `grep`/`egrep`/`rg` filter of a pipe, given as operands or by `-e`,
 /// when every option is one that keeps lines as they are (`-E`, `-P`, `-i`, `-n`,
 /// `--color=never`, or one of `also`); `None` for any other option (`-v` keeps the rest,
@@ -232,15 +301,10 @@ impl super::Judge<'_> {
 /// A filter of the environment's lines that keeps only the names (`env | cut -d= -f1`,
 /// `env | awk -F= '{print $1}'`, `env | sed 's/=.*//'`): no value passes.
 pub(super) fn keeps_names_only(segment: &Segment) -> bool {
-    let words = unwrapped(&segment.words);
-    let Some((first, arguments)) = words.split_first() else {
+    let Some((program, texts)) = written_out(segment) else {
         return false;
     };
-    if first.dynamic || arguments.iter().any(|word| word.dynamic) {
-        return false;
-    }
-    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
-    match (basename(&first.text), texts.as_slice()) {
+    match (program, texts.as_slice()) {
         ("cut", options) => {
             let joined = options.concat();
             matches!(
@@ -335,7 +399,8 @@ fn keeps_plain_settings(segment: &Segment) -> bool {
 
 /// A command that prints where secrets are kept: a container's settings, its environment
 /// among them (`docker inspect web`, `docker exec web env`, `kubectl exec pod --
-/// printenv`), or the history's patches, every secret ever committed (`git log -p --all`).
+/// printenv`), services' logs (`journalctl -u api`, `docker logs web`, `kubectl logs
+/// pod`), or the history's patches, every secret ever committed (`git log -p --all`).
 pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
     let words = unwrapped(&segment.words);
     let Some((first, arguments)) = words.split_first() else {
@@ -344,20 +409,25 @@ pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
     let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
     !first.dynamic
         && match basename(&first.text) {
+            // Logs: what services printed, keys and tokens they were given among it.
+            "journalctl" => true,
             "docker" | "podman" | "nerdctl" => {
                 matches!(
                     texts.iter().find(|text| !text.starts_with('-')).copied(),
-                    Some("inspect")
-                ) || (texts.contains(&"exec")
-                    && texts
-                        .iter()
-                        .any(|text| matches!(*text, "env" | "printenv" | "set")))
+                    Some("inspect" | "logs")
+                ) || texts.starts_with(&["compose", "logs"])
+                    || (texts.contains(&"exec")
+                        && texts
+                            .iter()
+                            .any(|text| matches!(*text, "env" | "printenv" | "set")))
             }
+            "docker-compose" | "podman-compose" => texts.first() == Some(&"logs"),
             "kubectl" | "oc" => {
-                texts.contains(&"exec")
-                    && texts
-                        .iter()
-                        .any(|text| matches!(*text, "env" | "printenv" | "set"))
+                texts.iter().find(|text| !text.starts_with('-')) == Some(&"logs")
+                    || texts.contains(&"exec")
+                        && texts
+                            .iter()
+                            .any(|text| matches!(*text, "env" | "printenv" | "set"))
             }
             "git" => {
                 texts.iter().find(|text| !text.starts_with('-')) == Some(&"log")

@@ -487,18 +487,25 @@ impl Judge<'_> {
                 patterns.any_resolved(path, file.extent(), side, self.context, false)
             };
             // A whole folder copied or archived reads all it holds: one that holds a
-            // credential folder below it (`cp -r ~ /tmp/x` holds `~/.ssh`) takes credentials
+            // credential folder or file below it (`cp -r ~ /tmp/x` holds `~/.ssh`) takes credentials
             // along with the rest: asked (`credential_search`), where the credential folder
             // itself copied is refused.
+            // Credential files named by their place count too (`~/.codex` holds
+            // `~/.codex/auth.json`); patterns that may match anywhere (`**/.env`) name no
+            // place and do not make every folder copied hold credentials.
             let holds_credentials = || {
                 copies != TreeCopy::No
-                    && self.table.credential_dirs.any_resolved(
-                        path,
-                        crate::matcher::path::Extent::Tree,
-                        crate::matcher::Side::Restrict,
-                        self.context,
-                        false,
-                    )
+                    && [&self.table.credential_dirs, &self.table.credentials]
+                        .iter()
+                        .any(|list| {
+                            list.any_resolved(
+                                path,
+                                crate::matcher::path::Extent::Tree,
+                                crate::matcher::Side::Restrict,
+                                self.context,
+                                false,
+                            )
+                        })
             };
             let credential = !file.tree && matches(&self.table.credentials);
             facts.credential.push(credential);

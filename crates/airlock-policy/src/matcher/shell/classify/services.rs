@@ -240,6 +240,173 @@ pub(super) fn local_redis_read(name: &str, arguments: &[Word]) -> bool {
     }
 }
 
+/// `mongosh` (or the old `mongo`) on this machine (no host, or a loopback one in
+/// `--host` or a `mongodb://` address; never `mongodb+srv://`, which is a cluster
+/// elsewhere) given `--eval` code that only reads: every function it calls is a read
+/// ([`MONGO_READS`]), no aggregation stage writes (`$out`, `$merge`), no server-side code
+/// runs (`$where`, `$function`, `$accumulator`), and nothing names the users collection or
+/// secret material.
+pub(super) fn local_mongo_read(name: &str, arguments: &[Word]) -> bool {
+    if !matches!(name, "mongosh" | "mongo") {
+        return false;
+    }
+    const VALUED: &[&str] = &[
+        "--host",
+        "--port",
+        "--username",
+        "-u",
+        "--authenticationDatabase",
+        "--authenticationMechanism",
+        "--tlsCAFile",
+    ];
+    const FLAGS: &[&str] = &[
+        "--quiet",
+        "--norc",
+        "--json",
+        "--json=relaxed",
+        "--json=canonical",
+    ];
+    let mut host: Option<&str> = None;
+    let mut code = None;
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        if word.dynamic {
+            return false;
+        }
+        let text = word.text.as_str();
+        if text == "--eval" {
+            if code.is_some() {
+                return false;
+            }
+            code = words
+                .next()
+                .filter(|word| !word.dynamic)
+                .map(|word| word.text.as_str());
+        } else if VALUED.contains(&text) {
+            let value = words.next().map(|value| value.text.as_str());
+            if text == "--host" {
+                host = value.map(|value| value.split(['/', ':']).next().unwrap_or(value));
+            }
+        } else if FLAGS.contains(&text) {
+            continue;
+        } else if text.starts_with('-') || text.starts_with("mongodb+srv:") {
+            return false;
+        } else if let Some(rest) = text.strip_prefix("mongodb://") {
+            let rest = rest.split('/').next().unwrap_or(rest);
+            let rest = rest.rsplit_once('@').map_or(rest, |(_, rest)| rest);
+            // Several hosts (`a:27017,b:27017`): a replica set, local only if all are.
+            if !rest
+                .split(',')
+                .all(|each| loopback(each.rsplit_once(':').map_or(each, |(host, _)| host)))
+            {
+                return false;
+            }
+        } else if text.contains(['/', ':'])
+            && !loopback(text.split(['/', ':']).next().unwrap_or(text))
+        {
+            // `host:27017/db` or `host/db`: another machine unless a loopback one.
+            return false;
+        }
+    }
+    let Some(code) = code else {
+        return false;
+    };
+    (local_host(host) || host.is_some_and(loopback)) && mongo_code_reads(code)
+}
+
+/// Functions `mongosh` code may call and still only read.
+const MONGO_READS: &[&str] = &[
+    "find",
+    "findOne",
+    "countDocuments",
+    "count",
+    "estimatedDocumentCount",
+    "distinct",
+    "aggregate",
+    "getCollectionNames",
+    "getCollectionInfos",
+    "getIndexes",
+    "stats",
+    "explain",
+    "toArray",
+    "limit",
+    "sort",
+    "skip",
+    "pretty",
+    "map",
+    "forEach",
+    "hasNext",
+    "next",
+    "itcount",
+    "size",
+    "getSiblingDB",
+    "getCollection",
+    "getName",
+    "printjson",
+    "print",
+    "tojson",
+    "stringify",
+    "version",
+    "serverStatus",
+    "hostInfo",
+    "isMaster",
+    "hello",
+    "projection",
+    "batchSize",
+    "maxTimeMS",
+    "hint",
+    "ObjectId",
+    "ISODate",
+    "Date",
+    "keys",
+    "log",
+    "getMongo",
+    "getDBNames",
+    "listCollections",
+    "project",
+    "filter",
+];
+
+/// Whether `mongosh` code only reads (see [`local_mongo_read`]).
+fn mongo_code_reads(code: &str) -> bool {
+    let lower = code.to_ascii_lowercase();
+    if [
+        "$out",
+        "$merge",
+        "$where",
+        "$function",
+        "$accumulator",
+        "system.users",
+        "system.js",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
+        || super::sql::names_secrets(code)
+        || code.contains('`')
+    {
+        return false;
+    }
+    // Every name followed by `(` is a function called.
+    let mut calls = 0;
+    for (at, _) in code.match_indices('(') {
+        let before = &code[..at];
+        let trimmed = before.trim_end();
+        let start = trimmed
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+            .map_or(0, |at| at + 1);
+        let called = &trimmed[start..];
+        if called.is_empty() {
+            // A grouping parenthesis or an arrow function's parameters.
+            continue;
+        }
+        if !MONGO_READS.contains(&called) {
+            return false;
+        }
+        calls += 1;
+    }
+    calls > 0
+}
+
 /// A loopback address: `localhost`, `127.x.x.x`, `::1`.
 fn loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');

@@ -135,6 +135,16 @@ pub(crate) fn reads_only(sql: &str) -> bool {
     if statements.is_empty() {
         return false;
     }
+    // A meta-command on a line of its own after a statement (`select 1` then `.shell …`
+    // on the next line) runs as the shell reads it: only a whole statement may be one.
+    if statements.iter().any(|statement| {
+        statement
+            .lines()
+            .skip(1)
+            .any(|line| line.trim_start().starts_with(['\\', '.']))
+    }) {
+        return false;
+    }
     statements.iter().all(|statement| {
         if statement.starts_with(['\\', '.']) {
             return DESCRIBING.iter().any(|command| {
@@ -161,6 +171,69 @@ pub(crate) fn reads_only(sql: &str) -> bool {
                     .iter()
                     .any(|function| word.starts_with(function))
         })
+}
+
+/// Whether `sql`, run by `sqlite3 FILE`, changes rows or tables of that one file and does
+/// nothing else: each statement starts with a verb that reads or changes the database's
+/// own contents, no line is a shell meta-command (`.shell`, `.output`), and no word opens
+/// another file, loads code or
+/// reads or writes files through a function (`attach`, `vacuum into`, `load_extension`,
+/// `writefile`). Secret material named anywhere keeps it asked.
+pub(crate) fn changes_own_file_only(sql: &str) -> bool {
+    const VERBS: &[&str] = &[
+        "select",
+        "with",
+        "insert",
+        "update",
+        "delete",
+        "replace",
+        "drop",
+        "create",
+        "alter",
+        "vacuum",
+        "reindex",
+        "analyze",
+        "begin",
+        "commit",
+        "end",
+        "rollback",
+        "savepoint",
+        "release",
+        "pragma",
+        "values",
+    ];
+    const OTHER_FILES: &[&str] = &[
+        "attach",
+        "load_extension",
+        "readfile",
+        "writefile",
+        "edit",
+        "fts3_tokenizer",
+        "lsdir",
+        "zipfile",
+        "sqlar_compress",
+    ];
+    let lower = sql.to_ascii_lowercase();
+    let statements: Vec<&str> = lower
+        .split(';')
+        .map(str::trim)
+        .filter(|statement| !statement.is_empty())
+        .collect();
+    !statements.is_empty()
+        && !lower.contains('\\')
+        && !lower.lines().any(|line| line.trim_start().starts_with('.'))
+        && statements.iter().all(|statement| {
+            let mut words = statement
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .filter(|word| !word.is_empty());
+            let verb = words.next().unwrap_or_default();
+            VERBS.contains(&verb)
+                && !(verb == "vacuum" && statement.split_whitespace().any(|word| word == "into"))
+        })
+        && !lower
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|word| OTHER_FILES.contains(&word))
+        && !names_secrets(sql)
 }
 
 /// The statement an `explain` shows or runs, with `explain`'s own options gone (`explain

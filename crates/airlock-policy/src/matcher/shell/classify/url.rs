@@ -166,6 +166,19 @@ impl Judge<'_> {
             {
                 facts.classes.insert(Class::CredentialAccess);
             }
+            // An address that carries the project's or the home's path, the user's name or
+            // a file's text out with the request sends local data (`local_data.rs`).
+            let web = text.get(..8).is_some_and(|start| {
+                start.to_ascii_lowercase().starts_with("http://")
+                    || start.eq_ignore_ascii_case("https://")
+            });
+            if web
+                && !word.dynamic
+                && !is_local_url(text)
+                && crate::matcher::local_data::carries_local_data(text, self.context)
+            {
+                remote = true;
+            }
             // HTTPie's `:8765/metrics` (also xh's) is `http://localhost:8765/metrics`.
             let shorthand = matches!(name, "http" | "https" | "xh" | "xhs")
                 && text.starts_with(':')
@@ -183,6 +196,11 @@ impl Judge<'_> {
         }
         if remote || urls == 0 {
             facts.classes.insert(Class::Network);
+        } else if matches!(name, "http" | "https" | "xh" | "xhs") && httpie_only_asks(arguments) {
+            // HTTPie asked for a page with query parameters and headers only (`xh GET
+            // URL q==x`): a fetch, as `curl URL?q=x` is.
+            facts.classes = remove(facts.classes, Class::Network);
+            facts.classes.insert(Class::Fetch);
         }
         if name == "curl"
             && !names_output
@@ -215,6 +233,84 @@ impl Judge<'_> {
             });
         }
     }
+}
+
+/// Whether an HTTPie (`http`, `xh`) line only asks for a page: no method or `GET`/`HEAD`,
+/// one URL, and request items that are query parameters (`q==x`) or headers
+/// (`Accept:application/json`) only, with options that print or follow and nothing that
+/// writes a file, sends a body or keeps a session.
+fn httpie_only_asks(arguments: &[Word]) -> bool {
+    const FLAGS: &[&str] = &[
+        "-b",
+        "--body",
+        "-h",
+        "--headers",
+        "-v",
+        "--verbose",
+        "-F",
+        "--follow",
+        "-q",
+        "--quiet",
+        "--check-status",
+        "-I",
+        "--ignore-stdin",
+        "--pretty=all",
+        "--pretty=none",
+        "--pretty=colors",
+        "--pretty=format",
+        "-s",
+        "--style",
+        "--print",
+        "-p",
+        "--timeout",
+        "--all",
+        "--offline",
+    ];
+    const VALUED: &[&str] = &["-p", "--print", "--pretty", "-s", "--style", "--timeout"];
+    let mut url = false;
+    let mut words = arguments.iter().peekable();
+    let mut first = true;
+    while let Some(word) = words.next() {
+        let text = word.text.as_str();
+        if word.dynamic {
+            return false;
+        }
+        if text.starts_with('-') {
+            let option = text.split_once('=').map_or(text, |(option, _)| option);
+            if !FLAGS.contains(&text) && !FLAGS.contains(&option) {
+                return false;
+            }
+            if VALUED.contains(&text) {
+                words.next();
+            }
+            continue;
+        }
+        // The method comes first when given (HTTPie takes any word of letters as one).
+        if first && text.chars().all(|c| c.is_ascii_alphabetic()) && !text.contains('.') {
+            if !matches!(text.to_ascii_uppercase().as_str(), "GET" | "HEAD") {
+                return false;
+            }
+            first = false;
+            continue;
+        }
+        first = false;
+        if !url {
+            url = true;
+            continue;
+        }
+        let query = text
+            .split_once("==")
+            .is_some_and(|(field, _)| !field.is_empty());
+        let header = text.split_once(':').is_some_and(|(field, value)| {
+            !field.is_empty()
+                && !value.starts_with(['=', '/'])
+                && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
+        if !(query || header) || text.contains('@') {
+            return false;
+        }
+    }
+    url
 }
 
 /// In `curl`'s cluster of short options (`-sT`), the first letter whose option takes a

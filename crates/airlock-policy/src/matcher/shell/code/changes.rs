@@ -43,7 +43,7 @@ pub(super) fn opens_for_writing(lower: &str) -> bool {
 pub(super) fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
     let other_writes = WRITES
         .iter()
-        .filter(|name| !matches!(**name, "write" | ".dump("))
+        .filter(|name| !matches!(**name, "write" | ".dump(" | "file_put_contents"))
         .any(|name| lower.contains(name));
     // A relative name is only known while the code stays in its folder.
     if other_writes || lower.contains("chdir") || lower.contains("process.cwd") {
@@ -64,6 +64,26 @@ pub(super) fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
             .skip(1)
             .any(|argument| writing_mode(argument));
         if writes {
+            files.push(named_file(code, arguments.first()?)?);
+        }
+    }
+    // PHP's `file_put_contents('notes.txt', …)` and Node's `fs.writeFileSync('x', …)`:
+    // the file is the first argument.
+    for call in [
+        "file_put_contents(",
+        "writeFileSync(",
+        "writeFile(",
+        "appendFileSync(",
+    ] {
+        for (at, _) in code.match_indices(call) {
+            if code[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let arguments = call_arguments(&code[at + call.len()..])?;
             files.push(named_file(code, arguments.first()?)?);
         }
     }
@@ -125,6 +145,8 @@ pub(super) fn talks_only_to_this_machine(code: &str, lower: &str) -> bool {
         "read_text(",
         "read_bytes(",
     ];
+    // `urllib.request.urlopen(…)` opens an address, not a file.
+    let lower = lower.replace("urlopen(", "url_fetch(");
     if ELSEWHERE.iter().any(|name| lower.contains(name)) {
         return false;
     }

@@ -101,6 +101,8 @@ pub(super) const WRITES: &[&str] = &[
     "link(",
     "utime",
     "setxattr",
+    "file_put_contents",
+    "fputs",
 ];
 pub(super) const NETWORK: &[&str] = &[
     "urllib",
