@@ -596,7 +596,9 @@ impl<'a> Judge<'a> {
         } else {
             classes
         };
-        let classes = if programs::agent_reads_only(name, &texts) {
+        let classes = if programs::agent_reads_only(name, &texts)
+            || programs::osascript_only_notifies(name, &texts)
+        {
             ClassSet::of(&[Class::ReadOnly])
         } else {
             classes

@@ -401,6 +401,69 @@ pub(super) fn agent_reads_only(name: &str, texts: &[&str]) -> bool {
     values == [Some(value)]
 }
 
+/// `osascript -e 'display notification "Tests passed" with title "app"'`: AppleScript
+/// that only shows the person something (a notification, a dialog or an alert, a beep,
+/// spoken text), every line of it, with no variable, command or other application named.
+pub(super) fn osascript_only_notifies(name: &str, texts: &[&str]) -> bool {
+    if name != "osascript" || texts.is_empty() {
+        return false;
+    }
+    let mut scripts = Vec::new();
+    let mut at = 0;
+    while let Some(text) = texts.get(at) {
+        if *text != "-e" {
+            return false;
+        }
+        match texts.get(at + 1) {
+            Some(script) => scripts.push(*script),
+            None => return false,
+        }
+        at += 2;
+    }
+    scripts
+        .iter()
+        .flat_map(|script| script.lines())
+        .all(|line| {
+            let line = line.trim();
+            // What is shown is text in quotes; outside them only the statement's own words.
+            let outside: String = line.split('"').step_by(2).collect::<Vec<_>>().join(" ");
+            let words: Vec<&str> = outside.split_whitespace().collect();
+            let shows = matches!(
+                words.as_slice(),
+                ["display", "notification" | "dialog" | "alert", ..] | ["beep", ..] | ["say", ..]
+            );
+            shows
+                && line.matches('"').count() % 2 == 0
+                && words.iter().skip(2).all(|word| {
+                    matches!(
+                        *word,
+                        "with"
+                            | "title"
+                            | "subtitle"
+                            | "sound"
+                            | "name"
+                            | "buttons"
+                            | "default"
+                            | "button"
+                            | "giving"
+                            | "up"
+                            | "after"
+                            | "as"
+                            | "critical"
+                            | "warning"
+                            | "informational"
+                            | "message"
+                            | "{"
+                            | "}"
+                            | ","
+                            | "{}"
+                    ) || word
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || matches!(c, '{' | '}' | ','))
+                })
+        })
+}
+
 pub(super) fn assignment_runs_code(word: &str) -> bool {
     let Some((name, value)) = word.split_once('=') else {
         return false;
