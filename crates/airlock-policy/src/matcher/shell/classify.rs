@@ -41,6 +41,7 @@ mod globs;
 mod inline;
 mod kube;
 mod listed;
+mod lookup;
 mod names;
 mod operands;
 mod programs;
@@ -542,74 +543,7 @@ impl<'a> Judge<'a> {
             return None;
         }
         let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
-        // `pnpm build:shared`, `yarn test:unit`: a script named with a colon, which no
-        // command of theirs is, run without `run`, as `pnpm run build:shared`.
-        let scripted: Vec<&str> = if matches!(name, "pnpm" | "yarn")
-            && texts
-                .iter()
-                .find(|text| !text.starts_with('-'))
-                .is_some_and(|text| text.contains(':'))
-        {
-            std::iter::once("run")
-                .chain(texts.iter().copied())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let looked_up = if scripted.is_empty() {
-            self.table.lookup(name, &texts)
-        } else {
-            self.table
-                .lookup(name, &scripted)
-                .map(|(classes, used)| (classes, used.saturating_sub(1)))
-        };
-        // `python -m twine upload dist/*`: a module the table does not list under `python
-        // -m` but knows as a command of its own runs as that command does.
-        let looked_up = match (looked_up, texts.as_slice()) {
-            (None | Some((_, 0)), ["-m", module, rest @ ..])
-                if (name.starts_with("python") || name == "py") && self.table.knows(module) =>
-            {
-                self.table
-                    .lookup(module, rest)
-                    .map(|(classes, used)| (classes, used + 2))
-                    .or(looked_up)
-            }
-            (found, _) => found,
-        };
-        let (classes, used) = match installed {
-            Some((_, found)) => found,
-            None => match looked_up {
-                Some(found) => found,
-                None if self.in_runner && !first.text.contains(['/', '\\']) => {
-                    (ClassSet::of(&[Class::Build]), 0)
-                }
-                None => (ClassSet::of(&[Class::Unknown]), 0),
-            },
-        };
-        // A cloud CLI's read (`aws s3 ls`, `gcloud … list`, `az … show`) only looks.
-        let classes = if used == 0
-            && classes == ClassSet::of(&[Class::Deploy])
-            && matches!(name, "aws" | "gcloud" | "az")
-            && cloud::reads_only(name, arguments)
-        {
-            ClassSet::of(&[Class::ReadOnly])
-        } else {
-            classes
-        };
-        let classes = if programs::agent_reads_only(name, &texts)
-            || programs::osascript_only_notifies(name, &texts)
-        {
-            ClassSet::of(&[Class::ReadOnly])
-        } else {
-            classes
-        };
-        let classes = if cloud::prints_secret_output(name, &texts) {
-            let mut secret = classes;
-            secret.insert(Class::CredentialAccess);
-            secret
-        } else {
-            classes
-        };
+        let (classes, used) = self.table_classes(name, first, arguments, installed);
         // `kubectl --context kind-dev apply …`: a cluster of this machine's own, as a
         // container run by compose.
         let own_kubeconfig = self.exported_elsewhere
