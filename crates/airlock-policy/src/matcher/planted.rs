@@ -417,6 +417,40 @@ fn ci_expressions(command: &str) -> String {
     out
 }
 
+/// Whether a CI line prints a secret of the pipeline to the log (see [`yaml_commands`]):
+/// `echo`/`printf` of a `${{ secrets.… }}` expression, not redirected to a file, piped into
+/// nothing or only into encoders (`base64`, `xxd`, `rev`…); masking it (`::add-mask::`) or
+/// handing it to a program on its input (`| docker login --password-stdin`) prints nothing.
+fn prints_ci_secret(line: &str) -> bool {
+    const ENCODERS: &[&str] = &[
+        "base64", "base32", "xxd", "od", "hexdump", "rev", "tr", "sed", "cut", "fold", "cat",
+        "tee", "awk",
+    ];
+    let line = line.trim();
+    let line = line.strip_prefix("- ").unwrap_or(line).trim_start();
+    let line = ["run:", "script:", "command:"]
+        .iter()
+        .find_map(|key| line.strip_prefix(key))
+        .unwrap_or(line)
+        .trim_start();
+    let lower = line.to_ascii_lowercase();
+    if !(lower.starts_with("echo ") || lower.starts_with("printf "))
+        || lower.contains("::add-mask::")
+        || !lower
+            .match_indices("${{")
+            .any(|(at, _)| lower[at + 3..].trim_start().starts_with("secrets."))
+    {
+        return false;
+    }
+    let mut stages = line.split('|');
+    let printed = stages.next().unwrap_or_default();
+    !printed.replace(">&2", "").contains('>')
+        && stages.all(|stage| {
+            let program = stage.split_whitespace().next().unwrap_or_default();
+            ENCODERS.contains(&program) && !stage.contains('>')
+        })
+}
+
 /// The commands of a CI, hook-manager or task-runner YAML text, whole or a fragment. List
 /// items outside any known key are read as commands too when `items` (a file of nothing
 /// else) or when they look like one (a fragment of a CI file's `script:` list).
@@ -426,6 +460,12 @@ pub(super) fn yaml_commands(text: &str, items: bool) -> Vec<Piece> {
     // every credential of the pipeline to what runs next: a read of them.
     if ci_expressions(text).contains("${CI_ALL_SECRETS}") {
         out.push(Piece::Shell("printenv CI_ALL_SECRETS".into()));
+    }
+    // A step that prints one of the pipeline's secrets into the job's log, plainly or
+    // encoded past the log's masking (`echo "${{ secrets.TOKEN }}" | base64`): a read of it
+    // that anyone who can see the log shares.
+    if text.lines().any(prints_ci_secret) {
+        out.push(Piece::Shell("printenv CI_SECRET_PRINTED".into()));
     }
     // The open block under a command key: its indentation, whether it is PowerShell,
     // and the lines gathered so far.

@@ -27,6 +27,17 @@ impl Judge<'_> {
             }
             return true;
         }
+        if name == "start" {
+            // Windows' `start report.html`, `start "" chart.png`, `start chrome page.html`.
+            let Some(shown) = started_documents(arguments) else {
+                return false;
+            };
+            facts.classes.insert(Class::ReadOnly);
+            for word in shown.into_iter().filter(|word| !word.text.contains("://")) {
+                facts.files.push(self.file(word, cwd, Role::Read));
+            }
+            return true;
+        }
         if !matches!(name, "open" | "xdg-open") {
             return false;
         }
@@ -511,6 +522,42 @@ fn shown_files<'w>(name: &str, arguments: &'w [Word], macos: bool) -> Option<Vec
         }
     }
     Some(shown)
+}
+
+/// What Windows' `start` shows the person, when all it does is open documents or web
+/// pages in the application that views them (`start report.html`, `start "" chart.png`,
+/// `start chrome index.html`, `start https://localhost:3000`): every file a document by its
+/// extension, after an empty window title and a browser named. `None` for anything that
+/// may run (a program, a script, a shortcut, an installer, a title or a folder given).
+fn started_documents(arguments: &[Word]) -> Option<Vec<&Word>> {
+    const DOCUMENTS: &[&str] = &[
+        ".html", ".htm", ".pdf", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".txt", ".md",
+        ".csv", ".json", ".xml", ".log", ".docx", ".xlsx", ".pptx", ".mp3", ".mp4",
+    ];
+    const BROWSERS: &[&str] = &["chrome", "msedge", "firefox", "brave"];
+    let mut shown = Vec::new();
+    for (index, word) in arguments.iter().enumerate() {
+        let text = word.text.as_str();
+        let lower = text.to_ascii_lowercase();
+        if word.dynamic {
+            return None;
+        }
+        if matches!(lower.as_str(), "/b" | "/min" | "/max" | "/wait") {
+            continue;
+        }
+        if text.is_empty() && index == 0 {
+            continue;
+        }
+        if shown.is_empty() && BROWSERS.contains(&lower.trim_end_matches(".exe")) {
+            continue;
+        }
+        let web = lower.starts_with("http://") || lower.starts_with("https://");
+        if !web && !DOCUMENTS.iter().any(|suffix| lower.ends_with(suffix)) {
+            return None;
+        }
+        shown.push(word);
+    }
+    (!shown.is_empty()).then_some(shown)
 }
 
 /// `openssl s_client -connect host:443 </dev/null`: a TLS handshake that prints the
