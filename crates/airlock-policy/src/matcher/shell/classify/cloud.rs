@@ -279,8 +279,15 @@ fn gcloud_reads(positionals: &[&str]) -> bool {
     let Some(group) = positionals.first() else {
         return false;
     };
+    // Listing a group's resources prints no environment (`gcloud run services list`);
+    // describing one does (`gcloud run services describe api` shows its variables).
     if PRINTS_ENVIRONMENTS.contains(group) {
-        return false;
+        return !matches!(*group, "secrets" | "kms" | "auth" | "iam")
+            && positionals.len() >= 3
+            && positionals[2] == "list";
+    }
+    if let ["storage", "ls", ..] = positionals {
+        return true;
     }
     let verb_at = positionals
         .iter()
@@ -301,10 +308,12 @@ fn az_reads(positionals: &[&str]) -> bool {
     let Some(group) = positionals.first() else {
         return false;
     };
-    if matches!(
-        *group,
-        "keyvault" | "ad" | "login" | "rest" | "functionapp" | "webapp"
-    ) {
+    // The apps themselves listed or shown carry no settings (`az webapp list`); their
+    // settings, connection strings and publishing profiles do.
+    if matches!(*group, "functionapp" | "webapp") {
+        return matches!(positionals, [_, "list" | "show"]);
+    }
+    if matches!(*group, "keyvault" | "ad" | "login" | "rest") {
         return false;
     }
     positionals
