@@ -91,3 +91,17 @@ pub(super) fn credential_glob(text: &str, glob: &globset::GlobMatcher) -> Option
         .map(|credential| format!("{folder}{credential}"))
         .find(|path| glob.is_match(path))
 }
+
+/// Whether a glob over one folder's entries also matches ordinary hidden names
+/// (`~/.*`, `~/.[a-z]*` match `.config` and `.cache`): it names the hidden entries at
+/// large, not credential files.
+pub(super) fn names_hidden_entries_at_large(text: &str, glob: &globset::GlobMatcher) -> bool {
+    let (folder, _) = match text.rfind('/') {
+        Some(slash) => text.split_at(slash + 1),
+        None => ("", text),
+    };
+    !folder.contains(['*', '?', '['])
+        && [".config", ".cache", ".local"]
+            .iter()
+            .all(|name| glob.is_match(format!("{folder}{name}")))
+}

@@ -165,7 +165,19 @@ impl Judge<'_> {
                 // Looking at a credential file's name, size or date is not reading it: in
                 // the project or a temporary folder that is a look at the work area
                 // (`ls .env`), elsewhere it is looking for credentials (`ls ~/.ssh/id_*`).
+                // A credential folder's own entry looked at (`ls -d ~/.ssh`, `du -sh ~/.*`,
+                // `stat ~/.aws`) shows its name and size, not what it holds; `ls ~/.ssh` and
+                // `du -a ~/.ssh` list what it holds.
+                let lists_contents = names_list_contents(name, arguments);
                 for word in &operands {
+                    // `du -sh ~/.*`: the home's hidden entries at large, their sizes.
+                    if !lists_contents
+                        && word.glob.as_ref().is_some_and(|glob| {
+                            super::globs::names_hidden_entries_at_large(&word.text, glob)
+                        })
+                    {
+                        continue;
+                    }
                     let mut file = self.file(word, dir, role);
                     // A glob over one folder's entries looks at them, not into them: it
                     // names its folder, as a folder operand does (`du -sh ~/.cache/*` looks
@@ -179,6 +191,20 @@ impl Judge<'_> {
                         .is_some_and(|(folder, _)| folder.contains(['*', '?', '[']));
                     if !folder_wild {
                         file.tree = false;
+                    }
+                    let own_entry_only = !lists_contents
+                        && !file.tree
+                        && file.path.as_deref().is_some_and(|path| {
+                            self.table.credential_dirs.any_resolved(
+                                path,
+                                file.extent(),
+                                crate::matcher::Side::Restrict,
+                                self.context,
+                                false,
+                            )
+                        });
+                    if own_entry_only {
+                        continue;
                     }
                     let credential = !file.tree
                         && file.path.as_deref().is_some_and(|path| {
@@ -238,5 +264,25 @@ impl Judge<'_> {
             }
         }
         moved
+    }
+}
+
+/// Whether a command that looks at names (`ls`, `du`, `stat`…) lists what a folder it is
+/// given holds: `ls` unless told `-d`, `du` when told `-a` (without it, only folders'
+/// totals); the others look at the entries they are given.
+fn names_list_contents(name: &str, arguments: &[Word]) -> bool {
+    let has = |short: char, long: &str| {
+        arguments.iter().any(|word| {
+            word.dynamic
+                || word.text == long
+                || (word.text.starts_with('-')
+                    && !word.text.starts_with("--")
+                    && word.text.contains(short))
+        })
+    };
+    match name {
+        "ls" | "ll" | "la" | "dir" | "exa" | "eza" | "lsd" | "tree" => !has('d', "--directory"),
+        "du" => has('a', "--all"),
+        _ => false,
     }
 }
