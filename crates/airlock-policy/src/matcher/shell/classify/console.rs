@@ -266,7 +266,29 @@ pub(super) fn migration_effects(name: &str, arguments: &[Word], segment: &Segmen
     if production(arguments, segment) && production_task(name, arguments) {
         effects.insert(Class::Deploy);
     }
+    // A Rails application template is Ruby code run against the project: one given by its
+    // address (`bin/rails app:template LOCATION=https://…`, `rails new app -m https://…`)
+    // is code fetched and run.
+    if matches!(name, "rails" | "rake") && remote_template(arguments) {
+        effects.insert(Class::RemoteCode);
+    }
     effects
+}
+
+/// Whether a Rails command applies a template named by a URL (`LOCATION=http…` of
+/// `app:template`/`rails:template`, or `-m`/`--template` of `rails new`).
+fn remote_template(arguments: &[Word]) -> bool {
+    let web = |text: &str| {
+        let lower = text.to_ascii_lowercase();
+        lower.starts_with("http://") || lower.starts_with("https://")
+    };
+    arguments.iter().enumerate().any(|(at, word)| {
+        let text = word.text.as_str();
+        text.strip_prefix("LOCATION=").is_some_and(web)
+            || text.strip_prefix("--template=").is_some_and(web)
+            || (matches!(text, "-m" | "--template")
+                && arguments.get(at + 1).is_some_and(|next| web(&next.text)))
+    })
 }
 
 /// A framework's task run with the production settings acts on production's data and

@@ -794,4 +794,6 @@ pub(super) const OUTPUT_OPTIONS: &[&str] = &[
     "--log-file",
     "--logfile",
     "--log-dir",
+    // pytest empties its base temporary folder before the run.
+    "--basetemp",
 ];
