@@ -163,10 +163,23 @@ fn console_code(name: &str, arguments: &[Word]) -> Option<Word> {
     };
     match name {
         "rails" => {
+            // `rails runner -e production CODE`: the environment's name is no code.
+            let mut words = arguments.iter();
+            let mut operands = Vec::new();
+            while let Some(word) = words.next() {
+                if matches!(word.text.as_str(), "-e" | "--environment") {
+                    words.next();
+                } else if !word.text.starts_with('-') {
+                    operands.push(word);
+                }
+            }
             let runner = operands
-                .next()
+                .first()
                 .is_some_and(|word| matches!(word.text.as_str(), "runner" | "r"));
-            operands.next().filter(|_| runner).cloned()
+            operands
+                .get(1)
+                .filter(|_| runner)
+                .map(|word| (*word).clone())
         }
         "python" | "python3" | "django-admin" | "manage.py" => {
             if matches!(name, "python" | "python3")
@@ -497,7 +510,23 @@ fn data_effects(code: &str, production: bool) -> ClassSet {
     if empties {
         classes.insert(Class::Discard);
     }
-    if has(SENDS) || (production && (has(CHANGES) || empties || calls_bang_method(code))) {
+    // With production's settings any row written or deleted is production's, the rows
+    // picked by a scope too (`Harvest.where(orchard_id: 12).delete_all`).
+    let writes_rows = has(EMPTIES)
+        || has(&[
+            ".update_all",
+            ".update_column",
+            ".insert_all",
+            ".upsert_all",
+            ".update(",
+            ".create(",
+            ".save",
+            ".destroy",
+            ".delete",
+        ]);
+    if has(SENDS)
+        || (production && (has(CHANGES) || empties || writes_rows || calls_bang_method(code)))
+    {
         classes.insert(Class::Network);
     }
     classes
