@@ -291,16 +291,12 @@ pub(super) fn migration_effects(name: &str, arguments: &[Word], segment: &Segmen
 /// Whether a Rails command applies a template named by a URL (`LOCATION=http…` of
 /// `app:template`/`rails:template`, or `-m`/`--template` of `rails new`).
 fn remote_template(arguments: &[Word]) -> bool {
-    let web = |text: &str| {
-        let lower = text.to_ascii_lowercase();
-        lower.starts_with("http://") || lower.starts_with("https://")
-    };
     arguments.iter().enumerate().any(|(at, word)| {
         let text = word.text.as_str();
-        text.strip_prefix("LOCATION=").is_some_and(web)
-            || text.strip_prefix("--template=").is_some_and(web)
+        text.strip_prefix("LOCATION=").is_some_and(is_url)
+            || text.strip_prefix("--template=").is_some_and(is_url)
             || (matches!(text, "-m" | "--template")
-                && arguments.get(at + 1).is_some_and(|next| web(&next.text)))
+                && arguments.get(at + 1).is_some_and(|next| is_url(&next.text)))
     })
 }
 

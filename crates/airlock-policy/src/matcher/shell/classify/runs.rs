@@ -474,12 +474,6 @@ pub(super) fn make_variable_runs(name: &str, arguments: &[Word]) -> bool {
         })
 }
 
-/// A script named by its URL.
-fn is_url(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    lower.starts_with("http://") || lower.starts_with("https://")
-}
-
 /// The notebook whose cells a command runs: `papermill IN OUT -p k v`, `jupyter execute
 /// NB`, `jupyter nbconvert --execute NB` (a conversion without `--execute` runs nothing).
 fn notebook_run<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w Word> {

@@ -551,8 +551,7 @@ fn started_documents(arguments: &[Word]) -> Option<Vec<&Word>> {
         if shown.is_empty() && BROWSERS.contains(&lower.trim_end_matches(".exe")) {
             continue;
         }
-        let web = lower.starts_with("http://") || lower.starts_with("https://");
-        if !web && !DOCUMENTS.iter().any(|suffix| lower.ends_with(suffix)) {
+        if !super::words::is_url(text) && !DOCUMENTS.iter().any(|suffix| lower.ends_with(suffix)) {
             return None;
         }
         shown.push(word);

@@ -168,11 +168,7 @@ impl Judge<'_> {
             }
             // An address that carries the project's or the home's path, the user's name or
             // a file's text out with the request sends local data (`local_data.rs`).
-            let web = text.get(..8).is_some_and(|start| {
-                start.to_ascii_lowercase().starts_with("http://")
-                    || start.eq_ignore_ascii_case("https://")
-            });
-            if web
+            if is_url(text)
                 && !word.dynamic
                 && !is_local_url(text)
                 && crate::matcher::local_data::carries_local_data(text, self.context)

@@ -345,6 +345,12 @@ pub(super) fn is_remote_operand(text: &str) -> bool {
     }
 }
 
+/// Whether a word is a web address (`http://…`, `https://…`, in any case).
+pub(super) fn is_url(text: &str) -> bool {
+    let lower = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
 /// Whether a literal URL points at this machine.
 pub(in crate::matcher::shell) fn is_local_url(text: &str) -> bool {
     let host = url_host(text);
