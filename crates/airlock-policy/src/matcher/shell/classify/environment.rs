@@ -4,6 +4,7 @@
 use super::super::basename;
 use super::super::lex::{Segment, Word};
 use super::programs;
+use super::remote::container_command;
 use super::words::unwrapped;
 use crate::classes::Class;
 
@@ -108,43 +109,13 @@ pub(super) fn container_dumps_environment(segment: &Segment) -> bool {
     let Some((program, texts)) = written_out(segment) else {
         return false;
     };
-    let inner = match (program, texts.as_slice()) {
-        ("docker" | "podman" | "nerdctl", ["compose", "exec" | "run", rest @ ..])
-        | ("docker-compose" | "podman-compose", ["exec" | "run", rest @ ..])
-        | ("docker" | "podman" | "nerdctl", ["exec", rest @ ..]) => {
-            const VALUED: &[&str] = &[
-                "-u",
-                "--user",
-                "-w",
-                "--workdir",
-                "-e",
-                "--env",
-                "--env-file",
-                "--index",
-                "--entrypoint",
-                "--name",
-                "-p",
-                "--publish",
-                "-v",
-                "--volume",
-            ];
-            let mut at = 0;
-            while let Some(text) = rest.get(at) {
-                if VALUED.contains(text) {
-                    at += 2;
-                } else if text.starts_with('-') {
-                    at += 1;
-                } else {
-                    break;
-                }
-            }
-            rest.get(at + 1..).unwrap_or_default()
-        }
-        ("kubectl" | "oc", _) if texts.contains(&"exec") => texts
+    let inner = match container_command(program, &texts, true) {
+        Some(found) => &texts[found.start..],
+        None if matches!(program, "kubectl" | "oc") && texts.contains(&"exec") => texts
             .iter()
             .position(|text| *text == "--")
             .map_or(&[][..], |at| &texts[at + 1..]),
-        _ => return false,
+        None => return false,
     };
     let Some((program, rest)) = inner.split_first() else {
         return false;

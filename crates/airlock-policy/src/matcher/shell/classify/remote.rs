@@ -29,6 +29,93 @@ pub(super) fn network_redirection(target: &Word) -> Option<bool> {
     Some(!target.dynamic && is_local_url(&host))
 }
 
+/// Where a container's command starts in the arguments of `PROGRAM ARGUMENTS`, and whether
+/// every option before it is one this knows.
+pub(super) struct ContainerCommand {
+    pub(super) start: usize,
+    pub(super) known: bool,
+}
+
+/// Options of `exec`, `compose exec` and `compose run` that take no value.
+const CONTAINER_FLAGS: &[&str] = &[
+    "-i",
+    "-t",
+    "-it",
+    "-ti",
+    "-d",
+    "-T",
+    "--interactive",
+    "--tty",
+    "--detach",
+    "--no-TTY",
+    "--rm",
+    "--no-deps",
+    "--service-ports",
+    "--use-aliases",
+    "--build",
+    "--remove-orphans",
+    "--quiet-pull",
+];
+/// Options of the same that take the next word as their value.
+const CONTAINER_VALUED: &[&str] = &[
+    "-u",
+    "--user",
+    "-w",
+    "--workdir",
+    "-e",
+    "--env",
+    "--env-file",
+    "--index",
+    "--entrypoint",
+    "--name",
+    "-p",
+    "--publish",
+    "-v",
+    "--volume",
+    "-l",
+    "--label",
+    "--detach-keys",
+];
+
+/// The command a container runs: `docker|podman|nerdctl exec [OPTIONS] CONTAINER command…`,
+/// `docker compose exec [OPTIONS] SERVICE command…` (also `docker-compose` and
+/// `podman-compose`), and `compose run` when `with_run`. `None` for any other command, or
+/// when no command follows the container. An option it does not know is taken for one
+/// with no value and `known` is false.
+pub(super) fn container_command(
+    program: &str,
+    arguments: &[&str],
+    with_run: bool,
+) -> Option<ContainerCommand> {
+    let verb = |text: &str| text == "exec" || (with_run && text == "run");
+    let after = match (program, arguments) {
+        ("docker" | "podman" | "nerdctl", ["compose", word, ..]) if verb(word) => 2,
+        ("docker-compose" | "podman-compose", [word, ..]) if verb(word) => 1,
+        ("docker" | "podman" | "nerdctl", ["exec", ..]) => 1,
+        _ => return None,
+    };
+    let mut at = after;
+    let mut known = true;
+    while let Some(text) = arguments.get(at) {
+        let option = text.split_once('=').map_or(*text, |(option, _)| option);
+        if CONTAINER_VALUED.contains(text) {
+            at += 2;
+        } else if CONTAINER_FLAGS.contains(text)
+            || (text.starts_with("--") && CONTAINER_VALUED.contains(&option))
+        {
+            at += 1;
+        } else if text.starts_with('-') {
+            known = false;
+            at += 1;
+        } else {
+            break;
+        }
+    }
+    // The container or service, then its command.
+    let start = at + 1;
+    (start < arguments.len()).then_some(ContainerCommand { start, known })
+}
+
 /// ssh options (one letter) that take a value.
 const SSH_VALUES: &str = "bcDEeFIiJLlmOopQRSWw";
 /// ssh options that only change how it signs in or prints: a remote command run with
@@ -189,7 +276,9 @@ impl Judge<'_> {
         facts: &mut SegmentFacts,
     ) {
         match name {
-            "docker" => self.docker_exec(arguments, nesting, facts),
+            "docker" | "podman" | "nerdctl" | "docker-compose" | "podman-compose" => {
+                self.container_exec(name, arguments, nesting, facts)
+            }
             "kubectl" => self.kubectl_exec(arguments, nesting, facts),
             "adb" => self.adb(arguments, nesting, facts),
             _ => {}
@@ -255,35 +344,26 @@ impl Judge<'_> {
         }
     }
 
-    /// `docker exec [-it] [-u U] [-w DIR] [-e X=1] CONTAINER command…`: a command that only
-    /// reads in the container (`docker exec db psql -c "SELECT …"`) is a read.
-    fn docker_exec(&mut self, arguments: &[Word], nesting: usize, facts: &mut SegmentFacts) {
-        let Some((exec, rest)) = arguments.split_first() else {
+    /// `docker exec [OPTIONS] CONTAINER command…` (Podman's and nerdctl's too) and `docker
+    /// compose exec [OPTIONS] SERVICE command…`: a command that only reads in the container
+    /// (`docker exec db psql -c "SELECT …"`) is a read; credential material read there is
+    /// credential material, whichever of the spellings ran it.
+    fn container_exec(
+        &mut self,
+        name: &str,
+        arguments: &[Word],
+        nesting: usize,
+        facts: &mut SegmentFacts,
+    ) {
+        let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+        let Some(found) = container_command(name, &texts, false) else {
             return;
         };
-        if exec.text != "exec" {
+        // An option this does not know may give the container more than a read needs.
+        if !found.known || arguments[..found.start].iter().any(|word| word.dynamic) {
             return;
         }
-        let mut index = 0;
-        while let Some(word) = rest.get(index) {
-            match word.text.as_str() {
-                _ if word.dynamic => return,
-                "-i" | "-t" | "-it" | "-ti" | "--interactive" | "--tty" => index += 1,
-                "-u" | "--user" | "-w" | "--workdir" | "-e" | "--env" => index += 2,
-                text if text.starts_with("--user=")
-                    || text.starts_with("--workdir=")
-                    || text.starts_with("--env=") =>
-                {
-                    index += 1
-                }
-                text if text.starts_with('-') => return,
-                _ => break,
-            }
-        }
-        let Some(command) = rest.get(index + 1..).filter(|command| !command.is_empty()) else {
-            return;
-        };
-        if self.reads_elsewhere(command, false, nesting, facts) {
+        if self.reads_elsewhere(&arguments[found.start..], false, nesting, facts) {
             facts.classes = remove(facts.classes, Class::Deploy);
             facts.classes.insert(Class::ReadOnly);
         }
