@@ -28,7 +28,7 @@ mod lex;
 mod powershell;
 mod printers;
 mod runners;
-use runners::{is_runner, loads_secrets, strip_runner, strip_system};
+use runners::{is_runner, loads_secrets, nix_fetches_expression, strip_runner, strip_system};
 mod wrappers;
 use wrappers::{after_options, is_assignment, strip_one_wrapper, KEYWORDS};
 #[cfg(test)]
@@ -403,10 +403,13 @@ fn push_with_nested(segment: Segment, depth: usize, out: &mut Vec<Segment>) {
                     push_script(script, depth, out);
                 }
             }
-            "su" | "runuser" => {
+            // `su -c 'x'`; `nix-shell -p jq --run 'jq . x.json'`: the line runs in the shell
+            // it makes.
+            name @ ("su" | "runuser" | "nix-shell") => {
+                let option = if name == "nix-shell" { "--run" } else { "-c" };
                 let script = arguments
                     .windows(2)
-                    .find(|pair| matches!(pair[0].text.as_str(), "-c" | "--command"))
+                    .find(|pair| pair[0].text == option || pair[0].text == "--command")
                     .map(|pair| &pair[1]);
                 if let Some(script) = script {
                     push_script(script, depth, out);

@@ -70,6 +70,7 @@ const RUNNERS: &[(&str, &str, &str, Runs)] = &[
     ("mise", "exec", "", Runs::AfterDashes),
     ("rtx", "exec", "", Runs::AfterDashes),
     ("nix", "develop", "", Runs::AfterCommandOption),
+    ("nix", "shell", "", Runs::AfterCommandOption),
     // Loaders that put an env file's or a secret store's values in the command's
     // environment (`dotenv -e .env.test -- vitest run`, `op run -- dbt build`): the values
     // go to the command, not to the agent, so the command is judged (`-- env` prints them).
@@ -247,4 +248,39 @@ pub(super) fn loads_secrets(words: &[Word], inner: &[Word]) -> Option<bool> {
 /// Whether `words` start with a runner whose command [`strip_runner`] tells.
 pub(super) fn is_runner(words: &[Word]) -> bool {
     strip_runner(words).is_some()
+}
+
+/// Where Nix fetches an expression from another host: flake references and URLs.
+const NIX_ELSEWHERE: &[&str] = &[
+    "github:",
+    "gitlab:",
+    "sourcehut:",
+    "git+",
+    "hg+",
+    "tarball+",
+    "file+http",
+    "http://",
+    "https://",
+    "git://",
+    "ssh://",
+];
+
+/// Whether Nix (`name`, a program's basename) is told to evaluate an expression fetched
+/// from another host (`nix develop github:o/r`, `nix shell git+https://…#tool -c x`,
+/// `nix-shell -I nixpkgs=https://…`): its shell hook and builders run here, a package
+/// fetched and run, as `npx github:o/r` is. The registry's names (`nixpkgs#jq`) and the
+/// project's own expressions (`.#dev`, `shell.nix`) are not that.
+pub(super) fn nix_fetches_expression(name: &str, arguments: &[Word]) -> bool {
+    if !matches!(name, "nix" | "nix-shell" | "nix-build") {
+        return false;
+    }
+    arguments.iter().any(|word| {
+        let value = word
+            .text
+            .split_once('=')
+            .map_or(word.text.as_str(), |(_, value)| value);
+        NIX_ELSEWHERE
+            .iter()
+            .any(|prefix| word.text.starts_with(prefix) || value.starts_with(prefix))
+    })
 }

@@ -36,6 +36,11 @@ impl Judge<'_> {
                 .classes
                 .extend(console::migration_effects(name, arguments, segment));
         }
+        // `nix develop github:o/r`: code from elsewhere fetched and run, as `npx github:o/r`.
+        if nix_fetches_expression(name, arguments) {
+            facts.classes = remove(facts.classes, Class::Build);
+            facts.classes.insert(Class::Install);
+        }
         // `reg add …\CurrentVersion\Run` persists; `wmic process call create` runs.
         if let Some(class) = windows::classes(name, arguments) {
             facts.classes.insert(class);

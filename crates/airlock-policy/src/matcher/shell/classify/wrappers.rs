@@ -37,6 +37,10 @@ impl Judge<'_> {
                 if let Some(production) = loads_secrets(words, inner) {
                     self.secrets_loaded = Some(production || self.secrets_loaded == Some(true));
                 }
+                let own = &words[1..words.len() - inner.len()];
+                if !first.dynamic && nix_fetches_expression(basename(&first.text), own) {
+                    facts.classes.insert(Class::Install);
+                }
                 // What the runner's own options do (`uv run --with x` installs x).
                 let texts: Vec<&str> = words[1..].iter().map(|word| word.text.as_str()).collect();
                 let name = basename(&first.text);
