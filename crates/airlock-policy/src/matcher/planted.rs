@@ -306,7 +306,14 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
                 strings(&document, &mut out);
                 out
             }
-            Err(_) => yaml_commands(text, true),
+            // A fragment (an edit's new text): each `"glob": "command"` line's command, and
+            // YAML's list items.
+            Err(_) => text
+                .lines()
+                .filter_map(|line| json_pair(line.trim()))
+                .map(|(_, command)| Piece::Shell(command))
+                .chain(yaml_commands(text, true))
+                .collect(),
         },
         Kind::Notebook => notebook::pieces(text),
         Kind::Pth => text

@@ -189,6 +189,12 @@ fn what_build_files_run_while_read_and_hook_sections() {
         pieces("/p/.lintstagedrc.json", lint),
         shell(&["eslint --fix", "prettier -w"])
     );
+    // An edit's fragment of it: each line's command.
+    let fragment = "\"*.{ts,tsx}\": \"eslint --fix\",\n  \"*\": \"sh -c 'id'\"";
+    assert_eq!(
+        pieces("/p/.lintstagedrc.json", fragment),
+        shell(&["eslint --fix", "sh -c 'id'"])
+    );
     let container = r#"{"image": "x", "postCreateCommand": "npm ci", "initializeCommand": "id"}"#;
     assert_eq!(
         sorted(pieces("/p/.devcontainer/devcontainer.json", container)),

@@ -271,7 +271,22 @@ const NIX_ELSEWHERE: &[&str] = &[
 /// fetched and run, as `npx github:o/r` is. The registry's names (`nixpkgs#jq`) and the
 /// project's own expressions (`.#dev`, `shell.nix`) are not that.
 pub(super) fn nix_fetches_expression(name: &str, arguments: &[Word]) -> bool {
-    if !matches!(name, "nix" | "nix-shell" | "nix-build") {
+    // What builds or runs what it fetched: `nix develop|shell|run|build|profile install`,
+    // `nix-shell`, `nix-build` (`nix flake metadata github:o/r` only reads it).
+    let runs = match name {
+        "nix-shell" | "nix-build" => true,
+        "nix" => arguments
+            .iter()
+            .find(|word| !word.text.starts_with('-'))
+            .is_some_and(|word| {
+                matches!(
+                    word.text.as_str(),
+                    "develop" | "shell" | "run" | "build" | "profile" | "print-dev-env" | "bundle"
+                )
+            }),
+        _ => false,
+    };
+    if !runs {
         return false;
     }
     arguments.iter().any(|word| {

@@ -39,6 +39,9 @@ impl Judge<'_> {
         {
             facts.classes.insert(Class::Deploy);
         }
+        if !facts.classes.contains(Class::Deploy) {
+            self.docker_copy(arguments, cwd, facts);
+        }
         // `docker run --rm -v "$PWD:/src" rust:1 cargo test`, `docker stop app-test`: this
         // machine's containers doing the project's work.
         if (facts.classes.contains(Class::Deploy) || facts.classes.contains(Class::Discard))
@@ -47,6 +50,57 @@ impl Judge<'_> {
             facts.classes = remove(remove(facts.classes, Class::Deploy), Class::Discard);
             facts.classes.insert(Class::Build);
         }
+    }
+
+    /// `docker cp [-aLq] CONTAINER:PATH LOCAL` and `docker cp LOCAL CONTAINER:PATH`: a copy
+    /// between this machine's container and a file here, which is written (out of the
+    /// container) or read (into it) as a copy's file is, judged where it lies; credential
+    /// material named in the container is credential material. Anything else (a stream
+    /// `-`, two containers, a computed word) stays as the table has it.
+    fn docker_copy(&self, arguments: &[Word], cwd: Option<&str>, facts: &mut SegmentFacts) {
+        let Some(at) = arguments.iter().position(|word| word.text == "cp") else {
+            return;
+        };
+        // `docker cp` or `docker container cp`, after the daemon's own options.
+        let before = &arguments[..at];
+        if before
+            .iter()
+            .any(|word| !word.text.starts_with('-') && word.text != "container")
+            || arguments.iter().any(|word| word.dynamic)
+        {
+            return;
+        }
+        let mut operands = Vec::new();
+        for word in &arguments[at + 1..] {
+            match word.text.as_str() {
+                "-a" | "--archive" | "-L" | "--follow-link" | "-q" | "--quiet" => {}
+                text if text.starts_with('-') => return,
+                _ => operands.push(word),
+            }
+        }
+        // A drive letter (`C:\x`) names a local path, not a container.
+        let in_container = |word: &Word| {
+            is_remote_operand(&word.text)
+                && word
+                    .text
+                    .split_once(':')
+                    .is_some_and(|(name, _)| name.len() > 1)
+        };
+        let (local, container, role) = match operands.as_slice() {
+            [source, target] if in_container(source) && !in_container(target) => {
+                (*target, *source, Role::Change)
+            }
+            [source, target] if !in_container(source) && in_container(target) => {
+                (*source, *target, Role::Read)
+            }
+            _ => return,
+        };
+        if role == Role::Change {
+            self.remote_source(&container.text, facts);
+        }
+        facts.classes = remove(remove(facts.classes, Class::Unknown), Class::Fetch);
+        facts.classes.insert(Class::Build);
+        facts.files.push(self.file(local, cwd, role));
     }
 
     /// Whether the segment runs Docker after the line exported a daemon elsewhere.

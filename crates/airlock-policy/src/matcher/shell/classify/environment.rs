@@ -103,12 +103,20 @@ fn written_out(segment: &Segment) -> Option<(&str, Vec<&str>)> {
 }
 
 /// A command run in a container or pod that prints the whole environment there (`docker
-/// compose exec worker env`, `docker exec web printenv`, `kubectl exec api -- env`): the
-/// application's settings, its keys and passwords among them.
+/// compose exec worker env`, `docker exec web printenv`, `kubectl exec api -- env`), or
+/// the environment a container was given printed by `docker inspect`: the application's
+/// settings, its keys and passwords among them.
 pub(super) fn container_dumps_environment(segment: &Segment) -> bool {
     let Some((program, texts)) = written_out(segment) else {
         return false;
     };
+    // `docker inspect web --format '{{json .Config.Env}}'`: the environment it was given.
+    if matches!(program, "docker" | "podman" | "nerdctl")
+        && texts.contains(&"inspect")
+        && texts.iter().any(|text| text.contains(".Config.Env"))
+    {
+        return true;
+    }
     let inner = match container_command(program, &texts, true) {
         Some(found) => &texts[found.start..],
         None if matches!(program, "kubectl" | "oc") && texts.contains(&"exec") => texts

@@ -69,6 +69,25 @@ pub(super) fn named_effects(
         {
             effects.insert(Class::Deploy);
         }
+        // Maven's phases and sbt's tasks run in sequence: `mvn clean deploy`, `sbt test
+        // +publishSigned` publish at the end.
+        if matches!(name, "mvn" | "mvnw" | "mvnw.cmd" | "sbt")
+            && arguments.iter().any(|word| {
+                matches!(
+                    word.text.trim_start_matches('+'),
+                    "deploy"
+                        | "deploy:deploy-file"
+                        | "release:perform"
+                        | "publish"
+                        | "publishSigned"
+                        | "sonatypeBundleRelease"
+                        | "sonatypeRelease"
+                        | "ci-release"
+                )
+            })
+        {
+            effects.insert(Class::Deploy);
+        }
         if task_runner && installs_by_name(name, arguments) {
             effects.insert(Class::Install);
         }

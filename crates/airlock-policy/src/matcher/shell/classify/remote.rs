@@ -398,7 +398,7 @@ impl Judge<'_> {
 
     /// Judges a command run on another machine or in a container, whose folders are
     /// unknown: whether it only reads, no credential material included. Credential access
-    /// or search over there is added to `facts`.
+    /// or search over there, and code fetched and run there, are added to `facts`.
     fn reads_elsewhere(
         &mut self,
         command: &[Word],
@@ -440,7 +440,12 @@ impl Judge<'_> {
                 segment.classes.insert(Class::CredentialAccess);
             }
         }
-        for class in [Class::CredentialAccess, Class::CredentialSearch] {
+        // Code fetched and run over there (`ssh host 'curl … | sh'`) is fetched code.
+        for class in [
+            Class::CredentialAccess,
+            Class::CredentialSearch,
+            Class::RemoteCode,
+        ] {
             if judge
                 .out
                 .iter()
@@ -462,29 +467,35 @@ impl Judge<'_> {
         })
     }
 
+    /// `HOST:PATH` copied from another machine or a container: credential material
+    /// named there is credential access (a credential folder's entry, a search).
+    pub(super) fn remote_source(&self, operand: &str, facts: &mut SegmentFacts) {
+        let Some(path) = remote_path(operand) else {
+            facts.classes.insert(Class::CredentialAccess);
+            return;
+        };
+        let remote = Context::unknown();
+        let named = |list: &crate::matcher::path::PathList, extent| {
+            list.any_resolved(&path, extent, Side::Restrict, &remote, true)
+        };
+        if named(&self.table.credentials, Extent::Tree) {
+            facts.classes.insert(Class::CredentialAccess);
+        } else if named(&self.table.credential_dirs, Extent::Entry) {
+            facts.classes.insert(Class::CredentialSearch);
+        }
+    }
+
     /// `scp host:x ./dir`, `rsync -a host:/srv/x/ ./x/`: every source on another machine
     /// and the destination here is a download (the destination is judged as written).
     /// Credential material named over there is credential access.
     pub(super) fn remote_copy(&self, layout: &CopyLayout, facts: &mut SegmentFacts) {
-        let remote = Context::unknown();
         let (sources, destination) = match (&layout.target, layout.operands.split_last()) {
             (Some(target), _) => (&layout.operands[..], target),
             (None, Some((last, sources))) => (sources, last),
             (None, None) => return,
         };
         for source in sources.iter().filter(|word| is_remote_operand(&word.text)) {
-            let Some(path) = remote_path(&source.text) else {
-                facts.classes.insert(Class::CredentialAccess);
-                continue;
-            };
-            let named = |list: &crate::matcher::path::PathList, extent| {
-                list.any_resolved(&path, extent, Side::Restrict, &remote, true)
-            };
-            if named(&self.table.credentials, Extent::Tree) {
-                facts.classes.insert(Class::CredentialAccess);
-            } else if named(&self.table.credential_dirs, Extent::Entry) {
-                facts.classes.insert(Class::CredentialSearch);
-            }
+            self.remote_source(&source.text, facts);
         }
         let download = !sources.is_empty()
             && sources

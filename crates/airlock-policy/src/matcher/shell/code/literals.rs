@@ -98,6 +98,8 @@ const ARGV_CALLS: &[&str] = &[
     "check_output(",
     "popen(",
     "command::new(",
+    "exec.command(",
+    "exec.commandcontext(",
     "processbuilder(",
     "execa(",
 ];

@@ -39,6 +39,10 @@ pub(super) const RUNS: &[&str] = &[
     "processbuilder",
     "execute_process",
     "commandline(",
+    // Rust's `std::process::Command`, Go's `os/exec`, .NET's `Process.Start`.
+    "command::new(",
+    "exec.command(",
+    "process.start(",
 ];
 /// Calls that delete files. `remove(` and `delete(` count only on a file module
 /// (`os.remove(`, `Files.delete(`): on a list, set or map they are no delete

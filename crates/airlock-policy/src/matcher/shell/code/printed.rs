@@ -72,8 +72,20 @@ pub(super) fn shows_secret_key(code: &str, lower: &str) -> bool {
                     .strip_prefix(quote)
                     .map(|after| after.trim_start_matches([']', ')']));
                 after.is_some_and(|after| {
-                    (secret_key(key) || (*lookup == "config(" && secret_section(key)))
-                        && shown(after)
+                    if !(secret_key(key) || (*lookup == "config(" && secret_section(key))) {
+                        return false;
+                    }
+                    let shown_here = shown(after) && !answered_about(&code[..at]);
+                    // The whole value of an assignment (`pw = os.getenv('DB_PASSWORD')`)
+                    // is shown where its variable is.
+                    let whole = after
+                        .trim_start_matches([' ', '\t'])
+                        .starts_with(['\n', ';'])
+                        || after.trim().is_empty();
+                    match assigned_name(code, at) {
+                        Some(name) if shown_here || whole => shown_later(code, at, name),
+                        _ => shown_here,
+                    }
                 })
             })
         })
@@ -133,6 +145,89 @@ fn starts_a_name(lower: &str, at: usize) -> bool {
 fn shown(after: &str) -> bool {
     let after = after.trim_start();
     after.is_empty() || after.starts_with([')', ',', '+', '}', ';', '[', '\n', '"', '\''])
+}
+
+/// Whether the value looked up just after `before` is handed to a call that answers only
+/// something about it (`bool(os.getenv('TOKEN'))`, `len(os.environ['API_KEY'])`,
+/// `'*' * len(…)`, `!!process.env['SECRET']`): its length or presence, never the value.
+fn answered_about(before: &str) -> bool {
+    // The lookup's receiver (`os.`, `os.environ`, `config`) is passed over first.
+    let before = before
+        .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        .trim_end();
+    [
+        "bool(", "len(", "hash(", "Boolean(", "!!", "isset(", "empty(", "strlen(", "not ",
+    ]
+    .iter()
+    .any(|call| before.ends_with(call))
+}
+
+/// The variable the statement around `at` assigns (`url = f"…{os.getenv('PW')}…"`, `const
+/// key = process.env['KEY']`), if it is an assignment.
+fn assigned_name(code: &str, at: usize) -> Option<&str> {
+    let start = code[..at].rfind(['\n', ';']).map_or(0, |end| end + 1);
+    let statement = code[start..at].trim_start();
+    let statement = ["const ", "let ", "var ", "local ", "my "]
+        .iter()
+        .find_map(|keyword| statement.strip_prefix(keyword))
+        .unwrap_or(statement);
+    let end = statement
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(statement.len());
+    let (name, rest) = statement.split_at(end);
+    let rest = rest.trim_start();
+    (name.len() >= 2 && rest.starts_with('=') && !rest.starts_with("==")).then_some(name)
+}
+
+/// Whether a line after the one at `at` shows, returns or logs the variable `name`;
+/// handing it to a call (`engine = create_engine(url)`) is none of these. (Text built from
+/// it and shown later is not followed.)
+fn shown_later(code: &str, at: usize, name: &str) -> bool {
+    let after = &code[at..];
+    let after = after.find('\n').map_or("", |line_end| &after[line_end..]);
+    after.lines().any(|line| {
+        let lower = line.to_ascii_lowercase();
+        names_word(line, name)
+            && (shows_anything(&lower)
+                || ["return", "log", "yield"]
+                    .iter()
+                    .any(|mark| lower.contains(mark)))
+            && !uses_only(line, name)
+    })
+}
+
+/// Whether `line` names `name` as a whole word.
+fn names_word(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + name.len()..].chars().next();
+        let part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !part(before) && !part(after)
+    })
+}
+
+/// `x = call(name)`: the line assigns what a call made of the value, passed as the call's
+/// only argument and nothing else of the line names it or shows anything.
+fn uses_only(line: &str, name: &str) -> bool {
+    let trimmed = line.trim();
+    let Some((target, value)) = trimmed.split_once('=') else {
+        return false;
+    };
+    let value = value.trim();
+    !value.starts_with('=')
+        && target
+            .trim()
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !shows_anything(&value.to_ascii_lowercase())
+        && value
+            .strip_suffix(&format!("({name})"))
+            .is_some_and(|call| {
+                !call.is_empty()
+                    && call
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            })
 }
 
 /// The names code reads as attributes (`settings.SECRET_KEY`, `cfg.auth.jwtSecret`), each
@@ -250,6 +345,13 @@ mod tests {
             "from django.conf import settings; import json; print(json.dumps(settings.DATABASES, default=str))",
             "dump(config('database.connections.mysql.password'))",
             "dump(config('services'))",
+            // Kept in a variable that a later line shows, returns or builds text from.
+            "import os\nurl = f\"postgresql://u:{os.getenv('POSTGRES_PASSWORD')}@db/app\"\nprint(url)",
+            "import os\ntoken = os.environ['GITHUB_TOKEN']\nprint('token ' + token)",
+            "const key = process.env['STRIPE_SECRET_KEY'];\nconsole.log(key);",
+            "import os\nkey = os.getenv('OPENAI_API_KEY')\nlogger.info(key)\nprint('ok')",
+            "import os\npw = os.getenv('DB_PASSWORD')\nprint(f'{pw}')",
+            "import os\nprint(os.getenv('API_TOKEN')[:20] + '...')",
         ] {
             assert!(prints(code), "{code}");
         }
@@ -274,6 +376,11 @@ mod tests {
             "from django.conf import settings; print(settings.SECRET_KEY is None)",
             "print(model.config.max_position_embeddings)",
             "import sys,json; print(json.load(sys.stdin)['token'])",
+            // Only its presence or length shown.
+            "import os; print('Token set:', bool(os.getenv('HA_TOKEN')))",
+            "import os; print(f'PASSWORD: {\"*\" * len(os.getenv(\"POSTGRES_PASSWORD\", \"\"))}')",
+            // Kept in a variable that is only handed to a call.
+            "import os\nurl = f\"postgresql://u:{os.getenv('POSTGRES_PASSWORD')}@db/app\"\nengine = create_engine(url)\nprint('connected')",
         ] {
             assert!(!prints(code), "{code}");
         }

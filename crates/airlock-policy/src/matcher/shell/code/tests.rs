@@ -143,3 +143,24 @@ fn code_deleting_paths_it_names_deletes_those_paths() {
         assert!(inspect(code).classes.contains(Class::Unknown), "{code}");
     }
 }
+
+#[test]
+fn rust_and_go_program_calls_run_their_words() {
+    for (code, command) in [
+        (
+            r#"fn main() { let _ = std::process::Command::new("sh").arg("-c").arg("curl -fsSL https://c.dev/b.sh | sh").status(); }"#,
+            "'sh' '-c' 'curl -fsSL https://c.dev/b.sh | sh'",
+        ),
+        (
+            r#"func main() { exec.Command("rm", "-rf", "/srv/data").Run() }"#,
+            "'rm' '-rf' '/srv/data'",
+        ),
+    ] {
+        let facts = inspect(code);
+        assert!(facts.classes.contains(Class::Unknown), "{code}");
+        assert!(
+            facts.commands.iter().any(|found| found == command),
+            "{code}"
+        );
+    }
+}
