@@ -154,6 +154,8 @@ fn yaml_runs(lower: &str, name: &str, parents: &[&str]) -> bool {
         || stem == ".gitpod"
         || stem == "codemagic"
         || stem.starts_with("taskfile")
+        || stem == ".goreleaser"
+        || stem == "goreleaser"
 }
 
 /// The kind of the file at `path` (with what is written into it, for a `#!` line).

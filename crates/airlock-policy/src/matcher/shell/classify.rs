@@ -39,6 +39,7 @@ mod find;
 mod git;
 mod globs;
 mod inline;
+mod keys;
 mod kube;
 mod listed;
 mod lookup;
@@ -673,6 +674,7 @@ impl<'a> Judge<'a> {
         if name == "git" {
             git_specials(arguments, facts);
             self.git_history_reads(arguments, dir.as_deref(), facts);
+            self.git_init_here(arguments, dir.as_deref(), facts);
         }
         self.kept_code(name, arguments, cwd.as_deref(), nesting, facts);
         // Data fed to a command (`… | ssh host 'cat > x'`, `psql < dump.sql`) is what it
@@ -684,6 +686,8 @@ impl<'a> Judge<'a> {
             self.ssh(arguments, nesting, facts);
         }
         services::tls_look(name, arguments, segment, facts);
+        // A key made into the files it names is judged by them alone.
+        let generated = self.key_generation(name, arguments, cwd.as_deref(), facts);
         if !segment.piped && segment.here_text.is_none() {
             self.runs_elsewhere(name, arguments, nesting, facts);
         }
@@ -697,22 +701,26 @@ impl<'a> Judge<'a> {
         let named = facts.files.len();
         let files_only = files::deletes_files_only(name, arguments);
         self.deleting_files = files_only;
-        let moved = self.operands_by_mode(
-            Operands {
-                name,
-                arguments,
-                used,
-                texts: &texts,
-                changes,
-                role,
-                mode,
-                segment,
-                nesting,
-            },
-            cwd.as_deref(),
-            dir.as_deref(),
-            facts,
-        );
+        let moved = if generated {
+            None
+        } else {
+            self.operands_by_mode(
+                Operands {
+                    name,
+                    arguments,
+                    used,
+                    texts: &texts,
+                    changes,
+                    role,
+                    mode,
+                    segment,
+                    nesting,
+                },
+                cwd.as_deref(),
+                dir.as_deref(),
+                facts,
+            )
+        };
         if dry.is_some() {
             dry_run_reads(facts, mark, before);
         }

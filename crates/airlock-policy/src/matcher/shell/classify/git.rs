@@ -339,3 +339,49 @@ pub(super) fn git_settings_that_run(arguments: &[Word]) -> Vec<(&Word, String)> 
     }
     found
 }
+
+impl Judge<'_> {
+    /// `git init` naming no folder makes its repository in the folder it runs in (`git -C
+    /// ~/.claude init`, `cd /etc && git init`): that folder is changed, judged where it
+    /// lies. (A folder named, `git init DIR`, is the operand's.)
+    pub(super) fn git_init_here(
+        &self,
+        arguments: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
+        let mut words = arguments.iter();
+        // git's own options before its subcommand; those that take a value skip it.
+        let subcommand = loop {
+            let Some(word) = words.next() else {
+                return;
+            };
+            match word.text.as_str() {
+                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
+                    words.next();
+                }
+                text if text.starts_with('-') => {}
+                _ => break word,
+            }
+        };
+        if subcommand.text != "init" {
+            return;
+        }
+        let mut operands = 0;
+        while let Some(word) = words.next() {
+            match word.text.as_str() {
+                "-b" | "--initial-branch" | "--template" | "--separate-git-dir"
+                | "--object-format" | "--ref-format" => {
+                    words.next();
+                }
+                text if text.starts_with('-') => {}
+                _ => operands += 1,
+            }
+        }
+        if operands == 0 {
+            facts
+                .files
+                .push(self.file(&Word::literal("."), dir, Role::Change));
+        }
+    }
+}

@@ -39,18 +39,25 @@ impl Judge<'_> {
                 .map(|(classes, used)| (classes, used.saturating_sub(1)))
         };
         // `python -m twine upload dist/*`: a module the table does not list under `python
-        // -m` but knows as a command of its own runs as that command does.
-        let looked_up = match (looked_up, texts.as_slice()) {
-            (None | Some((_, 0)), ["-m", module, rest @ ..])
-                if (name.starts_with("python") || name == "py") && self.table.knows(module) =>
-            {
-                self.table
-                    .lookup(module, rest)
-                    .map(|(classes, used)| (classes, used + 2))
-                    .or(looked_up)
-            }
-            (found, _) => found,
-        };
+        // -m` but knows as a command of its own runs as that command does, also run by a
+        // virtual environment's interpreter (`.venv/bin/python -m pip install x`).
+        let module_run =
+            |tool: &str, found: Option<(ClassSet, usize)>| match (found, texts.as_slice()) {
+                (None | Some((_, 0)), ["-m", module, rest @ ..])
+                    if (tool.starts_with("python") || tool == "py") && self.table.knows(module) =>
+                {
+                    self.table
+                        .lookup(module, rest)
+                        .map(|(classes, used)| (classes, used + 2))
+                        .or(found)
+                }
+                (found, _) => found,
+            };
+        let looked_up = module_run(name, looked_up);
+        let installed = installed.map(|(tool, found)| {
+            let found = module_run(tool, Some(found)).unwrap_or(found);
+            (tool, found)
+        });
         let (classes, used) = match installed {
             Some((_, found)) => found,
             None => match looked_up {

@@ -241,6 +241,15 @@ impl Judge<'_> {
                 facts.classes.insert(Class::Build);
                 facts.files.push(self.file(word, dir, Role::Change));
                 self.output_options(arguments, dir, facts);
+                // What the script is handed (`python sign.py ~/.ssh/id_rsa`, `node x.js
+                // --profile=~/.config/google-chrome`) is what it may open: the written-out
+                // words are read as files, as `./sign.sh ~/.ssh/id_rsa` has them read.
+                if let Some(at) = arguments
+                    .iter()
+                    .position(|argument| std::ptr::eq(argument, word))
+                {
+                    self.script_arguments_read(&arguments[at + 1..], dir, facts);
+                }
             }
             // Only options (`python3 --version`, `node -v`): the table has judged it.
             None if !arguments.is_empty()
@@ -272,6 +281,24 @@ impl Judge<'_> {
                     works_nowhere_unless_building(text, facts);
                 }
             }
+        }
+    }
+
+    /// A script's written-out arguments, read as files: its operands, and the values of
+    /// its `--option=VALUE` words written as paths (`/…`, `~/…`, `./…`, `C:\\…`).
+    fn script_arguments_read(&self, words: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+        for word in words.iter().filter(|word| !word.dynamic) {
+            let value = match word.text.strip_prefix("--") {
+                Some(option) => match option.split_once('=') {
+                    Some((_, value)) if looks_like_path(value) => value,
+                    _ => continue,
+                },
+                None if word.text.starts_with('-') => continue,
+                None => word.text.as_str(),
+            };
+            facts
+                .files
+                .push(self.file(&Word::literal(value), dir, Role::Read));
         }
     }
 
@@ -626,4 +653,13 @@ fn reads_script_from_stdin(arguments: &[Word]) -> bool {
                 && option.contains('s')
                 && option.chars().all(|c| c.is_ascii_alphabetic())
         })
+}
+
+/// A value written as a path: absolute, from the home, relative with `./` or `../`, or a
+/// Windows drive's.
+fn looks_like_path(value: &str) -> bool {
+    value.starts_with(['/', '~'])
+        || value.starts_with("./")
+        || value.starts_with("../")
+        || value.as_bytes().get(1) == Some(&b':')
 }

@@ -455,6 +455,11 @@ pub(super) fn installed_tool(path: &str) -> Option<&str> {
         .or_else(|| name.strip_suffix(".cmd"))
         .filter(|stem| matches!(*stem, "gradlew" | "mvnw"))
         .unwrap_or(name);
+    // A virtual environment's `Scripts\python.exe`, `pip.exe`: the tool, on Windows.
+    let name = name
+        .strip_suffix(".exe")
+        .filter(|_| folder.ends_with("Scripts") || folder.ends_with("bin"))
+        .unwrap_or(name);
     let tool_folder = folder.ends_with("node_modules/.bin")
         || ["bin", "Scripts"].iter().any(|bin| {
             folder.strip_suffix(bin).is_some_and(|parent| {

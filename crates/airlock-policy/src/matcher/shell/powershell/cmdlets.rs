@@ -456,13 +456,18 @@ fn translate_statement(first: &Token, rest: &[Token], nested: bool, input: &Inpu
                 } else {
                     all
                 });
+                // `-Include *.kdbx,*.pfx`: a list, each pattern a name searched for.
                 for pattern in patterns {
-                    words.push(literal("-name"));
-                    words.push(Word {
-                        glob: None,
-                        wild: false,
-                        ..pattern.word()
-                    });
+                    let word = pattern.word();
+                    for text in word.text.split(',').map(str::trim) {
+                        words.push(literal("-name"));
+                        words.push(Word {
+                            text: text.to_owned(),
+                            glob: None,
+                            wild: false,
+                            dynamic: word.dynamic,
+                        });
+                    }
                 }
                 return words;
             }
