@@ -466,6 +466,8 @@ pub(super) fn client_queries<'a>(name: &str, arguments: &'a [Word]) -> Option<Cl
                     "-0",
                     "-1",
                     "--single-transaction",
+                    "-l",
+                    "--list",
                 ],
             ),
             "mysql" | "mariadb" => (
@@ -590,6 +592,14 @@ pub(super) fn client_queries<'a>(name: &str, arguments: &'a [Word]) -> Option<Cl
                 }
             }
         }
+    }
+    // `psql -l`: the databases listed, as `\l` lists them.
+    if name == "psql"
+        && arguments
+            .iter()
+            .any(|word| matches!(word.text.as_str(), "-l" | "--list"))
+    {
+        queries.push("\\l".to_owned());
     }
     let local = name == "duckdb" || local_host(host.as_deref());
     (!queries.is_empty()).then_some(ClientQueries {
