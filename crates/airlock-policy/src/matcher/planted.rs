@@ -50,6 +50,9 @@ pub(super) enum Kind {
     /// JSON whose `command` values are commands (`.vscode/tasks.json`, which may run on
     /// opening the folder).
     EditorTasks,
+    /// An MSBuild project or its imports (`*.csproj`, `Directory.Build.props`): the
+    /// `Command` of each `Exec` task runs on a build.
+    MsBuild,
     /// JSON whose lifecycle commands run in the container, or on the host for
     /// `initializeCommand` (`devcontainer.json`).
     Devcontainer,
@@ -209,6 +212,12 @@ pub(super) fn kind(path: &str, text: &str) -> Option<Kind> {
         | ".zprofile" | ".zshenv" | ".zlogin" => return Some(Kind::Script),
         _ => {}
     }
+    if matches!(
+        extension,
+        Some("csproj" | "vbproj" | "fsproj" | "vcxproj" | "proj" | "props" | "targets")
+    ) {
+        return Some(Kind::MsBuild);
+    }
     if name == "tasks.json" && parent == ".vscode" {
         return Some(Kind::EditorTasks);
     }
@@ -339,7 +348,35 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
         Kind::Yaml => yaml_commands(text, false),
         Kind::Json => json_commands(text, &["scripts", "tasks"]),
         Kind::EditorTasks => json_commands(text, &["command"]),
+        Kind::MsBuild => msbuild_commands(text),
     }
+}
+
+/// The `Command="…"` attributes of an MSBuild file's `Exec` tasks, with XML's entities
+/// written out; they run through `cmd` on Windows and `sh` elsewhere, read here as shell.
+fn msbuild_commands(text: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("<Exec") {
+        let tag = &text[at..];
+        let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+        let Some(start) = tag.find("Command=") else {
+            continue;
+        };
+        let value = &tag[start + "Command=".len()..];
+        let Some(quote) = value.chars().next().filter(|c| matches!(c, '"' | '\'')) else {
+            continue;
+        };
+        let value = &value[1..];
+        let value = &value[..value.find(quote).unwrap_or(value.len())];
+        let command = value
+            .replace("&quot;", "\"")
+            .replace("&apos;", "'")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        out.push(Piece::Shell(command));
+    }
+    out
 }
 
 /// Keys whose values are commands in CI files, hook managers and task runners.

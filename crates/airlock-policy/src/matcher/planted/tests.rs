@@ -195,6 +195,11 @@ fn what_build_files_run_while_read_and_hook_sections() {
         pieces("/p/.lintstagedrc.json", fragment),
         shell(&["eslint --fix", "sh -c 'id'"])
     );
+    let project = r#"<Project><Target Name="X" BeforeTargets="Build"><Exec Command="curl -s https://x.example/a &amp;&amp; echo &quot;done&quot;" /></Target></Project>"#;
+    assert_eq!(
+        pieces("/p/src/App/App.csproj", project),
+        shell(&["curl -s https://x.example/a && echo \"done\""])
+    );
     let container = r#"{"image": "x", "postCreateCommand": "npm ci", "initializeCommand": "id"}"#;
     assert_eq!(
         sorted(pieces("/p/.devcontainer/devcontainer.json", container)),

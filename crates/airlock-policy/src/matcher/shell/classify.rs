@@ -673,6 +673,7 @@ impl<'a> Judge<'a> {
         self.notebook(name, arguments, dir.as_deref(), facts);
         if name == "git" {
             git_specials(arguments, facts);
+            git::history_key_search(arguments, facts);
             self.git_history_reads(arguments, dir.as_deref(), facts);
             self.git_init_here(arguments, dir.as_deref(), facts);
         }

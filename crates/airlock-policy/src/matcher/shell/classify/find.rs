@@ -457,10 +457,22 @@ const KEY_BLOCKS: &[&str] = &[
     "BEGIN ENCRYPTED",
 ];
 
-/// Whether a search pattern is shaped like a credential: a key's fixed prefix, or a
-/// private key's first line searched with the lines after it (`-A30`, `-C 5`).
-fn key_shaped(pattern: &str, texts: &[&str]) -> bool {
+/// Whether a search pattern is shaped like a credential: a key's fixed prefix, a
+/// connection string's key or an address's password, or a private key's first line
+/// searched with the lines after it (`-A30`, `-C 5`).
+pub(super) fn key_shaped(pattern: &str, texts: &[&str]) -> bool {
     if KEY_PREFIXES.iter().any(|prefix| pattern.contains(prefix)) {
+        return true;
+    }
+    // A connection string's key (`AccountKey=`, `SharedAccessKey=`) or an address with a
+    // user and password before its host (`postgres://[^ ]+:[^ ]+@`): what follows is one.
+    if ["AccountKey=", "SharedAccessKey=", "SharedAccessSignature="]
+        .iter()
+        .any(|key| pattern.contains(key))
+        || pattern
+            .split_once("://")
+            .is_some_and(|(_, rest)| rest.contains(':') && rest.contains('@'))
+    {
         return true;
     }
     let upper = pattern.to_ascii_uppercase();

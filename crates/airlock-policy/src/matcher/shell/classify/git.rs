@@ -385,3 +385,46 @@ impl Judge<'_> {
         }
     }
 }
+
+/// `git log -p -S 'AKIA'`, `git log -G 'ghp_' --patch --all`: history searched for text
+/// shaped like a credential, with the changes that hold it printed: the secrets it finds
+/// are printed, as `grep -o 'AKIA…'` prints them (the names of the commits alone are not).
+pub(super) fn history_key_search(arguments: &[Word], facts: &mut SegmentFacts) {
+    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
+    let Some(at) = texts
+        .iter()
+        .position(|text| !text.starts_with('-'))
+        .filter(|&at| matches!(texts[at], "log" | "show" | "whatchanged"))
+    else {
+        return;
+    };
+    let rest = &texts[at + 1..];
+    let mut patterns = Vec::new();
+    let mut words = rest.iter();
+    while let Some(text) = words.next() {
+        match *text {
+            "-S" | "-G" => patterns.extend(words.next().copied()),
+            _ => {
+                if let Some(pattern) = ["-S", "-G"]
+                    .iter()
+                    .find_map(|option| text.strip_prefix(option))
+                {
+                    if !pattern.is_empty() {
+                        patterns.push(pattern);
+                    }
+                }
+            }
+        }
+    }
+    let patch = texts[at] == "show"
+        || rest
+            .iter()
+            .any(|text| matches!(*text, "-p" | "-u" | "--patch" | "--pickaxe-all"));
+    if patch
+        && patterns
+            .iter()
+            .any(|pattern| super::find::key_shaped(pattern, &[]))
+    {
+        facts.classes.insert(Class::CredentialSearch);
+    }
+}
