@@ -170,6 +170,15 @@ impl Reader {
         self.chars.get(self.position).copied()
     }
 
+    /// Whether `=` (not `==`) comes next, after blanks.
+    fn assigned_next(&self) -> bool {
+        let rest = self.chars[self.position.min(self.chars.len())..]
+            .iter()
+            .skip_while(|c| matches!(c, ' ' | '\t'));
+        let mut rest = rest.copied();
+        rest.next() == Some('=') && rest.next() != Some('=')
+    }
+
     fn peek_at(&self, offset: usize) -> Option<char> {
         self.chars.get(self.position + offset).copied()
     }
@@ -270,6 +279,13 @@ impl Reader {
                     let called: String = self.chars[start..self.position].iter().collect();
                     if !pure_static_call(&called) {
                         command.opaque = true;
+                    } else if self.assigned_next() {
+                        // `[Console]::OutputEncoding = [Text.Encoding]::UTF8`: a setting
+                        // assigned, read as `NAME = VALUE`.
+                        command.tokens.push(Token {
+                            text: called,
+                            ..Token::default()
+                        });
                     }
                 }
                 '>' | '2' | '*' | '1' | '3' | '4' | '5' | '6'

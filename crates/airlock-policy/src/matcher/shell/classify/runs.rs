@@ -200,6 +200,22 @@ impl Judge<'_> {
             facts.classes.insert(Class::ReadOnly);
             return;
         }
+        // `php -l x.php`: PHP's syntax check reads its files and runs none of them.
+        if name == "php"
+            && arguments
+                .iter()
+                .any(|word| matches!(word.text.as_str(), "-l" | "--syntax-check"))
+            && arguments
+                .iter()
+                .all(|word| !word.dynamic && !matches!(word.text.as_str(), "-r" | "-a" | "-S"))
+        {
+            facts.classes = remove(facts.classes, Class::Build);
+            facts.classes.insert(Class::ReadOnly);
+            for word in arguments.iter().filter(|word| !word.text.starts_with('-')) {
+                facts.files.push(self.file(word, dir, Role::Read));
+            }
+            return;
+        }
         // `bash -n x.sh`, `sh -n`, `zsh -n`: the script is read for its syntax, never run.
         if is_shell
             && name != "source"

@@ -281,7 +281,10 @@ fn assignment(name: &str, assigned: &[Token], nested: bool, input: &Input) -> Ve
     {
         let name = name.to_ascii_lowercase();
         if let [value] = assigned {
-            if value.quoted || value.dynamic || value.text.starts_with(|c: char| c.is_ascii_digit())
+            if value.quoted
+                || value.dynamic
+                || value.text.starts_with(|c: char| c.is_ascii_digit())
+                || (value.text.starts_with('[') && super::pure_static_call(&value.text))
             {
                 return vec![literal("true")];
             }

@@ -21,7 +21,18 @@ pub(super) fn pure_static_call(text: &str) -> bool {
             "tostring",
             "tobyte",
         ][..],
-        "text.encoding" => &["getstring", "getbytes"][..],
+        "text.encoding" => &[
+            "getstring",
+            "getbytes",
+            "utf8",
+            "unicode",
+            "ascii",
+            "default",
+            "getencoding",
+        ][..],
+        // The console's encoding set or read (`[Console]::OutputEncoding = …UTF8`), text
+        // written to it.
+        "console" => &["outputencoding", "inputencoding", "writeline", "write"][..],
         "math" => &[
             "round", "floor", "ceiling", "max", "min", "abs", "pow", "sqrt", "truncate",
         ][..],
