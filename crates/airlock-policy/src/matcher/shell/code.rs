@@ -215,6 +215,7 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
     let network = has(NETWORK)
         && {
             let used = beyond_imports(&lower);
+            let used = without_fetch_methods(&used);
             NETWORK.iter().any(|name| used.contains(name))
         }
         && !talks_only_to_this_machine(code, &lower);
@@ -687,6 +688,29 @@ mod tests;
 /// a as b`, or takes names out, `from a import b`, stays: the module is then used by
 /// another name) and the module attributes that only describe a module (`x.__version__`,
 /// `x.__file__`, `x.__path__`): what it does with what it imported, by the modules' names.
+/// `lower` with an object's own `fetch` method (Ruby's `Hash#fetch`, `ENV.fetch(…)`, a
+/// map's `.fetch(key)`) renamed: only the global `fetch(…)` (also `window.fetch`,
+/// `globalThis.fetch`, `self.fetch`) reaches the network.
+fn without_fetch_methods(lower: &str) -> String {
+    let mut out = String::with_capacity(lower.len());
+    let mut rest = lower;
+    while let Some(at) = rest.find(".fetch(") {
+        let receiver = rest[..at]
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("");
+        out.push_str(&rest[..at]);
+        out.push_str(if matches!(receiver, "window" | "globalthis" | "self") {
+            ".fetch("
+        } else {
+            ".lookup("
+        });
+        rest = &rest[at + ".fetch(".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn beyond_imports(lower: &str) -> String {
     let mut kept = String::with_capacity(lower.len());
     for statement in lower.split_inclusive(['\n', ';']) {

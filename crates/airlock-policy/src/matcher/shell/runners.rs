@@ -71,6 +71,8 @@ const RUNNERS: &[(&str, &str, &str, Runs)] = &[
     ("rtx", "exec", "", Runs::AfterDashes),
     ("nix", "develop", "", Runs::AfterCommandOption),
     ("nix", "shell", "", Runs::AfterCommandOption),
+    // `minikube kubectl -- get pods`: minikube's own kubectl, judged as kubectl.
+    ("minikube", "kubectl", "-p --profile", Runs::AfterDashes),
     // Loaders that put an env file's or a secret store's values in the command's
     // environment (`dotenv -e .env.test -- vitest run`, `op run -- dbt build`): the values
     // go to the command, not to the agent, so the command is judged (`-- env` prints them).

@@ -85,7 +85,14 @@ fn operation_named(name: &str, positionals: &[&str]) -> bool {
         _ => positionals.iter().skip(1).any(|word| {
             matches!(
                 *word,
-                "list" | "show" | "describe" | "get-iam-policy" | "read" | "get-value"
+                "list"
+                    | "show"
+                    | "describe"
+                    | "get-iam-policy"
+                    | "read"
+                    | "get-value"
+                    | "ls"
+                    | "cat"
             )
         }),
     }
@@ -286,7 +293,9 @@ fn gcloud_reads(positionals: &[&str]) -> bool {
             && positionals.len() >= 3
             && positionals[2] == "list";
     }
-    if let ["storage", "ls", ..] = positionals {
+    // `gcloud storage ls -l gs://…`, `gcloud storage cat gs://…/x.json`: objects listed or
+    // printed, as `aws s3 ls` and `aws s3 cp … -` are.
+    if let ["storage", "ls" | "cat", ..] = positionals {
         return true;
     }
     let verb_at = positionals
