@@ -129,6 +129,17 @@ impl Judge<'_> {
             facts.classes = remove(facts.classes, Class::Network);
             facts.classes.insert(Class::Fetch);
         }
+        // `pg_dump -h localhost app_dev -f /tmp/app.sql`: this machine's database read into a
+        // file, judged where the file lies.
+        if !fed {
+            if let Some(outputs) = sql::local_dump(name, arguments) {
+                facts.classes = remove(remove(facts.classes, Class::Unknown), Class::Network);
+                facts.classes.insert(Class::ReadOnly);
+                for output in &outputs {
+                    facts.files.push(self.file(output, cwd, Role::Change));
+                }
+            }
+        }
         if let Some(client) = sql::client_queries(name, arguments) {
             let reads = client
                 .queries

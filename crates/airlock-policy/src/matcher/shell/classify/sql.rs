@@ -608,3 +608,57 @@ pub(super) fn client_queries<'a>(name: &str, arguments: &'a [Word]) -> Option<Cl
         file,
     })
 }
+
+/// `pg_dump`/`pg_dumpall`/`mysqldump` of a database on this machine (no host, a socket,
+/// `localhost`): a read of it, written to the file `-f`/`--file`/`-r`/`--result-file`
+/// names (or printed). `None` for another host, a connection string naming one, or a word
+/// computed at run time.
+pub(super) fn local_dump(name: &str, arguments: &[Word]) -> Option<Vec<Word>> {
+    if !matches!(name, "pg_dump" | "pg_dumpall" | "mysqldump") {
+        return None;
+    }
+    let mut host: Option<String> = None;
+    let mut outputs = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        if word.dynamic {
+            return None;
+        }
+        let text = word.text.as_str();
+        let (option, glued) = match text.split_once('=') {
+            Some((option, value)) if option.starts_with("--") => (option, Some(value)),
+            _ => (text, None),
+        };
+        match option {
+            "-h" | "--host" => {
+                host = Some(
+                    glued
+                        .map(str::to_owned)
+                        .or_else(|| words.next().map(|w| w.text.clone()))?,
+                )
+            }
+            "-f" | "--file" | "-r" | "--result-file" => match glued {
+                Some(value) => outputs.push(Word::literal(value)),
+                None => outputs.push(words.next()?.clone()),
+            },
+            "-d" | "--dbname" => {
+                let value = glued
+                    .map(str::to_owned)
+                    .or_else(|| words.next().map(|w| w.text.clone()))?;
+                if let Some(found) = connection_host(&value) {
+                    host = found.or(host);
+                }
+            }
+            _ if text.starts_with("-h") && text.len() > 2 && name != "mysqldump" => {
+                host = Some(text[2..].to_owned());
+            }
+            _ if !text.starts_with('-') => {
+                if let Some(found) = connection_host(text) {
+                    host = found.or(host);
+                }
+            }
+            _ => {}
+        }
+    }
+    local_host(host.as_deref()).then_some(outputs)
+}
