@@ -460,6 +460,17 @@ fn ci_expressions(command: &str) -> String {
         rest = &after[end + 2..];
     }
     out.push_str(rest);
+    // What a step appends to its job's summary (`>> $GITHUB_STEP_SUMMARY`) is shown on the
+    // run's page, as its log is: read as printed.
+    for target in [
+        " >> \"$GITHUB_STEP_SUMMARY\"",
+        " >> $GITHUB_STEP_SUMMARY",
+        " > \"$GITHUB_STEP_SUMMARY\"",
+        " > $GITHUB_STEP_SUMMARY",
+        ">>$GITHUB_STEP_SUMMARY",
+    ] {
+        out = out.replace(target, "");
+    }
     out
 }
 

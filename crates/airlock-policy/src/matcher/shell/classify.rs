@@ -655,7 +655,7 @@ impl<'a> Judge<'a> {
             });
         }
         if facts.classes.contains(Class::Build) && dry.is_none() {
-            self.build_outputs(arguments, dir.as_deref(), facts);
+            self.build_outputs(name, arguments, dir.as_deref(), facts);
         }
         // `aws s3 cp s3://… ./out`: a download into the file it names.
         if name == "aws" && segment.here_text.is_none() {

@@ -528,6 +528,54 @@ fn data_effects(code: &str, production: bool) -> ClassSet {
     classes
 }
 
+/// Whether a word of the segment (an assignment's value or an argument) expands a variable
+/// named for production's database or secrets (`DATABASE_URL="$PROD_DATABASE_URL" pytest`,
+/// `go test … -dsn "${PRODUCTION_DSN}"`, `$LIVE_API_KEY`): the project's own work pointed
+/// at production. A name only containing the letters (`$PRODUCT_ID`) is not one, nor
+/// production's site address (`$PRODUCTION_URL`).
+pub(super) fn expands_production_variable(segment: &Segment) -> bool {
+    segment
+        .words
+        .iter()
+        .filter(|word| word.dynamic)
+        .any(|word| {
+            word.text.match_indices('$').any(|(at, _)| {
+                let rest = word.text[at + 1..].trim_start_matches('{');
+                let rest = rest.strip_prefix("env:").unwrap_or(rest);
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let parts: Vec<String> = name.split('_').map(str::to_ascii_lowercase).collect();
+                let production = parts
+                    .iter()
+                    .any(|part| matches!(part.as_str(), "prod" | "production" | "prd" | "live"));
+                // A database's address or a secret of production's, not its site's address.
+                let access = parts.iter().any(|part| {
+                    matches!(
+                        part.as_str(),
+                        "dsn"
+                            | "database"
+                            | "db"
+                            | "conn"
+                            | "connection"
+                            | "pg"
+                            | "postgres"
+                            | "mysql"
+                            | "mongo"
+                            | "redis"
+                            | "key"
+                            | "token"
+                            | "secret"
+                            | "password"
+                            | "credentials"
+                    )
+                });
+                production && access
+            })
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

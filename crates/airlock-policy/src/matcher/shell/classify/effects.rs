@@ -36,10 +36,35 @@ impl Judge<'_> {
                 .classes
                 .extend(console::migration_effects(name, arguments, segment));
         }
+        // `DATABASE_URL="$PROD_DATABASE_URL" pytest`: the project's work given production's
+        // settings by a variable named for them works on production.
+        if facts.classes.contains(Class::Build)
+            && !dry
+            && console::expands_production_variable(segment)
+        {
+            facts.classes.insert(Class::Deploy);
+        }
         // `nix develop github:o/r`: code from elsewhere fetched and run, as `npx github:o/r`.
         if nix_fetches_expression(name, arguments) {
             facts.classes = remove(facts.classes, Class::Build);
             facts.classes.insert(Class::Install);
+        }
+        // macOS's unified log searched for secrets' names (`log show --predicate
+        // 'eventMessage CONTAINS "password"'`) hunts for them in every process's messages.
+        if name == "log"
+            && arguments
+                .first()
+                .is_some_and(|word| matches!(word.text.as_str(), "show" | "stream"))
+            && arguments.windows(2).any(|pair| {
+                pair[0].text == "--predicate"
+                    && self
+                        .table
+                        .credential_words
+                        .iter()
+                        .any(|word| pair[1].text.to_ascii_lowercase().contains(word.as_str()))
+            })
+        {
+            facts.classes.insert(Class::CredentialSearch);
         }
         // `reg add …\CurrentVersion\Run` persists; `wmic process call create` runs.
         if let Some(class) = windows::classes(name, arguments) {

@@ -159,6 +159,7 @@ impl Judge<'_> {
     /// option is passed on after `--` to the project's script.
     pub(super) fn build_outputs(
         &self,
+        name: &str,
         arguments: &[Word],
         dir: Option<&str>,
         facts: &mut SegmentFacts,
@@ -170,6 +171,13 @@ impl Judge<'_> {
         for part in [arguments, after] {
             for word in option_value_words(part, OUTPUT_OPTIONS) {
                 facts.files.push(self.file(&word, dir, Role::Change));
+            }
+        }
+        // Hugo's `-d DIR` is where it writes the site (`--cleanDestinationDir` empties it
+        // first).
+        if name == "hugo" {
+            for pair in arguments.windows(2).filter(|pair| pair[0].text == "-d") {
+                facts.files.push(self.file(&pair[1], dir, Role::Change));
             }
         }
     }

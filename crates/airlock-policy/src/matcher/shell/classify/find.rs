@@ -210,7 +210,9 @@ impl Judge<'_> {
         {
             facts.classes.insert(Class::CredentialSearch);
         }
-        let looks_for_credentials = patterns.iter().any(|pattern| {
+        // Patterns given by option count as the operand's do (`grep -rn -e token ~/.config`).
+        let explicit = explicit_patterns(texts);
+        let looks_for_credentials = patterns.iter().chain(&explicit).any(|pattern| {
             let lower = pattern.to_ascii_lowercase();
             self.table
                 .credential_words
