@@ -67,10 +67,13 @@ impl Lexer {
             return Err(LexError::MissingRedirectionTarget);
         }
         // On Windows `nul` (`2>nul`, any case) is the null device in every folder.
-        let harmless = !target.dynamic
+        // `2>$null`, written for PowerShell, is its null sink there; bash finds the variable
+        // unset and runs nothing ("ambiguous redirect"): no file is written either way.
+        let harmless = (!target.dynamic
             && (HARMLESS_SINKS.contains(&target.text.as_str())
                 || (self.windows
-                    && matches!(target.text.to_ascii_lowercase().as_str(), "nul" | "nul:")));
+                    && matches!(target.text.to_ascii_lowercase().as_str(), "nul" | "nul:"))))
+            || (target.dynamic && target.text.eq_ignore_ascii_case("$null"));
         match kind {
             Redirection::Write => {
                 segment.writes |= !harmless;
