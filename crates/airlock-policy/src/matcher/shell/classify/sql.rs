@@ -629,6 +629,14 @@ pub(super) fn local_dump(name: &str, arguments: &[Word]) -> Option<Vec<Word>> {
             Some((option, value)) if option.starts_with("--") => (option, Some(value)),
             _ => (text, None),
         };
+        // A host kept in an options file or login path (`--login-path=prod-ro`) is not known
+        // here; nor is a connection service's.
+        if matches!(
+            option,
+            "--login-path" | "--defaults-file" | "--defaults-extra-file" | "--service"
+        ) {
+            return None;
+        }
         match option {
             "-h" | "--host" => {
                 host = Some(
