@@ -374,6 +374,13 @@ fn names_deploy_task(word: &str) -> bool {
         && !named(&["local"])
         && (named(&["deploy", "publish", "ship", "destroy", "push", "upload"])
             || applies
+            // `db:migrate:prod`, `seed-production`: production's data changed by name
+            // (`build:prod` builds).
+            || (named(&["prod", "production", "prd", "live"])
+                && named(&[
+                    "migrate", "migration", "migrations", "seed", "db", "reset", "drop",
+                    "rollback", "sync", "restore",
+                ]))
             || (named(&["release"])
                 && !named(&[
                     "build", "bundle", "compile", "assemble", "notes", "note", "check", "test",
