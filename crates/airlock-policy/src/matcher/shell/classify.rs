@@ -29,6 +29,7 @@ mod attributes;
 mod cloud;
 mod computed;
 mod console;
+mod copying;
 mod docker;
 mod dry_run;
 mod editors;
@@ -64,6 +65,7 @@ use runs::make_variable_runs;
 
 pub use written::classify_code;
 
+use copying::*;
 use dry_run::{dry_run_classes, dry_run_reads};
 use environment::{dumps_environment, prints_secret_variable};
 use git::git_specials;
