@@ -301,16 +301,31 @@ impl Judge<'_> {
     }
 
     /// A script's written-out arguments, read as files: its operands, and the values of
-    /// its `--option=VALUE` words written as paths (`/…`, `~/…`, `./…`, `C:\\…`).
+    /// its `--option=VALUE` words written as paths (`/…`, `~/…`, `./…`, `C:\\…`); computed
+    /// ones when their variables are known.
     fn script_arguments_read(&self, words: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
-        for word in words.iter().filter(|word| !word.dynamic) {
-            let value = match word.text.strip_prefix("--") {
+        for word in words {
+            // A word the shell computes counts when its variables are known (`"$HOME/.ssh/
+            // id_rsa"`); one that could be anything (`"$1"`) is the script's data.
+            let known;
+            let text = if word.dynamic {
+                match self.known_variables(&word.text, dir) {
+                    Some(text) => {
+                        known = text;
+                        known.as_str()
+                    }
+                    None => continue,
+                }
+            } else {
+                word.text.as_str()
+            };
+            let value = match text.strip_prefix("--") {
                 Some(option) => match option.split_once('=') {
                     Some((_, value)) if looks_like_path(value) => value,
                     _ => continue,
                 },
-                None if word.text.starts_with('-') => continue,
-                None => word.text.as_str(),
+                None if text.starts_with('-') => continue,
+                None => text,
             };
             facts
                 .files
@@ -410,6 +425,14 @@ impl Judge<'_> {
         nesting: usize,
         facts: &mut SegmentFacts,
     ) {
+        // `npm pkg set scripts.lint="eslint ."`: package.json given scripts, which run when
+        // named (`npm run lint`) or by npm itself (`postinstall`): judged as the lines
+        // they are, as a package.json written with them is.
+        let pkg_set = matches!(name, "npm" | "pnpm")
+            && arguments.len() > 2
+            && arguments[0].text == "pkg"
+            && arguments[1].text == "set"
+            && arguments.iter().all(|word| !word.dynamic);
         let mut code = |judge: &mut Self, word: &Word, text: &str| {
             if word.dynamic {
                 facts.classes.insert(Class::Unknown);
@@ -418,6 +441,15 @@ impl Judge<'_> {
             }
         };
         match name {
+            _ if pkg_set => {
+                for word in &arguments[2..] {
+                    if let Some((key, value)) = word.text.split_once('=') {
+                        if key.starts_with("scripts.") {
+                            code(self, word, value);
+                        }
+                    }
+                }
+            }
             "alias" => {
                 for word in arguments {
                     if let Some((_, value)) = word.text.split_once('=') {
@@ -482,6 +514,13 @@ impl Judge<'_> {
                     }
                 }
             }
+        }
+        if pkg_set {
+            facts.classes = remove(facts.classes, Class::Unknown);
+            facts.classes.insert(Class::Write);
+            facts
+                .files
+                .push(self.file(&Word::literal("package.json"), cwd, Role::Change));
         }
     }
 
