@@ -28,7 +28,9 @@ mod lex;
 mod powershell;
 mod printers;
 mod runners;
-use runners::{is_runner, loads_secrets, nix_fetches_expression, strip_runner, strip_system};
+use runners::{
+    is_runner, loads_secrets, names_production, nix_fetches_expression, strip_runner, strip_system,
+};
 mod wrappers;
 use wrappers::{after_options, is_assignment, strip_one_wrapper, KEYWORDS};
 #[cfg(test)]

@@ -16,8 +16,9 @@
 use super::code;
 use super::lex::{holds_temp, LexError, Segment, Word, TOPLEVEL};
 use super::{
-    basename, crude_segments, is_assignment, is_runner, loads_secrets, nix_fetches_expression,
-    parse_command, parse_command_reading, strip_one_wrapper, KEYWORDS, SHELLS,
+    basename, crude_segments, is_assignment, is_runner, loads_secrets, names_production,
+    nix_fetches_expression, parse_command, parse_command_reading, strip_one_wrapper, KEYWORDS,
+    SHELLS,
 };
 use crate::classes::{Class, ClassSet, ClassTable, OperandMode};
 use crate::context::Context;

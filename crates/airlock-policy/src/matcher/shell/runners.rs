@@ -238,13 +238,16 @@ pub(super) fn loads_secrets(words: &[Word], inner: &[Word]) -> Option<bool> {
     Some(own.iter().any(|word| {
         word.text
             .split(|c: char| !c.is_ascii_alphanumeric())
-            .any(|part| {
-                matches!(
-                    part.to_ascii_lowercase().as_str(),
-                    "prod" | "production" | "prd" | "live"
-                )
-            })
+            .any(names_production)
     }))
+}
+
+/// Whether one word of a name says production (`prod`, `production`, `prd`, `live`, in any
+/// case): a secret store's configuration, a variable, a task.
+pub(super) fn names_production(part: &str) -> bool {
+    ["prod", "production", "prd", "live"]
+        .iter()
+        .any(|word| part.eq_ignore_ascii_case(word))
 }
 
 /// Whether `words` start with a runner whose command [`strip_runner`] tells.

@@ -547,9 +547,7 @@ pub(super) fn expands_production_variable(segment: &Segment) -> bool {
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                     .collect();
                 let parts: Vec<String> = name.split('_').map(str::to_ascii_lowercase).collect();
-                let production = parts
-                    .iter()
-                    .any(|part| matches!(part.as_str(), "prod" | "production" | "prd" | "live"));
+                let production = parts.iter().any(|part| names_production(part));
                 // A database's address or a secret of production's, not its site's address.
                 let access = parts.iter().any(|part| {
                     matches!(

@@ -5,7 +5,9 @@
 use super::*;
 
 /// `git push +main` forces; `git -c core.sshCommand=…` can run anything.
-pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
+/// git's words from its subcommand on, past git's own options (`-C DIR`, `-c KEY=VALUE`,
+/// `--git-dir DIR`: those that take a value skip it).
+pub(super) fn git_subcommand(arguments: &[Word]) -> &[Word] {
     let mut at = 0;
     while let Some(word) = arguments.get(at) {
         if !word.text.starts_with('-') {
@@ -13,14 +15,18 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
         }
         at += if matches!(
             word.text.as_str(),
-            "-C" | "-c" | "--git-dir" | "--work-tree"
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
         ) {
             2
         } else {
             1
         };
     }
-    let subcommand = &arguments[at.min(arguments.len())..];
+    &arguments[at.min(arguments.len())..]
+}
+
+pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
+    let subcommand = git_subcommand(arguments);
     if subcommand.first().is_some_and(|word| word.text == "config") {
         // `git config user.name`: one key named, nothing written, is its value read.
         if config_reads_one_key(&subcommand[1..]) {
@@ -350,23 +356,13 @@ impl Judge<'_> {
         dir: Option<&str>,
         facts: &mut SegmentFacts,
     ) {
-        let mut words = arguments.iter();
-        // git's own options before its subcommand; those that take a value skip it.
-        let subcommand = loop {
-            let Some(word) = words.next() else {
-                return;
-            };
-            match word.text.as_str() {
-                "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
-                    words.next();
-                }
-                text if text.starts_with('-') => {}
-                _ => break word,
-            }
+        let Some((subcommand, rest)) = git_subcommand(arguments).split_first() else {
+            return;
         };
         if subcommand.text != "init" {
             return;
         }
+        let mut words = rest.iter();
         let mut operands = 0;
         while let Some(word) = words.next() {
             match word.text.as_str() {
@@ -390,15 +386,16 @@ impl Judge<'_> {
 /// shaped like a credential, with the changes that hold it printed: the secrets it finds
 /// are printed, as `grep -o 'AKIA…'` prints them (the names of the commits alone are not).
 pub(super) fn history_key_search(arguments: &[Word], facts: &mut SegmentFacts) {
-    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
-    let Some(at) = texts
+    let texts: Vec<&str> = git_subcommand(arguments)
         .iter()
-        .position(|text| !text.starts_with('-'))
-        .filter(|&at| matches!(texts[at], "log" | "show" | "whatchanged"))
+        .map(|word| word.text.as_str())
+        .collect();
+    let Some((&subcommand, rest)) = texts
+        .split_first()
+        .filter(|(subcommand, _)| matches!(**subcommand, "log" | "show" | "whatchanged"))
     else {
         return;
     };
-    let rest = &texts[at + 1..];
     let mut patterns = Vec::new();
     let mut words = rest.iter();
     while let Some(text) = words.next() {
@@ -416,7 +413,7 @@ pub(super) fn history_key_search(arguments: &[Word], facts: &mut SegmentFacts) {
             }
         }
     }
-    let patch = texts[at] == "show"
+    let patch = subcommand == "show"
         || rest
             .iter()
             .any(|text| matches!(*text, "-p" | "-u" | "--patch" | "--pickaxe-all"));

@@ -1,6 +1,7 @@
 //! What a command's or a task's name says about it.
 
 use super::super::lex::Word;
+use super::super::names_production;
 use crate::classes::{Class, ClassSet};
 
 /// The binary tool a cross toolchain's (`arm-none-eabi-objdump`: a target named in two
@@ -376,7 +377,7 @@ fn names_deploy_task(word: &str) -> bool {
             || applies
             // `db:migrate:prod`, `seed-production`: production's data changed by name
             // (`build:prod` builds).
-            || (named(&["prod", "production", "prd", "live"])
+            || (parts.iter().any(|part| names_production(part))
                 && named(&[
                     "migrate", "migration", "migrations", "seed", "db", "reset", "drop",
                     "rollback", "sync", "restore",

@@ -555,13 +555,7 @@ pub(super) fn client_queries<'a>(name: &str, arguments: &'a [Word]) -> Option<Cl
             (option, glued)
         };
         let takes = |list: &[&str]| list.contains(&option);
-        let mut value = || match &glued {
-            Some(value) => Some(value.clone()),
-            None => words
-                .next()
-                .filter(|word| !word.dynamic)
-                .map(|word| word.text.clone()),
-        };
+        let mut value = || option_value(glued.as_deref(), &mut words);
         if takes(query_options) {
             queries.push(value()?);
         } else if takes(host_options) {
@@ -638,21 +632,13 @@ pub(super) fn local_dump(name: &str, arguments: &[Word]) -> Option<Vec<Word>> {
             return None;
         }
         match option {
-            "-h" | "--host" => {
-                host = Some(
-                    glued
-                        .map(str::to_owned)
-                        .or_else(|| words.next().map(|w| w.text.clone()))?,
-                )
-            }
+            "-h" | "--host" => host = Some(option_value(glued, &mut words)?),
             "-f" | "--file" | "-r" | "--result-file" => match glued {
                 Some(value) => outputs.push(Word::literal(value)),
                 None => outputs.push(words.next()?.clone()),
             },
             "-d" | "--dbname" => {
-                let value = glued
-                    .map(str::to_owned)
-                    .or_else(|| words.next().map(|w| w.text.clone()))?;
+                let value = option_value(glued, &mut words)?;
                 if let Some(found) = connection_host(&value) {
                     host = found.or(host);
                 }
@@ -669,4 +655,16 @@ pub(super) fn local_dump(name: &str, arguments: &[Word]) -> Option<Vec<Word>> {
         }
     }
     local_host(host.as_deref()).then_some(outputs)
+}
+
+/// An option's value: glued to it (`--host=db`, `-hdb`), or the next word, unless the shell
+/// computes that word (`None`: it may name anything).
+fn option_value(glued: Option<&str>, words: &mut std::slice::Iter<'_, Word>) -> Option<String> {
+    match glued {
+        Some(value) => Some(value.to_owned()),
+        None => words
+            .next()
+            .filter(|word| !word.dynamic)
+            .map(|word| word.text.clone()),
+    }
 }
