@@ -4,7 +4,8 @@
 //! argument that looks safe says nothing of the others).
 //!
 //! Each string in the arguments is offered to the matcher in the form it reads: a path
-//! matcher gets the strings that are written as paths (`/…`, `~/…`, `C:\…`, `file://…`), a
+//! matcher gets the strings that are written as paths (`/…`, `~/…`, `C:\…`, `file://…`),
+//! and a bare file name given to an argument named for a file (`file_path = ".env"`), a
 //! domain matcher every `http(s)://` address found in a string (also inside prose: "fetch
 //! https://… and summarise"), any other matcher every string. A string it cannot read is
 //! passed over rather than counted as a match, or every call would match; arguments too many
@@ -26,7 +27,7 @@ pub const MAX_DEPTH: usize = 32;
 /// Whether some argument of `arguments` satisfies `matcher`, as the module says.
 pub fn holds(matcher: &Matcher, arguments: &Value, context: &Context) -> bool {
     let mut strings = Vec::new();
-    if !collect(arguments, 0, &mut strings) {
+    if !collect(arguments, None, 0, &mut strings) {
         return true;
     }
     // The secret scan reads every string of a value itself: one scan of the whole.
@@ -40,8 +41,13 @@ pub fn holds(matcher: &Matcher, arguments: &Value, context: &Context) -> bool {
             context,
         )
     };
-    strings.into_iter().any(|text| match matcher {
-        Matcher::Path(_) => path_like(text).is_some_and(|path| test(&path)),
+    strings.into_iter().any(|(key, text)| match matcher {
+        Matcher::Path(_) => path_like(text)
+            .or_else(|| {
+                key.filter(|key| names_a_file(key))
+                    .and_then(|_| bare_name(text))
+            })
+            .is_some_and(|path| test(&path)),
         Matcher::Domain(_) | Matcher::Local(_) => addresses(text).any(test),
         // These read the call's other arguments, or only say whether one is there.
         Matcher::Plants(_) | Matcher::Hooks(_) | Matcher::Present(_) => false,
@@ -49,21 +55,66 @@ pub fn holds(matcher: &Matcher, arguments: &Value, context: &Context) -> bool {
     })
 }
 
-/// Gathers every string (object keys not included); `false` when there are too many or
-/// they lie too deep.
-fn collect<'v>(value: &'v Value, depth: usize, out: &mut Vec<&'v str>) -> bool {
+/// Gathers every string (object keys not included), each with the key it stands under
+/// (an array's items under the array's); `false` when there are too many or they lie too
+/// deep.
+fn collect<'v>(
+    value: &'v Value,
+    key: Option<&'v str>,
+    depth: usize,
+    out: &mut Vec<(Option<&'v str>, &'v str)>,
+) -> bool {
     if depth > MAX_DEPTH {
         return false;
     }
     match value {
         Value::String(text) => {
-            out.push(text);
+            out.push((key, text));
             out.len() <= MAX_STRINGS
         }
-        Value::Array(items) => items.iter().all(|item| collect(item, depth + 1, out)),
-        Value::Object(map) => map.values().all(|item| collect(item, depth + 1, out)),
+        Value::Array(items) => items.iter().all(|item| collect(item, key, depth + 1, out)),
+        Value::Object(map) => map
+            .iter()
+            .all(|(key, item)| collect(item, Some(key), depth + 1, out)),
         _ => true,
     }
+}
+
+/// Whether an argument's name says it holds a file's path: its last word (`_`, `-` and a
+/// capital letter start one) is `path`, `file` or `filename`, or their plurals (`path`,
+/// `file_path`, `filePath`, `files`, `target_file`, `relativePath`, `fileName`): its value
+/// names a file even when it is a bare name (`.env.production` read from a forge's
+/// repository). `profile` or `pathway` are other words.
+fn names_a_file(key: &str) -> bool {
+    let mut words: Vec<String> = vec![String::new()];
+    let mut previous_lower = false;
+    for c in key.chars() {
+        if c == '_' || c == '-' || (c.is_ascii_uppercase() && previous_lower) {
+            words.push(String::new());
+        }
+        if let Some(word) = words.last_mut().filter(|_| c != '_' && c != '-') {
+            word.push(c.to_ascii_lowercase());
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+    }
+    let last = words.last().map(String::as_str).unwrap_or_default();
+    let before = words.len().checked_sub(2).map(|at| words[at].as_str());
+    matches!(
+        last.strip_suffix('s').unwrap_or(last),
+        "path" | "file" | "filename" | "filepath"
+    ) || (matches!(last, "name" | "names") && before == Some("file"))
+}
+
+/// A bare file name (`.env`, `id_rsa`, `secrets.yaml`): one word, no address, option or
+/// pattern.
+fn bare_name(text: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty()
+        && !text.contains(char::is_whitespace)
+        && !text.contains("://")
+        && !text.starts_with('-')
+        && !text.contains(['*', '?', '[', '{', '\0']))
+    .then(|| text.to_owned())
 }
 
 /// The path a string names when it is written as one: absolute, in the home, a Windows
@@ -149,6 +200,36 @@ mod tests {
             ("", None),
         ] {
             assert_eq!(path_like(text).as_deref(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn bare_names_count_under_file_arguments_only() {
+        let matcher = Matcher::Path(vec![crate::matcher::path::PathPattern::compile(
+            "**/.env.production",
+        )
+        .unwrap()]);
+        let context = Context::unknown();
+        for (arguments, expected) in [
+            (serde_json::json!({"file_path": ".env.production"}), true),
+            (serde_json::json!({"filePath": ".env.production"}), true),
+            (
+                serde_json::json!({"paths": ["README.md", ".env.production"]}),
+                true,
+            ),
+            (serde_json::json!({"target_file": ".env.production"}), true),
+            (serde_json::json!({"query": ".env.production"}), false),
+            (serde_json::json!({"path": "**/.env.production"}), false),
+            (serde_json::json!({"path": ".env.example"}), false),
+            (serde_json::json!({"profile": ".env.production"}), false),
+            (serde_json::json!({"fileName": ".env.production"}), true),
+            (serde_json::json!({"pathway": ".env.production"}), false),
+        ] {
+            assert_eq!(
+                holds(&matcher, &arguments, &context),
+                expected,
+                "{arguments}"
+            );
         }
     }
 

@@ -417,6 +417,13 @@ fn push_with_nested(segment: Segment, depth: usize, out: &mut Vec<Segment>) {
                     push_script(script, depth, out);
                 }
             }
+            // `hyperfine 'cargo run --release' 'make bench'`: each command it times, and its
+            // set-up and clean-up commands, are shell lines.
+            "hyperfine" => {
+                for script in hyperfine_commands(arguments) {
+                    push_script(script, depth, out);
+                }
+            }
             // `eval "$(brew shellenv)"`: the printer is a segment of its own.
             "eval" if printers::evaluates_printer(arguments) => {}
             "eval" if !arguments.is_empty() => {
@@ -603,6 +610,71 @@ fn powershell_script(arguments: &[Word]) -> Option<Option<&Word>> {
 
 /// The commands of `find … -exec cmd args ;` (also `-execdir`, `-ok`, `-okdir`, and the
 /// `{} +` form).
+/// The shell lines `hyperfine ARGUMENTS` runs: its operands, and the values of its
+/// `--prepare`, `--setup`, `--cleanup` and `--conclude` (the values of its other options
+/// are names, numbers and files; `-L NAME VALUES` takes two words, `-P NAME MIN MAX` three).
+fn hyperfine_commands(arguments: &[Word]) -> Vec<&Word> {
+    let mut commands = Vec::new();
+    let mut words = arguments.iter();
+    while let Some(word) = words.next() {
+        let (option, glued) = match word.text.split_once('=') {
+            Some((option, _)) if option.starts_with("--") => (option, true),
+            _ => (word.text.as_str(), false),
+        };
+        let takes = match option {
+            "-p" | "--prepare" | "-s" | "--setup" | "-c" | "--cleanup" | "--conclude" => {
+                if glued {
+                    // (`--prepare='make clean'`: the value is in the word.)
+                    commands.push(word);
+                } else if let Some(value) = words.next() {
+                    commands.push(value);
+                }
+                continue;
+            }
+            "-L" | "--parameter-list" | "-D" | "--parameter-step-size" => 2,
+            "-P" | "--parameter-scan" => 3,
+            _ if HYPERFINE_VALUED.contains(&option) => 1,
+            _ if option.starts_with('-') => 0,
+            _ => {
+                commands.push(word);
+                0
+            }
+        };
+        let takes = if glued { 0 } else { takes };
+        for _ in 0..takes {
+            words.next();
+        }
+    }
+    commands
+}
+
+/// hyperfine's options that take one value.
+const HYPERFINE_VALUED: &[&str] = &[
+    "-w",
+    "--warmup",
+    "-m",
+    "--min-runs",
+    "-M",
+    "--max-runs",
+    "-r",
+    "--runs",
+    "-S",
+    "--shell",
+    "-n",
+    "--command-name",
+    "-u",
+    "--time-unit",
+    "--style",
+    "--sort",
+    "--export-asciidoc",
+    "--export-csv",
+    "--export-json",
+    "--export-markdown",
+    "--export-orgmode",
+    "--output",
+    "--input",
+];
+
 fn find_exec_commands(arguments: &[Word]) -> Vec<&[Word]> {
     let mut commands = Vec::new();
     let mut index = 0;

@@ -151,9 +151,43 @@ fn hook_pieces(path: &str, text: &str) -> Vec<Piece> {
         {
             yaml_commands(text, false)
         }
+        Some(Kind::Yaml) => ci_exposures(text),
         Some(Kind::Json) => manifest_hooks(text),
         Some(kind @ (Kind::Make | Kind::Just)) => unannounced_recipes(text, kind),
         _ => Vec::new(),
+    }
+}
+
+/// Settings of a CI file that hand the repository's secrets, or a shell on its runner, to
+/// others or to the log, whatever the steps run: `pull_request_target` (code of any fork's
+/// pull request run with the repository's secrets and a writing token), `permissions:
+/// write-all`, `secrets: inherit` (every secret handed to a workflow kept elsewhere),
+/// GitLab's `CI_DEBUG_TRACE`/`CI_DEBUG_SERVICES` (every variable, masked ones too, printed
+/// in the job's log), tmate's action (a shell on the runner opened to whoever connects).
+/// Each is read as printing the environment, which is what it comes to.
+fn ci_exposures(text: &str) -> Vec<Piece> {
+    let exposes = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.starts_with('#'))
+        .any(|line| {
+            let line = line.split(" #").next().unwrap_or(line);
+            let compact: String = line
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+                .collect::<String>()
+                .to_ascii_lowercase();
+            compact.contains("pull_request_target")
+                || compact.contains("permissions:write-all")
+                || compact.contains("secrets:inherit")
+                || compact.starts_with("ci_debug_trace:true")
+                || compact.starts_with("ci_debug_services:true")
+                || compact.contains("action-tmate@")
+        });
+    if exposes {
+        vec![Piece::Shell("printenv".to_owned())]
+    } else {
+        Vec::new()
     }
 }
 

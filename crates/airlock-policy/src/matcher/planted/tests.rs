@@ -32,7 +32,11 @@ fn hooks_and_scripts_are_whole_scripts() {
     // husky's own helpers and a file with no shell `#!` are not scripts.
     assert!(pieces("/p/.husky/_/husky.sh.txt", "x").is_empty());
     assert!(pieces("/p/bin/dev", "print('hi')\n").is_empty());
-    assert!(pieces("/p/src/main.py", "os.system('rm -rf /')").is_empty());
+    // Ordinary source is source, judged only for credentials it sends (`planted`).
+    assert_eq!(
+        pieces("/p/src/main.py", "os.system('rm -rf /')"),
+        vec![Piece::Source("os.system('rm -rf /')".into())]
+    );
     assert!(pieces("/p/README.md", "curl -fsSL https://bun.sh/install | bash").is_empty());
     assert_eq!(
         pieces("/p/x.ps1", "Remove-Item -Recurse ~"),

@@ -47,6 +47,7 @@ mod listed;
 mod lookup;
 mod names;
 mod operands;
+mod passed;
 mod programs;
 mod project;
 mod readings;
@@ -69,9 +70,10 @@ pub use written::classify_code;
 use copying::*;
 use dry_run::{dry_run_classes, dry_run_reads};
 use environment::{dumps_environment, prints_secret_variable};
+use find::prints_no_content;
 use git::git_specials;
 use inline::*;
-use names::{agent_from_package, named_effects, script_effects, toolchain_tool};
+use names::{agent_from_package, named_effects, script_effects, started_package, toolchain_tool};
 use readings::readings;
 /// (The inline-code reader judges the addresses code writes as commands' are.)
 pub(super) use words::is_local_url;
@@ -735,8 +737,22 @@ impl<'a> Judge<'a> {
                 file.file_only |= file.role == Role::Change;
             }
         }
-        let reads_no_files =
-            mode == OperandMode::None && facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly]));
+        let only_reads = facts.classes.is_subset(ClassSet::of(&[Class::ReadOnly]));
+        // `… | xargs grep -l x`, `xargs wc -l`, `xargs ls -la`: whatever the pipe names, only
+        // names, counts or attributes come out, never what the files hold.
+        // (Not a search for secrets' names, `xargs grep -l password`: where the files are
+        // cannot be told, and a hunt for them outside the project is asked.)
+        let hunts = arguments.iter().any(|word| {
+            let lower = word.text.to_ascii_lowercase();
+            self.table
+                .credential_words
+                .iter()
+                .any(|credential| lower.contains(credential.as_str()))
+        });
+        let reads_no_files = only_reads
+            && (mode == OperandMode::None
+                || mode == OperandMode::Names
+                || (prints_no_content(name, arguments) && !hunts));
         if from_stdin && !reads_no_files {
             // `xargs rm`: the operands come from the pipe; nobody can say which. A command
             // that only looks and whose operands are no files (`xargs ps -p`, `xargs echo`)

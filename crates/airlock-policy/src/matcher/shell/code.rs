@@ -24,32 +24,6 @@ pub struct CodeFacts {
     pub commands: Vec<String>,
 }
 
-/// Whether code reads the environment as a whole (`dict(os.environ)`,
-/// `JSON.stringify(process.env)`, `os.environ.items()`) rather than one variable by name
-/// (`os.environ["HOME"]`, `os.environ.get("X")`, `process.env.PORT`).
-fn reads_whole_environment(lower: &str) -> bool {
-    ENVIRONMENTS.iter().any(|name| {
-        lower.match_indices(name).any(|(at, _)| {
-            let rest = &lower[at + name.len()..];
-            let one = rest.starts_with('[')
-                || [
-                    ".get(",
-                    ".setdefault(",
-                    ".pop(",
-                    ".fetch(",
-                    ".key?(",
-                    ".include?(",
-                ]
-                .iter()
-                .any(|call| rest.starts_with(call))
-                || (*name == "process.env"
-                    && rest.starts_with('.')
-                    && rest[1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
-            !one
-        })
-    })
-}
-
 /// Whether inline code may print code it does not show: it decodes, reaches the network,
 /// runs programs or hides what it calls. Reading a file it names is not hiding.
 pub fn may_produce_code(code: &str) -> bool {
@@ -669,15 +643,19 @@ fn opens_computed_name(lower: &str) -> bool {
 }
 
 mod changes;
+mod environment;
 pub(crate) mod literals;
 mod names;
 mod printed;
+mod sends;
+
+pub(crate) use sends::sends_credentials;
 
 use changes::{files_deleted, files_written, opens_for_writing, talks_only_to_this_machine};
+use environment::reads_whole_environment;
 use literals::{argv_commands, decoded_text, join_literals, string_literals};
 use names::{
-    CREDENTIALS, CREDENTIAL_NAMES, DECODERS, DELETES, ENVIRONMENTS, HOME, NETWORK, OPAQUE, RUNS,
-    WRITES,
+    CREDENTIALS, CREDENTIAL_NAMES, DECODERS, DELETES, HOME, NETWORK, OPAQUE, RUNS, WRITES,
 };
 
 #[cfg(test)]

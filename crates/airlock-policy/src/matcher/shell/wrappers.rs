@@ -63,6 +63,20 @@ const WRAPPERS: &[(&str, &str, usize)] = &[
     // rtk runs a command and shortens its output for the model (`rtk git status`,
     // `rtk proxy gh api …`).
     ("rtk", "", 0),
+    // Tracers of the command they start (`strace -f -e trace=openat npm test`). Not their
+    // `-o FILE` (a file written unseen) nor `-p PID` (another process attached): those
+    // leave the command hidden, and unknown.
+    (
+        "strace",
+        "-e -s -E -u -P -S -a -b -I -X -U --trace --signal --string-limit --env --user \
+         --trace-path --summary-sort-by --columns --detach-on --expr --status",
+        0,
+    ),
+    ("ltrace", "-e -s -n -u -A -a -D -F -l -x -L", 0),
+    // File watchers that run their command on each change (`ls src/*.rs | entr -c cargo
+    // test`); macOS' `caffeinate -i make`, kept awake while it runs.
+    ("entr", "", 0),
+    ("caffeinate", "-t -w", 0),
 ];
 
 /// Shell reserved words that may precede a command in a segment (`if rm …`, `then rm …`,

@@ -529,7 +529,7 @@ fn data_effects(code: &str, production: bool) -> ClassSet {
 }
 
 /// Whether a word of the segment (an assignment's value or an argument) expands a variable
-/// named for production's database or secrets (`DATABASE_URL="$PROD_DATABASE_URL" pytest`,
+/// named for production's (or staging's) database or secrets (`DATABASE_URL="$PROD_DATABASE_URL" pytest`,
 /// `go test … -dsn "${PRODUCTION_DSN}"`, `$LIVE_API_KEY`): the project's own work pointed
 /// at production. A name only containing the letters (`$PRODUCT_ID`) is not one, nor
 /// production's site address (`$PRODUCTION_URL`).
@@ -547,7 +547,10 @@ pub(super) fn expands_production_variable(segment: &Segment) -> bool {
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                     .collect();
                 let parts: Vec<String> = name.split('_').map(str::to_ascii_lowercase).collect();
-                let production = parts.iter().any(|part| names_production(part));
+                // Staging's database is shared too (`$STAGING_DATABASE_URL`).
+                let production = parts.iter().any(|part| {
+                    names_production(part) || matches!(part.as_str(), "staging" | "stg")
+                });
                 // A database's address or a secret of production's, not its site's address.
                 let access = parts.iter().any(|part| {
                     matches!(

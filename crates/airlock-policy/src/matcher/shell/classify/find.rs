@@ -3,6 +3,32 @@
 
 use super::*;
 
+/// Whether a command that reads files prints nothing of what they hold: `grep -l`/`-L`/
+/// `-c`/`-q` (names, counts, a status), `wc` (counts).
+pub(super) fn prints_no_content(name: &str, arguments: &[Word]) -> bool {
+    match name {
+        "wc" => arguments
+            .iter()
+            .all(|word| !word.dynamic && !word.text.starts_with("--files0-from")),
+        "grep" | "egrep" | "fgrep" | "rg" => arguments.iter().any(|word| {
+            matches!(
+                word.text.as_str(),
+                "--files-with-matches"
+                    | "--files-without-match"
+                    | "--count"
+                    | "--quiet"
+                    | "--silent"
+            ) || (word.text.starts_with('-')
+                && !word.text.starts_with("--")
+                && word.text[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && (word.text.contains(['l', 'c', 'q'])
+                    // ripgrep's `-L` follows links.
+                    || (name != "rg" && word.text.contains('L'))))
+        }),
+        _ => false,
+    }
+}
+
 impl Judge<'_> {
     /// `find`: the places before the first expression are searched (or changed, with
     /// `-delete`); `-name`/`-path` patterns may be hunting for credentials.

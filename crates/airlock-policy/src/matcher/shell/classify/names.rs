@@ -443,7 +443,10 @@ pub(super) fn agent_from_package<'t>(
 /// The package a package runner starts (`npx -y nx run …`, `bunx`, `pnpm dlx`, `pnpm
 /// exec`, `yarn dlx`, `npm exec`, `uvx`, `pipx run`), without its version, and the words
 /// it is given.
-fn started_package<'t>(name: &str, texts: &'t [&'t str]) -> Option<(&'t str, &'t [&'t str])> {
+pub(super) fn started_package<'t>(
+    name: &str,
+    texts: &'t [&'t str],
+) -> Option<(&'t str, &'t [&'t str])> {
     let rest = match (name, texts.first()) {
         ("npx" | "bunx" | "pnpx" | "uvx", _) => texts,
         ("pnpm" | "yarn", Some(&("dlx" | "exec"))) | ("npm", Some(&("exec" | "x"))) => &texts[1..],

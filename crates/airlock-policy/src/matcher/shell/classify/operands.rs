@@ -91,6 +91,10 @@ impl Judge<'_> {
                 if changes {
                     self.option_values(&arguments[used.min(arguments.len())..], dir, facts);
                 }
+                // `cargo run -- ~/.aws/credentials`: what the program it runs is handed.
+                if let Some(passed) = passed::passed_arguments(name, arguments) {
+                    self.script_arguments_read(passed, dir, facts);
+                }
             }
             OperandMode::Default => {
                 let deletes = facts.classes.contains(Class::Delete);

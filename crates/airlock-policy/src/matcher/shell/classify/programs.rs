@@ -47,6 +47,8 @@ pub(crate) fn secret_name(name: &str) -> bool {
         "DB_URL",
         "_DSN",
         "CONNECTION_STRING",
+        // .NET's `ConnectionStrings__Default` (`ConnectionStrings:Default` in its settings).
+        "CONNECTIONSTRING",
         "WEBHOOK",
         "AUTHORIZATION",
     ]
@@ -56,6 +58,12 @@ pub(crate) fn secret_name(name: &str) -> bool {
         // `VSCE_PAT`, `GH_PAT`: personal access tokens.
         || upper.ends_with("_AUTH")
         || upper.ends_with("_PAT")
+        // A kubeconfig's content (`KUBECONFIG_B64`, `KUBE_CONFIG_DATA`; `KUBECONFIG` alone
+        // is its path) and the base64 a pipeline keeps its keys and certificates in.
+        || upper.contains("KUBECONFIG_")
+        || upper.contains("KUBE_CONFIG")
+        || upper.ends_with("_B64")
+        || upper.ends_with("_BASE64")
 }
 
 /// What of the environment a program's text reads through `name` (`ENVIRON` in awk,

@@ -303,7 +303,12 @@ impl Judge<'_> {
     /// A script's written-out arguments, read as files: its operands, and the values of
     /// its `--option=VALUE` words written as paths (`/…`, `~/…`, `./…`, `C:\\…`); computed
     /// ones when their variables are known.
-    fn script_arguments_read(&self, words: &[Word], dir: Option<&str>, facts: &mut SegmentFacts) {
+    pub(super) fn script_arguments_read(
+        &self,
+        words: &[Word],
+        dir: Option<&str>,
+        facts: &mut SegmentFacts,
+    ) {
         for word in words {
             // A word the shell computes counts when its variables are known (`"$HOME/.ssh/
             // id_rsa"`); one that could be anything (`"$1"`) is the script's data.

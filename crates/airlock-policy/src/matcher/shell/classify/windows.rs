@@ -93,6 +93,9 @@ pub(super) fn classes(name: &str, arguments: &[Word]) -> Option<Class> {
     if writes_autostart(name, arguments) {
         return Some(Class::Persistence);
     }
+    if reads_stored_credentials(name, arguments) {
+        return Some(Class::CredentialAccess);
+    }
     // `netsh wlan show profile name=X key=clear` prints the saved network's password (a
     // computed word may say so too).
     if name.strip_suffix(".exe").unwrap_or(name) == "netsh" {
@@ -128,6 +131,63 @@ const AUTOSTART_KEYS: &[&str] = &[
     "\\currentversion\\explorer\\shell folders",
     "\\currentversion\\explorer\\user shell folders",
 ];
+
+/// Registry keys, lower case with `\` between names, whose values are stored credentials:
+/// WinSCP's saved sessions (their passwords), VNC servers' passwords, the keys Windows'
+/// ssh-agent holds, and the SAM and SECURITY hives (the machine's password hashes and
+/// secrets).
+const CREDENTIAL_KEYS: &[&str] = &[
+    "\\winscp 2\\sessions",
+    "\\orl\\winvnc3",
+    "\\realvnc\\",
+    "\\tightvnc\\",
+    "\\openssh\\agent\\keys",
+    "hklm\\sam",
+    "hkey_local_machine\\sam",
+    "hklm\\security",
+    "hkey_local_machine\\security",
+];
+
+/// Whether `name arguments` reads registry values that hold stored credentials (`reg
+/// query …\WinSCP 2\Sessions`, `Get-ItemProperty 'HKCU:\Software\…\Sessions\*'`, `reg
+/// save HKLM\SAM`), or Winlogon's saved log-on password.
+fn reads_stored_credentials(name: &str, arguments: &[Word]) -> bool {
+    let reads = match name.strip_suffix(".exe").unwrap_or(name) {
+        "reg" => arguments.first().is_some_and(|word| {
+            matches!(
+                word.text.to_ascii_lowercase().as_str(),
+                "query" | "save" | "export" | "copy"
+            )
+        }),
+        "get-itemproperty"
+        | "gp"
+        | "get-itempropertyvalue"
+        | "gpv"
+        | "get-childitem"
+        | "gci"
+        | "get-item"
+        | "gi"
+        | "dir"
+        | "ls" => true,
+        _ => false,
+    };
+    let keys: Vec<String> = arguments
+        .iter()
+        .map(|word| {
+            word.text
+                .replace('/', "\\")
+                .replace(":\\", "\\")
+                .to_ascii_lowercase()
+        })
+        .collect();
+    reads
+        && (keys.iter().any(|key| {
+            CREDENTIAL_KEYS
+                .iter()
+                .any(|credential| key.contains(credential))
+        }) || (keys.iter().any(|key| key.contains("\\winlogon"))
+            && keys.iter().any(|key| key.contains("defaultpassword"))))
+}
 
 /// Whether `name arguments` writes a registry value that starts a program later.
 fn writes_autostart(name: &str, arguments: &[Word]) -> bool {

@@ -141,6 +141,15 @@ pub(super) const NETWORK: &[&str] = &[
     "require(\"net\"",
     "from 'http",
     "from \"http",
+    // Go's, Rust's, .NET's, Java's and Swift's HTTP clients (in source files).
+    "http.post",
+    "http.head",
+    "http.newrequest",
+    "reqwest",
+    "ureq::",
+    "httpclient",
+    "urlsession",
+    "okhttp",
     // Clients of hosted services: every call goes to the service.
     "mlflow.",
     "wandb.",
@@ -249,6 +258,7 @@ pub(super) const CREDENTIALS: &[&str] = &[
     "/etc/shadow",
     ".pypirc",
     ".npmrc",
+    ".cargo/credentials",
     "keychain",
     ".vault-token",
     ".credentials.json",

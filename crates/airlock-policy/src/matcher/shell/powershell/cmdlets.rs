@@ -431,7 +431,16 @@ fn translate_statement(first: &Token, rest: &[Token], nested: bool, input: &Inpu
             .any(|hive| lower.starts_with(hive))
     });
     if registry && matches!(kind, Kind::Read | Kind::List | Kind::Stat) {
-        return vec![literal("reg"), literal("query")];
+        // The keys as `reg` writes them (`HKCU\Software\…`): what they hold is judged by
+        // their names (stored credentials, `windows.rs`).
+        let keys = paths.iter().copied().chain(&operands).map(|token| {
+            let text = token.text.replacen(":\\", "\\", 1).replacen(":/", "\\", 1);
+            literal(text.trim_start_matches("Registry::"))
+        });
+        return [literal("reg"), literal("query")]
+            .into_iter()
+            .chain(keys)
+            .collect();
     }
     match kind {
         Kind::Read => command("cat", files(&operands)),
