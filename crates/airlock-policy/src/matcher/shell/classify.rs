@@ -662,10 +662,15 @@ impl<'a> Judge<'a> {
         if facts.classes.contains(Class::Build) && dry.is_none() {
             self.build_outputs(name, arguments, dir.as_deref(), facts);
         }
-        // `aws s3 cp s3://… ./out`: a download into the file it names.
-        if name == "aws" && segment.here_text.is_none() {
-            if let Some(destination) = cloud::s3_download(arguments) {
-                facts.classes = remove(facts.classes, Class::Network);
+        // `aws s3 cp s3://… ./out`, `gcloud storage cp gs://… data/`: a download into the
+        // file it names.
+        if segment.here_text.is_none() {
+            let download = match name {
+                "aws" => cloud::s3_download(arguments),
+                _ => cloud::gs_download(name, arguments),
+            };
+            if let Some(destination) = download {
+                facts.classes = remove(remove(facts.classes, Class::Network), Class::Deploy);
                 facts.classes.insert(Class::Fetch);
                 if destination.text != "-" {
                     facts

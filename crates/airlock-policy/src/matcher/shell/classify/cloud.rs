@@ -378,6 +378,40 @@ pub(super) fn s3_download(arguments: &[Word]) -> Option<&Word> {
     }
 }
 
+/// `gcloud storage cp|rsync gs://… DEST`, `gsutil [-m] cp|rsync [-r] gs://… DEST`: a
+/// download, as [`s3_download`] reads `aws s3`'s; the local destination. Options are read
+/// as flags (`-r`, `--no-clobber`; `--x=y` holds its value): one that takes a value apart
+/// leaves an extra word, and then the line is not read as a download.
+pub(super) fn gs_download<'w>(name: &str, arguments: &'w [Word]) -> Option<&'w Word> {
+    if arguments
+        .iter()
+        .any(|word| word.dynamic || word.glob.is_some())
+    {
+        return None;
+    }
+    let positionals: Vec<&Word> = arguments
+        .iter()
+        .filter(|word| !word.text.starts_with('-') || word.text == "-")
+        .collect();
+    let rest = match (name, positionals.as_slice()) {
+        ("gcloud", [storage, verb, rest @ ..])
+            if storage.text == "storage" && matches!(verb.text.as_str(), "cp" | "rsync") =>
+        {
+            rest
+        }
+        ("gsutil", [verb, rest @ ..]) if matches!(verb.text.as_str(), "cp" | "rsync") => rest,
+        _ => return None,
+    };
+    match rest {
+        [source, destination]
+            if source.text.starts_with("gs://") && !destination.text.starts_with("gs://") =>
+        {
+            Some(destination)
+        }
+        _ => None,
+    }
+}
+
 /// `terraform output NAME` (and OpenTofu's, Terragrunt's): an output asked for by name is
 /// printed whole, a sensitive one too; one named for a secret (`rds_master_password`,
 /// `api_token`) is credential material.

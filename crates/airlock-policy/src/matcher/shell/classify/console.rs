@@ -456,13 +456,14 @@ fn production(arguments: &[Word], segment: &Segment) -> bool {
                     | "ENV"
             ) && value.to_ascii_lowercase().contains("prod")
         });
+    // (`--database=production`: Django's name for a database of its settings.)
     let options = arguments.windows(2).any(|pair| {
         matches!(
             pair[0].text.as_str(),
-            "-e" | "--env" | "--environment" | "--settings"
+            "-e" | "--env" | "--environment" | "--settings" | "--database"
         ) && pair[1].text.to_ascii_lowercase().contains("prod")
     }) || arguments.iter().any(|word| {
-        ["--env=", "--environment=", "--settings="]
+        ["--env=", "--environment=", "--settings=", "--database="]
             .iter()
             .any(|option| {
                 word.text

@@ -260,6 +260,10 @@ pub(super) const CREDENTIALS: &[&str] = &[
     ".npmrc",
     ".cargo/credentials",
     "keychain",
+    // Libraries that read the browsers' cookie stores.
+    "browser_cookie3",
+    "browsercookie",
+    "pycookiecheat",
     ".vault-token",
     ".credentials.json",
     "auth.json",

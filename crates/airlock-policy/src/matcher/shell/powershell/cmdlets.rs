@@ -537,6 +537,19 @@ fn translate_statement(first: &Token, rest: &[Token], nested: bool, input: &Inpu
             }
         }
         Kind::PopLocation => vec![literal("cd"), dynamic("$(…)")],
+        // `Get-ChildItem env: | Select-Object -ExpandProperty Name`: only the names go
+        // on, as `env | cut -d= -f1` keeps them.
+        Kind::Filter | Kind::Echo
+            if matches!(
+                lower.as_str(),
+                "select-object" | "select" | "format-table" | "ft" | "format-wide" | "fw"
+            ) && keeps_only_names(rest) =>
+        {
+            ["cut", "-d", "=", "-f", "1"]
+                .into_iter()
+                .map(literal)
+                .collect()
+        }
         Kind::Filter => vec![literal("true")],
         Kind::Echo => command("echo", rest.iter().map(Token::word).collect()),
         Kind::Write | Kind::Append => {
@@ -745,6 +758,33 @@ fn piped_files(input: &Input) -> Vec<Word> {
 
 /// A program run by name or path (`git status`, `npm.cmd run build`, `.\build.ps1`): its
 /// words as given, the name without the `.exe`/`.cmd`/`.bat`/`.com` Windows adds.
+/// Whether a filter's words keep one property, the name (`-ExpandProperty Name`, `Name`,
+/// `-Property Key`): of the environment's items, no value.
+fn keeps_only_names(rest: &[Token]) -> bool {
+    let mut kept = Vec::new();
+    let mut index = 0;
+    while let Some(token) = rest.get(index) {
+        index += 1;
+        if !token.is_parameter() {
+            kept.push(token);
+            continue;
+        }
+        let (name, inline) = parameter(token);
+        match name.as_str() {
+            "expandproperty" | "property" | "expand" | "p" | "e" => match inline {
+                Some(_) => return false,
+                None => kept.extend(rest.get(index)),
+            },
+            "unique" | "autosize" | "hidetableheaders" => continue,
+            _ => return false,
+        }
+        index += 1;
+    }
+    kept.len() == 1
+        && !kept[0].dynamic
+        && matches!(kept[0].text.to_ascii_lowercase().as_str(), "name" | "key")
+}
+
 /// `Start-Process [-FilePath] X [[-ArgumentList] A,B] [-Wait] [-NoNewWindow]
 /// [-WindowStyle S] [-WorkingDirectory D] [-Verb RunAs]`: the program it starts with its
 /// arguments, as the command line it is (`-Verb RunAs` adds `sudo`: raised privileges).
