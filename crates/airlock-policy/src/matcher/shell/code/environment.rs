@@ -34,11 +34,7 @@ pub(super) fn reads_whole_environment(lower: &str) -> bool {
 /// env={**os.environ, …})`, `env = os.environ.copy()`, `cmd.Env = append(os.Environ(),
 /// …)`): the child gets what the code has; nothing is read out.
 fn child_environment(before: &str) -> bool {
-    let start = before.len().saturating_sub(48);
-    let start = (start..before.len())
-        .find(|at| before.is_char_boundary(*at))
-        .unwrap_or(before.len());
-    let mut near: String = before[start..]
+    let mut near: String = last_bytes(before, 48)
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
@@ -68,11 +64,7 @@ fn child_environment(before: &str) -> bool {
     }
     // The option belongs to a program started nearby (`JSON.stringify({env: process.env})`
     // sends it).
-    let start = before.len().saturating_sub(160);
-    let start = (start..before.len())
-        .find(|at| before.is_char_boundary(*at))
-        .unwrap_or(before.len());
-    let wider = &before[start..];
+    let wider = last_bytes(before, 160);
     [
         "spawn",
         "exec",
@@ -88,4 +80,13 @@ fn child_environment(before: &str) -> bool {
     ]
     .iter()
     .any(|word| wider.contains(word))
+}
+
+/// The end of `text`, at most `count` bytes long, cut at a character's start.
+fn last_bytes(text: &str, count: usize) -> &str {
+    let start = text.len().saturating_sub(count);
+    let start = (start..text.len())
+        .find(|at| text.is_char_boundary(*at))
+        .unwrap_or(text.len());
+    &text[start..]
 }
