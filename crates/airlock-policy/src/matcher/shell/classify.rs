@@ -737,6 +737,24 @@ impl<'a> Judge<'a> {
         }
         self.archive_read(first, arguments, cwd.as_deref(), &mut facts.files);
         self.deleting_files = false;
+        if name == "git" && git::untracks_only(arguments) {
+            // Inside the work area its operands are the index's alone; another repository's
+            // (`git -C ../other rm -r --cached .`) stay, judged where they lie.
+            let mut index = 0;
+            let files = std::mem::take(&mut facts.files);
+            facts.files = files
+                .into_iter()
+                .filter(|file| {
+                    index += 1;
+                    index <= named
+                        || file.role == Role::Workdir
+                        || !file
+                            .path
+                            .as_deref()
+                            .is_some_and(|path| self.inside_work_area(path))
+                })
+                .collect();
+        }
         if files_only {
             for file in &mut facts.files[named..] {
                 file.file_only |= file.role == Role::Change;

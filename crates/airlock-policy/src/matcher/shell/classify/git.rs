@@ -25,6 +25,34 @@ pub(super) fn git_subcommand(arguments: &[Word]) -> &[Word] {
     &arguments[at.min(arguments.len())..]
 }
 
+/// `git rm --cached FILES` (not forced): the index forgets the files; they are neither read
+/// nor changed on disk (untracking a key is what keeps it out of a push). Whether the
+/// operands are only the index's.
+pub(super) fn untracks_only(arguments: &[Word]) -> bool {
+    // (Another repository's index, `--git-dir=~/.dotfiles --work-tree=~`, is judged by its
+    // files, where they lie.)
+    if arguments
+        .iter()
+        .any(|word| word.text.starts_with("--git-dir") || word.text.starts_with("--work-tree"))
+    {
+        return false;
+    }
+    match git_subcommand(arguments) {
+        [rm, rest @ ..] if rm.text == "rm" => options_before_dashes(rest).contains(&"--cached"),
+        _ => false,
+    }
+}
+
+/// The options among `words`, up to a `--` that ends them.
+fn options_before_dashes(words: &[Word]) -> Vec<&str> {
+    words
+        .iter()
+        .map(|word| word.text.as_str())
+        .take_while(|text| *text != "--")
+        .filter(|text| text.starts_with('-'))
+        .collect()
+}
+
 pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
     let subcommand = git_subcommand(arguments);
     if subcommand.first().is_some_and(|word| word.text == "config") {
@@ -49,12 +77,7 @@ pub(super) fn git_specials(arguments: &[Word], facts: &mut SegmentFacts) {
         // a file's (`git rm -f old.py`) as `rm -f` would, every file of a tree (`git rm
         // -rf .`, an orphan deploy branch emptied) a discard, not the tree destroyed.
         [rm, rest @ ..] if rm.text == "rm" => {
-            let options: Vec<&str> = rest
-                .iter()
-                .map(|word| word.text.as_str())
-                .take_while(|text| *text != "--")
-                .filter(|text| text.starts_with('-'))
-                .collect();
+            let options = options_before_dashes(rest);
             let short = |letter: char| {
                 options
                     .iter()

@@ -24,6 +24,11 @@ pub(in crate::matcher::shell) fn looks_like_powershell(command: &str, windows: b
             looks_like_powershell(rest, windows)
         });
     }
+    // `cat <<'EOF'`: a here-document is POSIX (PowerShell has no `<<`); its body is text,
+    // whatever words it holds (`(copy to .env to customize)`).
+    if opens_here_document(command) {
+        return false;
+    }
     if windows
         && (command.contains("$env:")
             || command.contains("$Env:")
@@ -64,6 +69,24 @@ pub(in crate::matcher::shell) fn looks_like_powershell(command: &str, windows: b
             || part
                 .match_indices(['(', '{'])
                 .any(|(at, _)| is_command(part[at + 1..].split_whitespace().next().unwrap_or("")))
+    })
+}
+
+/// Whether a line of `command` opens a POSIX here-document (`<<EOF`, `<<-'EOF'`, `<< "X"`;
+/// not a here-string, `<<<`), outside quotes.
+fn opens_here_document(command: &str) -> bool {
+    command.lines().any(|line| {
+        line.match_indices("<<").any(|(at, _)| {
+            let before = &line[..at];
+            let after = line[at + 2..].trim_start_matches('-').trim_start();
+            !before.ends_with('<')
+                && !after.starts_with('<')
+                && after.starts_with(|c: char| {
+                    c.is_ascii_alphabetic() || c == '_' || c == '\'' || c == '"'
+                })
+                && before.matches('\'').count() % 2 == 0
+                && before.matches('"').count() % 2 == 0
+        })
     })
 }
 
