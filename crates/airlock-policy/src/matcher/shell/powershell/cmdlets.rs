@@ -2,7 +2,7 @@
 //! (`Get-Content f` is `cat f`), with their parameters: which name files, which take other
 //! values, and what a pipe hands a cmdlet that names no file.
 
-use super::{escape_into, Input, Token, Word, TOPLEVEL};
+use super::{Input, Token, Word, TOPLEVEL};
 
 fn literal(text: &str) -> Word {
     Word::literal(text)
@@ -18,6 +18,13 @@ fn dynamic(text: &str) -> Word {
 }
 
 use super::cmdlet_table::{cmdlet_kind, Kind};
+
+mod pipes;
+mod programs;
+
+use pipes::{keeps_only_names, listed_places, piped_files};
+pub(super) use programs::program;
+use programs::start_process;
 
 /// Parameters whose value is not a file, by cmdlet kind (any kind: the common ones).
 const VALUE_PARAMETERS: &[&str] = &[
@@ -166,91 +173,6 @@ fn arguments(rest: &[Token]) -> Arguments {
         values,
         switches,
     }
-}
-
-/// The places a plain `Get-ChildItem` lists (its operands and `-Path`/`-LiteralPath`
-/// values, or the working directory), when every parameter is one known here.
-fn listed_places(rest: &[Token]) -> Input {
-    let Arguments {
-        mut operands,
-        values,
-        switches,
-    } = arguments(rest);
-    let known_switch = |name: &String| {
-        matches!(
-            name.as_str(),
-            "recurse"
-                | "force"
-                | "file"
-                | "directory"
-                | "hidden"
-                | "readonly"
-                | "system"
-                | "r"
-                | "rec"
-        )
-    };
-    if !switches.iter().all(known_switch) {
-        return Input::Unknown;
-    }
-    let mut filter = None;
-    let mut narrowed_otherwise = false;
-    for (name, value) in values {
-        match name.as_str() {
-            "path" | "literalpath" => operands.push(value),
-            "filter" => filter = Some(value),
-            "include" | "exclude" | "depth" | "attributes" | "name" => narrowed_otherwise = true,
-            _ => return Input::Unknown,
-        }
-    }
-    if operands.is_empty() {
-        operands.push(Token {
-            text: ".".into(),
-            ..Token::default()
-        });
-    }
-    // `Get-ChildItem -Path $env:TEMP -Filter 'kiosk-*' | Remove-Item`: without `-Recurse`
-    // the entries are those of each place that the filter's pattern names, as the unquoted
-    // `$env:TEMP\kiosk-*` would; anything else stands for every entry.
-    let recursive = switches
-        .iter()
-        .any(|name| matches!(name.as_str(), "recurse" | "r" | "rec"));
-    if let Some(filter) = filter.filter(|filter| {
-        !recursive
-            && !narrowed_otherwise
-            && !filter.dynamic
-            && !filter.text.is_empty()
-            && !filter.text.contains(['\\', '/', ':'])
-            && filter.text.chars().any(|c| c != '*' && c != '?')
-    }) {
-        if operands
-            .iter()
-            .all(|place| !place.dynamic && place.pattern.is_none())
-        {
-            operands = operands
-                .into_iter()
-                .map(|place| {
-                    let mut pattern = String::new();
-                    for c in place.text.chars().chain(std::iter::once('\\')) {
-                        escape_into(&mut pattern, c);
-                    }
-                    for c in filter.text.chars() {
-                        if matches!(c, '*' | '?') {
-                            pattern.push(c);
-                        } else {
-                            escape_into(&mut pattern, c);
-                        }
-                    }
-                    Token {
-                        text: format!("{}\\{}", place.text, filter.text),
-                        pattern: Some(pattern),
-                        ..place
-                    }
-                })
-                .collect();
-        }
-    }
-    Input::Places(operands)
 }
 
 fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -> Vec<Word> {
@@ -721,203 +643,6 @@ fn translate_statement(first: &Token, rest: &[Token], nested: bool, input: &Inpu
         Kind::Processes => vec![literal("ps")],
         Kind::Sleep => vec![literal("sleep"), literal("1")],
     }
-}
-
-/// The files a pipe hands a cmdlet that takes files and names none: the entries of the
-/// places listed before it, or something unknown. Text handed to it names files too
-/// (`'a.txt' | Get-Content`), so that is unknown as well.
-fn piped_files(input: &Input) -> Vec<Word> {
-    match input {
-        Input::Nothing => Vec::new(),
-        Input::Places(places) => places
-            .iter()
-            .map(|place| {
-                // A place written as a pattern (`build\*.log`, or filtered: `-Filter`)
-                // already names the entries; a folder stands for what it holds.
-                if place.pattern.is_some() {
-                    return place.word();
-                }
-                let mut pattern = String::new();
-                for c in place.text.chars() {
-                    escape_into(&mut pattern, c);
-                }
-                pattern.push_str("/*");
-                Token {
-                    text: format!("{}/*", place.text),
-                    pattern: Some(pattern),
-                    dynamic: place.dynamic,
-                    quoted: false,
-                    here: false,
-                }
-                .word()
-            })
-            .collect(),
-        Input::Text | Input::Unknown => vec![dynamic("$input")],
-    }
-}
-
-/// A program run by name or path (`git status`, `npm.cmd run build`, `.\build.ps1`): its
-/// words as given, the name without the `.exe`/`.cmd`/`.bat`/`.com` Windows adds.
-/// Whether a filter's words keep one property, the name (`-ExpandProperty Name`, `Name`,
-/// `-Property Key`): of the environment's items, no value.
-fn keeps_only_names(rest: &[Token]) -> bool {
-    let mut kept = Vec::new();
-    let mut index = 0;
-    while let Some(token) = rest.get(index) {
-        index += 1;
-        if !token.is_parameter() {
-            kept.push(token);
-            continue;
-        }
-        let (name, inline) = parameter(token);
-        match name.as_str() {
-            "expandproperty" | "property" | "expand" | "p" | "e" => match inline {
-                Some(_) => return false,
-                None => kept.extend(rest.get(index)),
-            },
-            "unique" | "autosize" | "hidetableheaders" => continue,
-            _ => return false,
-        }
-        index += 1;
-    }
-    kept.len() == 1
-        && !kept[0].dynamic
-        && matches!(kept[0].text.to_ascii_lowercase().as_str(), "name" | "key")
-}
-
-/// `Start-Process [-FilePath] X [[-ArgumentList] A,B] [-Wait] [-NoNewWindow]
-/// [-WindowStyle S] [-WorkingDirectory D] [-Verb RunAs]`: the program it starts with its
-/// arguments, as the command line it is (`-Verb RunAs` adds `sudo`: raised privileges).
-/// `None` (the cmdlet stays unknown) for another user's credentials, redirected streams,
-/// another verb, or a program that cannot be told.
-fn start_process(rest: &[Token]) -> Option<Vec<Word>> {
-    let mut file: Option<&Token> = None;
-    let mut arguments: Vec<&Token> = Vec::new();
-    let mut elevated = false;
-    let mut positional = 0;
-    let mut index = 0;
-    while let Some(token) = rest.get(index) {
-        index += 1;
-        if !token.is_parameter() {
-            match positional {
-                0 if file.is_none() => file = Some(token),
-                _ => arguments.push(token),
-            }
-            positional += 1;
-            continue;
-        }
-        let (name, inline) = parameter(token);
-        let mut value = || {
-            inline.clone().map_or_else(
-                || {
-                    let next = rest.get(index).filter(|next| !next.is_parameter());
-                    index += usize::from(next.is_some());
-                    next.cloned()
-                },
-                |text| {
-                    Some(Token {
-                        text,
-                        pattern: None,
-                        ..token.clone()
-                    })
-                },
-            )
-        };
-        match name.as_str() {
-            "filepath" | "path" | "pspath" | "file" => {
-                file = Some(rest.get(index).filter(|_| inline.is_none())?);
-                index += 1;
-            }
-            "argumentlist" | "args" | "arguments" => {
-                // The list's items up to the next parameter (`'test','--no-build'`).
-                while let Some(item) = rest.get(index).filter(|item| !item.is_parameter()) {
-                    arguments.push(item);
-                    index += 1;
-                }
-            }
-            "verb" => {
-                let verb = value()?;
-                if !verb.text.eq_ignore_ascii_case("runas") {
-                    return None;
-                }
-                elevated = true;
-            }
-            "windowstyle" | "workingdirectory" => {
-                value()?;
-            }
-            "wait" | "nonewwindow" | "passthru" => {}
-            _ => return None,
-        }
-    }
-    let file = file?;
-    if file.dynamic {
-        return None;
-    }
-    // `Start-Process 'https://…'`: the address opened in the browser, as `start URL` is.
-    let lower = file.text.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
-        return Some(vec![literal("start"), file.word()]);
-    }
-    let items: Vec<Token> = arguments
-        .iter()
-        .flat_map(|item| {
-            // A list written without blanks reaches here as one word (`a,b`); a string
-            // of several words is one command line the program splits.
-            let text = item.text.as_str();
-            let separated = if item.quoted {
-                vec![text]
-            } else {
-                text.split(',').collect()
-            };
-            separated
-                .into_iter()
-                .flat_map(str::split_whitespace)
-                .filter(|part| *part != ",")
-                .map(|part| Token {
-                    text: part.trim_matches(',').to_string(),
-                    pattern: None,
-                    ..(*item).clone()
-                })
-                .filter(|token| !token.text.is_empty())
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let mut words = if elevated {
-        vec![literal("sudo")]
-    } else {
-        Vec::new()
-    };
-    words.extend(program(file, &items));
-    Some(words)
-}
-
-pub(super) fn program(first: &Token, rest: &[Token]) -> Vec<Word> {
-    let mut name = first.word();
-    if !name.text.contains(['\\', '/']) {
-        let lower = name.text.to_ascii_lowercase();
-        for suffix in [".exe", ".cmd", ".bat", ".com"] {
-            if let Some(stem) = lower.strip_suffix(suffix) {
-                name.text = stem.to_string();
-                break;
-            }
-        }
-        // A cmdlet (`Register-ScheduledTask`): PowerShell reads its name in any case, and
-        // the classification lists cmdlets in lower case.
-        let cmdlet = name.text.split_once('-').is_some_and(|(verb, noun)| {
-            !verb.is_empty()
-                && !noun.is_empty()
-                && name
-                    .text
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-')
-        });
-        if cmdlet && !name.dynamic {
-            name.text = name.text.to_ascii_lowercase();
-        }
-    }
-    let mut words = vec![name];
-    words.extend(rest.iter().map(Token::word));
-    words
 }
 
 /// Whether a word is a PowerShell number (`7`, `2.5`, `1e3`, `0x1F`, `10kb`, `5L`): a
