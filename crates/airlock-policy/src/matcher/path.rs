@@ -9,6 +9,7 @@
 
 use globset::{GlobBuilder, GlobMatcher};
 
+mod except;
 mod extent;
 mod list;
 pub use extent::Extent;
@@ -350,6 +351,8 @@ pub struct PathPattern {
     root_text: Option<String>,
     /// [`PathPattern::folded`], compiled the first time a Windows path needs it.
     folded: std::sync::OnceLock<Option<Box<PathPattern>>>,
+    /// The names a last segment `!(…)` excepts: `glob` then matches it as `*`.
+    except: Option<except::Except>,
 }
 
 /// The directory a pattern ending in `/**` names, when it is plain text.
@@ -453,6 +456,7 @@ impl PathPattern {
             } else {
                 format!("{prefix}/{rest}")
             };
+            let (rest, except) = except::split(&rest, pattern)?;
             let tree = rest == "**" || rest.ends_with("/**");
             let glob = (!rest.is_empty())
                 .then(|| compile_glob(&rest, pattern))
@@ -477,30 +481,33 @@ impl PathPattern {
                 literal: Literal::of(&rest, false),
                 root_text: root_text(&rest),
                 folded: std::sync::OnceLock::new(),
+                except,
             });
         }
         let normalized = normalize(pattern).ok_or_else(|| {
             format!("path pattern {pattern:?} is empty, holds a NUL byte or climbs above `~`")
         })?;
-        let glob = compile_glob(&normalized, pattern)?;
-        let root = match normalized.strip_suffix("/**") {
+        let (globbed, except) = except::split(&normalized, pattern)?;
+        let glob = compile_glob(&globbed, pattern)?;
+        let root = match globbed.strip_suffix("/**") {
             // `/**` is every absolute path; its root is `/`.
             Some("") => Some(compile_glob("/", pattern)?),
             Some(directory) => Some(compile_glob(directory, pattern)?),
             None => None,
         };
         Ok(PathPattern {
-            tree: normalized.ends_with("/**") || normalized == "**",
-            needle: needle(&normalized),
+            tree: globbed.ends_with("/**") || globbed == "**",
+            needle: needle(&globbed),
             anchor: None,
             glob: Some(glob),
             root,
             tilde: false,
             folders,
-            literal: Literal::of(&normalized, true),
-            root_text: root_text(&normalized),
+            literal: Literal::of(&globbed, true),
+            root_text: root_text(&globbed),
             normalized,
             folded: std::sync::OnceLock::new(),
+            except,
         })
     }
 
@@ -554,7 +561,11 @@ impl PathPattern {
                                 .is_none_or(|needle| rest.contains(needle))
                                 && glob.is_match(rest)
                         }
-                    })
+                    }
+                    && !self
+                        .except
+                        .as_ref()
+                        .is_some_and(|except| except.excepts(rest)))
                     || match &self.root_text {
                         Some(directory) => rest == directory,
                         None => self.root.as_ref().is_some_and(|root| root.is_match(rest)),
@@ -662,8 +673,10 @@ impl PathPattern {
     fn starts_below(&self, directory: &str, context: &Context) -> bool {
         // Compared piece by piece, without building the strings: this runs for every
         // tree-shaped pattern tried against every directory a command names.
-        let literal =
-            |text: &'_ str| -> usize { text.find(['*', '?', '[', '{']).unwrap_or(text.len()) };
+        let literal = |text: &'_ str| -> usize {
+            let wild = text.find(['*', '?', '[', '{']).unwrap_or(text.len());
+            text.find("!(").map_or(wild, |except| except.min(wild))
+        };
         let (prefix, slash) = if directory == "/" {
             ("/", "")
         } else {

@@ -231,7 +231,7 @@ fn last_segment_key(pattern: &PathPattern) -> Key {
 }
 
 fn key_of(segment: &str) -> Key {
-    let special = |text: &str| text.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    let special = |text: &str| text.contains(['*', '?', '[', ']', '{', '}', '\\', '(']);
     if segment.is_empty() {
         return Key::Any;
     }

@@ -181,6 +181,53 @@ fn patterns_are_normalised_and_validated() {
     check(&[], Side::Restrict, &[("/etc", false), ("~/..", true)]);
 }
 
+/// A last segment `!(a|b)` is any name but those: a private key under any name in an
+/// `.ssh` folder, not its public keys or settings; exceptions are globs of one name.
+#[test]
+fn a_last_segment_can_except_names() {
+    let keys = [
+        "**/.ssh/!(*.pub|config|known_hosts*)",
+        "~/keys/!(README.md)",
+    ];
+    let cases = [
+        ("/home/u/.ssh/id_ed25519_github", true),
+        ("/home/u/.ssh/github", true),
+        ("/srv/app/deploy/.ssh/deploy", true),
+        ("/home/u/.ssh/id_rsa.pub", false),
+        ("/home/u/.ssh/config", false),
+        ("/home/u/.ssh/known_hosts.old", false),
+        ("/home/u/.ssh/sockets/x", false),
+        ("~/keys/signing", true),
+        ("~/keys/README.md", false),
+        ("~/keys/sub/README.md", false),
+    ];
+    check(&keys, Side::Restrict, &cases);
+    check(&keys, Side::Allow, &cases);
+    // Windows paths are matched folded: `Config` is `config` there.
+    check(
+        &keys,
+        Side::Restrict,
+        &[
+            ("C:\\Users\\u\\.ssh\\Work_Key", true),
+            ("C:\\Users\\u\\.ssh\\Config", false),
+        ],
+    );
+    for bad in [
+        "**/.ssh/!()",
+        "**/.ssh/!(a||b)",
+        "**/!(x)/y",
+        "**/.ssh/!(a(b))",
+    ] {
+        assert!(
+            PathPattern::compile(bad).is_err(),
+            "{bad:?} should be rejected"
+        );
+    }
+    // The pattern reads as written, and its literal beginning stops before `!(`.
+    let pattern = PathPattern::compile("**/.ssh/!(*.pub)").unwrap();
+    assert_eq!(pattern.as_str(), "**/.ssh/!(*.pub)");
+}
+
 /// Anchors resolve per call; relative values resolve against `cwd`; without a `cwd`
 /// an allow never holds and a deny or ask always does.
 #[test]
