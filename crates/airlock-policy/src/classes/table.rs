@@ -303,6 +303,11 @@ impl ClassTable {
     /// (entries of the same length are united), and the number of argument words the
     /// entry's subcommand used. `None` when no entry matches.
     pub fn lookup(&self, name: &str, arguments: &[&str]) -> Option<(ClassSet, usize)> {
+        if let Some((runner, rest)) = runner_spelled_out(name, arguments) {
+            return self
+                .lookup(runner, rest)
+                .map(|(classes, used)| (classes, used + 1));
+        }
         let entries = self.commands.get(name)?;
         let mut best: Option<(usize, ClassSet, usize)> = None;
         // The answer does not depend on the order entries are tried in (ties are united).
@@ -326,6 +331,9 @@ impl ClassTable {
 
     /// The classes the options among `arguments` add.
     pub fn option_classes(&self, name: &str, arguments: &[&str]) -> ClassSet {
+        if let Some((runner, rest)) = runner_spelled_out(name, arguments) {
+            return self.option_classes(runner, rest);
+        }
         let mut classes = ClassSet::EMPTY;
         let Some(entries) = self.options.get(name) else {
             return classes;
@@ -408,6 +416,22 @@ fn compile_paths(patterns: &[String]) -> Result<PathList, String> {
         .map(|pattern| PathPattern::compile(pattern))
         .collect::<Result<Vec<_>, _>>()
         .map(PathList::new)
+}
+
+/// A package runner spelled as its package manager's subcommand (`npm exec eslint src`,
+/// `npm x -- tsc`, `bun x vitest`): the same program as `npx` or `bunx`, which may fetch
+/// the package it names, so it is looked up as that runner with the words after the
+/// subcommand.
+fn runner_spelled_out<'a, 'w>(
+    name: &str,
+    arguments: &'a [&'w str],
+) -> Option<(&'static str, &'a [&'w str])> {
+    let (first, rest) = arguments.split_first()?;
+    match (name, *first) {
+        ("npm", "exec" | "x") => Some(("npx", rest)),
+        ("bun", "x") => Some(("bunx", rest)),
+        _ => None,
+    }
 }
 
 /// Global options of a few commands that take a value before the subcommand.

@@ -551,6 +551,18 @@ pub(in crate::matcher::shell) fn cmd_script(arguments: &[Word]) -> Option<Word> 
             .collect::<Vec<_>>()
             .join(" "),
     };
+    // `cmd /c build.bat`: cmd looks for a program in the folder it runs in first, so a
+    // batch file named bare is the working tree's own script (`./build.bat`).
+    let first = text.split_whitespace().next().unwrap_or_default();
+    let text = if !first.contains(['/', '\\', ':', '"', '\''])
+        && [".bat", ".cmd"].iter().any(|extension| {
+            first.len() > extension.len()
+                && first[first.len() - extension.len()..].eq_ignore_ascii_case(extension)
+        }) {
+        format!("./{text}")
+    } else {
+        text
+    };
     Some(Word {
         text,
         dynamic: words.iter().any(|word| word.dynamic),

@@ -151,20 +151,26 @@ pub fn classify(command: &str, table: &ClassTable, context: &Context) -> Command
     }
     let mut out = Vec::new();
     let mut computed = Vec::new();
+    let mut handed = Vec::new();
     for segments in readings(command, context.on_windows(), context.powershell()) {
         let mut judge = Judge::new(table, context, any_feeds_code(&segments));
         judge.computed = computed::computed_variables(&segments);
         judge.all(&segments, context.cwd().map(str::to_string), 0);
         computed.append(&mut judge.computed);
+        handed.extend(judge.handed_to_login.iter().map(|index| out.len() + index));
         let mut part = judge.out;
         project::replaces_checkout(&mut part);
         out.append(&mut part);
     }
-    for segment in &mut out {
+    for (index, segment) in out.iter_mut().enumerate() {
         // (A variable this line set from a command's output holds what that command
         // printed, judged where it ran: `token=$(curl -s localhost… | grep csrf)`.)
         if prints_secret_variable(&segment.text, &computed, context.on_windows()) {
-            segment.classes.insert(Class::CredentialAccess);
+            segment.classes.insert(if handed.contains(&index) {
+                Class::CredentialSearch
+            } else {
+                Class::CredentialAccess
+            });
         } else if environment::prints_computed_variable(&segment.text) {
             segment.classes.insert(Class::CredentialSearch);
         }
@@ -216,6 +222,10 @@ struct Judge<'a> {
     /// While reading the operands of a command that deletes files only (`rm` without
     /// `-r`): a glob is the files it names, not the folder they are in.
     deleting_files: bool,
+    /// The judged segments (indices into `out`) whose output a login reads as its password
+    /// or token (`echo "$TOKEN" | docker login --password-stdin`): a secret variable they
+    /// print goes to the login, not to the agent.
+    handed_to_login: Vec<usize>,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -287,6 +297,7 @@ impl<'a> Judge<'a> {
                 moves.push((segment.depth, next));
             }
             listings.note(segment, &self.out[judged..]);
+            self.secret_handed_to_login(segments, piped_from.clone(), index);
             self.secrets_filtered(segments, piped_from.take(), index, judged);
             piped_from = Some((index, judged..self.out.len()));
             // What reads the whole environment from the pipe and sends it off this machine
@@ -356,6 +367,7 @@ impl<'a> Judge<'a> {
             listed: Vec::new(),
             exported_elsewhere: false,
             deleting_files: false,
+            handed_to_login: Vec::new(),
         }
     }
 

@@ -190,6 +190,8 @@ fn inspect_at(code: &str, language: Language, depth: usize) -> CodeFacts {
         && {
             let used = beyond_imports(&lower);
             let used = without_fetch_methods(&used);
+            let used = without_address_parsing(&used);
+            let used = without_names_as_text(&used);
             NETWORK.iter().any(|name| used.contains(name))
         }
         && !talks_only_to_this_machine(code, &lower);
@@ -687,6 +689,45 @@ fn without_fetch_methods(lower: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Python's `urllib.parse` and `urllib.error` only take addresses apart and name errors
+/// (`from urllib.parse import urlparse`, `urllib.parse.quote(x)`): they open nothing.
+/// `urllib.request`, a bare `urllib` (`from urllib import request`) and `urllib3` still
+/// reach the network.
+fn without_address_parsing(lower: &str) -> String {
+    lower
+        .replace("urllib.parse", "url_text")
+        .replace("urllib.error", "url_text")
+}
+
+/// A network library's name as a quoted string is text (`find_spec('requests')`,
+/// `version('httpx')`, `'requests' in open('requirements.txt').read()`): it opens nothing
+/// unless something loads the module by it (`require('axios')`, `import(…)`, `from
+/// 'axios'`, `__import__(…)`, `import_module(…)`), where it is kept.
+fn without_names_as_text(lower: &str) -> String {
+    const LOADERS: &[&str] = &["__import__", "import_module", "require(", "import("];
+    if LOADERS.iter().any(|loader| lower.contains(loader)) {
+        return lower.to_owned();
+    }
+    let mut text = lower.to_owned();
+    for name in NETWORK.iter().filter(|name| {
+        name.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    }) {
+        for quote in ['\'', '"'] {
+            let quoted = format!("{quote}{name}{quote}");
+            while let Some(at) = text.find(&quoted) {
+                // `import axios from 'axios'`: the module loaded by its name.
+                let before = text[..at].trim_end();
+                if before.ends_with("from") || before.ends_with("import") {
+                    return lower.to_owned();
+                }
+                text.replace_range(at..at + quoted.len(), "''");
+            }
+        }
+    }
+    text
 }
 
 fn beyond_imports(lower: &str) -> String {

@@ -364,11 +364,14 @@ impl Reader {
         }
         let mut scratch = Command::default();
         let target = self.token(&mut scratch)?.into_iter().next()?;
-        // `$null`, and Windows' null device `nul` (also `NUL:`), keep nothing.
-        if !matches!(
-            target.text.to_ascii_lowercase().as_str(),
-            "$null" | "nul" | "nul:"
-        ) {
+        // `$null` (read as the empty text it holds), and Windows' null device `nul` (also
+        // `NUL:`), keep nothing; an empty name is no file either.
+        if (!target.text.is_empty() || target.dynamic)
+            && !matches!(
+                target.text.to_ascii_lowercase().as_str(),
+                "$null" | "nul" | "nul:"
+            )
+        {
             command.redirections.push((target, true));
         }
         Some(())

@@ -396,11 +396,7 @@ fn production_task(name: &str, arguments: &[Word]) -> bool {
 /// Whether a database URL on the line (an argument, an option's value, a variable the line
 /// sets) names a host other than this machine.
 fn remote_database(arguments: &[Word], segment: &Segment) -> bool {
-    let assignments = segment
-        .words
-        .iter()
-        .take_while(|word| is_assignment(&word.text));
-    assignments.chain(arguments).any(|word| {
+    assignments_and(arguments, segment).any(|word| {
         let text = word.text.as_str();
         let Some(at) = text.find("://") else {
             return false;
@@ -427,7 +423,58 @@ fn remote_database(arguments: &[Word], segment: &Segment) -> bool {
         database
             && sql::connection_host(&text[start..])
                 .is_some_and(|host| !sql::local_host(host.as_deref()))
+    }) || assignments_and(arguments, segment)
+        .any(|word| keyed_host(&word.text).is_some_and(|host| !sql::local_host(Some(&host))))
+}
+
+/// The host an ADO.NET-style connection string names (`Host=db.example.net;Port=5432;…`,
+/// `Server=tcp:x.database.windows.net,1433;…`, `Data Source=…`), also given to an option
+/// (`--connection=Host=…;…`); SQL Server's own names for this machine (`.`, `(local)`,
+/// `(localdb)\…`) are `localhost`.
+fn keyed_host(text: &str) -> Option<String> {
+    if !text.contains(';') {
+        return None;
+    }
+    text.split(';').find_map(|pair| {
+        let (key, value) = pair.rsplit_once('=')?;
+        let key = key
+            .rsplit('=')
+            .next()
+            .unwrap_or(key)
+            .trim()
+            .to_ascii_lowercase();
+        if !matches!(
+            key.as_str(),
+            "host" | "server" | "data source" | "address" | "addr" | "network address"
+        ) {
+            return None;
+        }
+        let value = value.trim().trim_start_matches("tcp:");
+        let host = value
+            .split(',')
+            .next()
+            .unwrap_or(value)
+            .to_ascii_lowercase();
+        Some(
+            if host == "." || host == "(local)" || host.starts_with("(localdb)") {
+                "localhost".to_owned()
+            } else {
+                host
+            },
+        )
     })
+}
+
+/// The words that set the line's environment, then the command's arguments.
+fn assignments_and<'w>(
+    arguments: &'w [Word],
+    segment: &'w Segment,
+) -> impl Iterator<Item = &'w Word> {
+    segment
+        .words
+        .iter()
+        .take_while(|word| is_assignment(&word.text))
+        .chain(arguments)
 }
 
 /// Whether the console runs with the production settings: an environment variable the

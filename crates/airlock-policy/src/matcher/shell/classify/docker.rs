@@ -314,41 +314,11 @@ impl Judge<'_> {
     /// `type=bind,source=SRC,…`) is a named volume or a folder of the project or a
     /// temporary folder.
     fn mounts_only_project(&self, spec: &str, mount: bool, cwd: Option<&str>) -> bool {
-        let source = if mount {
-            let fields: Vec<(&str, &str)> = spec
-                .split(',')
-                .filter_map(|field| field.split_once('='))
-                .collect();
-            let kind = fields
-                .iter()
-                .find(|(key, _)| *key == "type")
-                .map_or("volume", |(_, value)| *value);
-            match kind {
-                "volume" | "tmpfs" => return true,
-                "bind" => match fields
-                    .iter()
-                    .find(|(key, _)| matches!(*key, "source" | "src"))
-                {
-                    Some((_, source)) => *source,
-                    None => return false,
-                },
-                _ => return false,
-            }
-        } else {
-            match spec.split_once(':') {
-                Some((source, _)) => source,
-                // `-v /data`: an anonymous volume at that place in the container.
-                None => return spec.starts_with('/'),
-            }
+        let source = match mount_source(spec, mount) {
+            Mount::Volume => return true,
+            Mount::Unknown => return false,
+            Mount::Host(source) => source,
         };
-        let named = !source.is_empty()
-            && source
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-            && !source.starts_with('.');
-        if named {
-            return true;
-        }
         let Some(text) = self.known_variables(source, cwd) else {
             return false;
         };
@@ -404,4 +374,57 @@ pub(super) fn names_other_daemon(arguments: &[Word]) -> bool {
         }
     }
     false
+}
+
+/// What a `-v`/`--volume` spec (`SRC:DST[:OPTS]`) or a `--mount` spec (`type=bind,source=
+/// SRC,…`) gives a container.
+enum Mount<'s> {
+    /// A named or anonymous volume, or a `tmpfs`: no folder of the host.
+    Volume,
+    /// A folder or file of the host, as written.
+    Host(&'s str),
+    /// A mount the reader does not know.
+    Unknown,
+}
+
+/// Reads a mount spec (see [`Mount`]). A Windows source keeps its drive (`C:\x:/y`).
+fn mount_source(spec: &str, mount: bool) -> Mount<'_> {
+    if mount {
+        let fields: Vec<(&str, &str)> = spec
+            .split(',')
+            .filter_map(|field| field.split_once('='))
+            .collect();
+        let kind = fields
+            .iter()
+            .find(|(key, _)| *key == "type")
+            .map_or("volume", |(_, value)| *value);
+        return match kind {
+            "volume" | "tmpfs" => Mount::Volume,
+            "bind" => fields
+                .iter()
+                .find(|(key, _)| matches!(*key, "source" | "src"))
+                .map_or(Mount::Unknown, |(_, source)| Mount::Host(source)),
+            _ => Mount::Unknown,
+        };
+    }
+    let drive = spec.as_bytes().get(1) == Some(&b':')
+        && spec.starts_with(|c: char| c.is_ascii_alphabetic())
+        && matches!(spec.as_bytes().get(2), Some(b'\\' | b'/'));
+    let skip = if drive { 2 } else { 0 };
+    let source = match spec[skip..].split_once(':') {
+        Some((source, _)) => &spec[..skip + source.len()],
+        // `-v /data`: an anonymous volume at that place in the container.
+        None if spec.starts_with('/') => return Mount::Volume,
+        None => return Mount::Unknown,
+    };
+    let named = !source.is_empty()
+        && source
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !source.starts_with('.');
+    if named {
+        Mount::Volume
+    } else {
+        Mount::Host(source)
+    }
 }

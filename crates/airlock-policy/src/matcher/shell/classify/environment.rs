@@ -92,8 +92,18 @@ pub(super) fn dumps_environment(segment: &Segment) -> bool {
 /// written out (no expansion computes one).
 fn written_out(segment: &Segment) -> Option<(&str, Vec<&str>)> {
     let words = unwrapped(&segment.words);
+    if words.iter().any(|word| word.dynamic) {
+        return None;
+    }
+    program_words(segment)
+}
+
+/// The program a segment runs, by its name (past wrappers), and its words, when the
+/// program is written out (its words may be computed).
+fn program_words(segment: &Segment) -> Option<(&str, Vec<&str>)> {
+    let words = unwrapped(&segment.words);
     let (first, arguments) = words.split_first()?;
-    if first.dynamic || arguments.iter().any(|word| word.dynamic) {
+    if first.dynamic {
         return None;
     }
     Some((
@@ -237,6 +247,37 @@ impl super::Judge<'_> {
         !names_only
     }
 
+    /// `echo "$GHCR_TOKEN" | docker login ghcr.io -u me --password-stdin`, `aws ecr
+    /// get-login-password | docker login … --password-stdin`, `gh auth token | gh auth login
+    /// --with-token`: a secret printed straight into a program that reads its password or
+    /// token from its input never reaches the agent. The login is what a person decides on
+    /// (asked), not a read of credentials to refuse; a credential file's content so handed
+    /// (`cat ~/.docker/token | …`) is still read.
+    pub(super) fn secret_handed_to_login(
+        &mut self,
+        segments: &[Segment],
+        before: Option<(usize, std::ops::Range<usize>)>,
+        index: usize,
+    ) {
+        let Some((_, printed)) = before else {
+            return;
+        };
+        if !segments[index].piped || !reads_secret_from_input(&segments[index]) {
+            return;
+        }
+        for index in printed {
+            let facts = &mut self.out[index];
+            if facts.credential.iter().any(|credential| *credential) {
+                continue;
+            }
+            self.handed_to_login.push(index);
+            if facts.classes.contains(Class::CredentialAccess) {
+                facts.classes = super::remove(facts.classes, Class::CredentialAccess);
+                facts.classes.insert(Class::CredentialSearch);
+            }
+        }
+    }
+
     /// `cat ~/.config/app/settings.json | grep -i token`, `docker inspect web | grep -i
     /// secret`, `git log -p --all | grep password`: a filter for secrets' names (the segment
     /// at `index`, whose facts start at `judged`) over what holds them (the segment before
@@ -376,46 +417,71 @@ fn keeps_plain_settings(segment: &Segment) -> bool {
         })
 }
 
-/// A command that prints where secrets are kept: a container's settings, its environment
-/// among them (`docker inspect web`, `docker exec web env`, `kubectl exec pod --
-/// printenv`), services' logs (`journalctl -u api`, `docker logs web`, `kubectl logs
-/// pod`), or the history's patches, every secret ever committed (`git log -p --all`).
-pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
-    let words = unwrapped(&segment.words);
-    let Some((first, arguments)) = words.split_first() else {
+/// A registry or forge login that takes its password or token from its input
+/// (`docker login --password-stdin`, also Podman's, nerdctl's, Buildah's, Skopeo's, ORAS's
+/// and crane's, `helm registry login --password-stdin`, `gh auth login --with-token`).
+fn reads_secret_from_input(segment: &Segment) -> bool {
+    let Some((program, texts)) = program_words(segment) else {
         return false;
     };
-    let texts: Vec<&str> = arguments.iter().map(|word| word.text.as_str()).collect();
-    !first.dynamic
-        && match basename(&first.text) {
-            // Logs: what services printed, keys and tokens they were given among it.
-            "journalctl" => true,
-            "docker" | "podman" | "nerdctl" => {
-                matches!(
-                    texts.iter().find(|text| !text.starts_with('-')).copied(),
-                    Some("inspect" | "logs")
-                ) || texts.starts_with(&["compose", "logs"])
-                    || (texts.contains(&"exec")
-                        && texts
-                            .iter()
-                            .any(|text| matches!(*text, "env" | "printenv" | "set")))
-            }
-            "docker-compose" | "podman-compose" => texts.first() == Some(&"logs"),
-            "kubectl" | "oc" => {
-                texts.iter().find(|text| !text.starts_with('-')) == Some(&"logs")
-                    || texts.contains(&"exec")
-                        && texts
-                            .iter()
-                            .any(|text| matches!(*text, "env" | "printenv" | "set"))
-            }
-            "git" => {
-                texts.iter().find(|text| !text.starts_with('-')) == Some(&"log")
+    match program {
+        "docker" | "podman" | "nerdctl" | "buildah" | "skopeo" | "oras" | "crane" => {
+            texts.first() == Some(&"login") && texts.contains(&"--password-stdin")
+        }
+        "helm" => texts.starts_with(&["registry", "login"]) && texts.contains(&"--password-stdin"),
+        "gh" => texts.starts_with(&["auth", "login"]) && texts.contains(&"--with-token"),
+        _ => false,
+    }
+}
+
+/// A command that prints where secrets are kept: a container's settings, its environment
+/// among them (`docker inspect web`, `docker exec web env`, `kubectl exec pod --
+/// printenv`), services' and CI jobs' logs (`journalctl -u api`, `docker logs web`,
+/// `kubectl logs pod`, `gh run view --log`), or the history's patches, every secret ever
+/// committed (`git log -p --all`).
+pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
+    let Some((program, texts)) = program_words(segment) else {
+        return false;
+    };
+    match program {
+        // Logs: what services printed, keys and tokens they were given among it.
+        "journalctl" => true,
+        "docker" | "podman" | "nerdctl" => {
+            matches!(
+                texts.iter().find(|text| !text.starts_with('-')).copied(),
+                Some("inspect" | "logs")
+            ) || texts.starts_with(&["compose", "logs"])
+                || (texts.contains(&"exec")
                     && texts
                         .iter()
-                        .any(|text| matches!(*text, "-p" | "--patch" | "-u"))
-            }
-            _ => false,
+                        .any(|text| matches!(*text, "env" | "printenv" | "set")))
         }
+        "docker-compose" | "podman-compose" => texts.first() == Some(&"logs"),
+        // CI jobs' logs: what the pipeline printed, its secrets where it echoed them
+        // (`gh run view 123 --log`, `glab ci trace`).
+        "gh" => {
+            texts.first() == Some(&"run")
+                && texts.get(1) == Some(&"view")
+                && texts
+                    .iter()
+                    .any(|text| matches!(*text, "--log" | "--log-failed"))
+        }
+        "glab" => texts.starts_with(&["ci", "trace"]),
+        "kubectl" | "oc" => {
+            texts.iter().find(|text| !text.starts_with('-')) == Some(&"logs")
+                || texts.contains(&"exec")
+                    && texts
+                        .iter()
+                        .any(|text| matches!(*text, "env" | "printenv" | "set"))
+        }
+        "git" => {
+            texts.iter().find(|text| !text.starts_with('-')) == Some(&"log")
+                && texts
+                    .iter()
+                    .any(|text| matches!(*text, "-p" | "--patch" | "-u"))
+        }
+        _ => false,
+    }
 }
 
 /// Whether a filter keeps the lines that do not match (`-v`, also in a cluster: `-viE`).

@@ -4,6 +4,19 @@
 
 use super::*;
 
+/// Variables whose value is the path of a credential file, with the file their tool keeps
+/// by default (what `$KUBECONFIG` names is a kubeconfig, wherever it lies).
+const CREDENTIAL_FILE_VARIABLES: &[(&str, &str)] = &[
+    ("KUBECONFIG", "~/.kube/config"),
+    (
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "~/.config/gcloud/application_default_credentials.json",
+    ),
+    ("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"),
+    ("DOCKER_CONFIG", "~/.docker/config.json"),
+    ("NETRC", "~/.netrc"),
+];
+
 impl Judge<'_> {
     /// Option values (`--target-directory=/x`, `-o/x`) of a command that changes files:
     /// they may name what it changes.
@@ -311,7 +324,8 @@ impl Judge<'_> {
         self.path(&word.text, false, cwd, role)
     }
 
-    /// `text` with `$HOME`, `$PWD` (the working directory where the word is read) and the
+    /// `text` with `$HOME`, `$PWD` (the working directory where the word is read), a
+    /// variable holding a credential file's path ([`CREDENTIAL_FILE_VARIABLES`]) and the
     /// temporary folder (`$TMPDIR`; Windows' `$TEMP`) in place, when those are known;
     /// `None` when anything else in it is computed.
     pub(super) fn known_variables(&self, text: &str, cwd: Option<&str>) -> Option<String> {
@@ -342,16 +356,25 @@ impl Judge<'_> {
                 }
             };
             let windows = self.context.on_windows();
-            let value = match name {
-                "HOME" => self.context.home()?,
-                "PWD" => cwd?,
+            let whole = replaced.is_empty() && after[used..].is_empty();
+            match name {
+                "HOME" => replaced.push_str(self.context.home()?),
+                "PWD" => replaced.push_str(cwd?),
                 // The temporary folder: Windows' (Git Bash's `$TEMP`, PowerShell's
                 // `$env:TEMP`) lies in the home, and is written so only at a word's start.
-                "TEMP" | "TMP" if windows && replaced.is_empty() => WINDOWS_TEMP,
-                "TMPDIR" if !windows => TMP_DIRS[0],
+                "TEMP" | "TMP" if windows && replaced.is_empty() => replaced.push_str(WINDOWS_TEMP),
+                "TMPDIR" if !windows => replaced.push_str(TMP_DIRS[0]),
+                // Variables whose value is a credential file's path (`curl -F f=@$KUBECONFIG
+                // …`, `cat $GOOGLE_APPLICATION_CREDENTIALS`): wherever it lies, it is read as
+                // the file its tool keeps by default.
+                _ if whole => replaced.push_str(
+                    CREDENTIAL_FILE_VARIABLES
+                        .iter()
+                        .find(|(variable, _)| *variable == name)?
+                        .1,
+                ),
                 _ => return None,
-            };
-            replaced.push_str(value);
+            }
             rest = &after[used..];
         }
         replaced.push_str(rest);

@@ -112,6 +112,17 @@ impl Judge<'_> {
                 facts.files.push(self.file(&pair[1], dir, Role::Change));
             }
         }
+        // `find ~ -name 'id_*'`: a name pattern aimed at credential files' names (`id_*`
+        // matches `id_rsa`) hunts for them as the name itself would.
+        let aimed: Vec<String> = arguments
+            .windows(2)
+            .filter(|pair| matches!(pair[0].text.as_str(), "-name" | "-iname"))
+            .filter_map(|pair| {
+                let glob = globset::Glob::new(&pair[1].text).ok()?.compile_matcher();
+                globs::credential_glob(&pair[1].text, &glob)
+            })
+            .collect();
+        patterns.extend(aimed.iter().map(String::as_str));
         self.hunting(&patterns, texts, &places, facts);
         facts.files.extend(places);
     }

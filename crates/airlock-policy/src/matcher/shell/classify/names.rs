@@ -460,7 +460,13 @@ pub(super) fn started_package<'t>(
         Some(0) | None => package,
         Some(version) => &package[..version],
     };
-    Some((bare, &rest[at + 1..]))
+    // `npm exec -y pkg -- -p hi`: npm's `--` between the package and what it is given.
+    let given = &rest[at + 1..];
+    let given = match (name, given.split_first()) {
+        ("npm", Some((&"--", after))) => after,
+        _ => given,
+    };
+    Some((bare, given))
 }
 
 /// `gh api graphql -f query='query { … }'` (and `glab api graphql`): the fields make it a

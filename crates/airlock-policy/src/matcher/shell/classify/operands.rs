@@ -45,9 +45,12 @@ impl Judge<'_> {
         } = command;
         let mut moved = None;
         let mut operands: Vec<&Word> = operands(&arguments[used.min(arguments.len())..]);
-        // `tail -n 200 app.log`, `head -c 64 f`, `grep -m 5 -A 3 x f`: a count given to its
-        // option is no file.
-        if matches!(name, "head" | "tail" | "grep" | "egrep" | "fgrep" | "rg") {
+        // `tail -n 200 app.log`, `head -c 64 f`, `grep -m 5 -A 3 x f` (`ag -A 30 x dir`): a
+        // count given to its option is no file, nor the pattern.
+        if matches!(
+            name,
+            "head" | "tail" | "grep" | "egrep" | "fgrep" | "zgrep" | "rg" | "ag" | "ack"
+        ) {
             let counts: Vec<&Word> = arguments
                 .windows(2)
                 .filter(|pair| {
@@ -66,6 +69,29 @@ impl Judge<'_> {
                 .map(|pair| &pair[1])
                 .collect();
             operands.retain(|word| !counts.iter().any(|count| std::ptr::eq(*count, *word)));
+        }
+        // `zip -r out.zip logs -x '*.env' 'tmp/*'`, `tar -czf a.tgz --exclude .env src`: the
+        // names given to leave out or keep are patterns, no file read.
+        if matches!(name, "zip" | "tar" | "rsync") {
+            let mut patterns: Vec<&Word> = Vec::new();
+            let mut listing = false;
+            for (at, word) in arguments.iter().enumerate() {
+                let text = word.text.as_str();
+                if text.starts_with('-') {
+                    listing =
+                        name == "zip" && matches!(text, "-x" | "-i" | "--exclude" | "--include");
+                    if matches!(
+                        text,
+                        "--exclude" | "--include" | "--exclude-from" | "--include-from"
+                    ) && name != "zip"
+                    {
+                        patterns.extend(arguments.get(at + 1));
+                    }
+                } else if listing {
+                    patterns.push(word);
+                }
+            }
+            operands.retain(|word| !patterns.iter().any(|pattern| std::ptr::eq(*pattern, *word)));
         }
         // `chmod +x f`, `chown app:app f`, `chown -R "$USER" build`: the first operand is
         // the mode or the owner, not a file (unless it is taken from `--reference`; `chmod

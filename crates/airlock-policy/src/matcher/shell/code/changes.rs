@@ -40,10 +40,27 @@ pub(super) fn opens_for_writing(lower: &str) -> bool {
 /// or `.write(` to what it opened) or `Path(FILE).write_text(…)`, and each FILE is a
 /// string literal or a name given one string literal once (`p = "src/x.py"`). `None`
 /// when any write cannot be named so, or nothing is.
+/// Methods that write the file named by their first argument (pandas' writers,
+/// matplotlib's `savefig`).
+const FIRST_ARGUMENT_WRITERS: &[&str] = &[
+    ".to_csv(",
+    ".to_json(",
+    ".to_excel(",
+    ".to_parquet(",
+    ".to_feather(",
+    ".to_pickle(",
+    ".savefig(",
+];
+
 pub(super) fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
     let other_writes = WRITES
         .iter()
-        .filter(|name| !matches!(**name, "write" | ".dump(" | "file_put_contents"))
+        .filter(|name| {
+            !matches!(**name, "write" | ".dump(" | "file_put_contents")
+                && !FIRST_ARGUMENT_WRITERS
+                    .iter()
+                    .any(|call| call.trim_matches(['.', '(']) == **name)
+        })
         .any(|name| lower.contains(name));
     // A relative name is only known while the code stays in its folder.
     if other_writes || lower.contains("chdir") || lower.contains("process.cwd") {
@@ -85,6 +102,16 @@ pub(super) fn files_written(code: &str, lower: &str) -> Option<Vec<String>> {
             }
             let arguments = call_arguments(&code[at + call.len()..])?;
             files.push(named_file(code, arguments.first()?)?);
+        }
+    }
+    // pandas' `df.to_csv('out.csv', index=False)`, matplotlib's `plt.savefig('a.png')`:
+    // the file is the first argument; without one (`df.to_csv()`) the text is returned.
+    for call in FIRST_ARGUMENT_WRITERS {
+        for (at, _) in code.match_indices(call) {
+            let arguments = call_arguments(&code[at + call.len()..])?;
+            if let Some(first) = arguments.first() {
+                files.push(named_file(code, first)?);
+            }
         }
     }
     for (at, _) in code.match_indices("Path(") {

@@ -100,6 +100,16 @@ pub(super) const WRITES: &[&str] = &[
     "savefig",
     "to_csv",
     "to_json",
+    "to_excel",
+    "to_parquet",
+    "to_feather",
+    "to_pickle",
+    "to_hdf",
+    "to_stata",
+    "to_orc",
+    "np.save",
+    "savetxt",
+    "torch.save",
     ".dump(", // `json.dump(x, f)`; PHP's `dump()`, `var_dump()` print
     "copy(",
     "link(",
@@ -156,6 +166,9 @@ pub(super) const NETWORK: &[&str] = &[
     "huggingface_hub",
     "boto3.",
     "google.cloud",
+    // pandas' uploads to BigQuery.
+    "to_gbq",
+    "pandas_gbq",
 ];
 /// Ways text is turned into other text at run time. Decoded text hides what it is only
 /// where it is used as a name: code that runs it (`RUNS`), looks a name up with it

@@ -296,10 +296,30 @@ fn translate_statement(first: &Token, rest: &[Token], nested: bool, input: &Inpu
     }
     let lower = first.text.to_ascii_lowercase();
     match lower.as_str() {
+        // PowerShell's conditions and loops take their condition in parentheses; `for /f
+        // … in (…) do taskkill …` and `if exist x del y` are cmd's, whose command is
+        // hidden in the statement: unknown.
+        "if" | "elseif" | "while" | "until" | "for"
+            if rest.first().is_none_or(|next| next.text != "(…)") =>
+        {
+            return vec![dynamic("…")]
+        }
         "if" | "elseif" | "else" | "while" | "do" | "until" | "for" | "switch" | "try"
         | "catch" | "finally" | "return" | "exit" | "break" | "continue" | "throw" | "param"
         | "begin" | "process" | "end" => return vec![literal("true")],
         "function" | "filter" => return vec![dynamic("…")],
+        // The policy for this PowerShell process only, gone when it ends (`Set-ExecutionPolicy
+        // -Scope Process Bypass; .\build.ps1`): the scripts it then runs are judged.
+        "set-executionpolicy"
+            if rest.windows(2).any(|pair| {
+                pair[0].text.eq_ignore_ascii_case("-scope")
+                    && pair[1].text.eq_ignore_ascii_case("process")
+            }) || rest
+                .iter()
+                .any(|token| token.text.eq_ignore_ascii_case("-scope:process")) =>
+        {
+            return vec![literal("true")]
+        }
         "." => {
             let mut words = vec![literal("source")];
             words.extend(rest.iter().map(Token::word));

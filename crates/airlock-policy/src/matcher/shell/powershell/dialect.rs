@@ -26,7 +26,7 @@ pub(in crate::matcher::shell) fn looks_like_powershell(command: &str, windows: b
     }
     // `cat <<'EOF'`: a here-document is POSIX (PowerShell has no `<<`); its body is text,
     // whatever words it holds (`(copy to .env to customize)`).
-    if opens_here_document(command) {
+    if opens_here_document(command) || closes_posix_compound(command) {
         return false;
     }
     if windows
@@ -69,6 +69,19 @@ pub(in crate::matcher::shell) fn looks_like_powershell(command: &str, windows: b
             || part
                 .match_indices(['(', '{'])
                 .any(|(at, _)| is_command(part[at + 1..].split_whitespace().next().unwrap_or("")))
+    })
+}
+
+/// Whether a part of `command` (between `;`, `|`, `&` and new lines) starts with a word
+/// only a POSIX shell's compound commands and tests have (`done`, `fi`, `then`, `esac`, a
+/// bare `[` or `[[`): `for p in a b; do [ -f "$p" ] && echo "$p"; done` is bash even where
+/// it also calls `where`. PowerShell writes none of them so (`[int]$x` is one word).
+fn closes_posix_compound(command: &str) -> bool {
+    command.split([';', '|', '&', '\n']).any(|part| {
+        matches!(
+            part.split_whitespace().next(),
+            Some("done" | "fi" | "then" | "esac" | "[" | "[[")
+        )
     })
 }
 
