@@ -445,6 +445,12 @@ fn takes_value(name: &str, option: &str) -> bool {
             "make" | "gmake",
             "-C" | "-f" | "--directory" | "--file" | "-j"
         ) | (
+            "ninja",
+            "-C" | "-f" | "-j" | "-k" | "-l" | "-d" | "-t" | "-w"
+        ) | (
+            "restic",
+            "-r" | "--repo" | "--repository-file" | "-p" | "--password-file" | "--cache-dir"
+        ) | (
             "npm" | "pnpm" | "yarn",
             "--prefix" | "--workspace" | "-w" | "--filter" | "-C" | "--cwd" | "--dir"
         ) | (

@@ -609,6 +609,7 @@ pub(super) fn expands_production_variable(segment: &Segment) -> bool {
                             | "conn"
                             | "connection"
                             | "pg"
+                            | "sql"
                             | "postgres"
                             | "mysql"
                             | "mongo"

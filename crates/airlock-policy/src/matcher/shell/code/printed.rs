@@ -58,6 +58,7 @@ pub(super) fn shows_secret_key(code: &str, lower: &str) -> bool {
         let whole = name == "DATABASES" && !after.trim_start().starts_with('[');
         (secret_attribute(name) || whole) && shown(after)
     }) || shows_secret_getter(lower)
+        || shows_secret_columns(code)
         || LOOKUPS.iter().any(|lookup| {
             code.match_indices(lookup).any(|(at, _)| {
                 let rest = code[at + lookup.len()..].trim_start();
@@ -89,6 +90,33 @@ pub(super) fn shows_secret_key(code: &str, lower: &str) -> bool {
                 })
             })
         })
+}
+
+/// An ORM's projection naming a secret column, in code that shows values
+/// (`puts User.pluck(:email, :encrypted_password)`, `print(list(User.objects.values_list(
+/// 'email', 'password')))`): the column's values are printed.
+fn shows_secret_columns(code: &str) -> bool {
+    const PROJECTIONS: &[&str] = &["pluck(", "values_list(", "values(", "select(", "only("];
+    PROJECTIONS.iter().any(|projection| {
+        code.match_indices(projection).any(|(at, _)| {
+            code[at + projection.len()..]
+                .split(')')
+                .next()
+                .is_some_and(|arguments| {
+                    arguments.split(',').any(|column| {
+                        let column = column
+                            .trim()
+                            .trim_start_matches(':')
+                            .trim_matches(['\'', '"']);
+                        !column.is_empty()
+                            && column
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                            && secret_key(column)
+                    })
+                })
+        })
+    }) && shows_anything(&code.to_ascii_lowercase())
 }
 
 /// A library's call that hands out a stored secret, shown as it comes back
