@@ -45,6 +45,9 @@ impl Judge<'_> {
             facts.classes.insert(Class::Deploy);
         }
         // `nix develop github:o/r`: code from elsewhere fetched and run, as `npx github:o/r`.
+        if services::listens_on_every_interface(name, arguments) {
+            facts.classes.insert(Class::Network);
+        }
         if nix_fetches_expression(name, arguments) {
             facts.classes = remove(facts.classes, Class::Build);
             facts.classes.insert(Class::Install);

@@ -586,3 +586,77 @@ pub(super) fn tls_look(
         facts.classes.insert(Class::Fetch);
     }
 }
+
+/// `npm run dev -- --host 0.0.0.0`, `manage.py runserver 0.0.0.0:8000`, `node
+/// --inspect=0.0.0.0:9229`, `gunicorn -b 0.0.0.0:8000`: a server or debugger listening on
+/// every interface, reachable from the network rather than from this machine only. Only
+/// an address given to a listening option, or as a bare `0.0.0.0:PORT` operand, counts;
+/// programs that only print or search text (`grep 0.0.0.0 /etc/hosts`) and clients are not
+/// servers.
+pub(super) fn listens_on_every_interface(name: &str, arguments: &[Word]) -> bool {
+    const OPTIONS: &[&str] = &[
+        "--host",
+        "--bind",
+        "--ip",
+        "--listen",
+        "--address",
+        "--addr",
+        "--hostname",
+        "--inspect",
+        "--inspect-brk",
+        "--api-port",
+        "--listen-address",
+        "--http-address",
+        "--server.address",
+        "-b",
+        "-a",
+    ];
+    if matches!(
+        name,
+        "echo"
+            | "printf"
+            | "grep"
+            | "egrep"
+            | "rg"
+            | "ag"
+            | "sed"
+            | "awk"
+            | "curl"
+            | "wget"
+            | "ssh"
+            | "ping"
+            | "nc"
+            | "ncat"
+            | "ss"
+            | "netstat"
+            | "lsof"
+            | "git"
+    ) {
+        return false;
+    }
+    let every = |value: &str| {
+        let host = value
+            .strip_prefix("tcp://")
+            .or_else(|| value.strip_prefix("http://"))
+            .unwrap_or(value);
+        let host = match host.strip_prefix('[') {
+            Some(bracketed) => bracketed.split(']').next().unwrap_or(bracketed),
+            None if host.matches(':').count() <= 1 => host.split(':').next().unwrap_or(host),
+            None => host,
+        };
+        matches!(host, "0.0.0.0" | "::")
+    };
+    arguments.iter().enumerate().any(|(at, word)| {
+        let text = word.text.as_str();
+        if let Some((option, value)) = text.split_once('=') {
+            if OPTIONS.contains(&option) && every(value) {
+                return true;
+            }
+        }
+        if OPTIONS.contains(&text) {
+            return arguments.get(at + 1).is_some_and(|next| every(&next.text));
+        }
+        text.strip_prefix("0.0.0.0:")
+            .is_some_and(|port| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()))
+    })
+}
