@@ -430,7 +430,8 @@ fn remote_database(arguments: &[Word], segment: &Segment) -> bool {
 /// The host an ADO.NET-style connection string names (`Host=db.example.net;Port=5432;…`,
 /// `Server=tcp:x.database.windows.net,1433;…`, `Data Source=…`), also given to an option
 /// (`--connection=Host=…;…`); SQL Server's own names for this machine (`.`, `(local)`,
-/// `(localdb)\…`) are `localhost`.
+/// `(localdb)`, with or without an instance after a backslash: `.\SQLEXPRESS`) are
+/// `localhost`.
 fn keyed_host(text: &str) -> Option<String> {
     if !text.contains(';') {
         return None;
@@ -450,18 +451,18 @@ fn keyed_host(text: &str) -> Option<String> {
             return None;
         }
         let value = value.trim().trim_start_matches("tcp:");
+        // `localhost,1433`: a port after the comma; `.\SQLEXPRESS`: a named instance
+        // after the backslash, on the machine before it.
         let host = value
             .split(',')
             .next()
             .unwrap_or(value)
             .to_ascii_lowercase();
-        Some(
-            if host == "." || host == "(local)" || host.starts_with("(localdb)") {
-                "localhost".to_owned()
-            } else {
-                host
-            },
-        )
+        let machine = host.split('\\').next().unwrap_or(&host);
+        Some(match machine {
+            "." | "(local)" | "(localdb)" => "localhost".to_owned(),
+            machine => machine.to_owned(),
+        })
     })
 }
 
