@@ -53,8 +53,10 @@ pub(in crate::matcher::shell) fn cmake_command(arguments: &[Word]) -> Option<Wor
         "echo" | "echo_append" => &["echo"],
         "env" => &["env"],
         "tar" => &["tar"],
-        "true" | "capabilities" | "compare_files" | "sha1sum" | "sha256sum" | "sha512sum"
-        | "md5sum" | "time" | "sleep" => &["true"],
+        // The checksums and comparisons read what they are given; `time` runs it.
+        "compare_files" | "sha1sum" | "sha256sum" | "sha512sum" | "md5sum" => &["cat"],
+        "time" => &[],
+        "true" | "capabilities" | "sleep" => &["true"],
         "chdir" => {
             let (folder, line) = operands.split_first()?;
             let text = format!(
@@ -71,21 +73,11 @@ pub(in crate::matcher::shell) fn cmake_command(arguments: &[Word]) -> Option<Wor
         }
         _ => return None,
     };
-    // `time` and the checksums run or read what they are given: read as `cat`/the
-    // command would be, more than `true` says.
-    let words: Vec<&str> = match command.text.as_str() {
-        "time" => operands.iter().map(|word| word.text.as_str()).collect(),
-        "sha1sum" | "sha256sum" | "sha512sum" | "md5sum" | "compare_files" => {
-            std::iter::once("cat")
-                .chain(operands.iter().map(|word| word.text.as_str()))
-                .collect()
-        }
-        _ => program
-            .iter()
-            .copied()
-            .chain(operands.iter().map(|word| word.text.as_str()))
-            .collect(),
-    };
+    let words: Vec<&str> = program
+        .iter()
+        .copied()
+        .chain(operands.iter().map(|word| word.text.as_str()))
+        .collect();
     if words.is_empty() {
         return None;
     }
