@@ -78,6 +78,7 @@ pub const CLAUDE_CODE_INTERNAL: &[&str] = &[
     "KillBash",
     "KillShell",
     "ListPeers",
+    "MCPSearch",
     "ProposeGoal",
     "SlashCommand",
     "Task",

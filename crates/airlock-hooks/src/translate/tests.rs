@@ -123,6 +123,7 @@ fn claude_code_tools() {
         "KillShell",
         "ExitPlanMode",
         "ToolSearch",
+        "MCPSearch",
         "TaskStop",
     ] {
         check(

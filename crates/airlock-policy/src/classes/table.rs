@@ -296,6 +296,7 @@ impl ClassTable {
 
     /// Whether `name` is listed at all.
     pub fn knows(&self, name: &str) -> bool {
+        let name = same_program(name);
         self.commands.contains_key(name)
     }
 
@@ -303,6 +304,7 @@ impl ClassTable {
     /// (entries of the same length are united), and the number of argument words the
     /// entry's subcommand used. `None` when no entry matches.
     pub fn lookup(&self, name: &str, arguments: &[&str]) -> Option<(ClassSet, usize)> {
+        let name = same_program(name);
         if let Some((runner, rest)) = runner_spelled_out(name, arguments) {
             return self
                 .lookup(runner, rest)
@@ -331,6 +333,7 @@ impl ClassTable {
 
     /// The classes the options among `arguments` add.
     pub fn option_classes(&self, name: &str, arguments: &[&str]) -> ClassSet {
+        let name = same_program(name);
         if let Some((runner, rest)) = runner_spelled_out(name, arguments) {
             return self.option_classes(runner, rest);
         }
@@ -352,6 +355,7 @@ impl ClassTable {
     /// The class `name arguments` is when one of its options makes it a dry run (`git push
     /// --dry-run`, `rsync -n`): what it still does, with nothing changed.
     pub fn dry_run(&self, name: &str, arguments: &[&str]) -> Option<ClassSet> {
+        let name = same_program(name);
         /// The long options of the `[dry_run]` table: `--dry-run`, the AWS CLI's S3
         /// `--dryrun` and Ansible's `--check`.
         const DRY_RUN_OPTIONS: &[&str] = &["--dry-run", "--dryrun", "--check"];
@@ -391,6 +395,7 @@ impl ClassTable {
 
     /// How the operands of `name arguments` name files; the longest entry wins.
     pub fn operand_mode(&self, name: &str, arguments: &[&str]) -> OperandMode {
+        let name = same_program(name);
         let Some(entries) = self.operands.get(name) else {
             return OperandMode::Default;
         };
@@ -404,6 +409,7 @@ impl ClassTable {
     /// Every operand mode `name` has, whatever its subcommand (a command can be both a
     /// script runner and an inline-code runner: `python x.py`, `python -c '…'`).
     pub fn has_mode(&self, name: &str, mode: OperandMode) -> bool {
+        let name = same_program(name);
         self.operands
             .get(name)
             .is_some_and(|entries| entries.iter().any(|(_, m)| *m == mode))
@@ -431,6 +437,15 @@ fn runner_spelled_out<'a, 'w>(
         ("npm", "exec" | "x") => Some(("npx", rest)),
         ("bun", "x") => Some(("bunx", rest)),
         _ => None,
+    }
+}
+
+/// A program published under another name that takes the same commands and options:
+/// OpenTofu's `tofu` is Terraform's `terraform`.
+fn same_program(name: &str) -> &str {
+    match name {
+        "tofu" => "terraform",
+        _ => name,
     }
 }
 

@@ -48,9 +48,11 @@ mod listed;
 mod lookup;
 mod names;
 mod operands;
+mod own_api;
 mod passed;
 mod programs;
 mod project;
+mod reach;
 mod readings;
 mod remote;
 mod runs;
@@ -227,6 +229,16 @@ struct Judge<'a> {
     /// or token (`echo "$TOKEN" | docker login --password-stdin`): a secret variable they
     /// print goes to the login, not to the agent.
     handed_to_login: Vec<usize>,
+    /// While judging a command that holds one command substitution: the API hosts of the
+    /// service whose token that substitution prints (`$(gh auth token)`), if it prints one.
+    substituted_token: Option<&'static [&'static str]>,
+    /// The segment just judged sent that token to its own service's API only (`own_api.rs`).
+    token_to_own_api: bool,
+    /// Variables an earlier segment of the line set for the commands after it (`export
+    /// BASE_URL=https://…`, `DATABASE_URL=$PROD_DATABASE_URL;`, PowerShell's `$env:X = …`),
+    /// as assignment words: what a command's own words say it is given (`effects.rs`)
+    /// counts them as its own prefix.
+    exported: Vec<Word>,
 }
 
 /// What a segment's working directory is: known, or unknown after `cd $X`.
@@ -284,6 +296,9 @@ impl<'a> Judge<'a> {
             exported_elsewhere: false,
             deleting_files: false,
             handed_to_login: Vec::new(),
+            substituted_token: None,
+            token_to_own_api: false,
+            exported: Vec::new(),
         }
     }
 

@@ -67,10 +67,11 @@ impl Token {
         // A path on another PowerShell drive (`HKCU:\Software\…`, `Env:\PATH`, `Cert:\`)
         // or provider (`Registry::HKEY_…`) is no file anyone can place.
         let drive = self.text.split_once(':').is_some_and(|(name, rest)| {
-            // (`https://…` is a URL.)
+            // (`https://…` is a URL; `"Accept: text/html"`, a header.)
             name.len() > 1
                 && name.chars().all(|c| c.is_ascii_alphabetic())
                 && !rest.starts_with("//")
+                && !rest.starts_with(' ')
         });
         if drive || self.text.contains("::") {
             // (`…` marks it as computed: nothing reads a place from its text.)

@@ -395,7 +395,7 @@ fn production_task(name: &str, arguments: &[Word]) -> bool {
 
 /// Whether a database URL on the line (an argument, an option's value, a variable the line
 /// sets) names a host other than this machine.
-fn remote_database(arguments: &[Word], segment: &Segment) -> bool {
+pub(super) fn remote_database(arguments: &[Word], segment: &Segment) -> bool {
     assignments_and(arguments, segment).any(|word| {
         let text = word.text.as_str();
         let Some(at) = text.find("://") else {
@@ -480,8 +480,9 @@ fn assignments_and<'w>(
 
 /// Whether the console runs with the production settings: an environment variable the
 /// line sets (`RAILS_ENV=production`, `DJANGO_SETTINGS_MODULE=app.settings.production`) or
-/// an option (`--env=production`, `-e production`, `--settings=…prod…`).
-fn production(arguments: &[Word], segment: &Segment) -> bool {
+/// an option (`--env=production`, `-e production`, `--settings=…prod…`, pytest-django's
+/// `--ds=…production`).
+pub(super) fn production(arguments: &[Word], segment: &Segment) -> bool {
     let assignments = segment
         .words
         .iter()
@@ -508,16 +509,22 @@ fn production(arguments: &[Word], segment: &Segment) -> bool {
     let options = arguments.windows(2).any(|pair| {
         matches!(
             pair[0].text.as_str(),
-            "-e" | "--env" | "--environment" | "--settings" | "--database"
+            "-e" | "--env" | "--environment" | "--settings" | "--database" | "--ds"
         ) && pair[1].text.to_ascii_lowercase().contains("prod")
     }) || arguments.iter().any(|word| {
-        ["--env=", "--environment=", "--settings=", "--database="]
-            .iter()
-            .any(|option| {
-                word.text
-                    .strip_prefix(option)
-                    .is_some_and(|value| value.to_ascii_lowercase().contains("prod"))
-            })
+        [
+            "--env=",
+            "--environment=",
+            "--settings=",
+            "--database=",
+            "--ds=",
+        ]
+        .iter()
+        .any(|option| {
+            word.text
+                .strip_prefix(option)
+                .is_some_and(|value| value.to_ascii_lowercase().contains("prod"))
+        })
     });
     assignments || options
 }

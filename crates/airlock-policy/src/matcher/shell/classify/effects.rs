@@ -18,6 +18,21 @@ impl Judge<'_> {
         dry: bool,
         facts: &mut SegmentFacts,
     ) {
+        // What earlier segments exported counts as this command's own prefix
+        // (`export DATABASE_URL="$PROD_DATABASE_URL"; npx jest`).
+        let widened;
+        let segment = if self.exported.is_empty() {
+            segment
+        } else {
+            widened = Segment::of(
+                self.exported
+                    .iter()
+                    .chain(&segment.words)
+                    .cloned()
+                    .collect(),
+            );
+            &widened
+        };
         // The project's task or script named for deploying (`npm run deploy`, `./deploy.sh`)
         // or wiping a database (`npm run db:reset`), a module fetched and run.
         let named = named_effects(program, name, arguments, facts.classes, dry);
@@ -47,6 +62,29 @@ impl Judge<'_> {
         // `nix develop github:o/r`: code from elsewhere fetched and run, as `npx github:o/r`.
         if services::listens_on_every_interface(name, arguments) {
             facts.classes.insert(Class::Network);
+        }
+        // `BASE_URL=https://staging.example.com npx playwright test`: the tests exercise a
+        // deployed site. `ffmpeg -f x11grab …`: the screen recorded; `-i rtsp://…`: a
+        // camera's stream on the network.
+        if !dry && reach::tests_remote_site(name, arguments, segment) {
+            facts.classes.insert(Class::Network);
+        }
+        // `pytest --ds=app.settings.production`, `RAILS_ENV=production rspec`: the tests run
+        // against production's databases and services.
+        // A database of another host given to the tests (`DATABASE_URL=postgres://…@db.…`,
+        // .NET's `ConnectionStrings__Default='Server=tcp:x.database.windows.net;…'`) is
+        // worked on too.
+        if !dry
+            && reach::runs_tests(name, arguments)
+            && (console::production(arguments, segment)
+                || console::remote_database(arguments, segment))
+        {
+            facts.classes.insert(Class::Deploy);
+        }
+        match reach::ffmpeg_records(name, arguments) {
+            Some(true) => facts.classes.insert(Class::CredentialSearch),
+            Some(false) => facts.classes.insert(Class::Network),
+            None => {}
         }
         if nix_fetches_expression(name, arguments) {
             facts.classes = remove(facts.classes, Class::Build);

@@ -444,8 +444,14 @@ pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
         return false;
     };
     match program {
-        // Logs: what services printed, keys and tokens they were given among it.
+        // Logs: what services printed, keys and tokens they were given among it (a log
+        // file printed whole, too: `cat /var/log/nginx/access.log`, `Get-Content
+        // C:\inetpub\logs\…\*.log`).
         "journalctl" => true,
+        "cat" | "tail" | "head" | "zcat" | "less" | "more" => texts
+            .iter()
+            .filter(|text| !text.starts_with('-'))
+            .any(|text| names_log_file(text)),
         "docker" | "podman" | "nerdctl" => {
             matches!(
                 texts.iter().find(|text| !text.starts_with('-')).copied(),
@@ -457,6 +463,12 @@ pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
                         .any(|text| matches!(*text, "env" | "printenv" | "set")))
         }
         "docker-compose" | "podman-compose" => texts.first() == Some(&"logs"),
+        // Hosted platforms' logs (`heroku logs`, `fly logs`, `vercel logs`, `railway
+        // logs`): what the deployed service printed.
+        "heroku" | "fly" | "flyctl" | "vercel" | "railway" | "render" | "netlify" => texts
+            .iter()
+            .find(|text| !text.starts_with('-'))
+            .is_some_and(|first| first.starts_with("logs")),
         // CI jobs' logs: what the pipeline printed, its secrets where it echoed them
         // (`gh run view 123 --log`, `glab ci trace`).
         "gh" => {
@@ -482,6 +494,18 @@ pub(super) fn prints_secret_holders(segment: &Segment) -> bool {
         }
         _ => false,
     }
+}
+
+/// A log file by its name or folder (`app.log`, `access.log.1`, `/var/log/syslog`,
+/// `logs/worker.txt`).
+fn names_log_file(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase().replace('\\', "/");
+    let file = lower.rsplit('/').next().unwrap_or(&lower);
+    file.ends_with(".log")
+        || file.contains(".log.")
+        || lower.starts_with("/var/log/")
+        || lower.contains("/logs/")
+        || lower.starts_with("logs/")
 }
 
 /// Whether a filter keeps the lines that do not match (`-v`, also in a cluster: `-viE`).
@@ -512,6 +536,12 @@ fn picks_secret_values(segment: &Segment) -> bool {
         "access_key",
         "bearer",
         "authorization",
+        // Addresses that carry a password (`postgres://user:pass@…`).
+        "database_url",
+        "db_url",
+        "dsn",
+        "connection_string",
+        "connectionstring",
     ];
     let words = unwrapped(&segment.words);
     let Some((first, arguments)) = words.split_first() else {

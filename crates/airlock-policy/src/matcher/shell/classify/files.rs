@@ -186,9 +186,16 @@ impl Judge<'_> {
                 facts.files.push(self.file(&word, dir, Role::Change));
             }
         }
-        // Hugo's `-d DIR` is where it writes the site (`--cleanDestinationDir` empties it
-        // first).
-        if name == "hugo" {
+        // Hugo's, MkDocs' and Jekyll's `-d DIR` is where they write the site
+        // (`--cleanDestinationDir` empties it first).
+        // Sphinx writes into its last operand (`sphinx-build -b html docs/source OUT`).
+        if name == "sphinx-build" {
+            let given = operands(arguments);
+            if let [_, .., out] = given.as_slice() {
+                facts.files.push(self.file(out, dir, Role::Change));
+            }
+        }
+        if matches!(name, "hugo" | "mkdocs" | "jekyll") {
             for pair in arguments.windows(2).filter(|pair| pair[0].text == "-d") {
                 facts.files.push(self.file(&pair[1], dir, Role::Change));
             }

@@ -483,6 +483,7 @@ const KEY_PREFIXES: &[&str] = &[
     "AIza",
     "npm_[",
     "hf_[",
+    "eyJ[",
 ];
 
 /// The first line of a private key's block: what follows it, printed, is the key.
@@ -512,6 +513,17 @@ pub(super) fn key_shaped(pattern: &str, texts: &[&str]) -> bool {
             .split_once("://")
             .is_some_and(|(_, rest)| rest.contains(':') && rest.contains('@'))
     {
+        return true;
+    }
+    // A bearer token's value after the word (`Bearer [A-Za-z0-9._-]+`, `bearer\s+\S+`).
+    let lower = pattern.to_ascii_lowercase();
+    if lower.match_indices("bearer").any(|(at, _)| {
+        let rest = lower[at + "bearer".len()..]
+            .trim_start_matches([' ', ':', '=', '+', '*', '?'])
+            .trim_start_matches("\\s")
+            .trim_start_matches(['+', '*', '?', ' ']);
+        rest.starts_with(['[', '(', '.']) || rest.starts_with("\\s") || rest.starts_with("\\w")
+    }) {
         return true;
     }
     let upper = pattern.to_ascii_uppercase();

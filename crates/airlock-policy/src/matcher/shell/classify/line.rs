@@ -54,10 +54,39 @@ impl Judge<'_> {
                 .map_or_else(|| cwd.clone(), |(_, cwd)| cwd.clone());
             self.found = self.found_by_find(segments, index, here.as_deref());
             self.piped_found = self.piped_from_find(segments, index, here.as_deref());
+            self.substituted_token = substituted_token(segments, index);
             let judged = self.out.len();
             if let Some(next) = self.segment(segment, here, nesting) {
                 moves.push((segment.depth, next));
             }
+            self.substituted_token = None;
+            // `phpunit --bootstrap <(curl -s https://…)`: the project's build or tests handed
+            // a download as a file may load it as code.
+            let handed_download = segment
+                .words
+                .iter()
+                .any(|word| word.text.contains("/dev/fd/…"))
+                && substitutions(segments, index).iter().any(feeds_code);
+            if handed_download {
+                for facts in &mut self.out[judged..] {
+                    if facts.classes.contains(Class::Build) {
+                        facts.classes.insert(Class::RemoteCode);
+                    }
+                }
+            }
+            // `curl -H "Authorization: Bearer $(gh auth token)" https://api.github.com/…`:
+            // the token went to its own service, not to the agent.
+            if std::mem::take(&mut self.token_to_own_api) {
+                if let Some((_, printed)) = piped_from.clone() {
+                    for facts in &mut self.out[printed] {
+                        facts.classes = super::remove(facts.classes, Class::CredentialAccess);
+                        if facts.classes.is_empty() {
+                            facts.classes.insert(Class::ReadOnly);
+                        }
+                    }
+                }
+            }
+            self.exported.extend(exported_assignments(segment));
             listings.note(segment, &self.out[judged..]);
             self.secret_handed_to_login(segments, piped_from.clone(), index);
             self.secrets_filtered(segments, piped_from.take(), index, judged);
@@ -89,4 +118,48 @@ impl Judge<'_> {
             }
         }
     }
+}
+
+/// The segments of the substitutions the segment at `index` holds: those right before it,
+/// deeper than it.
+fn substitutions(segments: &[Segment], index: usize) -> &[Segment] {
+    let depth = segments[index].depth;
+    let start = segments[..index]
+        .iter()
+        .rposition(|segment| segment.depth <= depth)
+        .map_or(0, |at| at + 1);
+    &segments[start..index]
+}
+
+/// The API hosts of the service whose token the one command substitution of the segment
+/// at `index` prints: the segment right before it, one level deeper and alone there.
+fn substituted_token(segments: &[Segment], index: usize) -> Option<&'static [&'static str]> {
+    let segment = &segments[index];
+    let held: usize = segment
+        .words
+        .iter()
+        .map(|word| word.text.matches("$(…)").count())
+        .sum();
+    match substitutions(segments, index) {
+        [substitution] if held == 1 && substitution.depth == segment.depth + 1 => {
+            own_api::printed_token_hosts(substitution)
+        }
+        _ => None,
+    }
+}
+
+/// The variables a segment sets for the commands after it: `export NAME=VALUE…` (also
+/// `declare -x`, `set -a` aside) or a segment of assignments alone (`NAME=VALUE;`).
+fn exported_assignments(segment: &Segment) -> Vec<Word> {
+    let words = segment.words.as_slice();
+    let assignments = match words.split_first() {
+        Some((first, rest)) if !first.dynamic && first.text == "export" => rest,
+        Some(_) if words.iter().all(|word| is_assignment(&word.text)) => words,
+        _ => return Vec::new(),
+    };
+    assignments
+        .iter()
+        .filter(|word| is_assignment(&word.text))
+        .cloned()
+        .collect()
 }

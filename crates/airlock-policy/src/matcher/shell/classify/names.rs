@@ -89,6 +89,10 @@ pub(super) fn named_effects(
         {
             effects.insert(Class::Deploy);
         }
+        // `npm run tunnel`: the project's server opened to the internet by name.
+        if task_runner && arguments.iter().any(|word| names_tunnel(&word.text)) {
+            effects.insert(Class::Network);
+        }
         if task_runner && installs_by_name(name, arguments) {
             effects.insert(Class::Install);
         }
@@ -247,6 +251,9 @@ pub(super) fn script_effects(program: &str, name: &str, arguments: &[Word]) -> C
     if names_install_task(&stem) || matches!(stem.as_str(), "setup" | "bootstrap") {
         effects.insert(Class::Install);
     }
+    if names_tunnel(&stem) {
+        effects.insert(Class::Network);
+    }
     // A script that takes a task as its first word, as a task runner does
     // (`./manage_database.sh install`, `scripts/ops.sh deploy production`): the whole word
     // only, since a script's words are as often its data (`create_worktree.py test-push`,
@@ -300,6 +307,10 @@ fn script_file<'a>(
     } else if let Some(at) = powershell_file {
         (arguments[at].text.as_str(), &arguments[at + 1..])
     } else if SCRIPT_INTERPRETERS.contains(&name) {
+        // `python3 -c "…open('deploy.yml')…"`: code given on the line, no script file.
+        if super::inline::inline_code(name, arguments).is_some() {
+            return None;
+        }
         let at = arguments
             .iter()
             .position(|word| !word.text.starts_with('-'))
@@ -387,6 +398,18 @@ fn names_deploy_task(word: &str) -> bool {
                     "build", "bundle", "compile", "assemble", "notes", "note", "check", "test",
                     "lint", "dry",
                 ])))
+}
+
+/// A task or script named for a tunnel that opens a server of this machine to the internet
+/// (`start_tunnel.sh`, `npm run tunnel`, `test_serveo.sh`, `ngrok:start`).
+fn names_tunnel(word: &str) -> bool {
+    !word.starts_with('-')
+        && task_words(word).iter().any(|part| {
+            matches!(
+                part.as_str(),
+                "tunnel" | "tunnels" | "ngrok" | "serveo" | "localtunnel" | "cloudflared"
+            )
+        })
 }
 
 /// Words of a task's name in lower case, cut at `:`, `-`, `_`, `/`, `.` and `,`

@@ -8,7 +8,7 @@ impl Judge<'_> {
     /// `curl`/`wget`: literal URLs to anywhere are fetches; a URL computed at run time may
     /// carry local data out; files sent and files written are named.
     pub(super) fn url(
-        &self,
+        &mut self,
         name: &str,
         arguments: &[Word],
         dir: Option<&str>,
@@ -18,9 +18,17 @@ impl Judge<'_> {
         let mut remote = false;
         let mut urls = 0;
         let mut names_output = false;
+        // curl's request beyond the URL: its headers and credentials, whether its method
+        // is other than GET, whether it prints the request (`-v`) or hands the credentials
+        // on to where it is redirected, and the URLs written out.
+        let mut request = Request::default();
+        let mut computed_header = false;
         while let Some(word) = arguments.get(index) {
             index += 1;
             let text = word.text.as_str();
+            if name == "curl" {
+                request.note_flags(text, word.dynamic);
+            }
             let (option, inline) = match text.split_once('=') {
                 Some((option, value)) if option.starts_with("--") => (option, Some(value)),
                 _ => (text, None),
@@ -88,6 +96,16 @@ impl Judge<'_> {
                             .files
                             .push(self.path(&value, dynamic, dir, Role::Read));
                     }
+                    UrlOption::Value if name == "curl" => {
+                        remote |= request.note_value(
+                            option,
+                            Word {
+                                text: value,
+                                dynamic,
+                                ..Word::default()
+                            },
+                        );
+                    }
                     UrlOption::Value | UrlOption::Flag | UrlOption::Not => {}
                 }
                 continue;
@@ -145,7 +163,23 @@ impl Judge<'_> {
                     continue;
                 }
             }
+            // HTTPie's header item computed at run time (`"Authorization:Bearer $TOKEN"`):
+            // sent with the request, judged with it below.
+            if matches!(name, "http" | "https" | "xh" | "xhs")
+                && word.dynamic
+                && !text.contains("://")
+                && text.split_once(':').is_some_and(|(field, _)| {
+                    !field.is_empty()
+                        && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                })
+            {
+                computed_header = true;
+                continue;
+            }
             urls += 1;
+            if !word.dynamic {
+                request.urls.push(text.to_string());
+            }
             // `file:///home/me/.ssh/id_rsa` is a file of this machine, read.
             if let Some(path) = file_url_path(text) {
                 // Another host's file, or one that does not decode, cannot be placed.
@@ -190,9 +224,24 @@ impl Judge<'_> {
                 }
             }
         }
+        // (What is sent to this machine is the project's own development, as above.)
+        let all_local =
+            request.urls.len() == urls && request.urls.iter().all(|url| is_local_url(url));
+        if name == "curl" && !all_local {
+            remote |= self.sends_beyond_fetch(&request, urls);
+        }
+        let httpie = matches!(name, "http" | "https" | "xh" | "xhs");
+        // (To this machine, as any request there, it is the project's own development.)
+        let to_this_machine = !request.urls.is_empty()
+            && request.urls.iter().all(|url| {
+                is_local_url(url)
+                    || (url.starts_with(':')
+                        && url[1..].starts_with(|c: char| c.is_ascii_digit() || c == '/'))
+            });
+        remote |= computed_header && !to_this_machine && !httpie_only_asks(arguments);
         if remote || urls == 0 {
             facts.classes.insert(Class::Network);
-        } else if matches!(name, "http" | "https" | "xh" | "xhs") && httpie_only_asks(arguments) {
+        } else if httpie && httpie_only_asks(arguments) {
             // HTTPie asked for a page with query parameters and headers only (`xh GET
             // URL q==x`): a fetch, as `curl URL?q=x` is.
             facts.classes = remove(facts.classes, Class::Network);
@@ -229,6 +278,118 @@ impl Judge<'_> {
             });
         }
     }
+
+    /// Whether curl's request sends more than a fetch does: a header or credential that may
+    /// carry anything, a method other than GET, or a token anywhere but to its own
+    /// service's API (`own_api.rs`). A token printed by the one command substitution the
+    /// command holds (`$(gh auth token)`) and sent to its own service is noted, for the line
+    /// to judge that substitution as what it is (`line.rs`).
+    fn sends_beyond_fetch(&mut self, request: &Request, urls: usize) -> bool {
+        let mut tokens = Vec::new();
+        let mut other = request.other;
+        for header in &request.headers {
+            match own_api::header(header) {
+                own_api::Header::Plain => {}
+                own_api::Header::Token(token) => tokens.push(token),
+                own_api::Header::Other => other = true,
+            }
+        }
+        if other || tokens.is_empty() {
+            return other;
+        }
+        let own = !request.prints
+            && urls == 1
+            && request.urls.len() == 1
+            && tokens.iter().all(|token| {
+                let hosts = match token {
+                    Some(name) => own_api::variable_hosts(name),
+                    None => self.substituted_token,
+                };
+                hosts.is_some_and(|hosts| own_api::reaches_own_api(&request.urls[0], hosts))
+            });
+        if own && tokens.iter().any(Option::is_none) {
+            self.token_to_own_api = true;
+        }
+        !own
+    }
+}
+
+/// What a curl command sends besides its URL (see [`Judge::sends_beyond_fetch`]).
+#[derive(Default)]
+struct Request {
+    /// Headers, and credentials written as headers (`--oauth2-bearer`, `-u`'s password).
+    headers: Vec<Word>,
+    /// Something sent that is no header: a method other than GET or HEAD, a computed user
+    /// agent or referrer, a user without a password read from a variable.
+    other: bool,
+    /// The request is printed (`-v`, `--trace`) or its credentials follow a redirect to
+    /// another host (`--location-trusted`).
+    prints: bool,
+    /// The URLs written out.
+    urls: Vec<String>,
+}
+
+impl Request {
+    /// Notes an option that takes no value (`-v`, `--location-trusted`), alone or in a
+    /// cluster (`-sv`), before any letter that takes a value.
+    fn note_flags(&mut self, text: &str, dynamic: bool) {
+        if dynamic {
+            return;
+        }
+        if matches!(text, "--verbose" | "--location-trusted") || text.starts_with("--trace") {
+            self.prints = true;
+            return;
+        }
+        let Some(letters) = text.strip_prefix('-').filter(|l| !l.starts_with('-')) else {
+            return;
+        };
+        for letter in letters.chars() {
+            if letter == 'v' {
+                self.prints = true;
+            }
+            if !matches!(
+                url_option("curl", &format!("-{letter}")),
+                UrlOption::Not | UrlOption::Flag
+            ) {
+                return;
+            }
+        }
+    }
+
+    /// Notes the value of an option that names nothing on disk; `true` when the value
+    /// alone sends something off this machine.
+    fn note_value(&mut self, option: &str, value: Word) -> bool {
+        match option {
+            "-H" | "--header" => self.headers.push(value),
+            "--oauth2-bearer" => self.headers.push(Word {
+                text: format!("Authorization: Bearer {}", value.text),
+                ..value
+            }),
+            "-u" | "--user" => match value.text.split_once(':') {
+                // `-u "$JIRA_EMAIL:$JIRA_API_TOKEN"`, `-u x:$TOKEN`: the password is the
+                // credential; a user named by a variable is sent with it.
+                Some((user, password))
+                    if value.dynamic
+                        && (!user.contains('$') || own_api::credential(user).is_some()) =>
+                {
+                    self.headers.push(Word {
+                        text: format!("Authorization: {password}"),
+                        ..value
+                    });
+                }
+                _ => self.other = true,
+            },
+            "-X" | "--request" => {
+                self.other |= value.dynamic
+                    || !matches!(value.text.to_ascii_uppercase().as_str(), "GET" | "HEAD");
+            }
+            "-A" | "--user-agent" | "-e" | "--referer" | "-U" | "--proxy-user" | "--aws-sigv4" => {
+                return value.dynamic;
+            }
+            _ => {}
+        }
+        false
+    }
 }
 
 /// Whether an HTTPie (`http`, `xh`) line only asks for a page: no method or `GET`/`HEAD`,
@@ -263,13 +424,40 @@ fn httpie_only_asks(arguments: &[Word]) -> bool {
         "--offline",
     ];
     const VALUED: &[&str] = &["-p", "--print", "--pretty", "-s", "--style", "--timeout"];
-    let mut url = false;
+    let mut url: Option<&str> = None;
     let mut words = arguments.iter().peekable();
     let mut first = true;
+    // Tokens sent in headers (`"Authorization:Bearer $VERCEL_TOKEN"`): only to their own
+    // service's API, and not printed (`-v`).
+    let mut tokens = Vec::new();
+    let mut prints = false;
     while let Some(word) = words.next() {
         let text = word.text.as_str();
         if word.dynamic {
-            return false;
+            let token = text.split_once(':').and_then(|(name, value)| {
+                let header = Word {
+                    text: format!("{name}: {value}"),
+                    ..word.clone()
+                };
+                match own_api::header(&header) {
+                    own_api::Header::Token(Some(variable)) if url.is_some() => Some(variable),
+                    _ => None,
+                }
+            });
+            match token {
+                Some(variable) => {
+                    tokens.push(variable);
+                    continue;
+                }
+                None => return false,
+            }
+        }
+        if matches!(
+            text,
+            "-v" | "--verbose" | "--print=H" | "--print=HB" | "--print=Hhb"
+        ) || text.starts_with("--print=H")
+        {
+            prints = true;
         }
         if text.starts_with('-') {
             let option = text.split_once('=').map_or(text, |(option, _)| option);
@@ -290,8 +478,8 @@ fn httpie_only_asks(arguments: &[Word]) -> bool {
             continue;
         }
         first = false;
-        if !url {
-            url = true;
+        if url.is_none() {
+            url = Some(text);
             continue;
         }
         let query = text
@@ -306,7 +494,14 @@ fn httpie_only_asks(arguments: &[Word]) -> bool {
             return false;
         }
     }
-    url
+    url.is_some_and(|url| {
+        tokens.is_empty()
+            || (!prints
+                && tokens.iter().all(|variable| {
+                    own_api::variable_hosts(variable)
+                        .is_some_and(|hosts| own_api::reaches_own_api(url, hosts))
+                }))
+    })
 }
 
 /// In `curl`'s cluster of short options (`-sT`), the first letter whose option takes a

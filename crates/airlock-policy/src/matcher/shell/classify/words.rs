@@ -624,6 +624,8 @@ pub(super) const OUTPUT_OPTIONS: &[&str] = &[
     "--save-to",
     "--save-dir",
     "--export-dir",
+    // MkDocs' site.
+    "--site-dir",
     "--log-file",
     "--logfile",
     "--log-dir",

@@ -7,6 +7,8 @@ use crate::matcher::shell::printers::{prints_environment, PRINTED_ENVIRONMENT};
 
 /// How a word shows `$(git rev-parse --show-toplevel)`: the top of the work tree.
 pub(in crate::matcher::shell) const TOPLEVEL: &str = "$(git rev-parse --show-toplevel)";
+/// The work tree's git folder, as the judge places it (`is_git_dir_lookup`).
+const TOPLEVEL_GIT: &str = "$(git rev-parse --show-toplevel)/.git";
 
 /// Whether a substitution's command prints the top of the work tree (`git rev-parse
 /// --show-toplevel`, its errors sent anywhere).
@@ -16,6 +18,24 @@ fn is_toplevel_lookup(inside: &str) -> bool {
         .filter(|word| !word.starts_with("2>"))
         .collect();
     words == ["git", "rev-parse", "--show-toplevel"]
+}
+
+/// `git rev-parse --git-dir` (also `--git-common-dir`, `--absolute-git-dir`): the work
+/// tree's git folder, `.git` at its top (a linked worktree's common folder is its main
+/// repository's; what is done there is judged as git's internals either way).
+fn is_git_dir_lookup(inside: &str) -> bool {
+    let words: Vec<&str> = inside
+        .split_whitespace()
+        .filter(|word| !word.starts_with("2>"))
+        .collect();
+    matches!(
+        words.as_slice(),
+        [
+            "git",
+            "rev-parse",
+            "--git-dir" | "--git-common-dir" | "--absolute-git-dir"
+        ]
+    )
 }
 
 impl Lexer {
@@ -48,6 +68,8 @@ impl Lexer {
                     "$PWD"
                 } else if is_toplevel_lookup(&inside) {
                     TOPLEVEL
+                } else if is_git_dir_lookup(&inside) {
+                    TOPLEVEL_GIT
                 } else if prints_environment(&inside) {
                     PRINTED_ENVIRONMENT
                 } else {

@@ -182,6 +182,32 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
     }) {
         return assignment(&first.text, &rest[1..], nested, input);
     }
+    // `$env:BASE_URL='https://…'`: one word, set for the commands after it, as `export` is.
+    if rest.is_empty() {
+        if let Some((variable, value)) = first
+            .text
+            .strip_prefix('$')
+            .and_then(|text| text.split_once('='))
+            .filter(|(variable, value)| {
+                !variable.is_empty()
+                    && variable
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !value.is_empty()
+                    && !value.contains("(…)")
+            })
+        {
+            return vec![
+                literal("export"),
+                Word {
+                    text: format!("{}={value}", variable.to_ascii_uppercase()),
+                    dynamic: value.contains('$'),
+                    glob: None,
+                    wild: false,
+                },
+            ];
+        }
+    }
     // `$key=(Get-Content -Raw key.txt).Trim()`: the same, without a blank before the value.
     if let Some(name) = first.text.strip_suffix('=').filter(|name| {
         !first.quoted
@@ -202,6 +228,27 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
 fn assignment(name: &str, assigned: &[Token], nested: bool, input: &Input) -> Vec<Word> {
     {
         let name = name.to_ascii_lowercase();
+        // `$env:BASE_URL = 'https://…'`, `$env:DATABASE_URL = $env:PROD_DATABASE_URL`: set
+        // for the commands after it, as `export` is.
+        let variable = name.strip_prefix('$').filter(|variable| {
+            !variable.is_empty()
+                && variable
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        if let ([value], Some(variable)) = (assigned, variable) {
+            if (value.quoted || value.dynamic) && !value.text.contains("(…)") {
+                return vec![
+                    literal("export"),
+                    Word {
+                        text: format!("{}={}", variable.to_ascii_uppercase(), value.text),
+                        dynamic: value.dynamic,
+                        glob: None,
+                        wild: false,
+                    },
+                ];
+            }
+        }
         if let [value] = assigned {
             if value.quoted
                 || value.dynamic
