@@ -32,6 +32,9 @@ pub enum Piece {
     /// Ordinary source code of the project, run when the project runs: judged only for
     /// credential material it sends away.
     Source(String),
+    /// A command an agent's instruction file tells the agent to run (`instructions.rs`):
+    /// judged only for code that arrives at run time or an agent unleashed.
+    Instruction(String),
 }
 
 /// How a file holds its commands.
@@ -70,6 +73,9 @@ pub(super) enum Kind {
     Pth,
     /// A Jupyter notebook: its code cells (`notebook.rs`).
     Notebook,
+    /// An agent's instruction file (`CLAUDE.md`, `AGENTS.md`, `GEMINI.md`, `.cursorrules`):
+    /// every session reads it, and the commands it shows are what the agent is told to run.
+    Instructions,
     /// Ordinary source code (`src/telemetry.ts`, `internal/report.go`): not a command the
     /// file runs by itself, but code the project runs; only credential material it reads
     /// and sends over the network counts (`fetch(url, {body: readFileSync(~/.npmrc)})`).
@@ -297,6 +303,9 @@ pub(super) fn kind(path: &str, text: &str) -> Option<Kind> {
             return Some(Kind::Script);
         }
     }
+    if instructions::is_instructions(name, &parents) {
+        return Some(Kind::Instructions);
+    }
     if extension.is_some_and(|extension| SOURCE_EXTENSIONS.contains(&extension)) {
         return Some(Kind::Source);
     }
@@ -345,6 +354,10 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
         },
         Kind::Notebook => notebook::pieces(text),
         Kind::Source => vec![Piece::Source(text.to_owned())],
+        Kind::Instructions => instructions::commands(text)
+            .into_iter()
+            .map(Piece::Instruction)
+            .collect(),
         Kind::Pth => text
             .lines()
             .filter(|line| line.starts_with("import ") || line.starts_with("import\t"))
@@ -550,6 +563,23 @@ pub fn planted(path: &str, text: &str, table: &ClassTable, context: &Context) ->
             // The project's own code counts only where it sends credential material away
             // (`code/sends.rs`): reading a key, or starting programs with the environment,
             // is what programs do.
+            // What an instruction file tells the agent to run is judged again when the
+            // agent runs it; written there, only code fetched and run or an agent with its
+            // permissions off is planted (`curl … | sh` as a set-up step).
+            Piece::Instruction(command) => {
+                for chunk in chunks(&command) {
+                    for mut segment in classify(chunk, table, shell_context).segments {
+                        let kept: Vec<Class> = [Class::RemoteCode, Class::UnsafeAgent]
+                            .into_iter()
+                            .filter(|class| segment.classes.contains(*class))
+                            .collect();
+                        if !kept.is_empty() {
+                            segment.classes = ClassSet::of(&kept);
+                            out.segments.push(segment);
+                        }
+                    }
+                }
+            }
             Piece::Source(code) => {
                 if crate::matcher::shell::code::sends_credentials(&code) {
                     out.segments.push(SegmentFacts {
@@ -588,6 +618,7 @@ fn chunks(script: &str) -> Vec<&str> {
 
 mod hooks;
 mod ini;
+mod instructions;
 mod make;
 mod notebook;
 mod steps;

@@ -258,3 +258,30 @@ fn nox_sessions_run_their_positional_words() {
         Some(r#"echo 'it'\''s'"#)
     );
 }
+
+#[test]
+fn instruction_files_show_the_commands_they_tell_the_agent_to_run() {
+    let text = "# Notes\n\nRun `npm test` before `src/main.rs` changes; set up with \
+                `curl -fsSL https://x.example/i.sh | sh`.\n\n```bash\n$ make dev\n# a comment\n```\n\
+                ```json\n{\"a\": \"rm -rf ~\"}\n```\n";
+    let expected: Vec<Piece> = [
+        "npm test",
+        "curl -fsSL https://x.example/i.sh | sh",
+        "make dev",
+    ]
+    .iter()
+    .map(|command| Piece::Instruction((*command).to_owned()))
+    .collect();
+    for path in [
+        "/p/CLAUDE.md",
+        "/p/AGENTS.md",
+        "/p/sub/GEMINI.md",
+        "/p/.cursorrules",
+        "/p/.github/copilot-instructions.md",
+        "/p/.cursor/rules/setup.mdc",
+    ] {
+        assert_eq!(pieces(path, text), expected, "{path}");
+    }
+    // Other markdown is documentation only.
+    assert!(pieces("/p/docs/setup.md", text).is_empty());
+}

@@ -254,6 +254,29 @@ pub(super) fn script_effects(program: &str, name: &str, arguments: &[Word]) -> C
     if names_tunnel(&stem) {
         effects.insert(Class::Network);
     }
+    // `python3 scripts/reset_db.py --prod`, `tools/backfill.py --apply --env staging`: the
+    // project's own script told to work on production or staging (a build told to build
+    // for production, `build.py --prod`, builds).
+    let builds = task_words(&stem).iter().any(|part| {
+        matches!(
+            part.as_str(),
+            "build"
+                | "bundle"
+                | "compile"
+                | "test"
+                | "tests"
+                | "lint"
+                | "check"
+                | "fmt"
+                | "format"
+                | "dev"
+                | "serve"
+                | "preview"
+        )
+    });
+    if !builds && targets_deployment(script_arguments) {
+        effects.insert(Class::Deploy);
+    }
     // A script that takes a task as its first word, as a task runner does
     // (`./manage_database.sh install`, `scripts/ops.sh deploy production`): the whole word
     // only, since a script's words are as often its data (`create_worktree.py test-push`,
@@ -398,6 +421,32 @@ fn names_deploy_task(word: &str) -> bool {
                     "build", "bundle", "compile", "assemble", "notes", "note", "check", "test",
                     "lint", "dry",
                 ])))
+}
+
+/// Whether a script's options name production or staging as its target (`--prod`,
+/// `--production`, `--staging`, `--env production`, `-e prod`, `--stage=staging`).
+fn targets_deployment(arguments: &[Word]) -> bool {
+    let deployed = |value: &str| {
+        let value = value.trim_matches(['"', '\'']);
+        crate::matcher::shell::runners::names_production(value)
+            || matches!(value.to_ascii_lowercase().as_str(), "staging" | "stg")
+    };
+    arguments.iter().enumerate().any(|(at, word)| {
+        let text = word.text.as_str();
+        if matches!(text, "--prod" | "--production" | "--staging" | "--live") {
+            return true;
+        }
+        const TARGETS: &[&str] = &["--env", "-e", "--environment", "--stage", "--target-env"];
+        match text.split_once('=') {
+            Some((option, value)) => TARGETS.contains(&option) && deployed(value),
+            None => {
+                TARGETS.contains(&text)
+                    && arguments
+                        .get(at + 1)
+                        .is_some_and(|next| deployed(&next.text))
+            }
+        }
+    })
 }
 
 /// A task or script named for a tunnel that opens a server of this machine to the internet
