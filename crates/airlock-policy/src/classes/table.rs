@@ -304,12 +304,57 @@ impl ClassTable {
     /// (entries of the same length are united), and the number of argument words the
     /// entry's subcommand used. `None` when no entry matches.
     pub fn lookup(&self, name: &str, arguments: &[&str]) -> Option<(ClassSet, usize)> {
+        let (name, arguments, skipped) = self.spelled(name, arguments);
+        self.lookup_entries(name, arguments)
+            .map(|(classes, used)| (classes, used + skipped))
+    }
+
+    /// The program a command's table entries are looked up under, the words after its name
+    /// that they see, and how many words before those were the program's other spelling:
+    /// `tofu` is `terraform`; `npm exec -- eslint`, `npm x`, `bun x` are `npx`/`bunx`
+    /// (which may fetch the package they name); and pnpm or yarn given a name that is none
+    /// of their own subcommands (`pnpm next build`, `yarn astro check`) run the project's
+    /// installed program of that name, as `npx next build` does (never fetching one).
+    /// Every query of the table (classes, options, dry runs, operands) goes through it, so
+    /// the operands of `npm exec rimraf ~/x` are read as `npx rimraf`'s are.
+    fn spelled<'a, 'w>(
+        &self,
+        name: &'a str,
+        arguments: &'a [&'w str],
+    ) -> (&'a str, &'a [&'w str], usize) {
         let name = same_program(name);
         if let Some((runner, rest)) = runner_spelled_out(name, arguments) {
-            return self
-                .lookup(runner, rest)
-                .map(|(classes, used)| (classes, used + 1));
+            return (runner, rest, 1);
         }
+        if matches!(name, "pnpm" | "yarn")
+            && arguments.first().is_some_and(|first| !first.starts_with('-'))
+            && self
+                .lookup_entries(name, arguments)
+                .is_none_or(|(_, used)| used == 0)
+            && self
+                .lookup_entries("npx", arguments)
+                .is_some_and(|(_, used)| used > 0)
+            // (A runner of code, `pnpm tsx x.ts`, stays unknown: what it runs and the
+            // files handed to it are read for `npx`'s spelling only.)
+            && !matches!(
+                self.operand_mode_entries("npx", arguments),
+                OperandMode::Code | OperandMode::Script
+            )
+            && !arguments.first().is_some_and(|program| {
+                matches!(
+                    *program,
+                    "tsx" | "ts-node" | "node" | "esno" | "vite-node" | "babel-node" | "jiti"
+                        | "zx"
+                )
+            })
+        {
+            return ("npx", arguments, 0);
+        }
+        (name, arguments, 0)
+    }
+
+    /// The longest matching entry of `name` itself (see [`ClassTable::lookup`]).
+    fn lookup_entries(&self, name: &str, arguments: &[&str]) -> Option<(ClassSet, usize)> {
         let entries = self.commands.get(name)?;
         let mut best: Option<(usize, ClassSet, usize)> = None;
         // The answer does not depend on the order entries are tried in (ties are united).
@@ -333,10 +378,7 @@ impl ClassTable {
 
     /// The classes the options among `arguments` add.
     pub fn option_classes(&self, name: &str, arguments: &[&str]) -> ClassSet {
-        let name = same_program(name);
-        if let Some((runner, rest)) = runner_spelled_out(name, arguments) {
-            return self.option_classes(runner, rest);
-        }
+        let (name, arguments, _) = self.spelled(name, arguments);
         let mut classes = ClassSet::EMPTY;
         let Some(entries) = self.options.get(name) else {
             return classes;
@@ -355,7 +397,7 @@ impl ClassTable {
     /// The class `name arguments` is when one of its options makes it a dry run (`git push
     /// --dry-run`, `rsync -n`): what it still does, with nothing changed.
     pub fn dry_run(&self, name: &str, arguments: &[&str]) -> Option<ClassSet> {
-        let name = same_program(name);
+        let (name, arguments, _) = self.spelled(name, arguments);
         /// The long options of the `[dry_run]` table: `--dry-run`, the AWS CLI's S3
         /// `--dryrun` and Ansible's `--check`.
         const DRY_RUN_OPTIONS: &[&str] = &["--dry-run", "--dryrun", "--check"];
@@ -395,7 +437,12 @@ impl ClassTable {
 
     /// How the operands of `name arguments` name files; the longest entry wins.
     pub fn operand_mode(&self, name: &str, arguments: &[&str]) -> OperandMode {
-        let name = same_program(name);
+        let (name, arguments, _) = self.spelled(name, arguments);
+        self.operand_mode_entries(name, arguments)
+    }
+
+    /// The operand mode of `name` itself (see [`ClassTable::operand_mode`]).
+    fn operand_mode_entries(&self, name: &str, arguments: &[&str]) -> OperandMode {
         let Some(entries) = self.operands.get(name) else {
             return OperandMode::Default;
         };

@@ -353,7 +353,14 @@ pub fn pieces(path: &str, text: &str) -> Vec<Piece> {
                 .collect(),
         },
         Kind::Notebook => notebook::pieces(text),
-        Kind::Source => vec![Piece::Source(text.to_owned())],
+        // Go's `//go:generate` directives are commands `go generate` runs.
+        Kind::Source => std::iter::once(Piece::Source(text.to_owned()))
+            .chain(
+                text.lines()
+                    .filter_map(|line| line.trim_start().strip_prefix("//go:generate "))
+                    .map(|command| Piece::Shell(command.trim().to_owned())),
+            )
+            .collect(),
         Kind::Instructions => instructions::commands(text)
             .into_iter()
             .map(Piece::Instruction)

@@ -39,7 +39,10 @@ impl Judge<'_> {
         facts.classes.extend(named);
         // GitLab's API hands out CI/CD variables with their values; a package manager's
         // configuration read for a registry token prints it.
-        if names::prints_stored_secret(name, arguments) {
+        // `--print-secrets`, `--reveal-secrets`, `--include-env`: an option naming secrets shown.
+        if names::prints_stored_secret(name, arguments)
+            || names::reveals_secrets_by_option(arguments)
+        {
             facts.classes.insert(Class::CredentialAccess);
         }
         if names::graphql_reads(name, arguments) {

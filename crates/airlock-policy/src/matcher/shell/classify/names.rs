@@ -432,20 +432,69 @@ fn targets_deployment(arguments: &[Word]) -> bool {
             || matches!(value.to_ascii_lowercase().as_str(), "staging" | "stg")
     };
     arguments.iter().enumerate().any(|(at, word)| {
-        let text = word.text.as_str();
-        if matches!(text, "--prod" | "--production" | "--staging" | "--live") {
+        // (PowerShell's parameters are caseless: `-Environment Production`.)
+        let text = word.text.to_ascii_lowercase();
+        if matches!(
+            text.as_str(),
+            "--prod" | "--production" | "--staging" | "--live" | "--push" | "--publish"
+        ) {
             return true;
         }
-        const TARGETS: &[&str] = &["--env", "-e", "--environment", "--stage", "--target-env"];
+        const TARGETS: &[&str] = &[
+            "--env",
+            "-e",
+            "--environment",
+            "-environment",
+            "--stage",
+            "--target-env",
+        ];
         match text.split_once('=') {
             Some((option, value)) => TARGETS.contains(&option) && deployed(value),
             None => {
-                TARGETS.contains(&text)
+                TARGETS.contains(&text.as_str())
                     && arguments
                         .get(at + 1)
                         .is_some_and(|next| deployed(&next.text))
             }
         }
+    })
+}
+
+/// An option whose name says the command shows or packs up secrets (`--print-secrets`,
+/// `--reveal-secrets`, `--show-password`, `--include-env`, `--dump-tokens`).
+pub(super) fn reveals_secrets_by_option(arguments: &[Word]) -> bool {
+    arguments.iter().any(|word| {
+        let Some(option) = word.text.strip_prefix("--") else {
+            return false;
+        };
+        let option = option
+            .split('=')
+            .next()
+            .unwrap_or(option)
+            .to_ascii_lowercase();
+        let parts: Vec<&str> = option.split(['-', '_']).collect();
+        let shows = parts.iter().any(|part| {
+            matches!(
+                *part,
+                "print" | "show" | "reveal" | "dump" | "include" | "export" | "unmask"
+            )
+        });
+        let secrets = parts.iter().any(|part| {
+            matches!(
+                *part,
+                "secret"
+                    | "secrets"
+                    | "password"
+                    | "passwords"
+                    | "token"
+                    | "tokens"
+                    | "env"
+                    | "credentials"
+                    | "creds"
+                    | "keys"
+            )
+        });
+        shows && secrets
     })
 }
 

@@ -29,6 +29,10 @@ impl Judge<'_> {
             if name == "curl" {
                 request.note_flags(text, word.dynamic);
             }
+            // wget's `-d` prints the request, headers included.
+            if name == "wget" && matches!(text, "-d" | "--debug") {
+                request.prints = true;
+            }
             let (option, inline) = match text.split_once('=') {
                 Some((option, value)) if option.starts_with("--") => (option, Some(value)),
                 _ => (text, None),
@@ -96,7 +100,12 @@ impl Judge<'_> {
                             .files
                             .push(self.path(&value, dynamic, dir, Role::Read));
                     }
-                    UrlOption::Value if name == "curl" => {
+                    UrlOption::Value if matches!(name, "curl" | "wget") => {
+                        // (wget's `-e` runs a setting, curl's names a referrer.)
+                        let option = match (name, option) {
+                            ("wget", "-e") => "--execute",
+                            _ => option,
+                        };
                         remote |= request.note_value(
                             option,
                             Word {
@@ -227,7 +236,7 @@ impl Judge<'_> {
         // (What is sent to this machine is the project's own development, as above.)
         let all_local =
             request.urls.len() == urls && request.urls.iter().all(|url| is_local_url(url));
-        if name == "curl" && !all_local {
+        if matches!(name, "curl" | "wget") && !all_local {
             remote |= self.sends_beyond_fetch(&request, urls);
         }
         let httpie = matches!(name, "http" | "https" | "xh" | "xhs");
@@ -379,7 +388,9 @@ impl Request {
                 }
                 _ => self.other = true,
             },
-            "-X" | "--request" => {
+            // wget's settings given on the line (`-e use_proxy=on`) may send it anywhere.
+            "--execute" => self.other = true,
+            "-X" | "--request" | "--method" => {
                 self.other |= value.dynamic
                     || !matches!(value.text.to_ascii_uppercase().as_str(), "GET" | "HEAD");
             }
