@@ -218,10 +218,8 @@ impl Judge<'_> {
             {
                 remote = true;
             }
-            // HTTPie's `:8765/metrics` (also xh's) is `http://localhost:8765/metrics`.
-            let shorthand = matches!(name, "http" | "https" | "xh" | "xhs")
-                && text.starts_with(':')
-                && text[1..].starts_with(|c: char| c.is_ascii_digit() || c == '/');
+            let shorthand =
+                matches!(name, "http" | "https" | "xh" | "xhs") && localhost_shorthand(text);
             if word.dynamic || !(is_local_url(text) || shorthand) {
                 remote |= word.dynamic;
             } else {
@@ -242,11 +240,10 @@ impl Judge<'_> {
         let httpie = matches!(name, "http" | "https" | "xh" | "xhs");
         // (To this machine, as any request there, it is the project's own development.)
         let to_this_machine = !request.urls.is_empty()
-            && request.urls.iter().all(|url| {
-                is_local_url(url)
-                    || (url.starts_with(':')
-                        && url[1..].starts_with(|c: char| c.is_ascii_digit() || c == '/'))
-            });
+            && request
+                .urls
+                .iter()
+                .all(|url| is_local_url(url) || localhost_shorthand(url));
         remote |= computed_header && !to_this_machine && !httpie_only_asks(arguments);
         if remote || urls == 0 {
             facts.classes.insert(Class::Network);
@@ -401,6 +398,12 @@ impl Request {
         }
         false
     }
+}
+
+/// HTTPie's and xh's `:8765/metrics`: `http://localhost:8765/metrics`.
+fn localhost_shorthand(text: &str) -> bool {
+    text.strip_prefix(':')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '/'))
 }
 
 /// Whether an HTTPie (`http`, `xh`) line only asks for a page: no method or `GET`/`HEAD`,
