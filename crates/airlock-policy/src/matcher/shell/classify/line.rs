@@ -140,16 +140,19 @@ fn substituted_token(segments: &[Segment], index: usize) -> Option<&'static [&'s
         .iter()
         .map(|word| word.text.matches("$(…)").count())
         .sum();
+    if held != 1 {
+        return None;
+    }
     match substitutions(segments, index) {
-        [substitution] if held == 1 && substitution.depth == segment.depth + 1 => {
+        [substitution] if substitution.depth == segment.depth + 1 => {
             own_api::printed_token_hosts(substitution)
         }
         _ => None,
     }
 }
 
-/// The variables a segment sets for the commands after it: `export NAME=VALUE…` (also
-/// `declare -x`, `set -a` aside) or a segment of assignments alone (`NAME=VALUE;`).
+/// The variables a segment sets for the commands after it: `export NAME=VALUE…` or a
+/// segment of assignments alone (`NAME=VALUE;`).
 fn exported_assignments(segment: &Segment) -> Vec<Word> {
     let words = segment.words.as_slice();
     let assignments = match words.split_first() {

@@ -232,18 +232,15 @@ impl Judge<'_> {
             }
         }
         // (What is sent to this machine is the project's own development, as above.)
-        let all_local =
-            request.urls.len() == urls && request.urls.iter().all(|url| is_local_url(url));
-        if matches!(name, "curl" | "wget") && !all_local {
-            remote |= self.sends_beyond_fetch(&request, urls);
-        }
         let httpie = matches!(name, "http" | "https" | "xh" | "xhs");
-        // (To this machine, as any request there, it is the project's own development.)
-        let to_this_machine = !request.urls.is_empty()
+        let to_this_machine = request.urls.len() == urls
             && request
                 .urls
                 .iter()
-                .all(|url| is_local_url(url) || localhost_shorthand(url));
+                .all(|url| is_local_url(url) || (httpie && localhost_shorthand(url)));
+        if matches!(name, "curl" | "wget") && !to_this_machine {
+            remote |= self.sends_beyond_fetch(&request, urls);
+        }
         remote |= computed_header && !to_this_machine && !httpie_only_asks(arguments);
         if remote || urls == 0 {
             facts.classes.insert(Class::Network);
@@ -466,11 +463,7 @@ fn httpie_only_asks(arguments: &[Word]) -> bool {
                 None => return false,
             }
         }
-        if matches!(
-            text,
-            "-v" | "--verbose" | "--print=H" | "--print=HB" | "--print=Hhb"
-        ) || text.starts_with("--print=H")
-        {
+        if matches!(text, "-v" | "--verbose") || text.starts_with("--print=H") {
             prints = true;
         }
         if text.starts_with('-') {

@@ -197,15 +197,7 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
                     && !value.contains("(…)")
             })
         {
-            return vec![
-                literal("export"),
-                Word {
-                    text: format!("{}={value}", variable.to_ascii_uppercase()),
-                    dynamic: value.contains('$'),
-                    glob: None,
-                    wild: false,
-                },
-            ];
+            return exported(variable, value, value.contains('$'));
         }
     }
     // `$key=(Get-Content -Raw key.txt).Trim()`: the same, without a blank before the value.
@@ -224,6 +216,20 @@ fn translate_words(first: &Token, rest: &[Token], nested: bool, input: &Input) -
     translate_statement(first, rest, nested, input)
 }
 
+/// `$env:NAME = VALUE` as the POSIX line that sets it for the commands after it: `export
+/// NAME=VALUE` (PowerShell's names are caseless; the judge reads them in capitals).
+fn exported(variable: &str, value: &str, dynamic: bool) -> Vec<Word> {
+    vec![
+        literal("export"),
+        Word {
+            text: format!("{}={value}", variable.to_ascii_uppercase()),
+            dynamic,
+            glob: None,
+            wild: false,
+        },
+    ]
+}
+
 /// `NAME = VALUE`: what runs is what computes the value.
 fn assignment(name: &str, assigned: &[Token], nested: bool, input: &Input) -> Vec<Word> {
     {
@@ -238,15 +244,7 @@ fn assignment(name: &str, assigned: &[Token], nested: bool, input: &Input) -> Ve
         });
         if let ([value], Some(variable)) = (assigned, variable) {
             if (value.quoted || value.dynamic) && !value.text.contains("(…)") {
-                return vec![
-                    literal("export"),
-                    Word {
-                        text: format!("{}={}", variable.to_ascii_uppercase(), value.text),
-                        dynamic: value.dynamic,
-                        glob: None,
-                        wild: false,
-                    },
-                ];
+                return exported(variable, &value.text, value.dynamic);
             }
         }
         if let [value] = assigned {
