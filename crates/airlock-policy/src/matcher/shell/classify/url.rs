@@ -463,7 +463,13 @@ fn httpie_only_asks(arguments: &[Word]) -> bool {
                 None => return false,
             }
         }
-        if matches!(text, "-v" | "--verbose") || text.starts_with("--print=H") {
+        // The request's headers are printed by `-v` and by any `--print` holding `H`
+        // (`--print=bH`, `-p Hb`).
+        if matches!(text, "-v" | "--verbose")
+            || text
+                .strip_prefix("--print=")
+                .is_some_and(|what| what.contains('H'))
+        {
             prints = true;
         }
         if text.starts_with('-') {
@@ -472,7 +478,9 @@ fn httpie_only_asks(arguments: &[Word]) -> bool {
                 return false;
             }
             if VALUED.contains(&text) {
-                words.next();
+                let value = words.next();
+                prints |= matches!(text, "-p" | "--print")
+                    && value.is_some_and(|value| value.text.contains('H'));
             }
             continue;
         }
